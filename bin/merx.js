@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+// `npx merx <command>`: runs on the Node 24 that the project pins (npm puts
+// node_modules/.bin first on PATH), which strips the TypeScript types itself.
+import '../src/cli.ts';

@@ -1,0 +1,126 @@
+// Composition root: builds the Fastify app from the registries.
+import crypto from 'node:crypto';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import { AppError, toAppError } from './platform/errors.ts';
+import type { Operation } from './platform/operation.ts';
+import { registerOperations } from './transports/rest.ts';
+import { registerMcp } from './transports/mcp.ts';
+import { buildOpenApiDocument } from './transports/openapi.ts';
+import { renderDocsPage } from './transports/docs-page.ts';
+import { API_DESCRIPTION, COMMON_HEADERS, ERROR_STATUSES } from './transports/api-description.ts';
+import { orderOperations } from './modules/orders/operations.ts';
+import { OPERATOR_BASE, registerAdminRoutes, type AdminRoute, type OperatorServices } from './operator/route.ts';
+import { accountRoutes } from './operator/accounts-routes.ts';
+import { storefrontRoutes } from './operator/storefront-routes.ts';
+import { registerConsole } from './operator/console.ts';
+
+/** Every public operation, in the order the docs list them. */
+export const operations: Operation[] = [...orderOperations];
+export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes];
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+function errorReply(error: FastifyError | Error): AppError {
+  if (error instanceof AppError) return error;
+  const code = (error as FastifyError).code;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError('payload_too_large', `the body exceeds ${BODY_LIMIT_BYTES} bytes`);
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new AppError('validation_failed', 'the body must be JSON (Content-Type: application/json)');
+  const status = (error as FastifyError).statusCode;
+  if (status && status >= 400 && status < 500) return new AppError('validation_failed', 'the request could not be read');
+  return toAppError(error);
+}
+
+export function publicOpenApi(serverUrl: string) {
+  return buildOpenApiDocument(
+    {
+      title: 'Merx API',
+      version: '1.0.0',
+      description: API_DESCRIPTION,
+      serverUrl,
+      commonHeaders: COMMON_HEADERS,
+      errorStatuses: ERROR_STATUSES,
+      dryRunHeader: 'X-Merx-Dry-Run',
+    },
+    operations.filter((op) => op.rest !== false),
+  );
+}
+
+export function operatorOpenApi(serverUrl: string) {
+  return buildOpenApiDocument(
+    {
+      title: 'Merx operator API',
+      version: '1.0.0',
+      description: 'Provisioning and the simulated outside world (OPERATOR_API.md). Authorization: Bearer <ADMIN_TOKEN>. Not rate limited.',
+      serverUrl,
+      commonHeaders: { 'X-Deploy-SHA': COMMON_HEADERS['X-Deploy-SHA'] },
+      errorStatuses: { '400': 'validation_failed', '401': 'unauthorized', '404': 'not_found', '409': 'conflict' },
+    },
+    adminRoutes.map((r) => ({ ...r, path: OPERATOR_BASE + r.path })),
+  );
+}
+
+export async function buildApp(services: OperatorServices): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: services.log,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // One line per request is written by the onResponse hook below instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => crypto.randomUUID(),
+    routerOptions: { ignoreTrailingSlash: false },
+  });
+
+  // Our JSON parser: an empty body is "no body"; malformed JSON is a 400 in the contract's shape.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new AppError('validation_failed', 'the body is not valid JSON'), undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Deploy-SHA', services.deploySha).header('X-Request-Id', request.id);
+  });
+  // One line per request: never the key or query values (they may hold personal data).
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unknown',
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+        key: request.caller?.keyPrefix,
+        account: request.caller?.accountId,
+      },
+      'request',
+    );
+  });
+
+  app.setErrorHandler((error: Error, request, reply) => {
+    const appError = errorReply(error);
+    if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed');
+    reply.code(appError.status).headers(appError.headers).serializer(JSON.stringify).send(appError.toBody());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`).toBody());
+  });
+
+  app.get('/healthz', async () => ({ ok: true }));
+  const publicDoc = publicOpenApi(services.config.publicBaseUrl);
+  const publicDocs = renderDocsPage(publicDoc, '/api/v1/openapi.json');
+  app.get('/api/v1/openapi.json', async () => publicDoc);
+  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(publicDocs));
+  const operatorDoc = operatorOpenApi(services.config.publicBaseUrl);
+  const operatorDocs = renderDocsPage(operatorDoc, `${OPERATOR_BASE}/openapi.json`);
+  app.get(`${OPERATOR_BASE}/openapi.json`, async () => operatorDoc);
+  app.get('/admin/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(operatorDocs));
+
+  registerOperations(app, services, operations);
+  registerMcp(app, services, operations);
+  registerAdminRoutes(app, services, adminRoutes);
+  registerConsole(app);
+  return app;
+}

@@ -1,0 +1,93 @@
+// `npx merx <command>` (OPERATOR_API Running): the operator's operations from
+// a shell, printing JSON. Works on the same database the service uses.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.ts';
+import { openDb, type Db } from './platform/db.ts';
+import { migrate } from './platform/migrate.ts';
+import { PRESETS, isScope, type Preset } from './platform/scopes.ts';
+import { createAccount, issueKey, revokeKey } from './modules/accounts/service.ts';
+import { seedAccount } from './operator/seed.ts';
+import { toAppError } from './platform/errors.ts';
+
+const USAGE = `usage: merx <command> [options]
+  migrate                                         apply database migrations
+  serve                                           start the service (same as npm start)
+  accounts create --name N --email E [--plan pro|business|free]
+  keys issue --account ID (--preset fulfilment|read_only|bridge | --scopes a,b) [--name N]
+  keys revoke --key KEY_ID
+  seed --account ID [--orders 1000] [--products 50] [--customers N] [--seed 1]
+Uses DATABASE_URL, else embedded PGlite in DATA_DIR (default ./data).`;
+
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+function need(values: Record<string, string | undefined>, name: string): string {
+  const value = values[name];
+  if (!value) throw new Error(`--${name} is required\n\n${USAGE}`);
+  return value;
+}
+
+async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+  const db = await openDb(loadConfig());
+  try {
+    await migrate(db);
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+async function run(argv: string[]) {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' }, email: { type: 'string' }, plan: { type: 'string' }, account: { type: 'string' },
+      preset: { type: 'string' }, scopes: { type: 'string' }, key: { type: 'string' }, orders: { type: 'string' },
+      products: { type: 'string' }, customers: { type: 'string' }, seed: { type: 'string' }, help: { type: 'boolean' },
+    },
+  });
+  const command = positionals.join(' ');
+  if (values.help || !command) return void process.stdout.write(`${USAGE}\n`);
+  switch (command) {
+    case 'serve':
+      await import('./main.ts');
+      return;
+    case 'migrate':
+      return print({ applied: await withDb((db) => migrate(db)) });
+    case 'accounts create': {
+      const plan = (values.plan ?? 'pro') as 'pro' | 'business' | 'free';
+      if (!['pro', 'business', 'free'].includes(plan)) throw new Error('--plan must be pro, business or free');
+      return print({ data: await withDb((db) => db.tx((tx) => createAccount(tx, { name: need(values, 'name'), email: need(values, 'email'), plan }))) });
+    }
+    case 'keys issue': {
+      const account = need(values, 'account');
+      let scopes;
+      if (values.preset) {
+        if (!(values.preset in PRESETS)) throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(', ')}`);
+        scopes = PRESETS[values.preset as Preset];
+      } else {
+        scopes = need(values, 'scopes').split(',').map((s) => s.trim());
+        const unknown = scopes.filter((s) => !isScope(s));
+        if (unknown.length) throw new Error(`unknown scopes: ${unknown.join(', ')}`);
+      }
+      return print(await withDb((db) => db.tx((tx) => issueKey(tx, account, values.name ?? 'cli', scopes as never))));
+    }
+    case 'keys revoke':
+      return print({ data: await withDb((db) => db.tx((tx) => revokeKey(tx, need(values, 'key')))) });
+    case 'seed': {
+      const count = (name: string, fallback: number) => (values[name as keyof typeof values] ? Number(values[name as keyof typeof values]) : fallback);
+      const input = { orders: count('orders', 1000), products: count('products', 50), customers: values.customers ? Number(values.customers) : undefined, seed: count('seed', 1) };
+      if (![input.orders, input.products].every((n) => Number.isInteger(n) && n >= 0)) throw new Error('--orders and --products must be whole numbers');
+      return print({ data: await withDb((db) => db.tx((tx) => seedAccount(tx, need(values, 'account'), input))) });
+    }
+    default:
+      throw new Error(`unknown command "${command}"\n\n${USAGE}`);
+  }
+}
+
+run(process.argv.slice(2)).catch((err) => {
+  const known = err instanceof ConfigError || (err instanceof Error && !('code' in err));
+  const message = known ? err.message : toAppError(err).message;
+  process.stderr.write(`merx: ${message}\n`);
+  process.exit(1);
+});

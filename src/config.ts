@@ -1,0 +1,101 @@
+// Environment -> one typed, validated config object. A bad value stops the
+// process at start-up with a message naming the variable (STYLE 9).
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  publicBaseUrl: string;
+  adminToken: string | null;
+  deploySha: string | null;
+  seedDemo: boolean;
+  redisUrl: string | null;
+  smtpUrl: string | null;
+  webhookAllowHosts: string[];
+  courierMode: 'simulator' | 'live';
+  courierUrls: { courier_a: string | null; courier_b: string | null; courier_c: string | null };
+  logLevel: string;
+  production: boolean;
+  inventoryEnabled: boolean;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be a boolean (1/0, true/false), got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use one of ${protocols.join(', ')}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const production = env.NODE_ENV === 'production';
+  const publicBaseUrl = (url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/$/, '');
+  const adminToken = env.ADMIN_TOKEN || null;
+  if (adminToken !== null && adminToken.length < 16) {
+    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters long');
+  }
+  const deploySha = env.DEPLOY_SHA || null;
+  if (deploySha !== null && !/^[0-9A-Za-z._-]+$/.test(deploySha)) {
+    throw new ConfigError(`DEPLOY_SHA must be a revision id (letters, digits, . _ -), got "${deploySha}"`);
+  }
+  return {
+    port,
+    host,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir: env.DATA_DIR || './data',
+    publicBaseUrl,
+    adminToken,
+    deploySha,
+    seedDemo: flag(env, 'SEED_DEMO', true),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    courierMode: oneOf(env, 'COURIER_MODE', ['simulator', 'live'] as const, production ? 'live' : 'simulator'),
+    courierUrls: {
+      courier_a: url(env, 'COURIER_A_URL', ['http:', 'https:']),
+      courier_b: url(env, 'COURIER_B_URL', ['http:', 'https:']),
+      courier_c: url(env, 'COURIER_C_URL', ['http:', 'https:']),
+    },
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    production,
+    inventoryEnabled: flag(env, 'FEATURE_INVENTORY', true),
+  };
+}

@@ -1,0 +1,48 @@
+// Entry: config -> db -> migrate -> app -> listen; graceful shutdown.
+import { ConfigError, loadConfig } from './config.ts';
+import { startService } from './server.ts';
+import { ensureDemoAccount } from './operator/demo.ts';
+
+async function main() {
+  const config = loadConfig();
+  const service = await startService(config);
+  const base = config.port === 0 ? service.url : config.publicBaseUrl;
+  const lines = [
+    '',
+    `Merx is running (${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`})`,
+    `  API              ${base}/api/v1   (MCP: POST ${base}/api/mcp)`,
+    `  API docs         ${base}/docs     (OpenAPI: ${base}/api/v1/openapi.json)`,
+    `  Operator console ${base}/admin    (operator API: ${base}/admin/api, docs ${base}/admin/docs)`,
+    `  Operator token   ${service.adminToken}${config.adminToken ? ' (from ADMIN_TOKEN)' : ''}`,
+  ];
+  if (config.seedDemo) {
+    const demo = await ensureDemoAccount(service.db);
+    lines.push(
+      `  Demo account     ${demo.accountId}${demo.created ? ' (created with 250 orders)' : ''}`,
+      `  Demo API key     ${demo.key}   (fulfilment preset; a new one at every start)`,
+      '',
+      `  Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/api/v1/orders?limit=2`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    service.services.log.info({ signal }, 'shutting down');
+    await service.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`Configuration error: ${err.message}\n`);
+  } else {
+    process.stderr.write(`Merx could not start: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+  process.exit(1);
+});

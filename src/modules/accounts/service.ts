@@ -1,0 +1,96 @@
+// Merchant accounts and their API keys (SPEC Authentication; OPERATOR_API Accounts and keys).
+import crypto from 'node:crypto';
+import type { Sql } from '../../platform/db.ts';
+import { AppError, notFound } from '../../platform/errors.ts';
+import { generateApiKey } from '../../platform/auth.ts';
+import type { Scope } from '../../platform/scopes.ts';
+
+/** SPEC Authentication 4. */
+export const MAX_ACTIVE_KEYS = 10;
+
+export interface NotificationSettings {
+  email_on_shipped: boolean;
+  sms_on_shipped: boolean;
+}
+
+export interface AccountInput {
+  name: string;
+  email: string;
+  plan?: 'free' | 'pro' | 'business';
+  active?: boolean;
+  default_threshold?: number;
+  notification_settings?: Partial<NotificationSettings>;
+}
+
+const ACCOUNT_COLUMNS = 'id, name, email, plan, active, default_threshold, notification_settings, created_at';
+const KEY_COLUMNS = 'id, name, prefix, scopes, created_at, last_used_at, revoked_at';
+
+export async function createAccount(tx: Sql, input: AccountInput) {
+  const settings: NotificationSettings = { email_on_shipped: true, sms_on_shipped: false, ...input.notification_settings };
+  const { rows } = await tx.query(
+    `INSERT INTO accounts (id, name, email, plan, active, default_threshold, notification_settings)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${ACCOUNT_COLUMNS}`,
+    [crypto.randomUUID(), input.name, input.email, input.plan ?? 'pro', input.active ?? true, input.default_threshold ?? 5, JSON.stringify(settings)],
+  );
+  return rows[0];
+}
+
+export async function getAccount(sql: Sql, accountId: string) {
+  const { rows } = await sql.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`, [accountId]);
+  if (!rows[0]) throw notFound('account');
+  return rows[0];
+}
+
+export async function updateAccount(tx: Sql, accountId: string, input: Partial<AccountInput>) {
+  const current = await getAccount(tx, accountId);
+  const settings = { ...current.notification_settings, ...input.notification_settings };
+  const { rows } = await tx.query(
+    `UPDATE accounts SET name = $2, email = $3, plan = $4, active = $5, default_threshold = $6, notification_settings = $7, updated_at = now()
+      WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+    [
+      accountId,
+      input.name ?? current.name,
+      input.email ?? current.email,
+      input.plan ?? current.plan,
+      input.active ?? current.active,
+      input.default_threshold ?? current.default_threshold,
+      JSON.stringify(settings),
+    ],
+  );
+  return rows[0];
+}
+
+export async function issueKey(tx: Sql, accountId: string, name: string, scopes: Scope[]) {
+  // Serialise key issue per account so two concurrent requests cannot both take the 10th slot.
+  const { rowCount } = await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+  if (!rowCount) throw notFound('account');
+  const { rows: active } = await tx.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL',
+    [accountId],
+  );
+  if (active[0].n >= MAX_ACTIVE_KEYS) {
+    throw new AppError('conflict', `an account has at most ${MAX_ACTIVE_KEYS} active keys; revoke one first`);
+  }
+  const generated = generateApiKey();
+  const { rows } = await tx.query(
+    `INSERT INTO api_keys (id, account_id, name, prefix, key_hash, scopes) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
+    [crypto.randomUUID(), accountId, name, generated.prefix, generated.hash, [...new Set(scopes)]],
+  );
+  return { data: rows[0], key: generated.key };
+}
+
+export async function listKeys(sql: Sql, accountId: string) {
+  await getAccount(sql, accountId);
+  const { rows } = await sql.query(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`, [accountId]);
+  return rows;
+}
+
+/** SPEC Authentication 4: revocation is immediate; the next request with the key is a 401. */
+export async function revokeKey(tx: Sql, keyId: string) {
+  const { rows } = await tx.query(
+    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
+    [keyId],
+  );
+  if (!rows[0]) throw notFound('key');
+  return rows[0];
+}

@@ -1,0 +1,104 @@
+// Changing orders. Every change and its events commit in one transaction
+// (SPEC Events; DESIGN transactional outbox).
+import type { Sql } from '../../platform/db.ts';
+import { emit, type EventSource } from '../../platform/events.ts';
+import type { Notifier } from '../../notify/notifier.ts';
+import { findOrder, lockOrder } from './queries.ts';
+import type { OrderStatusName, OrderView, UpdateOrderInput } from './schema.ts';
+import { shippedNotices } from './notices.ts';
+
+/** Fields of the public PATCH other than status; a change to any of them emits order.updated. */
+const PATCHABLE_FIELDS = ['tracking_number', 'tracking_url', 'courier', 'admin_notes'] as const;
+
+export interface OrderChangeDeps {
+  notifier: Notifier;
+  afterCommit: (task: () => Promise<void>) => void;
+}
+
+/** The changes a PATCH would make, computed against the current order. */
+export function plannedChanges(order: OrderView, input: UpdateOrderInput): Record<string, unknown> {
+  const changes: Record<string, unknown> = {};
+  for (const field of PATCHABLE_FIELDS) {
+    if (input[field] !== undefined && input[field] !== order[field]) changes[field] = input[field];
+  }
+  if (input.status !== undefined && input.status !== order.status) changes.status = input.status;
+  return changes;
+}
+
+/** SPEC order state table: whether changing to `status` notifies the customer. */
+export async function wouldNotifyCustomer(sql: Sql, order: OrderView, status: OrderStatusName | undefined, notify: boolean | undefined) {
+  if (status !== 'shipped' || order.status === 'shipped' || notify === false) return false;
+  return (await shippedNotices(sql, order)).length > 0;
+}
+
+export interface OrderUpdateResult {
+  order: OrderView;
+  statusChanged: boolean;
+  emailSent: boolean;
+}
+
+/**
+ * Applies field and status changes to a locked order: one UPDATE, then
+ * order.updated (with `changed`) and order.status_changed, then the status's
+ * side effects. The same path serves the public PATCH and the merchant's
+ * status changes in the operator API.
+ */
+export async function changeOrder(
+  tx: Sql,
+  deps: OrderChangeDeps,
+  accountId: string,
+  orderId: string,
+  input: UpdateOrderInput & { shipping?: Record<string, unknown> },
+  source: EventSource,
+): Promise<OrderUpdateResult> {
+  const before = await lockOrder(tx, accountId, orderId);
+  const changes = plannedChanges(before, input);
+  const columns: Record<string, unknown> = { ...changes };
+  const changedFields = Object.keys(changes).filter((f) => f !== 'status');
+  for (const [field, value] of Object.entries(input.shipping ?? {})) {
+    const column = field === 'courier_slug' || field === 'courier_delivery_mode' || field === 'courier_office_id' ? field : `shipping_${field}`;
+    const current = (before.shipping as Record<string, unknown>)[field];
+    if (value !== current) {
+      columns[column] = field === 'courier_office_id' ? JSON.stringify(value) : value;
+      changedFields.push(column);
+    }
+  }
+  if (Object.keys(columns).length === 0) return { order: before, statusChanged: false, emailSent: false };
+
+  const names = Object.keys(columns);
+  await tx.query(
+    `UPDATE orders SET ${names.map((n, i) => `${n} = $${i + 3}`).join(', ')}, updated_at = now() WHERE account_id = $1 AND id = $2`,
+    [accountId, orderId, ...names.map((n) => columns[n])],
+  );
+  const order = (await findOrder(tx, accountId, orderId))!;
+  if (changedFields.length) await emit(tx, accountId, 'order.updated', { order, changed: changedFields, source });
+
+  const statusChanged = changes.status !== undefined;
+  let emailSent = false;
+  if (statusChanged) {
+    await emit(tx, accountId, 'order.status_changed', { order, previous_status: before.status, status: order.status, source });
+    if (order.status === 'shipped' && input.notify_customer !== false) {
+      for (const notice of await shippedNotices(tx, order)) {
+        await deps.notifier.send(tx, { accountId, ...notice }, deps.afterCommit);
+        if (notice.channel === 'email') emailSent = true;
+      }
+    }
+  }
+  return { order, statusChanged, emailSent };
+}
+
+/** The payment processor (or the merchant) reports a payment status; `paid` emits order.paid. */
+export async function changePaymentStatus(tx: Sql, accountId: string, orderId: string, paymentStatus: string, source: EventSource) {
+  const before = await lockOrder(tx, accountId, orderId);
+  if (before.payment_status === paymentStatus) return before;
+  await tx.query('UPDATE orders SET payment_status = $3, updated_at = now() WHERE account_id = $1 AND id = $2', [
+    accountId,
+    orderId,
+    paymentStatus,
+  ]);
+  const order = (await findOrder(tx, accountId, orderId))!;
+  if (paymentStatus === 'paid') {
+    await emit(tx, accountId, 'order.paid', { order, previous_payment_status: before.payment_status, source });
+  }
+  return order;
+}

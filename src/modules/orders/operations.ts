@@ -1,0 +1,103 @@
+// The order operations: declared once, exposed on REST, MCP and OpenAPI.
+import { defineOperation } from '../../platform/operation.ts';
+import { Closed } from '../../platform/schema.ts';
+import { Type } from 'typebox';
+import { Shipment } from '../shipments/schema.ts';
+import { latestShipmentOf } from '../shipments/queries.ts';
+import { changeOrder, plannedChanges, wouldNotifyCustomer } from './commands.ts';
+import { getOrder, listOrders } from './queries.ts';
+import { ListOrdersQuery, OrderEnvelope, OrderIdParams, OrderList, UpdateOrderBody, UpdateOrderPreview, UpdateOrderResult } from './schema.ts';
+
+const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+
+export const listOrdersOp = defineOperation({
+  name: 'list_orders',
+  method: 'GET',
+  path: '/api/v1/orders',
+  scope: 'orders:read',
+  tags: ['Orders'],
+  summary: 'List orders, newest first',
+  description:
+    'Lists the account\'s orders newest first, with keyset paging (pass next_cursor as cursor; pages do not shift when new orders arrive). ' +
+    'Archived orders are hidden unless status=archived. Filters combine with AND: status, payment (payment_status), from/to (created_at, inclusive), ' +
+    'since (updated_at >= since: poll with the time of your last poll to fetch changes cheaply), page_id, product_id, courier (slug, or none = no tracking number), ' +
+    'shipment_status (of the latest waybill) and q (case-insensitive substring of customer name, phone, email or tracking number).',
+  query: ListOrdersQuery,
+  output: OrderList,
+  annotations: READ,
+  handler: (ctx, input) => listOrders(ctx.db, ctx.caller.accountId, input),
+});
+
+export const getOrderOp = defineOperation({
+  name: 'get_order',
+  method: 'GET',
+  path: '/api/v1/orders/:id',
+  scope: 'orders:read',
+  tags: ['Orders'],
+  summary: 'Get one order',
+  description: 'Returns one order by its id (a UUID, not the order number). Orders of other accounts answer not_found.',
+  params: OrderIdParams,
+  output: OrderEnvelope,
+  annotations: READ,
+  handler: async (ctx, input) => ({ data: await getOrder(ctx.db, ctx.caller.accountId, input.id) }),
+});
+
+export const updateOrderOp = defineOperation({
+  name: 'update_order',
+  method: 'PATCH',
+  path: '/api/v1/orders/:id',
+  scope: 'orders:write',
+  tags: ['Orders'],
+  summary: 'Update an order: status, tracking, courier, internal notes',
+  description:
+    'Changes any of status, tracking_number, tracking_url, courier and admin_notes; other fields are refused with details.allowed. ' +
+    'Setting the current status again is a no-op (status_changed: false, no event). Changing status to shipped notifies the customer per the ' +
+    "merchant's settings unless notify_customer is false; email_sent tells whether an email went out. cancelled releases reserved stock; " +
+    'returned and refunded restock. Emits order.status_changed and/or order.updated. ' +
+    'Dry run (header X-Merx-Dry-Run: 1, or dry_run: true over MCP) writes nothing and returns the current order with the changes it would make.',
+  params: OrderIdParams,
+  body: UpdateOrderBody,
+  output: UpdateOrderResult,
+  dryRunOutput: UpdateOrderPreview,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  handler: async (ctx, input) => {
+    const { id, ...body } = input;
+    const accountId = ctx.caller.accountId;
+    if (ctx.dryRun) {
+      const order = await getOrder(ctx.db, accountId, id);
+      const changes = plannedChanges(order, body);
+      return {
+        dry_run: true as const,
+        data: order,
+        changes,
+        status_would_change: changes.status !== undefined,
+        would_notify_customer: await wouldNotifyCustomer(ctx.db, order, body.status, body.notify_customer),
+      };
+    }
+    const result = await ctx.db.tx((tx) =>
+      changeOrder(tx, { notifier: ctx.notifier, afterCommit: ctx.afterCommit }, accountId, id, body, 'api'),
+    );
+    return { data: result.order, status_changed: result.statusChanged, email_sent: result.emailSent };
+  },
+});
+
+export const getOrderShipmentOp = defineOperation({
+  name: 'get_order_shipment',
+  method: 'GET',
+  path: '/api/v1/orders/:id/shipment',
+  scope: 'shipments:read',
+  tags: ['Shipments'],
+  summary: "Get an order's newest shipment",
+  description: 'Returns the newest waybill of the order, or {data: null} when none exists yet.',
+  params: OrderIdParams,
+  output: Closed({ data: Type.Union([Shipment, Type.Null()]) }),
+  // MCP reaches this through get_shipment (by order_id), declared with the shipments module.
+  mcp: false,
+  annotations: READ,
+  handler: async (ctx, input) => {
+    await getOrder(ctx.db, ctx.caller.accountId, input.id);
+    return { data: await latestShipmentOf(ctx.db, ctx.caller.accountId, input.id) };
+  },
+});
+
+export const orderOperations = [listOrdersOp, getOrderOp, updateOrderOp, getOrderShipmentOp];

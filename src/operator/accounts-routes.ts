@@ -1,0 +1,156 @@
+// Operator API: accounts and keys, and the fault switch (OPERATOR_API.md).
+import { Type } from 'typebox';
+import { Closed, DateTime, NullableDateTime, Uuid } from '../platform/schema.ts';
+import { PRESETS, SCOPES, type Scope } from '../platform/scopes.ts';
+import { AppError } from '../platform/errors.ts';
+import { createAccount, getAccount, issueKey, listKeys, revokeKey, updateAccount } from '../modules/accounts/service.ts';
+import { adminRoute } from './route.ts';
+
+const Plan = Type.Unsafe<'free' | 'pro' | 'business'>({ type: 'string', enum: ['free', 'pro', 'business'] });
+const NotificationSettings = Closed({ email_on_shipped: Type.Optional(Type.Boolean()), sms_on_shipped: Type.Optional(Type.Boolean()) });
+
+const Account = Closed(
+  {
+    id: Uuid(),
+    name: Type.String(),
+    email: Type.String(),
+    plan: Plan,
+    active: Type.Boolean(),
+    default_threshold: Type.Integer(),
+    notification_settings: Closed({ email_on_shipped: Type.Boolean(), sms_on_shipped: Type.Boolean() }),
+    created_at: DateTime(),
+  },
+  { $id: 'Account' },
+);
+
+const Key = Closed(
+  {
+    id: Uuid(),
+    name: Type.String(),
+    prefix: Type.String({ description: 'The first 11 characters of the key.' }),
+    scopes: Type.Array(Type.String()),
+    created_at: DateTime(),
+    last_used_at: NullableDateTime(),
+    revoked_at: NullableDateTime(),
+  },
+  { $id: 'Key' },
+);
+
+const AccountId = Closed({ id: Uuid() });
+const AccountFields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  email: Type.String({ minLength: 3, maxLength: 320 }),
+  plan: Plan,
+  default_threshold: Type.Integer({ minimum: 0 }),
+  notification_settings: NotificationSettings,
+};
+
+export const accountRoutes = [
+  adminRoute({
+    name: 'create_account',
+    method: 'POST',
+    path: '/accounts',
+    tags: ['Accounts'],
+    summary: 'Create a merchant account',
+    description: 'Plan defaults to pro; notification settings default to email on shipped, no SMS.',
+    body: Closed({
+      name: AccountFields.name,
+      email: AccountFields.email,
+      plan: Type.Optional(AccountFields.plan),
+      default_threshold: Type.Optional(AccountFields.default_threshold),
+      notification_settings: Type.Optional(AccountFields.notification_settings),
+    }),
+    output: Closed({ data: Account }),
+    successStatus: 201,
+    handler: async (s, input) => ({ data: await s.db.tx((tx) => createAccount(tx, input)) }),
+  }),
+  adminRoute({
+    name: 'get_account',
+    method: 'GET',
+    path: '/accounts/:id',
+    tags: ['Accounts'],
+    summary: 'Get an account',
+    description: '',
+    params: AccountId,
+    output: Closed({ data: Account }),
+    handler: async (s, input) => ({ data: await getAccount(s.db, input.id) }),
+  }),
+  adminRoute({
+    name: 'update_account',
+    method: 'PATCH',
+    path: '/accounts/:id',
+    tags: ['Accounts'],
+    summary: 'Change an account',
+    description: 'active: false deactivates the account: its keys answer 401 at once.',
+    params: AccountId,
+    body: Closed({
+      name: Type.Optional(AccountFields.name),
+      email: Type.Optional(AccountFields.email),
+      plan: Type.Optional(AccountFields.plan),
+      active: Type.Optional(Type.Boolean()),
+      default_threshold: Type.Optional(AccountFields.default_threshold),
+      notification_settings: Type.Optional(AccountFields.notification_settings),
+    }),
+    output: Closed({ data: Account }),
+    handler: async (s, { id, ...input }) => ({ data: await s.db.tx((tx) => updateAccount(tx, id, input)) }),
+  }),
+  adminRoute({
+    name: 'issue_key',
+    method: 'POST',
+    path: '/accounts/:id/keys',
+    tags: ['Keys'],
+    summary: 'Issue an API key',
+    description: 'Give a preset (fulfilment, read_only, bridge) or explicit scopes. The full key is in the answer once; an 11th active key is a 409.',
+    params: AccountId,
+    body: Closed({
+      name: Type.String({ minLength: 1, maxLength: 200 }),
+      preset: Type.Optional(Type.Unsafe<keyof typeof PRESETS>({ type: 'string', enum: Object.keys(PRESETS) })),
+      scopes: Type.Optional(Type.Array(Type.Unsafe<Scope>({ type: 'string', enum: [...SCOPES] }), { minItems: 1 })),
+    }),
+    output: Closed({ data: Key, key: Type.String({ description: 'The full key, shown only here.' }) }),
+    successStatus: 201,
+    handler: async (s, { id, name, preset, scopes }) => {
+      if ((preset === undefined) === (scopes === undefined)) {
+        throw new AppError('validation_failed', 'give either preset or scopes (there is no default preset)');
+      }
+      return s.db.tx((tx) => issueKey(tx, id, name, preset ? PRESETS[preset] : scopes!));
+    },
+  }),
+  adminRoute({
+    name: 'list_keys',
+    method: 'GET',
+    path: '/accounts/:id/keys',
+    tags: ['Keys'],
+    summary: "List an account's keys",
+    description: 'Prefix, scopes and last use; never the key.',
+    params: AccountId,
+    output: Closed({ data: Type.Array(Key) }),
+    handler: async (s, input) => ({ data: await listKeys(s.db, input.id) }),
+  }),
+  adminRoute({
+    name: 'revoke_key',
+    method: 'DELETE',
+    path: '/keys/:id',
+    tags: ['Keys'],
+    summary: 'Revoke a key at once',
+    description: '',
+    params: AccountId,
+    output: Closed({ data: Key }),
+    handler: async (s, input) => ({ data: await s.db.tx((tx) => revokeKey(tx, input.id)) }),
+  }),
+  adminRoute({
+    name: 'set_faults',
+    method: 'PUT',
+    path: '/faults',
+    tags: ['Outside world'],
+    summary: 'Force failures of outside dependencies',
+    description: 'plan_lookup: fail makes every plan check answer 403 plan_lookup_failed. Not available in production (404).',
+    body: Closed({ plan_lookup: Type.Unsafe<'ok' | 'fail'>({ type: 'string', enum: ['ok', 'fail'] }) }),
+    output: Closed({ data: Closed({ plan_lookup: Type.String() }) }),
+    handler: async (s, input) => {
+      if (s.config.production) throw new AppError('not_found', 'route not found');
+      s.planGate.lookupFails = input.plan_lookup === 'fail';
+      return { data: { plan_lookup: s.planGate.lookupFails ? 'fail' : 'ok' } };
+    },
+  }),
+];

@@ -1,0 +1,86 @@
+// The operator API's routes (OPERATOR_API.md): declared like public
+// operations (schemas + handler), served under /admin/api with the admin
+// token, and described by their own OpenAPI document.
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TObject, TSchema, Static } from 'typebox';
+import { bearerToken } from '../platform/auth.ts';
+import { AppError, WWW_AUTHENTICATE } from '../platform/errors.ts';
+import type { HttpMethod } from '../platform/operation.ts';
+import type { Services } from '../platform/services.ts';
+import { compileOptional } from '../platform/validation.ts';
+import { registerPaths } from '../transports/http-paths.ts';
+import { serializableSchema } from '../transports/schema-refs.ts';
+
+export const OPERATOR_BASE = '/admin/api';
+
+export interface OperatorServices extends Services {
+  adminToken: string;
+}
+
+export interface AdminRoute {
+  name: string;
+  method: HttpMethod;
+  /** Relative to /admin/api, Fastify style. */
+  path: string;
+  summary: string;
+  description: string;
+  tags: string[];
+  params?: TObject;
+  query?: TObject;
+  body?: TObject;
+  output: TSchema;
+  successStatus?: 200 | 201;
+  handler: (services: OperatorServices, input: any) => Promise<unknown>;
+}
+
+/** Identity with inference for the handler's input. */
+export function adminRoute<P extends TObject | undefined = undefined, B extends TObject | undefined = undefined, O extends TSchema = TSchema>(
+  spec: Omit<AdminRoute, 'handler' | 'params' | 'body' | 'output'> & {
+    params?: P;
+    body?: B;
+    output: O;
+    handler: (
+      services: OperatorServices,
+      input: (P extends TObject ? Static<P> : {}) & (B extends TObject ? Static<B> : {}),
+    ) => Promise<Static<O>>;
+  },
+): AdminRoute {
+  return spec as unknown as AdminRoute;
+}
+
+function checkAdminToken(request: FastifyRequest, adminToken: string): void {
+  const token = bearerToken(request.headers.authorization);
+  const expected = Buffer.from(adminToken);
+  const given = Buffer.from(token ?? '');
+  if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
+    throw new AppError('unauthorized', 'missing or wrong operator token', undefined, { headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } });
+  }
+}
+
+export function registerAdminRoutes(app: FastifyInstance, services: OperatorServices, routes: AdminRoute[]): void {
+  for (const route of routes) {
+    const validateParams = compileOptional(route.params, 'path');
+    const validateQuery = compileOptional(route.query, 'query');
+    const validateBody = compileOptional(route.body, 'body');
+    const status = route.successStatus ?? 200;
+    app.route({
+      method: route.method,
+      url: OPERATOR_BASE + route.path,
+      schema: { response: { [status]: serializableSchema(route.output) } },
+      onRequest: async (request) => checkAdminToken(request, services.adminToken),
+      handler: async (request, reply) => {
+        const params = { ...(request.params as object) };
+        const query = { ...(request.query as object) };
+        const body = request.body ?? {};
+        if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('validation_failed', 'the body must be a JSON object');
+        validateParams(params);
+        validateQuery(query);
+        validateBody(body);
+        reply.code(status);
+        return route.handler(services, { ...body, ...query, ...params });
+      },
+    });
+  }
+  registerPaths(app, routes.map((r) => ({ path: OPERATOR_BASE + r.path, method: r.method })));
+}

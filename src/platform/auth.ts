@@ -1,0 +1,92 @@
+// API keys and the check order of SPEC Authentication 8:
+// 401 unauthorized -> 403 scope_missing -> 403 plan -> (429 in rate-limit.ts).
+import crypto from 'node:crypto';
+import type { Sql } from './db.ts';
+import { AppError, unauthorized } from './errors.ts';
+import type { Caller } from './operation.ts';
+import type { Scope } from './scopes.ts';
+
+export const KEY_PREFIX = 'merx_';
+/** GAPS: the first 11 characters (merx_ + 6) are the key's public prefix. */
+export const PUBLIC_PREFIX_LENGTH = 11;
+const KEY_SHAPE = /^merx_[A-Za-z0-9]{40}$/;
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+export function generateApiKey(): { key: string; prefix: string; hash: string } {
+  // 40 characters of base62 from rejection-free bytes: ~238 bits of entropy.
+  let body = '';
+  while (body.length < 40) {
+    for (const byte of crypto.randomBytes(64)) {
+      if (byte < 248 && body.length < 40) body += ALPHABET[byte % 62];
+    }
+  }
+  const key = KEY_PREFIX + body;
+  return { key, prefix: key.slice(0, PUBLIC_PREFIX_LENGTH), hash: hashApiKey(key) };
+}
+
+export function hashApiKey(key: string): string {
+  return crypto.createHash('sha256').update(key).digest('hex');
+}
+
+export interface AuthenticatedKey extends Caller {
+  plan: string;
+}
+
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^Bearer ([^\s]+)$/.exec(header);
+  return match ? match[1] : null;
+}
+
+const LAST_USED_EVERY_MS = 60_000;
+const lastUsedWrites = new Map<string, number>();
+
+/** Resolves a bearer header to the key and its account, or throws 401. */
+export async function authenticate(sql: Sql, header: string | undefined): Promise<AuthenticatedKey> {
+  const token = bearerToken(header);
+  if (!token || !KEY_SHAPE.test(token)) throw unauthorized();
+  const { rows } = await sql.query<{ id: string; account_id: string; prefix: string; scopes: Scope[]; plan: string; active: boolean }>(
+    `SELECT k.id, k.account_id, k.prefix, k.scopes, a.plan, a.active
+       FROM api_keys k JOIN accounts a ON a.id = k.account_id
+      WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+    [hashApiKey(token)],
+  );
+  const row = rows[0];
+  if (!row) throw unauthorized();
+  if (!row.active) throw unauthorized('the account behind this key is deactivated');
+  touchLastUsed(sql, row.id);
+  return { keyId: row.id, accountId: row.account_id, keyPrefix: row.prefix, scopes: row.scopes, plan: row.plan };
+}
+
+/** SPEC Authentication 2: last_used_at is written at most once a minute per key. */
+function touchLastUsed(sql: Sql, keyId: string): void {
+  const now = Date.now();
+  if (now - (lastUsedWrites.get(keyId) ?? 0) < LAST_USED_EVERY_MS) return;
+  lastUsedWrites.set(keyId, now);
+  sql
+    .query(
+      `UPDATE api_keys SET last_used_at = now()
+        WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
+      [keyId],
+    )
+    .catch(() => lastUsedWrites.delete(keyId));
+}
+
+export function requireScope(caller: Caller, scope: Scope): void {
+  if (!caller.scopes.includes(scope)) {
+    throw new AppError('scope_missing', `this API key lacks the scope ${scope}`, undefined, { scope });
+  }
+}
+
+export interface PlanGate {
+  /** Outside production the operator can force plan lookups to fail (OPERATOR_API faults). */
+  lookupFails: boolean;
+}
+
+/** SPEC Authentication 7: Pro and above; fail closed when the plan cannot be verified. */
+export function requirePlan(plan: string, gate: PlanGate): void {
+  if (gate.lookupFails || !['free', 'pro', 'business'].includes(plan)) {
+    throw new AppError('plan_lookup_failed', 'the account plan could not be verified; try again later');
+  }
+  if (plan === 'free') throw new AppError('plan_required', 'the API needs the Pro plan or above');
+}

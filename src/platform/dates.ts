@@ -1,0 +1,29 @@
+// SPEC Errors: strict ISO 8601 dates. GAPS General: a date-only lower bound is
+// 00:00:00Z of that day, a date-only upper bound the end of that day.
+import { STRICT_DATE_PATTERN } from './schema.ts';
+import { AppError } from './errors.ts';
+
+const pattern = new RegExp(STRICT_DATE_PATTERN);
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+export function isStrictDate(value: string): boolean {
+  if (!pattern.test(value)) return false;
+  const [y, m, d] = [Number(value.slice(0, 4)), Number(value.slice(5, 7)), Number(value.slice(8, 10))];
+  if (m < 1 || m > 12 || d < 1 || d > DAYS_IN_MONTH[m - 1]) return false;
+  if (m === 2 && d === 29 && !(y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0))) return false;
+  if (value.length === 10) return true;
+  const [hh, mm, ss] = [Number(value.slice(11, 13)), Number(value.slice(14, 16)), Number(value.slice(17, 19))];
+  if (hh > 23 || mm > 59 || ss > 59) return false;
+  const offset = value.match(/([+-])(\d{2}):(\d{2})$/);
+  if (offset && (Number(offset[2]) > 14 || Number(offset[3]) > 59)) return false;
+  return true;
+}
+
+/** A strict date as an ISO instant; date-only values take the start (or end) of that UTC day. */
+export function parseStrictDate(field: string, value: string, bound: 'start' | 'end' = 'start'): string {
+  if (!isStrictDate(value)) {
+    throw new AppError('validation_failed', `${field} must be a strict ISO 8601 date or date-time (e.g. 2026-09-01 or 2026-09-01T10:00:00Z)`);
+  }
+  if (value.length === 10) return bound === 'start' ? `${value}T00:00:00.000Z` : `${value}T23:59:59.999Z`;
+  return new Date(value).toISOString();
+}

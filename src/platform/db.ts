@@ -1,0 +1,177 @@
+// One Db interface over a node-postgres pool (DATABASE_URL) or embedded PGlite
+// (DATA_DIR). Same SQL, same migrations, same value types on both.
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+/** Anything that runs SQL: the pool itself or an open transaction. */
+export interface Sql {
+  query<T = any>(text: string, params?: unknown[]): Promise<QueryResult<T>>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+}
+
+export interface TxOptions {
+  readOnly?: boolean;
+}
+
+export interface Db extends Sql {
+  readonly kind: 'postgres' | 'pglite';
+  tx<T>(fn: (tx: Sql) => Promise<T>, options?: TxOptions): Promise<T>;
+  close(): Promise<void>;
+}
+
+const OID = { int8: 20, numeric: 1700, timestamptz: 1184, timestamp: 1114, date: 1082 };
+
+/** Postgres prints timestamptz as "2026-11-22 03:01:40.12+00" with TimeZone=UTC; the API speaks ISO 8601 with Z. */
+export function isoFromPg(text: string): string {
+  return new Date(text).toISOString();
+}
+
+const parsers: Record<number, (text: string) => unknown> = {
+  [OID.int8]: (t) => Number(t),
+  [OID.numeric]: (t) => Number(t),
+  [OID.timestamptz]: isoFromPg,
+  [OID.timestamp]: (t) => new Date(`${t}Z`).toISOString(),
+  [OID.date]: (t) => t,
+};
+
+class PostgresDb implements Db {
+  readonly kind = 'postgres' as const;
+  private pool: pg.Pool;
+
+  constructor(connectionString: string) {
+    const types = {
+      getTypeParser: (oid: number, format?: any) => parsers[oid] ?? (pg.types.getTypeParser as any)(oid, format),
+    };
+    this.pool = new pg.Pool({ connectionString, types, max: 10, options: '-c TimeZone=UTC' } as pg.PoolConfig);
+    // An idle client that errors (server restart) must not crash the process.
+    this.pool.on('error', () => {});
+  }
+
+  async query<T>(text: string, params: unknown[] = []): Promise<QueryResult<T>> {
+    const res = await this.pool.query(text, params as any[]);
+    return { rows: res.rows as T[], rowCount: res.rowCount ?? 0 };
+  }
+
+  async exec(script: string): Promise<void> {
+    await this.pool.query(script);
+  }
+
+  async tx<T>(fn: (tx: Sql) => Promise<T>, options: TxOptions = {}): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query(options.readOnly ? 'BEGIN READ ONLY' : 'BEGIN');
+      const tx: Sql = {
+        query: async <R>(text: string, params: unknown[] = []) => {
+          const res = await client.query(text, params as any[]);
+          return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+        },
+        exec: async (script: string) => {
+          await client.query(script);
+        },
+      };
+      const result = await fn(tx);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+class PgliteDb implements Db {
+  readonly kind = 'pglite' as const;
+  private pglite: PGlite;
+  private lockFile: string | null;
+
+  constructor(pglite: PGlite, lockFile: string | null) {
+    this.pglite = pglite;
+    this.lockFile = lockFile;
+  }
+
+  async query<T>(text: string, params: unknown[] = []): Promise<QueryResult<T>> {
+    const res = await this.pglite.query<T>(text, params as any[]);
+    return { rows: res.rows, rowCount: res.rows.length || res.affectedRows || 0 };
+  }
+
+  async exec(script: string): Promise<void> {
+    await this.pglite.exec(script);
+  }
+
+  async tx<T>(fn: (tx: Sql) => Promise<T>, options: TxOptions = {}): Promise<T> {
+    return this.pglite.transaction(async (t) => {
+      if (options.readOnly) await t.query('SET TRANSACTION READ ONLY');
+      return fn({
+        query: async <R>(text: string, params: unknown[] = []) => {
+          const res = await t.query<R>(text, params as any[]);
+          return { rows: res.rows, rowCount: res.rows.length || res.affectedRows || 0 };
+        },
+        exec: async (script: string) => {
+          await t.exec(script);
+        },
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.pglite.close();
+    if (this.lockFile) fs.rmSync(this.lockFile, { force: true });
+  }
+}
+
+/** PGlite does not lock its data directory; two processes on one directory would corrupt it. */
+function takeDirectoryLock(dataDir: string): string {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const lockFile = path.join(dataDir, 'merx.lock');
+  try {
+    fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+  } catch {
+    const holder = Number(fs.readFileSync(lockFile, 'utf8'));
+    if (holder && holder !== process.pid && isAlive(holder)) {
+      throw new Error(`DATA_DIR ${dataDir} is in use by process ${holder}; stop it or choose another DATA_DIR`);
+    }
+    fs.writeFileSync(lockFile, String(process.pid));
+  }
+  return lockFile;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function openDb(options: { databaseUrl: string | null; dataDir: string }): Promise<Db> {
+  if (options.databaseUrl) {
+    const db = new PostgresDb(options.databaseUrl);
+    await db.query('SELECT 1');
+    return db;
+  }
+  const inMemory = options.dataDir.startsWith('memory://');
+  const lockFile = inMemory ? null : takeDirectoryLock(options.dataDir);
+  const pgliteParsers: Record<number, (t: string) => unknown> = { ...parsers, [pgliteTypes.JSON]: JSON.parse, [pgliteTypes.JSONB]: JSON.parse };
+  const pglite = await PGlite.create(inMemory ? undefined : options.dataDir, {
+    extensions: { pg_trgm },
+    parsers: pgliteParsers,
+  });
+  await pglite.exec("SET TimeZone = 'UTC'");
+  return new PgliteDb(pglite, lockFile);
+}

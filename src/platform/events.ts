@@ -1,0 +1,44 @@
+// The transactional outbox (DESIGN): emit() writes the event in the caller's
+// transaction, so an event exists exactly when the change it describes does.
+import crypto from 'node:crypto';
+import type { Sql } from './db.ts';
+
+/** SPEC Versioning 1: webhook envelopes carry a date-style version because they have no path. */
+export const EVENT_API_VERSION = '2026-09-01';
+
+export const SUBSCRIBABLE_EVENTS = [
+  'order.created', 'order.updated', 'order.status_changed', 'order.paid',
+  'shipment.created', 'shipment.status_changed', 'shipment.cancelled',
+  'inventory.low_stock',
+] as const;
+
+export type EventName = (typeof SUBSCRIBABLE_EVENTS)[number] | 'test';
+export type EventSource = 'merchant' | 'api' | 'courier' | 'payment' | 'automation';
+
+export interface EmittedEvent {
+  id: string;
+  event: EventName;
+  account_id: string;
+  api_version: string;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+type Fanout = (tx: Sql, event: EmittedEvent) => Promise<void>;
+const fanouts: Fanout[] = [];
+
+/** Lets the delivery side (webhooks) add its rows in the same transaction as the event. */
+export function onEmit(fanout: Fanout): void {
+  fanouts.push(fanout);
+}
+
+export async function emit(tx: Sql, accountId: string, event: EventName, data: Record<string, unknown>): Promise<EmittedEvent> {
+  const id = crypto.randomUUID();
+  const { rows } = await tx.query<{ created_at: string }>(
+    `INSERT INTO events (id, account_id, event, api_version, data) VALUES ($1, $2, $3, $4, $5) RETURNING created_at`,
+    [id, accountId, event, EVENT_API_VERSION, JSON.stringify(data)],
+  );
+  const emitted: EmittedEvent = { id, event, account_id: accountId, api_version: EVENT_API_VERSION, created_at: rows[0].created_at, data };
+  for (const fanout of fanouts) await fanout(tx, emitted);
+  return emitted;
+}

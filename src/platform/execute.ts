@@ -1,0 +1,40 @@
+// Runs one operation for one caller, the same way for REST and MCP.
+// A dry run is the same handler inside a READ ONLY transaction.
+import type { Db, Sql } from './db.ts';
+import type { Caller, Operation, OperationContext } from './operation.ts';
+import type { Services } from './services.ts';
+
+/** A Db whose every query, and every nested transaction, runs in `tx`. */
+function boundTo(tx: Sql, kind: Db['kind']): Db {
+  return {
+    kind,
+    query: (text, params) => tx.query(text, params),
+    exec: (script) => tx.exec(script),
+    tx: (fn) => fn(tx),
+    close: async () => {},
+  };
+}
+
+export async function execute(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, dryRun: boolean) {
+  const pending: Array<() => Promise<void>> = [];
+  const context = (db: Db): OperationContext => ({
+    db,
+    caller,
+    dryRun,
+    config: services.config,
+    clock: services.clock,
+    notifier: services.notifier,
+    afterCommit: (task) => {
+      if (!dryRun) pending.push(task);
+    },
+  });
+  if (dryRun) {
+    return services.db.tx((tx) => op.handler(context(boundTo(tx, services.db.kind)), input as never), { readOnly: true });
+  }
+  const result = await op.handler(context(services.db), input as never);
+  // Work that must not hold up the response (emails, first webhook attempts) runs after it.
+  for (const task of pending) {
+    setImmediate(() => task().catch((err) => services.log.error({ err }, 'after-commit task failed')));
+  }
+  return result;
+}

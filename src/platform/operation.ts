@@ -1,0 +1,89 @@
+// DESIGN "one operation, three faces": every public operation is declared once
+// and the REST route, the MCP tool and the OpenAPI entry are derived from it.
+import type { Static, TObject, TSchema } from 'typebox';
+import type { Config } from '../config.ts';
+import type { Db } from './db.ts';
+import type { Clock } from './clock.ts';
+import type { Scope } from './scopes.ts';
+import type { Notifier } from '../notify/notifier.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** Who is calling: the account behind the API key, and the key itself. */
+export interface Caller {
+  accountId: string;
+  keyId: string;
+  keyPrefix: string;
+  scopes: readonly Scope[];
+}
+
+/** Everything a handler may touch. Services take `db` (or a transaction from it) as their first argument. */
+export interface OperationContext {
+  /** In a dry run this is a READ ONLY transaction: a write that slips through fails loudly. */
+  db: Db;
+  caller: Caller;
+  dryRun: boolean;
+  config: Config;
+  clock: Clock;
+  notifier: Notifier;
+  /** Runs after the operation's transaction committed; dropped in a dry run. */
+  afterCommit(task: () => Promise<void>): void;
+}
+
+/** MCP tool annotations (what the tool does to the world). */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+}
+
+export interface OperationSpec<
+  P extends TObject | undefined,
+  Q extends TObject | undefined,
+  B extends TObject | undefined,
+  O extends TSchema,
+  D extends TSchema | undefined,
+> {
+  /** The MCP tool name. */
+  name: string;
+  method: HttpMethod;
+  /** Fastify-style path, e.g. /api/v1/orders/:id */
+  path: string;
+  scope: Scope;
+  summary: string;
+  /** For people and for AI agents: what it does, when to use it, what dry_run does. */
+  description: string;
+  tags: string[];
+  params?: P;
+  query?: Q;
+  body?: B;
+  output: O;
+  /** Present on write operations that accept dry run: the preview's shape. */
+  dryRunOutput?: D;
+  successStatus?: 200 | 201;
+  /** Exposed over REST (default true) and MCP (default true). */
+  rest?: boolean;
+  mcp?: boolean;
+  annotations: ToolAnnotations;
+  handler: (
+    ctx: OperationContext,
+    input: (P extends TObject ? Static<P> : {}) & (Q extends TObject ? Static<Q> : {}) & (B extends TObject ? Static<B> : {}),
+  ) => Promise<Static<O> | (D extends TSchema ? Static<D> : never)>;
+}
+
+export type Operation = OperationSpec<TObject | undefined, TObject | undefined, TObject | undefined, TSchema, TSchema | undefined>;
+
+/** Identity with inference: lets a module declare an operation with full types. */
+export function defineOperation<
+  P extends TObject | undefined = undefined,
+  Q extends TObject | undefined = undefined,
+  B extends TObject | undefined = undefined,
+  O extends TSchema = TSchema,
+  D extends TSchema | undefined = undefined,
+>(spec: OperationSpec<P, Q, B, O, D>): Operation {
+  return spec as unknown as Operation;
+}
+
+export function isWrite(op: Operation): boolean {
+  return op.method !== 'GET';
+}

@@ -1,0 +1,39 @@
+// Keyset cursors on (created_at, id), newest first. A cursor is opaque
+// base64url of "<created_at>|<id>"; anything else is a 400 (GAPS General).
+import { AppError } from './errors.ts';
+import { isStrictDate } from './dates.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface Keyset {
+  createdAt: string;
+  id: string;
+}
+
+export function encodeCursor(position: Keyset): string {
+  return Buffer.from(`${position.createdAt}|${position.id}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): Keyset {
+  const bad = () => new AppError('validation_failed', 'cursor is not a cursor this API issued; pass next_cursor unchanged');
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw bad();
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (Buffer.from(text, 'utf8').toString('base64url') !== cursor) throw bad();
+  const [createdAt, id, ...rest] = text.split('|');
+  if (rest.length || !createdAt || !id || !UUID.test(id)) throw bad();
+  if (!isStrictDate(createdAt) || createdAt.length === 10) {
+    throw new AppError('validation_failed', 'cursor holds a created_at that is not a strict ISO 8601 date-time');
+  }
+  return { createdAt: new Date(createdAt).toISOString(), id: id.toLowerCase() };
+}
+
+/** Given limit + 1 rows, the page and where the next one starts. */
+export function pageOf<T>(rows: T[], limit: number, positionOf: (row: T) => Keyset) {
+  const hasMore = rows.length > limit;
+  const data = hasMore ? rows.slice(0, limit) : rows;
+  return {
+    data,
+    has_more: hasMore,
+    next_cursor: hasMore ? encodeCursor(positionOf(data[data.length - 1])) : null,
+  };
+}

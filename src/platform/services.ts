@@ -1,0 +1,19 @@
+// The long-lived pieces of one running service, built once in app.ts.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.ts';
+import type { Db } from './db.ts';
+import type { Clock } from './clock.ts';
+import type { RateLimits } from './rate-limit.ts';
+import type { PlanGate } from './auth.ts';
+import type { Notifier } from '../notify/notifier.ts';
+
+export interface Services {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  rateLimits: RateLimits;
+  planGate: PlanGate;
+  notifier: Notifier;
+  log: FastifyBaseLogger;
+  deploySha: string;
+}

@@ -1,0 +1,94 @@
+// Input validation shared by REST and MCP, so both refuse the same input with
+// the same words. Query strings are coerced to their declared types; JSON
+// bodies and MCP arguments are not (a wrong type is a 400 / -32602).
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { TObject, TSchema } from 'typebox';
+import { AppError } from './errors.ts';
+import { isStrictDate } from './dates.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+function makeAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: false,
+    coerceTypes: coerce,
+    useDefaults: true,
+    removeAdditional: false,
+    strict: false,
+    verbose: true,
+  });
+  addFormats(ajv);
+  ajv.addFormat('strict-date', { type: 'string', validate: isStrictDate });
+  return ajv;
+}
+
+const strictAjv = makeAjv(false);
+const coercingAjv = makeAjv(true);
+
+export type Part = 'path' | 'query' | 'body' | 'arguments';
+
+export interface Validator {
+  (data: unknown): void;
+}
+
+function fieldName(error: ErrorObject, part: Part): string {
+  const path = error.instancePath.split('/').filter(Boolean).join('.');
+  if (path) return path;
+  return part === 'body' ? 'body' : part;
+}
+
+function describe(error: ErrorObject, part: Part): AppError {
+  const at = fieldName(error, part);
+  const where = error.instancePath ? `${at}` : part === 'body' ? 'the body' : `the ${part}`;
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const unknown = error.params.additionalProperty as string;
+      const allowed = Object.keys((error.parentSchema as { properties?: object })?.properties ?? {});
+      const prefix = error.instancePath ? `${at}.` : '';
+      const noun = part === 'query' ? 'query parameter' : part === 'arguments' ? 'argument' : 'field';
+      return new AppError('validation_failed', `unknown ${noun} "${prefix}${unknown}"`, { allowed });
+    }
+    case 'required':
+      return new AppError('validation_failed', `${error.instancePath ? `${at}.` : ''}${error.params.missingProperty} is required`);
+    case 'enum':
+      return new AppError('validation_failed', `${where} must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`, {
+        allowed: (error.params.allowedValues as unknown[]).map(String),
+      });
+    case 'format':
+    case 'pattern': {
+      const format = (error.parentSchema as { format?: string })?.format ?? error.params.format;
+      if (format === 'uuid') return new AppError('validation_failed', `${where} must be a UUID`);
+      if (format === 'strict-date') {
+        return new AppError('validation_failed', `${where} must be a strict ISO 8601 date or date-time (e.g. 2026-09-01 or 2026-09-01T10:00:00Z)`);
+      }
+      return new AppError('validation_failed', `${where} ${error.message ?? 'is malformed'}`);
+    }
+    case 'type':
+      return new AppError('validation_failed', `${where} must be of type ${[error.params.type].flat().join(' or ')}`);
+    default:
+      return new AppError('validation_failed', `${where} ${error.message ?? 'is invalid'}`);
+  }
+}
+
+export function compileValidator(schema: TSchema, part: Part): Validator {
+  const ajv = part === 'query' || part === 'path' ? coercingAjv : strictAjv;
+  const validate: ValidateFunction = ajv.compile(schema as object);
+  return (data: unknown) => {
+    if (!validate(data)) throw describe(validate.errors![0], part);
+  };
+}
+
+/** An empty closed object for operations that take no input in a part. */
+export function compileOptional(schema: TObject | undefined, part: Part): Validator {
+  if (!schema) {
+    return (data) => {
+      const keys = data && typeof data === 'object' ? Object.keys(data) : [];
+      if (keys.length) {
+        const noun = part === 'query' ? 'query parameter' : 'field';
+        throw new AppError('validation_failed', `unknown ${noun} "${keys[0]}"`, { allowed: [] });
+      }
+    };
+  }
+  return compileValidator(schema, part);
+}

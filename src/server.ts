@@ -1,0 +1,65 @@
+// Starts one service instance: db, migrations, app, listening socket.
+// Used by main.ts, the CLI and the black-box tests.
+import pino from 'pino';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import { openDb, type Db } from './platform/db.ts';
+import { migrate } from './platform/migrate.ts';
+import { systemClock } from './platform/clock.ts';
+import { createRateLimits } from './platform/rate-limit.ts';
+import { resolveDeploySha } from './platform/deploy-sha.ts';
+import { createNotifier } from './notify/notifier.ts';
+import { resolveAdminToken } from './operator/admin-token.ts';
+import type { OperatorServices } from './operator/route.ts';
+import { buildApp } from './app.ts';
+
+export interface RunningService {
+  app: FastifyInstance;
+  db: Db;
+  url: string;
+  adminToken: string;
+  adminTokenGenerated: boolean;
+  services: OperatorServices;
+  close(): Promise<void>;
+}
+
+export async function startService(config: Config): Promise<RunningService> {
+  const log = pino({ level: config.logLevel, redact: ['req.headers.authorization'] });
+  const db = await openDb(config);
+  try {
+    await migrate(db);
+    const admin = await resolveAdminToken(db, config.adminToken);
+    const rateLimits = createRateLimits(config.redisUrl);
+    const services: OperatorServices = {
+      config,
+      db,
+      clock: systemClock,
+      rateLimits,
+      planGate: { lookupFails: false },
+      notifier: createNotifier(config.smtpUrl, log),
+      log,
+      deploySha: resolveDeploySha(config.deploySha),
+      adminToken: admin.token,
+    };
+    const app = await buildApp(services);
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    return {
+      app,
+      db,
+      url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+      adminToken: admin.token,
+      adminTokenGenerated: admin.generated,
+      services,
+      async close() {
+        await app.close();
+        await rateLimits.close();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,8 @@
+// The `instructions` of the MCP initialize result: how an AI agent should use this server.
+export const MCP_INSTRUCTIONS = [
+  "Merx gives you one merchant account's commerce operations: orders, shipments, inventory, products, customers, segments and webhooks.",
+  'The tools you see are the ones your API key is allowed to use. Tool arguments mirror the REST API (GET /api/v1/openapi.json): path, query and body fields flattened into one object.',
+  'Lists are newest first with keyset paging: pass next_cursor back as cursor while has_more is true. To watch for changes, call list_orders with since set to the time of your previous call.',
+  'Every write tool accepts dry_run: true, which validates and previews the result without writing anything or calling a courier. Prefer a dry run before a change you are unsure of.',
+  'Ids are UUIDs (order numbers are not ids). A refusal comes back as isError: true with structuredContent {error, reason}: SCOPE (the key lacks a scope), PLAN, NOT_FOUND, VALIDATION_FAILED, CONFLICT, COURIER_ERROR, RATE_LIMITED.',
+].join('\n');

@@ -1,0 +1,210 @@
+// POST /api/mcp: a thin JSON-RPC 2.0 layer over the operation registry
+// (DESIGN: MCP). Stateless Streamable HTTP: JSON responses, no sessions.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authenticate, requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
+import { AppError, mcpRefusalCode, toAppError } from '../platform/errors.ts';
+import type { Operation } from '../platform/operation.ts';
+import { compileValidator, type Validator } from '../platform/validation.ts';
+import { execute } from '../platform/execute.ts';
+import type { Services } from '../platform/services.ts';
+import { registerPaths } from './http-paths.ts';
+import { toolInputSchema } from './tool-schema.ts';
+import { MCP_INSTRUCTIONS } from './mcp-instructions.ts';
+
+export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'];
+export const MAX_BATCH = 20;
+const SERVER_INFO = { name: 'merx', version: '1.0.0' };
+
+type Id = string | number | null;
+interface RpcResponse {
+  jsonrpc: '2.0';
+  id: Id;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+const rpcError = (id: Id, code: number, message: string, data?: unknown): RpcResponse => ({
+  jsonrpc: '2.0',
+  id,
+  error: data === undefined ? { code, message } : { code, message, data },
+});
+
+class RpcFailure extends Error {
+  readonly code: number;
+  constructor(code: number, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+interface Tool {
+  op: Operation;
+  inputSchema: Record<string, unknown>;
+  validate: Validator;
+}
+
+function buildTools(operations: Operation[]): Map<string, Tool> {
+  const tools = new Map<string, Tool>();
+  for (const op of operations.filter((o) => o.mcp !== false)) {
+    const inputSchema = toolInputSchema(op);
+    tools.set(op.name, { op, inputSchema, validate: compileValidator(inputSchema as never, 'arguments') });
+  }
+  return tools;
+}
+
+function isRequestShape(msg: unknown): msg is { jsonrpc: '2.0'; method: string; id?: Id; params?: unknown } {
+  if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return false;
+  const m = msg as Record<string, unknown>;
+  if (m.jsonrpc !== '2.0' || typeof m.method !== 'string') return false;
+  if ('id' in m && typeof m.id !== 'string' && typeof m.id !== 'number') return false;
+  if ('params' in m && (typeof m.params !== 'object' || m.params === null)) return false;
+  return true;
+}
+
+export function registerMcp(app: FastifyInstance, services: Services, operations: Operation[]): void {
+  const tools = buildTools(operations);
+
+  async function callTool(key: AuthenticatedKey, params: Record<string, unknown>) {
+    const name = params.name;
+    const tool = typeof name === 'string' ? tools.get(name) : undefined;
+    if (!tool) throw new RpcFailure(-32602, `unknown tool: ${String(name)}`);
+    const args = params.arguments ?? {};
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new RpcFailure(-32602, 'arguments must be an object');
+    try {
+      requireScope(key, tool.op.scope);
+      requirePlan(key.plan, services.planGate);
+    } catch (err) {
+      return refusal(toAppError(err));
+    }
+    const input = structuredClone(args) as Record<string, unknown>;
+    try {
+      tool.validate(input);
+    } catch (err) {
+      throw new RpcFailure(-32602, `invalid arguments for ${tool.op.name}: ${(err as Error).message}`);
+    }
+    const { dry_run: dryRun, ...rest } = input;
+    try {
+      const output = await execute(services, tool.op, key, rest, dryRun === true && tool.op.dryRunOutput !== undefined);
+      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false };
+    } catch (err) {
+      const appError = toAppError(err);
+      if (appError.code === 'internal_error') {
+        services.log.error({ err, tool: tool.op.name }, 'tool failed');
+        throw new RpcFailure(-32603, 'internal error');
+      }
+      return refusal(appError);
+    }
+  }
+
+  function refusal(error: AppError) {
+    const body = { error: mcpRefusalCode(error.code), reason: error.message };
+    return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
+  }
+
+  async function dispatch(key: AuthenticatedKey, msg: { method: string; id?: Id; params?: unknown }): Promise<unknown> {
+    const params = (msg.params ?? {}) as Record<string, unknown>;
+    switch (msg.method) {
+      case 'initialize': {
+        const requested = params.protocolVersion;
+        return {
+          protocolVersion: typeof requested === 'string' && PROTOCOL_VERSIONS.includes(requested) ? requested : PROTOCOL_VERSIONS[0],
+          capabilities: { tools: { listChanged: false } },
+          serverInfo: SERVER_INFO,
+          instructions: MCP_INSTRUCTIONS,
+        };
+      }
+      case 'ping':
+        return {};
+      case 'tools/list':
+        return {
+          tools: [...tools.values()]
+            .filter((t) => key.scopes.includes(t.op.scope))
+            .map((t) => ({
+              name: t.op.name,
+              title: t.op.summary,
+              description: t.op.description,
+              inputSchema: t.inputSchema,
+              annotations: { title: t.op.summary, ...t.op.annotations, openWorldHint: false },
+            })),
+        };
+      case 'tools/call':
+        return callTool(key, params);
+      default:
+        throw new RpcFailure(-32601, `method not found: ${msg.method}`);
+    }
+  }
+
+  /** One message of a request: null when nothing is owed (a notification). */
+  async function answer(key: AuthenticatedKey, msg: unknown, allowed: boolean, retryAfterSec: number): Promise<RpcResponse | null> {
+    if (!isRequestShape(msg)) {
+      const id = msg && typeof msg === 'object' && 'id' in msg ? ((msg as { id: Id }).id ?? null) : null;
+      return rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, -32600, 'invalid request');
+    }
+    const isNotification = !('id' in msg);
+    if (!allowed) {
+      return isNotification ? null : rpcError(msg.id!, -32000, 'rate limit exceeded', { retry_after_sec: retryAfterSec });
+    }
+    if (isNotification) return null; // notifications/initialized and friends need no answer
+    try {
+      return { jsonrpc: '2.0', id: msg.id!, result: await dispatch(key, msg) };
+    } catch (err) {
+      if (err instanceof RpcFailure) return rpcError(msg.id!, err.code, err.message);
+      services.log.error({ err }, 'mcp message failed');
+      return rpcError(msg.id!, -32603, 'internal error');
+    }
+  }
+
+  async function handle(request: FastifyRequest, reply: FastifyReply) {
+    const key = await authenticate(services.db, request.headers.authorization);
+    const versionHeader = request.headers['mcp-protocol-version'];
+    if (typeof versionHeader === 'string' && !PROTOCOL_VERSIONS.includes(versionHeader)) {
+      return reply.code(400).send(rpcError(null, -32600, `unsupported MCP-Protocol-Version ${versionHeader}; supported: ${PROTOCOL_VERSIONS.join(', ')}`));
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(String(request.body ?? ''));
+    } catch {
+      return reply.code(400).send(rpcError(null, -32700, 'parse error: the body is not valid JSON'));
+    }
+    const isBatch = Array.isArray(payload);
+    const messages: unknown[] = isBatch ? (payload as unknown[]) : [payload];
+    if (isBatch && messages.length === 0) return reply.code(400).send(rpcError(null, -32600, 'invalid request: empty batch'));
+    if (messages.length > MAX_BATCH) {
+      return reply.code(400).send(rpcError(null, -32600, `invalid request: a batch holds at most ${MAX_BATCH} messages`));
+    }
+    if (!isBatch && !isRequestShape(payload)) return reply.code(400).send(await answer(key, payload, true, 0));
+
+    // SPEC Limits: 120 messages per minute per key; each message of a batch counts.
+    const admitted: Array<{ allowed: boolean; retryAfterSec: number }> = [];
+    let remaining = 0;
+    for (let i = 0; i < messages.length; i++) {
+      const outcome = await services.rateLimits.mcp.consume(key.keyId);
+      admitted.push(outcome);
+      remaining = outcome.remaining;
+    }
+    reply.header('X-RateLimit-Limit', services.rateLimits.mcp.points).header('X-RateLimit-Remaining', remaining);
+    if (admitted.every((a) => !a.allowed)) {
+      const retryAfterSec = Math.max(...admitted.map((a) => a.retryAfterSec));
+      return reply
+        .code(429)
+        .header('Retry-After', retryAfterSec)
+        .send({ ...rpcError(null, -32000, 'rate limit exceeded: 120 messages per minute', { retry_after_sec: retryAfterSec }), retryAfterSec });
+    }
+    // In order: a batch may read what an earlier message of it wrote.
+    const responses: RpcResponse[] = [];
+    for (let i = 0; i < messages.length; i++) {
+      const response = await answer(key, messages[i], admitted[i].allowed, admitted[i].retryAfterSec);
+      if (response) responses.push(response);
+    }
+    if (responses.length === 0) return reply.code(202).send();
+    return reply.code(200).send(isBatch ? responses : responses[0]);
+  }
+
+  app.register(async (scope) => {
+    // The body is read as text so that a bad key answers 401 before any parsing, and bad JSON becomes -32700.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    scope.post('/api/mcp', handle);
+    registerPaths(scope, [{ path: '/api/mcp', method: 'POST' }]);
+  });
+}

@@ -1,0 +1,124 @@
+// Black-box test harness: starts the real service (in this process, on a
+// random port) against PGlite in memory or, when DATABASE_URL is set, the
+// real PostgreSQL; tests then speak plain HTTP to it. Factories make a fresh
+// account per test (STYLE 8).
+import { loadConfig } from '../../src/config.ts';
+import { startService, type RunningService } from '../../src/server.ts';
+
+export const ADMIN_TOKEN = 'test-operator-token-0123456789';
+
+export interface TestService {
+  url: string;
+  service: RunningService;
+  close(): Promise<void>;
+}
+
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: 'memory://',
+    ADMIN_TOKEN,
+    LOG_LEVEL: 'silent',
+    SEED_DEMO: '0',
+    DEPLOY_SHA: 'abcdef0123456789',
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...env,
+  });
+  const service = await startService(config);
+  return { url: service.url, service, close: () => service.close() };
+}
+
+export interface HttpResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export async function http<T = any>(
+  base: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<HttpResult<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(base + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: any = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/** The operator API (OPERATOR_API.md) with the test operator token. */
+export function operator(base: string) {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await http(base, method, `/admin/api${path}`, { token: ADMIN_TOKEN, body });
+    if (res.status >= 300) throw new Error(`operator ${method} ${path} -> ${res.status} ${res.text}`);
+    return res.body;
+  };
+  return {
+    call,
+    async createAccount(input: Record<string, unknown> = {}) {
+      const n = Math.random().toString(36).slice(2, 8);
+      return (await call('POST', '/accounts', { name: `Shop ${n}`, email: `owner-${n}@example.com`, ...input })).data;
+    },
+    async issueKey(accountId: string, spec: { preset?: string; scopes?: string[] } = { preset: 'fulfilment' }) {
+      const res = await call('POST', `/accounts/${accountId}/keys`, { name: 'test', ...spec });
+      return res.key as string;
+    },
+    async createProduct(accountId: string, input: Record<string, unknown> = {}) {
+      return (await call('POST', `/accounts/${accountId}/products`, { name: 'Mug', price: 12.5, sku: 'MUG-1', ...input })).data;
+    },
+    async createPage(accountId: string, productIds: string[]) {
+      return (await call('POST', `/accounts/${accountId}/pages`, { title: 'Landing', product_ids: productIds })).data;
+    },
+    async checkout(accountId: string, input: Record<string, unknown> = {}) {
+      const order = {
+        customer: { name: 'Ana Petrova', email: 'ana@example.com', phone: '+359888000111' },
+        shipping: { address: 'ul. Vitosha 1', city: 'Sofia', zip: '1000', courier_slug: 'courier_a', courier_delivery_mode: 'office', courier_office_id: 101 },
+        legacy: { product_name: 'Mug', quantity: 1, unit_price: 12.5 },
+        payment_method: 'cod',
+        ...input,
+      };
+      return (await call('POST', `/accounts/${accountId}/orders`, order)).data;
+    },
+    async setStatus(orderId: string, status: string, source?: string) {
+      return (await call('POST', `/orders/${orderId}/status`, source ? { status, source } : { status })).data;
+    },
+    async pay(orderId: string, paymentStatus = 'paid') {
+      return (await call('POST', `/orders/${orderId}/payment`, { payment_status: paymentStatus })).data;
+    },
+    async messages(accountId: string) {
+      return (await call('GET', `/accounts/${accountId}/messages`)).data as any[];
+    },
+  };
+}
+
+/** A fresh account with one key: the usual start of a test. */
+export async function freshTenant(base: string, spec: { preset?: string; scopes?: string[] } = { preset: 'fulfilment' }) {
+  const op = operator(base);
+  const account = await op.createAccount();
+  const key = await op.issueKey(account.id, spec);
+  return { op, account, accountId: account.id as string, key };
+}
+
+/** Events the outbox holds for an account, oldest first (read straight from the database: the outbox has no public read API yet). */
+export async function outboxEvents(service: RunningService, accountId: string) {
+  const { rows } = await service.db.query(
+    'SELECT id, event, account_id, api_version, created_at, data FROM events WHERE account_id = $1 ORDER BY created_at, id',
+    [accountId],
+  );
+  return rows;
+}
