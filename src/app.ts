@@ -9,14 +9,17 @@ import { buildOpenApiDocument } from './transports/openapi.ts';
 import { renderDocsPage } from './transports/docs-page.ts';
 import { API_DESCRIPTION, COMMON_HEADERS, ERROR_STATUSES } from './transports/api-description.ts';
 import { orderOperations } from './modules/orders/operations.ts';
+import { webhookOperations } from './modules/webhooks/operations.ts';
+import { registerSink } from './modules/webhooks/sink.ts';
 import { OPERATOR_BASE, registerAdminRoutes, type AdminRoute, type OperatorServices } from './operator/route.ts';
 import { accountRoutes } from './operator/accounts-routes.ts';
 import { storefrontRoutes } from './operator/storefront-routes.ts';
+import { outsideRoutes } from './operator/outside-routes.ts';
 import { registerConsole } from './operator/console.ts';
 
 /** Every public operation, in the order the docs list them. */
-export const operations: Operation[] = [...orderOperations];
-export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes];
+export const operations: Operation[] = [...orderOperations, ...webhookOperations];
+export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes, ...outsideRoutes];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -121,6 +124,7 @@ export async function buildApp(services: OperatorServices): Promise<FastifyInsta
   registerOperations(app, services, operations);
   registerMcp(app, services, operations);
   registerAdminRoutes(app, services, adminRoutes);
+  registerSink(app, { db: services.db, limiter: services.rateLimits.named('webhook_sink', 120) });
   registerConsole(app);
   return app;
 }

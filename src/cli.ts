@@ -20,9 +20,9 @@ Uses DATABASE_URL, else embedded PGlite in DATA_DIR (default ./data).`;
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
-function need(values: Record<string, string | undefined>, name: string): string {
+function need(values: Record<string, string | boolean | undefined>, name: string): string {
   const value = values[name];
-  if (!value) throw new Error(`--${name} is required\n\n${USAGE}`);
+  if (typeof value !== 'string' || !value) throw new Error(`--${name} is required\n\n${USAGE}`);
   return value;
 }
 

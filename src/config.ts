@@ -18,6 +18,8 @@ export interface Config {
   logLevel: string;
   production: boolean;
   inventoryEnabled: boolean;
+  /** Run the scheduled workers in this process (WORKERS=0 leaves them to the operator's jobs API or another instance). */
+  workers: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -97,5 +99,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     production,
     inventoryEnabled: flag(env, 'FEATURE_INVENTORY', true),
+    workers: flag(env, 'WORKERS', true),
   };
 }

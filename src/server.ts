@@ -12,6 +12,7 @@ import { createNotifier } from './notify/notifier.ts';
 import { resolveAdminToken } from './operator/admin-token.ts';
 import type { OperatorServices } from './operator/route.ts';
 import { buildApp } from './app.ts';
+import { DeliveryEngine } from './modules/webhooks/engine.ts';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -30,13 +31,21 @@ export async function startService(config: Config): Promise<RunningService> {
     await migrate(db);
     const admin = await resolveAdminToken(db, config.adminToken);
     const rateLimits = createRateLimits(config.redisUrl);
+    const notifier = createNotifier(config.smtpUrl, log);
+    const deliveries = new DeliveryEngine({
+      db,
+      notifier,
+      log,
+      policy: { publicBaseUrl: config.publicBaseUrl, allowHosts: config.webhookAllowHosts },
+    });
     const services: OperatorServices = {
       config,
       db,
       clock: systemClock,
       rateLimits,
       planGate: { lookupFails: false },
-      notifier: createNotifier(config.smtpUrl, log),
+      notifier,
+      deliveries,
       log,
       deploySha: resolveDeploySha(config.deploySha),
       adminToken: admin.token,
@@ -45,6 +54,7 @@ export async function startService(config: Config): Promise<RunningService> {
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
+    deliveries.start({ self: { host: config.host, port }, worker: config.workers });
     return {
       app,
       db,
@@ -54,6 +64,7 @@ export async function startService(config: Config): Promise<RunningService> {
       services,
       async close() {
         await app.close();
+        await deliveries.stop();
         await rateLimits.close();
         await db.close();
       },

@@ -16,6 +16,11 @@ export interface Sql {
   query<T = any>(text: string, params?: unknown[]): Promise<QueryResult<T>>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
+  /**
+   * Inside a transaction: runs `task` once it has committed (never if it rolls
+   * back). Outside one the statement already committed, so `task` runs at once.
+   */
+  afterCommit(task: () => void): void;
 }
 
 export interface TxOptions {
@@ -43,6 +48,10 @@ const parsers: Record<number, (text: string) => unknown> = {
   [OID.date]: (t) => t,
 };
 
+function runCommitted(tasks: Array<() => void>): void {
+  for (const task of tasks) task();
+}
+
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
   private pool: pg.Pool;
@@ -65,11 +74,17 @@ class PostgresDb implements Db {
     await this.pool.query(script);
   }
 
+  afterCommit(task: () => void): void {
+    task();
+  }
+
   async tx<T>(fn: (tx: Sql) => Promise<T>, options: TxOptions = {}): Promise<T> {
     const client = await this.pool.connect();
+    const committed: Array<() => void> = [];
     try {
       await client.query(options.readOnly ? 'BEGIN READ ONLY' : 'BEGIN');
       const tx: Sql = {
+        afterCommit: (task) => committed.push(task),
         query: async <R>(text: string, params: unknown[] = []) => {
           const res = await client.query(text, params as any[]);
           return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
@@ -80,6 +95,7 @@ class PostgresDb implements Db {
       };
       const result = await fn(tx);
       await client.query('COMMIT');
+      runCommitted(committed);
       return result;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
@@ -113,10 +129,16 @@ class PgliteDb implements Db {
     await this.pglite.exec(script);
   }
 
+  afterCommit(task: () => void): void {
+    task();
+  }
+
   async tx<T>(fn: (tx: Sql) => Promise<T>, options: TxOptions = {}): Promise<T> {
-    return this.pglite.transaction(async (t) => {
+    const committed: Array<() => void> = [];
+    const result = await this.pglite.transaction(async (t) => {
       if (options.readOnly) await t.query('SET TRANSACTION READ ONLY');
       return fn({
+        afterCommit: (task) => committed.push(task),
         query: async <R>(text: string, params: unknown[] = []) => {
           const res = await t.query<R>(text, params as any[]);
           return { rows: res.rows, rowCount: res.rows.length || res.affectedRows || 0 };
@@ -126,6 +148,8 @@ class PgliteDb implements Db {
         },
       });
     });
+    runCommitted(committed);
+    return result;
   }
 
   async close(): Promise<void> {

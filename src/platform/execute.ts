@@ -3,6 +3,7 @@
 import type { Db, Sql } from './db.ts';
 import type { Caller, Operation, OperationContext } from './operation.ts';
 import type { Services } from './services.ts';
+import { AppError } from './errors.ts';
 
 /** A Db whose every query, and every nested transaction, runs in `tx`. */
 function boundTo(tx: Sql, kind: Db['kind']): Db {
@@ -10,12 +11,29 @@ function boundTo(tx: Sql, kind: Db['kind']): Db {
     kind,
     query: (text, params) => tx.query(text, params),
     exec: (script) => tx.exec(script),
-    tx: (fn) => fn(tx),
+    // A dry run never commits: nothing may run "after commit".
+    afterCommit: () => {},
+    tx: (fn) => fn({ ...tx, afterCommit: () => {} }),
     close: async () => {},
   };
 }
 
+/** SPEC Limits: some operations have a per-account limit besides the key's. */
+async function enforceAccountLimit(services: Services, op: Operation, caller: Caller): Promise<void> {
+  if (!op.accountLimit) return;
+  const outcome = await services.rateLimits.named(op.accountLimit.name, op.accountLimit.perMinute).consume(caller.accountId);
+  if (!outcome.allowed) {
+    throw new AppError(
+      'rate_limited',
+      `${op.name} is limited to ${op.accountLimit.perMinute} calls per minute per account`,
+      { retry_after_sec: outcome.retryAfterSec },
+      { headers: { 'Retry-After': String(outcome.retryAfterSec) } },
+    );
+  }
+}
+
 export async function execute(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, dryRun: boolean) {
+  if (!dryRun) await enforceAccountLimit(services, op, caller);
   const pending: Array<() => Promise<void>> = [];
   const context = (db: Db): OperationContext => ({
     db,
@@ -24,6 +42,7 @@ export async function execute(services: Services, op: Operation, caller: Caller,
     config: services.config,
     clock: services.clock,
     notifier: services.notifier,
+    deliveries: services.deliveries,
     afterCommit: (task) => {
       if (!dryRun) pending.push(task);
     },

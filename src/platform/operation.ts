@@ -6,6 +6,7 @@ import type { Db } from './db.ts';
 import type { Clock } from './clock.ts';
 import type { Scope } from './scopes.ts';
 import type { Notifier } from '../notify/notifier.ts';
+import type { DeliveryEngine } from '../modules/webhooks/engine.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -26,6 +27,8 @@ export interface OperationContext {
   config: Config;
   clock: Clock;
   notifier: Notifier;
+  /** Webhook delivery attempts that an operation makes itself (test, retry). */
+  deliveries: DeliveryEngine;
   /** Runs after the operation's transaction committed; dropped in a dry run. */
   afterCommit(task: () => Promise<void>): void;
 }
@@ -65,6 +68,8 @@ export interface OperationSpec<
   rest?: boolean;
   mcp?: boolean;
   annotations: ToolAnnotations;
+  /** A per-account limit of this operation on top of the key's own (SPEC Limits: webhook test and retry). */
+  accountLimit?: { name: string; perMinute: number };
   handler: (
     ctx: OperationContext,
     input: (P extends TObject ? Static<P> : {}) & (Q extends TObject ? Static<Q> : {}) & (B extends TObject ? Static<B> : {}),

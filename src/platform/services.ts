@@ -6,6 +6,7 @@ import type { Clock } from './clock.ts';
 import type { RateLimits } from './rate-limit.ts';
 import type { PlanGate } from './auth.ts';
 import type { Notifier } from '../notify/notifier.ts';
+import type { DeliveryEngine } from '../modules/webhooks/engine.ts';
 
 export interface Services {
   config: Config;
@@ -14,6 +15,7 @@ export interface Services {
   rateLimits: RateLimits;
   planGate: PlanGate;
   notifier: Notifier;
+  deliveries: DeliveryEngine;
   log: FastifyBaseLogger;
   deploySha: string;
 }

@@ -186,7 +186,8 @@ CREATE TABLE events (
   account_id uuid NOT NULL REFERENCES accounts(id),
   event text NOT NULL,
   api_version text NOT NULL,
-  data jsonb NOT NULL,
+  -- json, not jsonb: the envelope keeps the field order of the views it carries.
+  data json NOT NULL,
   created_at timestamptz(3) NOT NULL DEFAULT now()
 );
 CREATE INDEX events_account_created ON events (account_id, created_at DESC, id DESC);

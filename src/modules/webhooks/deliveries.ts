@@ -1,0 +1,163 @@
+// Delivery rows and their state table (SPEC Webhook delivery status).
+// An attempt first takes a short lease on its row (a committed UPDATE), then
+// sends outside any transaction, then records the outcome: no transaction is
+// held open across the network, and a process that dies mid-attempt leaves
+// a lease that simply expires into a retry (at least once).
+import crypto from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { Sql } from '../../platform/db.ts';
+import { onEmit, type EmittedEvent } from '../../platform/events.ts';
+import { notFound } from '../../platform/errors.ts';
+import type { AttemptOutcome } from './sender.ts';
+
+export const MAX_ATTEMPTS = 6;
+/** SPEC Receiver rules 4: delay before attempts 2..6. */
+export const BACKOFF_SEC = [60, 300, 1800, 7200, 43200];
+/** The worker takes over a first attempt only after this grace. */
+export const FIRST_ATTEMPT_GRACE_SEC = 60;
+/** How long an attempt in flight keeps others away from its row (> the 10 s attempt timeout). */
+const LEASE_SEC = 120;
+
+export const DELIVERY_COLUMNS = `id, webhook_id, event_id, event, status, attempt, next_attempt_at, last_status_code, last_error,
+  response_body, delivered_at, created_at`;
+
+/** New deliveries, announced after their transaction commits, for an immediate first attempt. */
+export const newDeliveries = new EventEmitter();
+
+/** One delivery per (event, active subscription to it), in the event's own transaction. */
+export async function fanOut(tx: Sql, event: EmittedEvent): Promise<string[]> {
+  if (event.event === 'test') return [];
+  const { rows } = await tx.query<{ id: string }>(
+    `INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, next_attempt_at)
+     SELECT gen_random_uuid(), s.account_id, s.id, $2, $3, now() + make_interval(secs => $4)
+       FROM webhook_subscriptions s
+      WHERE s.account_id = $1 AND s.active AND $3 = ANY(s.events)
+     RETURNING id`,
+    [event.account_id, event.id, event.event, FIRST_ATTEMPT_GRACE_SEC],
+  );
+  const ids = rows.map((r) => r.id);
+  if (ids.length) tx.afterCommit(() => newDeliveries.emit('created', ids));
+  return ids;
+}
+
+onEmit(async (tx, event) => {
+  await fanOut(tx, event);
+});
+
+export async function insertDelivery(tx: Sql, accountId: string, webhookId: string, event: EmittedEvent): Promise<string> {
+  const id = crypto.randomUUID();
+  await tx.query(
+    `INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, next_attempt_at)
+     VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`,
+    [id, accountId, webhookId, event.id, event.event, FIRST_ATTEMPT_GRACE_SEC],
+  );
+  return id;
+}
+
+export interface ClaimedDelivery {
+  id: string;
+  account_id: string;
+  webhook_id: string;
+  event_id: string;
+  event: string;
+  status: string;
+  attempt: number;
+}
+
+const CLAIMED = 'id, account_id, webhook_id, event_id, event, status, attempt';
+
+/** Attempt 1, right after the commit: only while nobody has tried yet. */
+export async function claimFirstAttempt(sql: Sql, deliveryId: string): Promise<ClaimedDelivery | null> {
+  const { rows } = await sql.query(
+    `UPDATE webhook_deliveries SET attempt = 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
+      WHERE id = $1 AND status = 'pending' AND attempt = 0 RETURNING ${CLAIMED}`,
+    [deliveryId, LEASE_SEC],
+  );
+  return rows[0] ?? null;
+}
+
+/** The worker's pass: due pending rows, SKIP LOCKED so several instances never take the same row. */
+export async function claimDue(sql: Sql, now: string, limit: number): Promise<ClaimedDelivery[]> {
+  const { rows } = await sql.query(
+    `UPDATE webhook_deliveries SET attempt = attempt + 1, next_attempt_at = $1::timestamptz + make_interval(secs => $3), updated_at = now()
+      WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1::timestamptz
+                    ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+      RETURNING ${CLAIMED}`,
+    [now, limit, LEASE_SEC],
+  );
+  return rows;
+}
+
+/** A manual retry: any delivery but a delivered one. */
+export async function claimForRetry(sql: Sql, deliveryId: string): Promise<ClaimedDelivery | null> {
+  const { rows } = await sql.query(
+    `UPDATE webhook_deliveries SET attempt = attempt + 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
+      WHERE id = $1 AND status <> 'delivered' RETURNING ${CLAIMED}`,
+    [deliveryId, LEASE_SEC],
+  );
+  return rows[0] ?? null;
+}
+
+export type Settlement = 'delivered' | 'retry_later' | 'dead' | 'gone' | 'failed';
+
+/** What an attempt's outcome does to the delivery (SPEC state table; GAPS `failed`). */
+export function settle(delivery: ClaimedDelivery, outcome: AttemptOutcome, manual: boolean): Settlement {
+  const code = outcome.statusCode;
+  if (code !== null && code >= 200 && code < 300) return 'delivered';
+  if (code === 410) return 'gone';
+  if (manual && delivery.status !== 'pending') return delivery.status as 'dead' | 'failed';
+  return delivery.attempt >= MAX_ATTEMPTS ? 'dead' : 'retry_later';
+}
+
+export async function recordOutcome(tx: Sql, delivery: ClaimedDelivery, outcome: AttemptOutcome, settlement: Settlement, now: string) {
+  const status = settlement === 'retry_later' ? 'pending' : settlement === 'gone' ? 'dead' : settlement;
+  const delay = BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0;
+  const { rowCount } = await tx.query(
+    `UPDATE webhook_deliveries
+        SET status = $2, last_status_code = $3, last_error = $4, response_body = $5,
+            delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END,
+            next_attempt_at = CASE WHEN $2 = 'pending' THEN $6::timestamptz + make_interval(secs => $7) ELSE next_attempt_at END,
+            updated_at = now()
+      WHERE id = $1`,
+    [delivery.id, status, outcome.statusCode, outcome.error, outcome.responseBody, now, delay],
+  );
+  return rowCount > 0;
+}
+
+/** A delivery that cannot be sent at all (policy re-check failed, subscription inactive). */
+export async function markFailed(tx: Sql, deliveryId: string, error: string) {
+  await tx.query(`UPDATE webhook_deliveries SET status = 'failed', last_error = $2, updated_at = now() WHERE id = $1`, [deliveryId, error]);
+}
+
+export async function getDelivery(sql: Sql, accountId: string, deliveryId: string) {
+  const { rows } = await sql.query(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE account_id = $1 AND id = $2`, [
+    accountId,
+    deliveryId,
+  ]);
+  if (!rows[0]) throw notFound('webhook delivery');
+  return rows[0];
+}
+
+export async function listDeliveries(sql: Sql, accountId: string, webhookId: string, limit: number) {
+  const { rows } = await sql.query(
+    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2
+      ORDER BY created_at DESC, id DESC LIMIT $3`,
+    [accountId, webhookId, limit],
+  );
+  return rows;
+}
+
+/** The JSON body of every attempt of a delivery: the event's envelope (SPEC Events). */
+export async function envelopeOf(sql: Sql, eventId: string): Promise<string | null> {
+  const { rows } = await sql.query(
+    `SELECT json_build_object('id', id, 'event', event, 'created_at', created_at, 'account_id', account_id,
+              'api_version', api_version, 'data', data) AS envelope
+       FROM events WHERE id = $1`,
+    [eventId],
+  );
+  if (!rows[0]) return null;
+  const envelope = rows[0].envelope;
+  // Timestamps in the envelope are ISO 8601 with Z, as everywhere else in the API.
+  envelope.created_at = new Date(envelope.created_at).toISOString();
+  return JSON.stringify(envelope);
+}

@@ -1,0 +1,183 @@
+// The webhook operations: declared once, exposed on REST, MCP and OpenAPI.
+import { Type } from 'typebox';
+import { defineOperation, type OperationContext } from '../../platform/operation.ts';
+import { Closed, Uuid } from '../../platform/schema.ts';
+import { emit, SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
+import { AppError } from '../../platform/errors.ts';
+import { checkWebhookUrl } from './url-policy.ts';
+import { getDelivery, insertDelivery, listDeliveries } from './deliveries.ts';
+import {
+  checkEvents, createSubscription, deleteSubscription, findSubscription, listSubscriptions, toSubscriptionView, updateSubscription,
+} from './subscriptions.ts';
+import { CreateWebhookBody, Delivery, DeliveriesQuery, DeliveryIdParams, Subscription, UpdateWebhookBody, WebhookIdParams } from './schema.ts';
+
+const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+const TAGS = ['Webhooks'];
+
+const policyOf = (ctx: OperationContext) => ({ publicBaseUrl: ctx.config.publicBaseUrl, allowHosts: ctx.config.webhookAllowHosts });
+
+export const listWebhooksOp = defineOperation({
+  name: 'list_webhooks',
+  method: 'GET',
+  path: '/api/v1/webhooks',
+  scope: 'webhooks:read',
+  tags: TAGS,
+  summary: 'List webhook subscriptions and the subscribable events',
+  description: "Lists the account's webhook subscriptions (never their secrets) and, in `events`, every event name one can subscribe to.",
+  output: Closed({ data: Type.Array(Subscription), events: Type.Array(Type.String()) }),
+  annotations: READ,
+  handler: async (ctx) => ({ data: await listSubscriptions(ctx.db, ctx.caller.accountId), events: [...SUBSCRIBABLE_EVENTS] }),
+});
+
+export const createWebhookOp = defineOperation({
+  name: 'create_webhook',
+  method: 'POST',
+  path: '/api/v1/webhooks',
+  scope: 'webhooks:write',
+  tags: TAGS,
+  summary: 'Subscribe an HTTPS endpoint to events',
+  description:
+    'Creates a subscription; the answer carries the signing secret (64 hex characters) once, never again. The url must be https on a public host ' +
+    '(details.reason says why one is refused: scheme, credentials, host_blocked, private_ip, self_target, dns_private, dns_failed). ' +
+    'At most 20 subscriptions per account (409). Deliveries are signed: X-Merx-Signature t=<ts>,v1=<HMAC-SHA256 of "<ts>.<raw body>">. ' +
+    'Dry run checks the url and events and returns what would be created.',
+  body: CreateWebhookBody,
+  output: Closed({ data: Subscription, secret: Type.String({ description: 'The signing secret, shown only here.' }) }),
+  dryRunOutput: Closed({
+    dry_run: Type.Literal(true),
+    data: Closed({ url: Type.String(), events: Type.Array(Type.String()), description: Type.Union([Type.String(), Type.Null()]), active: Type.Boolean() }),
+  }),
+  successStatus: 201,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  handler: async (ctx, input) => {
+    const events = checkEvents(input.events);
+    await checkWebhookUrl(input.url, policyOf(ctx));
+    if (ctx.dryRun) {
+      return { dry_run: true as const, data: { url: input.url, events, description: input.description ?? null, active: true } };
+    }
+    return ctx.db.tx((tx) => createSubscription(tx, ctx.caller.accountId, { ...input, events }));
+  },
+});
+
+export const updateWebhookOp = defineOperation({
+  name: 'update_webhook',
+  method: 'PATCH',
+  path: '/api/v1/webhooks/:id',
+  scope: 'webhooks:write',
+  tags: TAGS,
+  summary: 'Change a webhook subscription',
+  description:
+    'Changes url, events, description or active. active: true re-activates and clears dead_notified_at, so the next dead delivery emails again. ' +
+    'Dry run returns the current subscription and the changes.',
+  params: WebhookIdParams,
+  body: UpdateWebhookBody,
+  output: Closed({ data: Subscription }),
+  dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Subscription, changes: Type.Record(Type.String(), Type.Unknown()) }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  handler: async (ctx, { id, ...changes }) => {
+    if (changes.events) changes.events = checkEvents(changes.events);
+    if (changes.url !== undefined) await checkWebhookUrl(changes.url, policyOf(ctx));
+    if (ctx.dryRun) {
+      return { dry_run: true as const, data: toSubscriptionView(await findSubscription(ctx.db, ctx.caller.accountId, id)), changes };
+    }
+    return { data: await ctx.db.tx((tx) => updateSubscription(tx, ctx.caller.accountId, id, changes)) };
+  },
+});
+
+export const deleteWebhookOp = defineOperation({
+  name: 'delete_webhook',
+  method: 'DELETE',
+  path: '/api/v1/webhooks/:id',
+  scope: 'webhooks:write',
+  tags: TAGS,
+  summary: 'Delete a webhook subscription',
+  description: 'Deletes the subscription and its deliveries; pending deliveries stop at once. Dry run returns what would be deleted.',
+  params: WebhookIdParams,
+  output: Closed({ data: Closed({ id: Uuid(), deleted: Type.Literal(true) }) }),
+  dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Subscription }),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+  handler: async (ctx, { id }) => {
+    if (ctx.dryRun) return { dry_run: true as const, data: toSubscriptionView(await findSubscription(ctx.db, ctx.caller.accountId, id)) };
+    return { data: await ctx.db.tx((tx) => deleteSubscription(tx, ctx.caller.accountId, id)) };
+  },
+});
+
+export const listWebhookDeliveriesOp = defineOperation({
+  name: 'list_webhook_deliveries',
+  method: 'GET',
+  path: '/api/v1/webhooks/:id/deliveries',
+  scope: 'webhooks:read',
+  tags: TAGS,
+  summary: "List a subscription's deliveries, newest first",
+  description: 'Each delivery shows its status (pending, delivered, failed, dead), attempts, next attempt, last status code, error and response body (first 1000 characters).',
+  params: WebhookIdParams,
+  query: DeliveriesQuery,
+  output: Closed({ data: Type.Array(Delivery) }),
+  annotations: READ,
+  handler: async (ctx, { id, limit }) => {
+    await findSubscription(ctx.db, ctx.caller.accountId, id);
+    return { data: await listDeliveries(ctx.db, ctx.caller.accountId, id, limit ?? 30) };
+  },
+});
+
+export const testWebhookOp = defineOperation({
+  name: 'test_webhook',
+  method: 'POST',
+  path: '/api/v1/webhooks/:id/test',
+  scope: 'webhooks:write',
+  tags: TAGS,
+  summary: 'Send a test event to one subscription',
+  description:
+    'Sends a `test` event to this subscription only and waits (up to 10 s) for the first attempt; the answer is that delivery. ' +
+    'An inactive subscription gives 409. Limited to 30 per minute per account. Dry run tells whether a test would be sent.',
+  params: WebhookIdParams,
+  output: Closed({ data: Delivery, event_id: Uuid() }),
+  dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Subscription, would_send: Type.Boolean() }),
+  accountLimit: { name: 'webhook_test', perMinute: 30 },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  handler: async (ctx, { id }) => {
+    const accountId = ctx.caller.accountId;
+    if (ctx.dryRun) {
+      const subscription = await findSubscription(ctx.db, accountId, id);
+      return { dry_run: true as const, data: toSubscriptionView(subscription), would_send: subscription.active };
+    }
+    const { eventId, deliveryId } = await ctx.db.tx(async (tx) => {
+      const subscription = await findSubscription(tx, accountId, id, { lock: true });
+      if (!subscription.active) throw new AppError('conflict', 'the subscription is inactive; activate it first');
+      const event = await emit(tx, accountId, 'test', { message: 'A test event from Merx.', webhook_id: id });
+      return { eventId: event.id, deliveryId: await insertDelivery(tx, accountId, id, event) };
+    });
+    await ctx.deliveries.attemptFirst(deliveryId);
+    return { data: await getDelivery(ctx.db, accountId, deliveryId), event_id: eventId };
+  },
+});
+
+export const retryDeliveryOp = defineOperation({
+  name: 'retry_webhook_delivery',
+  method: 'POST',
+  path: '/api/v1/webhook-deliveries/:id/retry',
+  scope: 'webhooks:write',
+  tags: TAGS,
+  summary: 'Retry a delivery now',
+  description:
+    'Attempts the delivery again at once with the same event id and a fresh timestamp and signature. A delivered delivery gives 409. ' +
+    'Limited to 30 per minute per account. Not an MCP tool (SPEC).',
+  params: DeliveryIdParams,
+  output: Closed({ data: Delivery, ok: Type.Boolean(), status: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the attempt; null when none came back.' }) }),
+  dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Delivery, would_retry: Type.Boolean() }),
+  accountLimit: { name: 'webhook_retry', perMinute: 30 },
+  mcp: false,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  handler: async (ctx, { id }) => {
+    const delivery = await getDelivery(ctx.db, ctx.caller.accountId, id);
+    if (ctx.dryRun) return { dry_run: true as const, data: delivery, would_retry: delivery.status !== 'delivered' };
+    if (delivery.status === 'delivered') throw new AppError('conflict', 'this delivery was already delivered');
+    const result = await ctx.deliveries.retry(id);
+    const code = result.outcome.statusCode;
+    return { data: await getDelivery(ctx.db, ctx.caller.accountId, id), ok: code !== null && code >= 200 && code < 300, status: code };
+  },
+});
+
+export const webhookOperations = [
+  listWebhooksOp, createWebhookOp, updateWebhookOp, deleteWebhookOp, listWebhookDeliveriesOp, testWebhookOp, retryDeliveryOp,
+];

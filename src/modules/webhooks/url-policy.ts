@@ -1,0 +1,113 @@
+// SPEC Webhooks URL rules and GAPS Webhooks: https only, no credentials,
+// public hosts only; checked on create, update and before every attempt.
+// The attempt then connects to an address this check approved, so a DNS
+// answer cannot change between the check and the connection.
+import dns from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+import { AppError } from '../../platform/errors.ts';
+
+export const SINK_PATH = '/api/webhooks/sink';
+
+export type PolicyReason = 'scheme' | 'credentials' | 'host_blocked' | 'private_ip' | 'self_target' | 'dns_private' | 'dns_failed';
+
+export interface UrlPolicy {
+  /** The service's own public base URL (PUBLIC_BASE_URL). */
+  publicBaseUrl: string;
+  /** WEBHOOK_ALLOW_HOSTS: host names and CIDRs an operator allows as private targets. */
+  allowHosts: string[];
+  resolve?: (hostname: string) => Promise<string[]>;
+}
+
+export type CheckedTarget =
+  | { kind: 'remote'; url: URL; address: string; family: 4 | 6 }
+  /** The service's own debug sink: delivered over loopback to this very process. */
+  | { kind: 'sink'; url: URL };
+
+/** Ranges no webhook may reach, whatever notation the address was written in. */
+const REFUSED_RANGES = new Set([
+  'unspecified', 'broadcast', 'multicast', 'linkLocal', 'loopback', 'carrierGradeNat', 'private',
+  'uniqueLocal', 'reserved', 'benchmarking', 'amt', 'as112', 'as112v6', 'orchid2', 'droneRemoteIdProtocolEntityTags',
+]);
+
+function refused(reason: PolicyReason, message: string): AppError {
+  return new AppError('validation_failed', message, { reason });
+}
+
+export function isRefusedAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return true;
+  // process() turns IPv4-mapped IPv6 (::ffff:127.0.0.1) into the IPv4 address it is.
+  const parsed = ipaddr.process(address);
+  const range = parsed.range();
+  if (REFUSED_RANGES.has(range)) return true;
+  if (parsed.kind() === 'ipv6') {
+    // NAT64 / 6to4 / Teredo forms can carry any IPv4 address inside; refuse them rather than decode them all.
+    return ['rfc6145', 'rfc6052', '6to4', 'teredo', 'ipv4Mapped'].includes(range);
+  }
+  return false;
+}
+
+function allowedByOperator(host: string, address: string | null, allowHosts: string[]): boolean {
+  for (const entry of allowHosts) {
+    if (entry.toLowerCase() === host) return true;
+    if (address && entry.includes('/') && ipaddr.isValid(address)) {
+      try {
+        const [range, bits] = ipaddr.parseCIDR(entry);
+        const ip = ipaddr.process(address);
+        if (ip.kind() === range.kind() && ip.match(range, bits)) return true;
+      } catch {
+        // not a CIDR: compared as a host above
+      }
+    } else if (address && entry === address) {
+      return true;
+    }
+  }
+  return false;
+}
+
+const defaultResolve = async (hostname: string) => (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+/** Checks a webhook URL; returns where to connect, or throws 400 validation_failed with details.reason. */
+export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<CheckedTarget> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refused('scheme', 'url must be an absolute https URL');
+  }
+  const own = new URL(policy.publicBaseUrl);
+  // The WHATWG parser already normalised numeric hosts: 2130706433, 0x7f000001, 0177.0.0.1 and 127.1 are all 127.0.0.1.
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const isOwnHost = host === own.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (isOwnHost && url.pathname === SINK_PATH && url.protocol === own.protocol && !url.username && !url.password) {
+    return { kind: 'sink', url };
+  }
+  if (url.protocol !== 'https:') throw refused('scheme', 'url must use https');
+  if (url.username || url.password) throw refused('credentials', 'url must not carry a user name or password');
+
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) {
+    if (!allowedByOperator(host, null, policy.allowHosts)) throw refused('host_blocked', `host ${host} is not a public host`);
+  }
+  if (isOwnHost) throw refused('self_target', "url must not point at this service (its debug sink excepted)");
+
+  const literal = ipaddr.isValid(host) ? host : null;
+  if (literal) {
+    if (isRefusedAddress(literal) && !allowedByOperator(host, literal, policy.allowHosts)) {
+      throw refused('private_ip', 'url points at a private, loopback or otherwise non-public address');
+    }
+    return { kind: 'remote', url, address: literal, family: ipaddr.parse(literal).kind() === 'ipv6' ? 6 : 4 };
+  }
+  let addresses: string[];
+  try {
+    addresses = await (policy.resolve ?? defaultResolve)(host);
+  } catch {
+    addresses = [];
+  }
+  if (addresses.length === 0) throw refused('dns_failed', `host ${host} does not resolve`);
+  const hostAllowed = allowedByOperator(host, null, policy.allowHosts);
+  for (const address of addresses) {
+    if (isRefusedAddress(address) && !hostAllowed && !allowedByOperator(host, address, policy.allowHosts)) {
+      throw refused('dns_private', `host ${host} resolves to a non-public address`);
+    }
+  }
+  return { kind: 'remote', url, address: addresses[0], family: ipaddr.parse(addresses[0]).kind() === 'ipv6' ? 6 : 4 };
+}
