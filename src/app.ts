@@ -10,6 +10,8 @@ import { renderDocsPage } from './transports/docs-page.ts';
 import { API_DESCRIPTION, COMMON_HEADERS, ERROR_STATUSES } from './transports/api-description.ts';
 import { orderOperations } from './modules/orders/operations.ts';
 import { webhookOperations } from './modules/webhooks/operations.ts';
+import { productOperations } from './modules/products/operations.ts';
+import { inventoryOperations } from './modules/inventory/operations.ts';
 import { registerSink } from './modules/webhooks/sink.ts';
 import { OPERATOR_BASE, registerAdminRoutes, type AdminRoute, type OperatorServices } from './operator/route.ts';
 import { accountRoutes } from './operator/accounts-routes.ts';
@@ -18,7 +20,7 @@ import { outsideRoutes } from './operator/outside-routes.ts';
 import { registerConsole } from './operator/console.ts';
 
 /** Every public operation, in the order the docs list them. */
-export const operations: Operation[] = [...orderOperations, ...webhookOperations];
+export const operations: Operation[] = [...orderOperations, ...productOperations, ...inventoryOperations, ...webhookOperations];
 export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes, ...outsideRoutes];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;

@@ -13,6 +13,7 @@ import { resolveAdminToken } from './operator/admin-token.ts';
 import type { OperatorServices } from './operator/route.ts';
 import { buildApp } from './app.ts';
 import { DeliveryEngine } from './modules/webhooks/engine.ts';
+import { startSchedules } from './workers/schedule.ts';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -55,6 +56,7 @@ export async function startService(config: Config): Promise<RunningService> {
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     deliveries.start({ self: { host: config.host, port }, worker: config.workers });
+    const stopSchedules = config.workers ? startSchedules(db, log) : () => {};
     return {
       app,
       db,
@@ -63,6 +65,7 @@ export async function startService(config: Config): Promise<RunningService> {
       adminTokenGenerated: admin.generated,
       services,
       async close() {
+        stopSchedules();
         await app.close();
         await deliveries.stop();
         await rateLimits.close();

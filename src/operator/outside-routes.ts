@@ -3,11 +3,13 @@ import { Type } from 'typebox';
 import { Closed, StrictDate, Uuid } from '../platform/schema.ts';
 import { AppError } from '../platform/errors.ts';
 import { listSinkCaptures } from '../modules/webhooks/sink.ts';
+import { runLowStockCheck } from '../modules/inventory/low-stock.ts';
 import { adminRoute, type OperatorServices } from './route.ts';
 
 /** One pass of a scheduled job, as if the clock read `now`. */
 const JOBS: Record<string, (s: OperatorServices, now: Date) => Promise<number>> = {
   'webhook-deliveries': (s, now) => s.deliveries.runDue(now),
+  'low-stock': (s, now) => runLowStockCheck(s.db, now),
 };
 
 export const outsideRoutes = [

@@ -32,8 +32,14 @@ export function onEmit(fanout: Fanout): void {
   fanouts.push(fanout);
 }
 
-export async function emit(tx: Sql, accountId: string, event: EventName, data: Record<string, unknown>): Promise<EmittedEvent> {
-  const id = crypto.randomUUID();
+export async function emit(
+  tx: Sql,
+  accountId: string,
+  event: EventName,
+  data: Record<string, unknown>,
+  options: { id?: string } = {},
+): Promise<EmittedEvent> {
+  const id = options.id ?? crypto.randomUUID();
   const { rows } = await tx.query<{ created_at: string }>(
     `INSERT INTO events (id, account_id, event, api_version, data) VALUES ($1, $2, $3, $4, $5) RETURNING created_at`,
     [id, accountId, event, EVENT_API_VERSION, JSON.stringify(data)],

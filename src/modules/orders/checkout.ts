@@ -7,6 +7,7 @@ import { AppError } from '../../platform/errors.ts';
 import { emit } from '../../platform/events.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
 import { findOrder } from './queries.ts';
+import { recordSale } from '../inventory/order-stock.ts';
 
 export interface CheckoutLineItem {
   product_id: string;
@@ -123,6 +124,7 @@ export async function checkout(tx: Sql, accountId: string, input: CheckoutInput)
       input.notes ?? null, input.page_id ?? null, createdAt,
     ],
   );
+  if (lineItems) await recordSale(tx, accountId, id, lineItems);
   const order = (await findOrder(tx, accountId, id))!;
   await emit(tx, accountId, 'order.created', { order });
   return order;

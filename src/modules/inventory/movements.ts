@@ -1,0 +1,120 @@
+// The movement ledger. A movement and the stock level it changes are written
+// in one transaction under the product's row lock, so concurrent movements
+// never lose an update and the ledger always sums to the stock.
+import crypto from 'node:crypto';
+import type { Sql } from '../../platform/db.ts';
+import { AppError, notFound } from '../../platform/errors.ts';
+import { parseStrictDate } from '../../platform/dates.ts';
+import { decodeCursor, pageOf } from '../../platform/paging.ts';
+
+export type MovementType = 'sale' | 'release' | 'return' | 'delivery' | 'correction';
+
+export interface MovementInput {
+  productId: string;
+  variantId?: string | null;
+  type: MovementType;
+  qty: number;
+  unitCost?: number | null;
+  note?: string | null;
+  orderId?: string | null;
+}
+
+export interface MovementPlan {
+  tracked: boolean;
+  enablesTracking: boolean;
+  newStock: number;
+  newVariantStock: number | null;
+  newCost: number | null;
+}
+
+/** GAPS: weighted average cost; with no prior stock or cost, the delivery's unit cost. */
+export function weightedAverageCost(oldQty: number, oldCost: number | null, qty: number, unitCost: number): number {
+  if (oldQty <= 0 || oldCost === null) return unitCost;
+  return Math.round(((oldQty * oldCost + qty * unitCost) / (oldQty + qty)) * 10000) / 10000;
+}
+
+/** What a movement would do; `lock` takes the row locks a real write needs (not possible in a dry run). */
+export async function planMovement(sql: Sql, accountId: string, m: MovementInput, options: { lock: boolean }): Promise<MovementPlan> {
+  const lock = options.lock ? 'FOR UPDATE' : '';
+  const { rows } = await sql.query<{ stock_quantity: number | null; avg_cost: number | null }>(
+    `SELECT stock_quantity, avg_cost FROM products WHERE account_id = $1 AND id = $2 ${lock}`,
+    [accountId, m.productId],
+  );
+  const product = rows[0];
+  if (!product) throw notFound('product');
+  let variantStock: number | null = null;
+  if (m.variantId) {
+    const { rows: variants } = await sql.query<{ stock_quantity: number | null }>(
+      `SELECT stock_quantity FROM product_variants WHERE account_id = $1 AND product_id = $2 AND id = $3 ${lock}`,
+      [accountId, m.productId, m.variantId],
+    );
+    if (!variants[0]) throw new AppError('validation_failed', 'variant_id is not a variant of that product');
+    variantStock = variants[0].stock_quantity ?? 0;
+  }
+  const tracked = product.stock_quantity !== null;
+  const newStock = (product.stock_quantity ?? 0) + m.qty;
+  const newVariantStock = variantStock === null ? null : variantStock + m.qty;
+  if (m.type === 'correction' && (newStock < 0 || (newVariantStock !== null && newVariantStock < 0))) {
+    throw new AppError('conflict', `this correction would take stock below zero (to ${Math.min(newStock, newVariantStock ?? newStock)})`, {
+      kind: 'negative_stock',
+    });
+  }
+  const newCost =
+    m.type === 'delivery' && m.unitCost != null
+      ? weightedAverageCost(product.stock_quantity ?? 0, product.avg_cost, m.qty, m.unitCost)
+      : product.avg_cost;
+  return { tracked, enablesTracking: !tracked && (m.type === 'delivery' || m.type === 'correction'), newStock, newVariantStock, newCost };
+}
+
+/** Writes one movement and the stock it changes. Call inside a transaction. */
+export async function applyMovement(tx: Sql, accountId: string, m: MovementInput): Promise<MovementPlan & { id: string }> {
+  const plan = await planMovement(tx, accountId, m, { lock: true });
+  await tx.query('UPDATE products SET stock_quantity = $3, avg_cost = $4, updated_at = now() WHERE account_id = $1 AND id = $2', [
+    accountId,
+    m.productId,
+    plan.newStock,
+    plan.newCost,
+  ]);
+  if (m.variantId) {
+    await tx.query('UPDATE product_variants SET stock_quantity = $3 WHERE account_id = $1 AND id = $2', [accountId, m.variantId, plan.newVariantStock]);
+  }
+  const id = crypto.randomUUID();
+  await tx.query(
+    `INSERT INTO stock_movements (id, account_id, product_id, variant_id, order_id, type, qty, unit_cost, note)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [id, accountId, m.productId, m.variantId ?? null, m.orderId ?? null, m.type, m.qty, m.unitCost ?? null, m.note ?? null],
+  );
+  return { ...plan, id };
+}
+
+export interface ListMovementsInput {
+  limit?: number;
+  cursor?: string;
+  product_id?: string;
+  order_id?: string;
+  type?: MovementType;
+  from?: string;
+  to?: string;
+}
+
+export async function listMovements(sql: Sql, accountId: string, input: ListMovementsInput) {
+  const limit = input.limit ?? 50;
+  const params: unknown[] = [accountId];
+  const where = ['account_id = $1'];
+  const bind = (v: unknown) => (params.push(v), `$${params.length}`);
+  if (input.product_id) where.push(`product_id = ${bind(input.product_id)}`);
+  if (input.order_id) where.push(`order_id = ${bind(input.order_id)}`);
+  if (input.type) where.push(`type = ${bind(input.type)}`);
+  if (input.from) where.push(`created_at >= ${bind(parseStrictDate('from', input.from, 'start'))}`);
+  if (input.to) where.push(`created_at <= ${bind(parseStrictDate('to', input.to, 'end'))}`);
+  if (input.cursor) {
+    const position = decodeCursor(input.cursor);
+    where.push(`(created_at, id) < (${bind(position.createdAt)}::timestamptz, ${bind(position.id)}::uuid)`);
+  }
+  const { rows } = await sql.query(
+    `SELECT id, product_id, variant_id, order_id, type, qty, note, created_at FROM stock_movements
+      WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${bind(limit + 1)}`,
+    params,
+  );
+  return pageOf(rows, limit, (m) => ({ createdAt: m.created_at, id: m.id }));
+}

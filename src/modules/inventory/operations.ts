@@ -1,0 +1,156 @@
+// The inventory operations: stock levels and the movement ledger.
+import { Type } from 'typebox';
+import { defineOperation, type OperationContext } from '../../platform/operation.ts';
+import { AppError } from '../../platform/errors.ts';
+import { Closed, Cursor, DateTime, Limit, ListOf, Nullable, NullableUuid, StrictDate, Uuid } from '../../platform/schema.ts';
+import { applyMovement, listMovements, planMovement, type MovementType } from './movements.ts';
+import { stockLevels } from './stock.ts';
+
+const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+const TAGS = ['Inventory'];
+const MOVEMENT_TYPES = ['sale', 'release', 'return', 'delivery', 'correction'] as const;
+
+/** SPEC Inventory: 503 migration_pending where the feature is not enabled on this deployment. */
+function requireInventory(ctx: OperationContext): void {
+  if (!ctx.config.inventoryEnabled) throw new AppError('migration_pending', 'inventory is not enabled on this deployment yet');
+}
+
+const StockItem = Closed(
+  {
+    product_id: Uuid(),
+    name: Type.String(),
+    sku: Nullable('string'),
+    tracked: Type.Boolean({ description: 'false: stock is not tracked (stock_quantity shows 0).' }),
+    stock_quantity: Type.Integer(),
+    low_stock_threshold: Nullable('integer'),
+    effective_threshold: Type.Integer({ description: "low_stock_threshold, else the account's default_threshold." }),
+    low: Type.Boolean(),
+    block_on_zero_stock: Type.Boolean(),
+    variants: Type.Array(
+      Closed({ id: Uuid(), name: Nullable('string'), value: Nullable('string'), stock_quantity: Type.Integer(), tracked: Type.Boolean() }),
+    ),
+  },
+  { $id: 'StockItem' },
+);
+
+const Movement = Closed(
+  {
+    id: Uuid(),
+    product_id: Uuid(),
+    variant_id: NullableUuid(),
+    order_id: NullableUuid(),
+    type: Type.Unsafe<MovementType>({ type: 'string', enum: [...MOVEMENT_TYPES] }),
+    qty: Type.Integer({ description: 'Signed.' }),
+    note: Nullable('string'),
+    created_at: DateTime(),
+  },
+  { $id: 'StockMovement' },
+);
+
+export const getStockOp = defineOperation({
+  name: 'get_inventory_stock',
+  method: 'GET',
+  path: '/api/v1/inventory/stock',
+  scope: 'inventory:read',
+  tags: TAGS,
+  summary: 'Stock levels of active physical products',
+  description:
+    'Stock of every active physical product (or one, with product_id), with its variants, effective low-stock threshold and whether it is low. ' +
+    'tracked: false means stock is not tracked for the product.',
+  query: Closed({ product_id: Type.Optional(Uuid()) }),
+  output: Closed({ data: Type.Array(StockItem), default_threshold: Type.Integer() }),
+  annotations: READ,
+  handler: async (ctx, { product_id }) => {
+    requireInventory(ctx);
+    return stockLevels(ctx.db, ctx.caller.accountId, product_id);
+  },
+});
+
+export const listMovementsOp = defineOperation({
+  name: 'list_stock_movements',
+  method: 'GET',
+  path: '/api/v1/inventory/movements',
+  scope: 'inventory:read',
+  tags: TAGS,
+  summary: 'The stock movement ledger, newest first',
+  description: 'Every stock change: sale, release, return (written by orders), delivery and correction. Filter by product_id, order_id, type, from/to.',
+  query: Closed({
+    limit: Type.Optional(Limit()),
+    cursor: Type.Optional(Cursor()),
+    product_id: Type.Optional(Uuid()),
+    order_id: Type.Optional(Uuid()),
+    type: Type.Optional(Type.Unsafe<MovementType>({ type: 'string', enum: [...MOVEMENT_TYPES] })),
+    from: Type.Optional(StrictDate('created_at >= from (inclusive).')),
+    to: Type.Optional(StrictDate('created_at <= to (inclusive).')),
+  }),
+  output: ListOf(Movement),
+  annotations: READ,
+  handler: async (ctx, input) => {
+    requireInventory(ctx);
+    return listMovements(ctx.db, ctx.caller.accountId, input);
+  },
+});
+
+export const recordMovementOp = defineOperation({
+  name: 'record_stock_movement',
+  method: 'POST',
+  path: '/api/v1/inventory/movements',
+  scope: 'inventory:write',
+  tags: TAGS,
+  summary: 'Record a delivery or a stock correction',
+  description:
+    'type delivery (qty > 0, optional unit_cost updating the weighted average cost) or correction (signed qty; below zero is a 409 negative_stock). ' +
+    'The first delivery on an untracked product enables stock tracking. sale, release and return are written by orders only. ' +
+    'With variant_id, the variant and the product change by the same qty. Dry run previews, including enables_tracking.',
+  body: Closed({
+    product_id: Uuid(),
+    variant_id: Type.Optional(Uuid()),
+    type: Type.Unsafe<'delivery' | 'correction'>({ type: 'string', enum: ['delivery', 'correction'] }),
+    qty: Type.Integer({ minimum: -1_000_000, maximum: 1_000_000 }),
+    unit_cost: Type.Optional(Type.Number({ minimum: 0 })),
+    note: Type.Optional(Type.String({ maxLength: 1000 })),
+  }),
+  output: Closed({ ok: Type.Literal(true), applied: Type.Integer(), new_cost: Nullable('number') }),
+  dryRunOutput: Closed({
+    dry_run: Type.Literal(true),
+    product_id: Uuid(),
+    variant_id: NullableUuid(),
+    type: Type.String(),
+    qty: Type.Integer(),
+    unit_cost: Nullable('number'),
+    enables_tracking: Type.Boolean(),
+  }),
+  successStatus: 201,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  handler: async (ctx, input) => {
+    requireInventory(ctx);
+    if (input.type === 'delivery' && input.qty <= 0) throw new AppError('validation_failed', 'a delivery needs qty > 0');
+    if (input.type === 'correction' && input.qty === 0) throw new AppError('validation_failed', 'a correction needs a non-zero qty');
+    if (input.type !== 'delivery' && input.unit_cost !== undefined) throw new AppError('validation_failed', 'unit_cost goes with deliveries only');
+    const movement = {
+      productId: input.product_id,
+      variantId: input.variant_id ?? null,
+      type: input.type,
+      qty: input.qty,
+      unitCost: input.unit_cost ?? null,
+      note: input.note ?? null,
+    };
+    const accountId = ctx.caller.accountId;
+    if (ctx.dryRun) {
+      const plan = await planMovement(ctx.db, accountId, movement, { lock: false });
+      return {
+        dry_run: true as const,
+        product_id: input.product_id,
+        variant_id: movement.variantId,
+        type: input.type,
+        qty: input.qty,
+        unit_cost: movement.unitCost,
+        enables_tracking: plan.enablesTracking,
+      };
+    }
+    const result = await ctx.db.tx((tx) => applyMovement(tx, accountId, movement));
+    return { ok: true as const, applied: input.qty, new_cost: result.newCost };
+  },
+});
+
+export const inventoryOperations = [getStockOp, listMovementsOp, recordMovementOp];

@@ -1,0 +1,54 @@
+// Writing the catalog. Stock is not writable here: it moves only through
+// inventory movements (SPEC Products).
+import crypto from 'node:crypto';
+import type { Sql } from '../../platform/db.ts';
+import { getProduct } from './queries.ts';
+import type { CreateProductInput, ProductView, UpdateProductInput } from './schema.ts';
+
+const DEFAULTS = { active: true, block_on_zero_stock: false, catalog_hidden: false, delivery_type: 'physical' };
+const NULLABLE_FIELDS = [
+  'sku', 'marketing_name', 'description', 'offer_type', 'language', 'shipping_short_name', 'shipping_category',
+  'original_price', 'weight_g', 'low_stock_threshold', 'dim_cm',
+] as const;
+
+/** The record a create would write, with defaults filled in (the dry-run preview's `changes`). */
+export function normalizedNewProduct(input: CreateProductInput): Record<string, unknown> {
+  const record: Record<string, unknown> = { ...DEFAULTS, ...input };
+  for (const field of NULLABLE_FIELDS) record[field] ??= null;
+  if (typeof record.sku === 'string') record.sku = record.sku.trim() || null;
+  return record;
+}
+
+/** The fields a PATCH would change against the current product. */
+export function productChanges(current: ProductView, input: UpdateProductInput): Record<string, unknown> {
+  const changes: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(input)) {
+    const normalized = field === 'sku' && typeof value === 'string' ? value.trim() || null : value;
+    if (JSON.stringify(normalized) !== JSON.stringify((current as Record<string, unknown>)[field])) changes[field] = normalized;
+  }
+  return changes;
+}
+
+const column = (field: string, value: unknown) => (field === 'dim_cm' && value !== null ? JSON.stringify(value) : value);
+
+export async function createProduct(tx: Sql, accountId: string, input: CreateProductInput): Promise<ProductView> {
+  const record = normalizedNewProduct(input);
+  const fields = Object.keys(record);
+  const id = crypto.randomUUID();
+  await tx.query(
+    `INSERT INTO products (id, account_id, ${fields.join(', ')}) VALUES ($1, $2, ${fields.map((_, i) => `$${i + 3}`).join(', ')})`,
+    [id, accountId, ...fields.map((f) => column(f, record[f]))],
+  );
+  return getProduct(tx, accountId, id);
+}
+
+export async function updateProduct(tx: Sql, accountId: string, productId: string, changes: Record<string, unknown>): Promise<ProductView> {
+  const fields = Object.keys(changes);
+  if (fields.length) {
+    await tx.query(
+      `UPDATE products SET ${fields.map((f, i) => `${f} = $${i + 3}`).join(', ')}, updated_at = now() WHERE account_id = $1 AND id = $2`,
+      [accountId, productId, ...fields.map((f) => column(f, changes[f]))],
+    );
+  }
+  return getProduct(tx, accountId, productId);
+}
