@@ -12,6 +12,9 @@ import { orderOperations } from './modules/orders/operations.ts';
 import { webhookOperations } from './modules/webhooks/operations.ts';
 import { productOperations } from './modules/products/operations.ts';
 import { inventoryOperations } from './modules/inventory/operations.ts';
+import { shipmentOperations } from './modules/shipments/operations.ts';
+import { registerCourierPush } from './modules/shipments/status-sync.ts';
+import { registerCourierSimulator } from './couriers/simulator/routes.ts';
 import { registerSink } from './modules/webhooks/sink.ts';
 import { OPERATOR_BASE, registerAdminRoutes, type AdminRoute, type OperatorServices } from './operator/route.ts';
 import { accountRoutes } from './operator/accounts-routes.ts';
@@ -20,7 +23,9 @@ import { outsideRoutes } from './operator/outside-routes.ts';
 import { registerConsole } from './operator/console.ts';
 
 /** Every public operation, in the order the docs list them. */
-export const operations: Operation[] = [...orderOperations, ...productOperations, ...inventoryOperations, ...webhookOperations];
+export const operations: Operation[] = [
+  ...orderOperations, ...shipmentOperations, ...productOperations, ...inventoryOperations, ...webhookOperations,
+];
 export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes, ...outsideRoutes];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -127,6 +132,9 @@ export async function buildApp(services: OperatorServices): Promise<FastifyInsta
   registerMcp(app, services, operations);
   registerAdminRoutes(app, services, adminRoutes);
   registerSink(app, { db: services.db, limiter: services.rateLimits.named('webhook_sink', 120) });
+  registerCourierPush(app, { db: services.db, orderDeps: { notifier: services.notifier } });
+  // COURIER_MODE=live never mounts the simulator.
+  if (services.couriers.simulator) registerCourierSimulator(app, services.couriers.simulator);
   registerConsole(app);
   return app;
 }

@@ -15,6 +15,7 @@ export interface Config {
   webhookAllowHosts: string[];
   courierMode: 'simulator' | 'live';
   courierUrls: { courier_a: string | null; courier_b: string | null; courier_c: string | null };
+  courierTimeoutMs: number;
   logLevel: string;
   production: boolean;
   inventoryEnabled: boolean;
@@ -96,6 +97,7 @@ export function loadConfig(env: Env = process.env): Config {
       courier_b: url(env, 'COURIER_B_URL', ['http:', 'https:']),
       courier_c: url(env, 'COURIER_C_URL', ['http:', 'https:']),
     },
+    courierTimeoutMs: integer(env, 'COURIER_TIMEOUT_MS', 10_000, 100, 120_000),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     production,
     inventoryEnabled: flag(env, 'FEATURE_INVENTORY', true),

@@ -14,6 +14,7 @@ import type { OperatorServices } from './operator/route.ts';
 import { buildApp } from './app.ts';
 import { DeliveryEngine } from './modules/webhooks/engine.ts';
 import { startSchedules } from './workers/schedule.ts';
+import { createCouriers } from './couriers/registry.ts';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -39,14 +40,16 @@ export async function startService(config: Config): Promise<RunningService> {
       log,
       policy: { publicBaseUrl: config.publicBaseUrl, allowHosts: config.webhookAllowHosts },
     });
+    const couriers = createCouriers(config);
     const services: OperatorServices = {
       config,
       db,
       clock: systemClock,
       rateLimits,
-      planGate: { lookupFails: false },
+      faults: { lookupFails: false, failNextShipmentCommit: false },
       notifier,
       deliveries,
+      couriers,
       log,
       deploySha: resolveDeploySha(config.deploySha),
       adminToken: admin.token,
@@ -56,7 +59,9 @@ export async function startService(config: Config): Promise<RunningService> {
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     deliveries.start({ self: { host: config.host, port }, worker: config.workers });
-    const stopSchedules = config.workers ? startSchedules(db, log) : () => {};
+    // In simulator mode the couriers live in this process: the adapters and the push URL use the real listening address.
+    if (couriers.simulator) couriers.setSelfOrigin(`http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
+    const stopSchedules = config.workers ? startSchedules(services) : () => {};
     return {
       app,
       db,

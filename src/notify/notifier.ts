@@ -17,8 +17,8 @@ export interface OutboundMessage {
 }
 
 export interface Notifier {
-  /** Records the message in `tx`; a real email is sent by `afterCommit`. */
-  send(tx: Sql, message: OutboundMessage, afterCommit: (task: () => Promise<void>) => void): Promise<void>;
+  /** Records the message in `tx`; a real email goes out once `tx` has committed. */
+  send(tx: Sql, message: OutboundMessage): Promise<void>;
 }
 
 const FROM = 'Merx <no-reply@merx.local>';
@@ -26,7 +26,7 @@ const FROM = 'Merx <no-reply@merx.local>';
 export function createNotifier(smtpUrl: string | null, log: { warn(obj: object, msg: string): void }): Notifier {
   const transport = smtpUrl ? nodemailer.createTransport(smtpUrl) : null;
   return {
-    async send(tx, message, afterCommit) {
+    async send(tx, message) {
       const viaSmtp = transport !== null && message.channel === 'email';
       await tx.query(
         `INSERT INTO outbound_messages (id, account_id, channel, recipient, subject, body, kind, sent_via)
@@ -34,7 +34,7 @@ export function createNotifier(smtpUrl: string | null, log: { warn(obj: object, 
         [crypto.randomUUID(), message.accountId, message.channel, message.to, message.subject, message.body, message.kind, viaSmtp ? 'smtp' : 'outbox'],
       );
       if (viaSmtp) {
-        afterCommit(async () => {
+        tx.afterCommit(async () => {
           await transport!
             .sendMail({ from: FROM, to: message.to, subject: message.subject ?? '', text: message.body })
             .catch((err: Error) => log.warn({ err: err.message, kind: message.kind }, 'email could not be sent'));

@@ -144,13 +144,19 @@ export const accountRoutes = [
     path: '/faults',
     tags: ['Outside world'],
     summary: 'Force failures of outside dependencies',
-    description: 'plan_lookup: fail makes every plan check answer 403 plan_lookup_failed. Not available in production (404).',
-    body: Closed({ plan_lookup: Type.Unsafe<'ok' | 'fail'>({ type: 'string', enum: ['ok', 'fail'] }) }),
-    output: Closed({ data: Closed({ plan_lookup: Type.String() }) }),
+    description:
+      'plan_lookup: fail makes every plan check answer 403 plan_lookup_failed. shipment_commit: fail_next makes the next shipment ' +
+      'creation fail after the courier accepted the waybill (an addition, to test the undo). Not available in production (404).',
+    body: Closed({
+      plan_lookup: Type.Optional(Type.Unsafe<'ok' | 'fail'>({ type: 'string', enum: ['ok', 'fail'] })),
+      shipment_commit: Type.Optional(Type.Unsafe<'ok' | 'fail_next'>({ type: 'string', enum: ['ok', 'fail_next'] })),
+    }),
+    output: Closed({ data: Closed({ plan_lookup: Type.String(), shipment_commit: Type.String() }) }),
     handler: async (s, input) => {
       if (s.config.production) throw new AppError('not_found', 'route not found');
-      s.planGate.lookupFails = input.plan_lookup === 'fail';
-      return { data: { plan_lookup: s.planGate.lookupFails ? 'fail' : 'ok' } };
+      if (input.plan_lookup) s.faults.lookupFails = input.plan_lookup === 'fail';
+      if (input.shipment_commit) s.faults.failNextShipmentCommit = input.shipment_commit === 'fail_next';
+      return { data: { plan_lookup: s.faults.lookupFails ? 'fail' : 'ok', shipment_commit: s.faults.failNextShipmentCommit ? 'fail_next' : 'ok' } };
     },
   }),
 ];

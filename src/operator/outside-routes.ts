@@ -3,16 +3,84 @@ import { Type } from 'typebox';
 import { Closed, StrictDate, Uuid } from '../platform/schema.ts';
 import { AppError } from '../platform/errors.ts';
 import { listSinkCaptures } from '../modules/webhooks/sink.ts';
-import { runLowStockCheck } from '../modules/inventory/low-stock.ts';
-import { adminRoute, type OperatorServices } from './route.ts';
+import { JOBS } from '../workers/schedule.ts';
+import { recordCourierEvent } from '../couriers/simulator/routes.ts';
+import type { CourierSlug, NormalizedStatus } from '../couriers/adapter.ts';
+import { SHIPMENT_STATUSES } from '../modules/shipments/schema.ts';
+import { putIntegration } from '../modules/shipments/integrations.ts';
+import { requireAccount } from '../modules/storefront/service.ts';
+import type { OperatorServices } from './route.ts';
+import { adminRoute } from './route.ts';
 
-/** One pass of a scheduled job, as if the clock read `now`. */
-const JOBS: Record<string, (s: OperatorServices, now: Date) => Promise<number>> = {
-  'webhook-deliveries': (s, now) => s.deliveries.runDue(now),
-  'low-stock': (s, now) => runLowStockCheck(s.db, now),
-};
+const Slug = Type.Unsafe<CourierSlug>({ type: 'string', enum: ['courier_a', 'courier_b', 'courier_c'] });
+const JsonObject = (description: string) => Type.Unsafe<Record<string, unknown> | null>({ type: ['object', 'null'], additionalProperties: true, description });
+
+function simulatorOf(s: OperatorServices) {
+  if (!s.couriers.simulator) throw new AppError('not_found', 'the courier simulator is not running (COURIER_MODE=live)');
+  return s.couriers.simulator;
+}
 
 export const outsideRoutes = [
+  adminRoute({
+    name: 'put_courier_integration',
+    method: 'PUT',
+    path: '/accounts/:id/couriers/:slug',
+    tags: ['Accounts'],
+    summary: "Set up one of the account's courier integrations",
+    description:
+      'enabled, and the merchant\'s own credentials for that courier (write-only; the answer lists which keys are set). In simulator mode an ' +
+      'integration enabled without credentials uses the simulator\'s demo credentials.',
+    params: Closed({ id: Uuid(), slug: Slug }),
+    body: Closed({
+      enabled: Type.Boolean(),
+      credentials: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      sender_origin: Type.Optional(JsonObject('{mode: "address"} or {mode: "office", office_id, office_label?}')),
+      shipment_terms: Type.Optional(JsonObject('{cod_type, service_payer?, open_before, refusal_payer}')),
+    }),
+    output: Closed({ data: Type.Object({ slug: Type.String(), enabled: Type.Boolean() }, { additionalProperties: true }) }),
+    handler: async (s, { id, slug, ...input }) => ({
+      data: await s.db.tx(async (tx) => (await requireAccount(tx, id), putIntegration(tx, id, slug, input))),
+    }),
+  }),
+  adminRoute({
+    name: 'set_courier_mode',
+    method: 'POST',
+    path: '/courier-sim/:slug/mode',
+    tags: ['Outside world'],
+    summary: 'Make a simulated courier accept, refuse or not answer',
+    description: 'ok: accepts; refuse: the courier says no; down: the courier does not answer (callers time out).',
+    params: Closed({ slug: Slug }),
+    body: Closed({ mode: Type.Unsafe<'ok' | 'refuse' | 'down'>({ type: 'string', enum: ['ok', 'refuse', 'down'] }) }),
+    output: Closed({ data: Closed({ slug: Type.String(), mode: Type.String() }) }),
+    handler: async (s, { slug, mode }) => {
+      simulatorOf(s).modes[slug] = mode;
+      return { data: { slug, mode } };
+    },
+  }),
+  adminRoute({
+    name: 'courier_event',
+    method: 'POST',
+    path: '/shipments/:id/courier-events',
+    tags: ['Outside world'],
+    summary: 'The courier records a status event for a waybill',
+    description: 'courier_c pushes it to the service at once; courier_a and courier_b report it at their next poll.',
+    params: Closed({ id: Uuid() }),
+    body: Closed({
+      status: Type.Unsafe<NormalizedStatus>({ type: 'string', enum: [...SHIPMENT_STATUSES] }),
+      code: Type.Optional(Type.Unsafe<string | number>({ type: ['string', 'integer'] })),
+      label: Type.Optional(Type.String({ maxLength: 200 })),
+    }),
+    output: Closed({ data: Closed({ queued: Type.Literal(true) }) }),
+    handler: async (s, { id, status, code, label }) => {
+      const simulator = simulatorOf(s);
+      const { rows } = await s.db.query('SELECT tracking_number FROM shipments WHERE id = $1', [id]);
+      if (!rows[0]?.tracking_number) throw new AppError('not_found', 'no shipment with a waybill number has this id');
+      if (!(await recordCourierEvent(simulator, rows[0].tracking_number, status, code, label))) {
+        throw new AppError('not_found', 'the simulator holds no such waybill (it keeps them in memory)');
+      }
+      return { data: { queued: true as const } };
+    },
+  }),
   adminRoute({
     name: 'run_job',
     method: 'POST',

@@ -8,7 +8,7 @@ import { accountOfOrder } from '../modules/orders/queries.ts';
 import { createPage, importContact, recordAbandonedCart, requireAccount } from '../modules/storefront/service.ts';
 import { insertProduct } from '../modules/products/service.ts';
 import { seedAccount } from './seed.ts';
-import { adminRoute, type OperatorServices } from './route.ts';
+import { adminRoute } from './route.ts';
 
 const AccountId = Closed({ id: Uuid() });
 const OrderId = Closed({ id: Uuid() });
@@ -26,14 +26,6 @@ const ShippingInput = Closed({
   courier_office_id: OfficeId,
 });
 
-/** Order changes from the operator side run the same service path as the public PATCH. */
-const changeDeps = (s: OperatorServices, afterCommit: Array<() => Promise<void>>) => ({
-  notifier: s.notifier,
-  afterCommit: (task: () => Promise<void>) => afterCommit.push(task),
-});
-const runAfterCommit = (s: OperatorServices, tasks: Array<() => Promise<void>>) => {
-  for (const task of tasks) setImmediate(() => task().catch((err) => s.log.error({ err }, 'after-commit task failed')));
-};
 
 export const storefrontRoutes = [
   adminRoute({
@@ -156,9 +148,8 @@ export const storefrontRoutes = [
     }),
     output: Closed({ data: Order }),
     handler: async (s, { id, status, source }) => {
-      const tasks: Array<() => Promise<void>> = [];
-      const result = await s.db.tx(async (tx) => changeOrder(tx, changeDeps(s, tasks), await accountOfOrder(tx, id), id, { status }, source ?? 'merchant'));
-      runAfterCommit(s, tasks);
+      // The same service path as the public PATCH.
+      const result = await s.db.tx(async (tx) => changeOrder(tx, s, await accountOfOrder(tx, id), id, { status }, source ?? 'merchant'));
       return { data: result.order };
     },
   }),
@@ -173,11 +164,7 @@ export const storefrontRoutes = [
     body: Closed({ shipping: Type.Optional(ShippingInput), admin_notes: optStr(10000) }),
     output: Closed({ data: Order }),
     handler: async (s, { id, shipping, admin_notes }) => {
-      const tasks: Array<() => Promise<void>> = [];
-      const result = await s.db.tx(async (tx) =>
-        changeOrder(tx, changeDeps(s, tasks), await accountOfOrder(tx, id), id, { shipping, admin_notes }, 'merchant'),
-      );
-      runAfterCommit(s, tasks);
+      const result = await s.db.tx(async (tx) => changeOrder(tx, s, await accountOfOrder(tx, id), id, { shipping, admin_notes }, 'merchant'));
       return { data: result.order };
     },
   }),

@@ -78,13 +78,16 @@ export function requireScope(caller: Caller, scope: Scope): void {
   }
 }
 
-export interface PlanGate {
-  /** Outside production the operator can force plan lookups to fail (OPERATOR_API faults). */
+/** Failures the operator can force outside production (OPERATOR_API faults). */
+export interface Faults {
+  /** Every plan check answers plan_lookup_failed. */
   lookupFails: boolean;
+  /** The next shipment creation fails after the courier accepted its waybill (tests the undo). */
+  failNextShipmentCommit: boolean;
 }
 
 /** SPEC Authentication 7: Pro and above; fail closed when the plan cannot be verified. */
-export function requirePlan(plan: string, gate: PlanGate): void {
+export function requirePlan(plan: string, gate: Faults): void {
   if (gate.lookupFails || !['free', 'pro', 'business'].includes(plan)) {
     throw new AppError('plan_lookup_failed', 'the account plan could not be verified; try again later');
   }

@@ -1,5 +1,6 @@
 // Runs one operation for one caller, the same way for REST and MCP.
-// A dry run is the same handler inside a READ ONLY transaction.
+// A dry run is the same handler inside a READ ONLY transaction, where
+// nothing registered to run after commit ever runs.
 import type { Db, Sql } from './db.ts';
 import type { Caller, Operation, OperationContext } from './operation.ts';
 import type { Services } from './services.ts';
@@ -34,7 +35,6 @@ async function enforceAccountLimit(services: Services, op: Operation, caller: Ca
 
 export async function execute(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, dryRun: boolean) {
   if (!dryRun) await enforceAccountLimit(services, op, caller);
-  const pending: Array<() => Promise<void>> = [];
   const context = (db: Db): OperationContext => ({
     db,
     caller,
@@ -43,17 +43,11 @@ export async function execute(services: Services, op: Operation, caller: Caller,
     clock: services.clock,
     notifier: services.notifier,
     deliveries: services.deliveries,
-    afterCommit: (task) => {
-      if (!dryRun) pending.push(task);
-    },
+    couriers: services.couriers,
+    faults: services.faults,
   });
   if (dryRun) {
     return services.db.tx((tx) => op.handler(context(boundTo(tx, services.db.kind)), input as never), { readOnly: true });
   }
-  const result = await op.handler(context(services.db), input as never);
-  // Work that must not hold up the response (emails, first webhook attempts) runs after it.
-  for (const task of pending) {
-    setImmediate(() => task().catch((err) => services.log.error({ err }, 'after-commit task failed')));
-  }
-  return result;
+  return op.handler(context(services.db), input as never);
 }

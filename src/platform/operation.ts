@@ -7,6 +7,8 @@ import type { Clock } from './clock.ts';
 import type { Scope } from './scopes.ts';
 import type { Notifier } from '../notify/notifier.ts';
 import type { DeliveryEngine } from '../modules/webhooks/engine.ts';
+import type { Couriers } from '../couriers/registry.ts';
+import type { Faults } from './auth.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -29,8 +31,8 @@ export interface OperationContext {
   notifier: Notifier;
   /** Webhook delivery attempts that an operation makes itself (test, retry). */
   deliveries: DeliveryEngine;
-  /** Runs after the operation's transaction committed; dropped in a dry run. */
-  afterCommit(task: () => Promise<void>): void;
+  couriers: Couriers;
+  faults: Faults;
 }
 
 /** MCP tool annotations (what the tool does to the world). */
@@ -68,6 +70,8 @@ export interface OperationSpec<
   rest?: boolean;
   mcp?: boolean;
   annotations: ToolAnnotations;
+  /** A binary answer (REST only): the handler returns {body, filename}. */
+  produces?: 'application/pdf';
   /** A per-account limit of this operation on top of the key's own (SPEC Limits: webhook test and retry). */
   accountLimit?: { name: string; perMinute: number };
   handler: (

@@ -4,18 +4,20 @@ import type { Config } from '../config.ts';
 import type { Db } from './db.ts';
 import type { Clock } from './clock.ts';
 import type { RateLimits } from './rate-limit.ts';
-import type { PlanGate } from './auth.ts';
+import type { Faults } from './auth.ts';
 import type { Notifier } from '../notify/notifier.ts';
 import type { DeliveryEngine } from '../modules/webhooks/engine.ts';
+import type { Couriers } from '../couriers/registry.ts';
 
 export interface Services {
   config: Config;
   db: Db;
   clock: Clock;
   rateLimits: RateLimits;
-  planGate: PlanGate;
+  faults: Faults;
   notifier: Notifier;
   deliveries: DeliveryEngine;
+  couriers: Couriers;
   log: FastifyBaseLogger;
   deploySha: string;
 }

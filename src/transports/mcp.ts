@@ -72,7 +72,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new RpcFailure(-32602, 'arguments must be an object');
     try {
       requireScope(key, tool.op.scope);
-      requirePlan(key.plan, services.planGate);
+      requirePlan(key.plan, services.faults);
     } catch (err) {
       return refusal(toAppError(err));
     }

@@ -18,6 +18,7 @@ export interface DescribedRoute {
   dryRunOutput?: TSchema;
   successStatus?: number;
   scope?: string;
+  produces?: string;
 }
 
 export interface DocumentInfo {
@@ -71,7 +72,7 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     const status = String(route.successStatus ?? 200);
     const output = withComponentRefs(route.output, components, true);
     const responses: Record<string, unknown> = {
-      [status]: { description: 'Success', headers: info.commonHeaders, content: { 'application/json': { schema: output } } },
+      [status]: { description: 'Success', headers: info.commonHeaders, content: { [route.produces ?? 'application/json']: { schema: output } } },
     };
     if (route.dryRunOutput) {
       const preview = { description: 'Dry-run preview', content: { 'application/json': { schema: withComponentRefs(route.dryRunOutput, components, true) } } };

@@ -33,7 +33,7 @@ export function wantsDryRun(request: FastifyRequest): boolean {
 async function admit(services: Services, op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<Caller> {
   const key = await authenticate(services.db, request.headers.authorization);
   requireScope(key, op.scope);
-  requirePlan(key.plan, services.planGate);
+  requirePlan(key.plan, services.faults);
   const outcome = await services.rateLimits.rest.consume(key.keyId);
   reply.header('X-RateLimit-Limit', outcome.limit).header('X-RateLimit-Remaining', outcome.remaining);
   if (!outcome.allowed) {
@@ -61,6 +61,10 @@ function operationRoute(services: Services, op: Operation) {
     validateBody(body);
     const dryRun = dryRunnable && wantsDryRun(request);
     const result = await execute(services, op, caller, { ...body, ...query, ...params }, dryRun);
+    if (op.produces && !dryRun) {
+      const file = result as { body: Buffer; filename: string };
+      return reply.type(op.produces).header('Content-Disposition', `attachment; filename="${file.filename}"`).send(file.body);
+    }
     // Previews have their own closed shape, assembled by the operation; the route's schema describes the real result.
     if (dryRun) reply.serializer(JSON.stringify);
     reply.code(dryRun ? 200 : (op.successStatus ?? 200));
@@ -80,7 +84,7 @@ export function registerOperations(app: FastifyInstance, services: Services, ope
       onRequest: async (request, reply) => {
         request.caller = await admit(services, op, request, reply);
       },
-      schema: { response: { [status]: serializableSchema(op.output) } },
+      schema: op.produces ? {} : { response: { [status]: serializableSchema(op.output) } },
       handler: operationRoute(services, op),
     });
   }

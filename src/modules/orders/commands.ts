@@ -13,7 +13,6 @@ const PATCHABLE_FIELDS = ['tracking_number', 'tracking_url', 'courier', 'admin_n
 
 export interface OrderChangeDeps {
   notifier: Notifier;
-  afterCommit: (task: () => Promise<void>) => void;
 }
 
 /** The changes a PATCH would make, computed against the current order. */
@@ -81,7 +80,7 @@ export async function changeOrder(
     await applyOrderStatusStock(tx, accountId, orderId, order.status);
     if (order.status === 'shipped' && input.notify_customer !== false) {
       for (const notice of await shippedNotices(tx, order)) {
-        await deps.notifier.send(tx, { accountId, ...notice }, deps.afterCommit);
+        await deps.notifier.send(tx, { accountId, ...notice });
         if (notice.channel === 'email') emailSent = true;
       }
     }

@@ -75,7 +75,7 @@ export const updateOrderOp = defineOperation({
       };
     }
     const result = await ctx.db.tx((tx) =>
-      changeOrder(tx, { notifier: ctx.notifier, afterCommit: ctx.afterCommit }, accountId, id, body, 'api'),
+      changeOrder(tx, { notifier: ctx.notifier }, accountId, id, body, 'api'),
     );
     return { data: result.order, status_changed: result.statusChanged, email_sent: result.emailSent };
   },

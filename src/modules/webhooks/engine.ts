@@ -139,7 +139,6 @@ export class DeliveryEngine {
                 'you can retry this delivery from the API. We will not email again about this endpoint until a delivery succeeds.\n\nMerx',
               kind: 'webhook_dead',
             },
-            (task) => tx.afterCommit(() => void task()),
           );
         }
       }

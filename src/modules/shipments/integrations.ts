@@ -1,0 +1,69 @@
+// The account's courier integrations (OPERATOR_API PUT /accounts/{id}/couriers/{slug}).
+import crypto from 'node:crypto';
+import type { Sql } from '../../platform/db.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { CourierAccount, CourierSlug } from '../../couriers/adapter.ts';
+import type { Couriers } from '../../couriers/registry.ts';
+import { DEMO_CREDENTIALS } from '../../couriers/simulator/state.ts';
+
+export const PUSH_PATH = '/api/couriers/courier_c/push';
+
+export interface IntegrationInput {
+  enabled: boolean;
+  credentials?: Record<string, unknown>;
+  sender_origin?: Record<string, unknown> | null;
+  shipment_terms?: Record<string, unknown> | null;
+}
+
+const VIEW = 'slug, enabled, sender_origin, shipment_terms, created_at, updated_at';
+
+export async function putIntegration(tx: Sql, accountId: string, slug: CourierSlug, input: IntegrationInput) {
+  const { rows } = await tx.query(
+    `INSERT INTO courier_integrations (account_id, slug, enabled, credentials, sender_origin, shipment_terms, push_token)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (account_id, slug) DO UPDATE SET enabled = EXCLUDED.enabled,
+       credentials = CASE WHEN $8 THEN EXCLUDED.credentials ELSE courier_integrations.credentials END,
+       sender_origin = CASE WHEN $9 THEN EXCLUDED.sender_origin ELSE courier_integrations.sender_origin END,
+       shipment_terms = CASE WHEN $10 THEN EXCLUDED.shipment_terms ELSE courier_integrations.shipment_terms END,
+       updated_at = now()
+     RETURNING ${VIEW}, credentials`,
+    [
+      accountId, slug, input.enabled, JSON.stringify(input.credentials ?? {}),
+      input.sender_origin == null ? null : JSON.stringify(input.sender_origin),
+      input.shipment_terms == null ? null : JSON.stringify(input.shipment_terms),
+      crypto.randomBytes(24).toString('hex'),
+      input.credentials !== undefined, input.sender_origin !== undefined, input.shipment_terms !== undefined,
+    ],
+  );
+  const { credentials, ...view } = rows[0];
+  // Credentials are write-only: the view says which keys are set, never their values.
+  return { ...view, credentials_set: Object.keys(credentials ?? {}) };
+}
+
+/** The merchant's courier account for a call, or 400 courier_not_enabled (GAPS Orders and shipments). */
+export async function courierAccountFor(sql: Sql, couriers: Couriers, accountId: string, slug: CourierSlug): Promise<CourierAccount> {
+  const { rows } = await sql.query(
+    'SELECT enabled, credentials, sender_origin, shipment_terms, push_token FROM courier_integrations WHERE account_id = $1 AND slug = $2',
+    [accountId, slug],
+  );
+  const row = rows[0];
+  if (!row?.enabled) {
+    throw new AppError('validation_failed', `the account has not enabled ${slug}`, { reason: 'courier_not_enabled' });
+  }
+  const hasCredentials = Object.keys(row.credentials ?? {}).length > 0;
+  return {
+    credentials: hasCredentials || !couriers.simulator ? row.credentials : DEMO_CREDENTIALS[slug],
+    senderOrigin: row.sender_origin,
+    shipmentTerms: row.shipment_terms,
+    push: { url: couriers.selfOrigin() + PUSH_PATH, token: row.push_token },
+  };
+}
+
+/** The integration a pushing courier authenticates as. */
+export async function integrationByPushToken(sql: Sql, slug: CourierSlug, token: string): Promise<string | null> {
+  const { rows } = await sql.query<{ account_id: string }>(
+    'SELECT account_id FROM courier_integrations WHERE slug = $1 AND push_token = $2 AND enabled',
+    [slug, token],
+  );
+  return rows[0]?.account_id ?? null;
+}

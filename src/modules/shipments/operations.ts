@@ -1,0 +1,172 @@
+// The shipment operations: declared once, exposed on REST, MCP and OpenAPI.
+import { Type } from 'typebox';
+import { defineOperation, type OperationContext } from '../../platform/operation.ts';
+import { AppError } from '../../platform/errors.ts';
+import { Closed, Nullable, Uuid } from '../../platform/schema.ts';
+import type { CourierSlug } from '../../couriers/adapter.ts';
+import { getOrder } from '../orders/queries.ts';
+import { latestShipmentOf } from './queries.ts';
+import { Shipment } from './schema.ts';
+import { createShipment, planShipment, type ShipmentDeps } from './create.ts';
+import { cancelShipment, isCancellable } from './cancel.ts';
+import { courierAccountFor } from './integrations.ts';
+import { getShipment } from './view.ts';
+
+const TAGS = ['Shipments'];
+const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+const Courier = Type.Unsafe<CourierSlug>({ type: 'string', enum: ['courier_a', 'courier_b', 'courier_c'] });
+const ShipmentIdParams = Closed({ id: Uuid({ description: 'Shipment id.' }) });
+const OfficeId = Type.Unsafe<string | number>({ type: ['string', 'integer'] });
+
+const depsOf = (ctx: OperationContext): ShipmentDeps & { notifier: OperationContext['notifier'] } => ({
+  db: ctx.db,
+  couriers: ctx.couriers,
+  notifier: ctx.notifier,
+  failNextCommit: () => {
+    const fail = ctx.faults.failNextShipmentCommit;
+    ctx.faults.failNextShipmentCommit = false;
+    return fail;
+  },
+});
+
+export const createShipmentOp = defineOperation({
+  name: 'create_shipment',
+  method: 'POST',
+  path: '/api/v1/shipments',
+  scope: 'shipments:write',
+  tags: TAGS,
+  summary: 'Create a waybill for an order',
+  description:
+    "Creates a waybill with the order's courier, delivery mode and office from checkout unless overridden. Cash on delivery is the order total " +
+    'when payment is cod and not paid; weight is the override, else the products\' weights, else 1000 g. An order with a live shipment gives 409 ' +
+    '(details.shipment); a cancelled, returned, refunded, archived or delivered order gives 409 (details.kind order_status); a courier the account has ' +
+    'not enabled gives 400 (details.reason courier_not_enabled); a courier refusal or outage gives 502 courier_error. Orders in new or confirmed move ' +
+    'to processing. Dry run resolves everything and calls no courier.',
+  body: Closed({
+    order_id: Uuid(),
+    courier: Type.Optional(Courier),
+    delivery_mode: Type.Optional(Type.Unsafe<'office' | 'home'>({ type: 'string', enum: ['office', 'home'] })),
+    office_id: Type.Optional(OfficeId),
+    weight_g: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    dim_cm: Type.Optional(Type.Record(Type.String(), Type.Number({ minimum: 0 }), { description: "{l, w, h} in cm" })),
+  }),
+  output: Closed({ data: Shipment }),
+  dryRunOutput: Closed({
+    dry_run: Type.Literal(true),
+    courier: Type.String(),
+    delivery_mode: Type.String(),
+    office_id: Type.Unsafe<string | number | null>({ type: ['string', 'integer', 'null'] }),
+    weight_g: Type.Integer(),
+    cod_amount: Type.Number(),
+    content_label: Type.String(),
+    shipment_terms: Type.Object({}, { additionalProperties: true }),
+  }),
+  successStatus: 201,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  handler: async (ctx, input) => {
+    const accountId = ctx.caller.accountId;
+    if (ctx.dryRun) {
+      const order = await getOrder(ctx.db, accountId, input.order_id);
+      const plan = await planShipment(ctx.db, ctx.couriers, accountId, input, order);
+      return {
+        dry_run: true as const,
+        courier: plan.courier,
+        delivery_mode: plan.delivery_mode,
+        office_id: plan.office_id,
+        weight_g: plan.weight_g,
+        cod_amount: plan.cod_amount,
+        content_label: plan.content_label,
+        shipment_terms: plan.shipment_terms,
+      };
+    }
+    return { data: await createShipment(depsOf(ctx), accountId, input) };
+  },
+});
+
+export const getShipmentByIdOp = defineOperation({
+  name: 'get_shipment_by_id',
+  method: 'GET',
+  path: '/api/v1/shipments/:id',
+  scope: 'shipments:read',
+  tags: TAGS,
+  summary: 'Get one shipment',
+  description: 'Returns a waybill with its normalized status and the raw courier events.',
+  params: ShipmentIdParams,
+  output: Closed({ data: Shipment }),
+  // MCP reaches this through get_shipment (by id or order_id).
+  mcp: false,
+  annotations: READ,
+  handler: async (ctx, { id }) => ({ data: await getShipment(ctx.db, ctx.caller.accountId, id) }),
+});
+
+export const getShipmentToolOp = defineOperation({
+  name: 'get_shipment',
+  method: 'GET',
+  path: '/api/v1/shipments/:id',
+  scope: 'shipments:read',
+  tags: TAGS,
+  summary: 'Get a shipment by its id, or the newest shipment of an order',
+  description:
+    'Give id (a shipment id) or order_id. By order_id the answer is the newest waybill of the order, or {data: null} when it has none. ' +
+    'REST: GET /api/v1/shipments/{id} and GET /api/v1/orders/{id}/shipment.',
+  query: Closed({ id: Type.Optional(Uuid({ description: 'Shipment id.' })), order_id: Type.Optional(Uuid({ description: 'Order id.' })) }),
+  output: Closed({ data: Type.Union([Shipment, Type.Null()]) }),
+  rest: false,
+  annotations: READ,
+  handler: async (ctx, { id, order_id }) => {
+    if ((id === undefined) === (order_id === undefined)) throw new AppError('validation_failed', 'give exactly one of id and order_id');
+    if (id) return { data: await getShipment(ctx.db, ctx.caller.accountId, id) };
+    await getOrder(ctx.db, ctx.caller.accountId, order_id!);
+    return { data: await latestShipmentOf(ctx.db, ctx.caller.accountId, order_id!) };
+  },
+});
+
+export const getLabelOp = defineOperation({
+  name: 'get_shipment_label',
+  method: 'GET',
+  path: '/api/v1/shipments/:id/label',
+  scope: 'shipments:read',
+  tags: TAGS,
+  summary: "Download a shipment's label (PDF)",
+  description: 'Fetched from the courier on every call, never cached. 502 courier_error when the courier fails. Not an MCP tool (SPEC).',
+  params: ShipmentIdParams,
+  output: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }),
+  produces: 'application/pdf',
+  mcp: false,
+  annotations: READ,
+  handler: async (ctx, { id }) => {
+    const shipment = await getShipment(ctx.db, ctx.caller.accountId, id);
+    if (!shipment.tracking_number) throw new AppError('not_found', 'this shipment has no waybill number, so no label');
+    const slug = shipment.courier_slug as CourierSlug;
+    const account = await courierAccountFor(ctx.db, ctx.couriers, ctx.caller.accountId, slug);
+    const body = await ctx.couriers.adapter(slug).fetchLabel(account, shipment.tracking_number);
+    return { body, filename: `label_${String(shipment.tracking_number).replace(/[^A-Za-z0-9_-]/g, '_')}.pdf` } as never;
+  },
+});
+
+export const cancelShipmentOp = defineOperation({
+  name: 'cancel_shipment',
+  method: 'POST',
+  path: '/api/v1/shipments/:id/cancel',
+  scope: 'shipments:write',
+  tags: TAGS,
+  summary: 'Cancel a waybill',
+  description:
+    'courier_a and courier_b confirm the cancellation (courier_cancelled and courier_confirmed true); courier_c has no cancel API, so the ' +
+    'waybill is cancelled locally with an explanatory note. A cancelled, delivered, refused or returned shipment gives 409. A shipped order goes back ' +
+    'to processing when no live shipment remains. Dry run says whether it is cancellable.',
+  params: ShipmentIdParams,
+  body: Closed({ reason: Type.Optional(Type.String({ maxLength: 500 })) }),
+  output: Closed({ data: Shipment, courier_cancelled: Type.Boolean(), courier_confirmed: Type.Boolean(), note: Nullable('string') }),
+  dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Shipment, cancellable: Type.Boolean() }),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  handler: async (ctx, { id, reason }) => {
+    if (ctx.dryRun) {
+      const shipment = await getShipment(ctx.db, ctx.caller.accountId, id);
+      return { dry_run: true as const, data: shipment, cancellable: isCancellable(shipment) };
+    }
+    return cancelShipment(depsOf(ctx), ctx.caller.accountId, id, reason ?? null);
+  },
+});
+
+export const shipmentOperations = [createShipmentOp, getShipmentByIdOp, getShipmentToolOp, getLabelOp, cancelShipmentOp];
