@@ -13,6 +13,7 @@ import { webhookOperations } from './modules/webhooks/operations.ts';
 import { productOperations } from './modules/products/operations.ts';
 import { inventoryOperations } from './modules/inventory/operations.ts';
 import { shipmentOperations } from './modules/shipments/operations.ts';
+import { customerOperations } from './modules/customers/operations.ts';
 import { registerCourierPush } from './modules/shipments/status-sync.ts';
 import { registerCourierSimulator } from './couriers/simulator/routes.ts';
 import { registerSink } from './modules/webhooks/sink.ts';
@@ -24,7 +25,8 @@ import { registerConsole } from './operator/console.ts';
 
 /** Every public operation, in the order the docs list them. */
 export const operations: Operation[] = [
-  ...orderOperations, ...shipmentOperations, ...productOperations, ...inventoryOperations, ...webhookOperations,
+  ...orderOperations, ...shipmentOperations, ...productOperations, ...inventoryOperations, ...customerOperations,
+  ...webhookOperations,
 ];
 export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes, ...outsideRoutes];
 

@@ -5,6 +5,7 @@
 import type { Sql } from '../platform/db.ts';
 import { requireAccount } from '../modules/storefront/service.ts';
 import { AppError } from '../platform/errors.ts';
+import { rebuildCustomers } from '../modules/customers/aggregates.ts';
 
 export interface SeedInput {
   orders: number;
@@ -94,5 +95,6 @@ export async function seedAccount(tx: Sql, accountId: string, input: SeedInput) 
        CROSS JOIN LATERAL (SELECT s0.status, s0.status IN ('shipped', 'delivered', 'returned') AS shipped) st`,
     [accountId, input.orders, customers, rows[0].start],
   );
+  await rebuildCustomers(tx, accountId);
   return { orders: input.orders, products: input.products };
 }

@@ -8,6 +8,7 @@ import { emit } from '../../platform/events.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
 import { findOrder } from './queries.ts';
 import { recordSale } from '../inventory/order-stock.ts';
+import { refreshCustomerOfOrder } from '../customers/aggregates.ts';
 
 export interface CheckoutLineItem {
   product_id: string;
@@ -125,6 +126,7 @@ export async function checkout(tx: Sql, accountId: string, input: CheckoutInput)
     ],
   );
   if (lineItems) await recordSale(tx, accountId, id, lineItems);
+  await refreshCustomerOfOrder(tx, accountId, id);
   const order = (await findOrder(tx, accountId, id))!;
   await emit(tx, accountId, 'order.created', { order });
   return order;

@@ -7,6 +7,7 @@ import { findOrder, lockOrder } from './queries.ts';
 import type { OrderStatusName, OrderView, UpdateOrderInput } from './schema.ts';
 import { shippedNotices } from './notices.ts';
 import { applyOrderStatusStock } from '../inventory/order-stock.ts';
+import { refreshCustomerOfOrder } from '../customers/aggregates.ts';
 
 /** Fields of the public PATCH other than status; a change to any of them emits order.updated. */
 const PATCHABLE_FIELDS = ['tracking_number', 'tracking_url', 'courier', 'admin_notes'] as const;
@@ -78,6 +79,7 @@ export async function changeOrder(
   if (statusChanged) {
     await emit(tx, accountId, 'order.status_changed', { order, previous_status: before.status, status: order.status, source });
     await applyOrderStatusStock(tx, accountId, orderId, order.status);
+    await refreshCustomerOfOrder(tx, accountId, orderId);
     if (order.status === 'shipped' && input.notify_customer !== false) {
       for (const notice of await shippedNotices(tx, order)) {
         await deps.notifier.send(tx, { accountId, ...notice });

@@ -1,0 +1,42 @@
+// Keeping customer aggregates in step with orders. Every order write that can
+// change a customer's numbers calls refreshCustomer in its own transaction.
+import type { Sql } from '../../platform/db.ts';
+
+/** SPEC: cancelled, archived and refunded orders do not count. */
+export const UNCOUNTED_STATUSES = ['cancelled', 'archived', 'refunded'];
+
+const AGGREGATE = `
+  SELECT o.account_id, o.customer_key AS key,
+         (array_agg(o.customer_name ORDER BY o.created_at DESC, o.id DESC))[1] AS name,
+         (array_agg(lower(btrim(o.customer_email)) ORDER BY o.created_at DESC, o.id DESC))[1] AS email,
+         (array_agg(o.customer_phone ORDER BY o.created_at DESC, o.id DESC))[1] AS phone,
+         count(*) AS orders_count, coalesce(sum(o.total), 0) AS total_spent,
+         min(o.created_at) AS first_order_at, max(o.created_at) AS last_order_at
+    FROM orders o
+   WHERE o.account_id = $1 AND o.customer_key IS NOT NULL AND o.status <> ALL($2::text[]) %KEYS%
+   GROUP BY o.account_id, o.customer_key`;
+
+const UPSERT = `
+  INSERT INTO customer_aggregates (account_id, key, name, email, phone, orders_count, total_spent, first_order_at, last_order_at)
+  %SELECT%
+  ON CONFLICT (account_id, key) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email, phone = EXCLUDED.phone,
+    orders_count = EXCLUDED.orders_count, total_spent = EXCLUDED.total_spent,
+    first_order_at = EXCLUDED.first_order_at, last_order_at = EXCLUDED.last_order_at`;
+
+/** Recomputes one customer from their orders (an index lookup on orders.customer_key). */
+export async function refreshCustomer(tx: Sql, accountId: string, key: string | null): Promise<void> {
+  if (!key) return;
+  await tx.query('DELETE FROM customer_aggregates WHERE account_id = $1 AND key = $3 AND $2::text[] IS NOT NULL', [accountId, UNCOUNTED_STATUSES, key]);
+  await tx.query(UPSERT.replace('%SELECT%', AGGREGATE.replace('%KEYS%', 'AND o.customer_key = $3')), [accountId, UNCOUNTED_STATUSES, key]);
+}
+
+export async function refreshCustomerOfOrder(tx: Sql, accountId: string, orderId: string): Promise<void> {
+  const { rows } = await tx.query<{ customer_key: string | null }>('SELECT customer_key FROM orders WHERE account_id = $1 AND id = $2', [accountId, orderId]);
+  await refreshCustomer(tx, accountId, rows[0]?.customer_key ?? null);
+}
+
+/** Rebuilds every customer of an account (after a bulk load). */
+export async function rebuildCustomers(tx: Sql, accountId: string): Promise<void> {
+  await tx.query('DELETE FROM customer_aggregates WHERE account_id = $1', [accountId]);
+  await tx.query(UPSERT.replace('%SELECT%', AGGREGATE.replace('%KEYS%', '')), [accountId, UNCOUNTED_STATUSES]);
+}

@@ -1,0 +1,79 @@
+// Computed segment filters (SPEC Customers and segments; GAPS value types),
+// compiled to SQL over customer_aggregates c.
+import { Type } from 'typebox';
+import type { Sql } from '../../platform/db.ts';
+import { AppError } from '../../platform/errors.ts';
+import { parseStrictDate } from '../../platform/dates.ts';
+import { Closed, StrictDate, Uuid } from '../../platform/schema.ts';
+import { UNCOUNTED_STATUSES } from './aggregates.ts';
+
+const Count = () => Type.Optional(Type.Integer({ minimum: 0 }));
+export const SegmentFilters = Closed(
+  {
+    minTotal: Type.Optional(Type.Number({ description: 'total_spent >= minTotal' })),
+    maxTotal: Type.Optional(Type.Number({ description: 'total_spent <= maxTotal' })),
+    minOrders: Count(),
+    maxOrders: Count(),
+    lastOrderBeforeDaysAgo: Type.Optional(Type.Integer({ minimum: 0, description: 'last order more than N days ago' })),
+    lastOrderAfterDate: Type.Optional(StrictDate('last order at or after this date')),
+    lastOrderBeforeDate: Type.Optional(StrictDate('last order before this date')),
+    productId: Type.Optional(Uuid({ description: 'bought this product (line items, or the page selling it)' })),
+    pageId: Type.Optional(Uuid({ description: 'ordered from this page' })),
+    inSegment: Type.Optional(Uuid({ description: 'member of that segment; {inSegment: own id} alone makes a membership segment' })),
+    hasEmail: Type.Optional(Type.Boolean()),
+    hasPhone: Type.Optional(Type.Boolean()),
+    hasAbandonedCart: Type.Optional(Type.Boolean()),
+  },
+  { $id: 'SegmentFilters', description: 'Computed segment filters; unknown keys give 400.' },
+);
+export type Filters = Record<string, unknown>;
+
+const MAX_NESTING = 3;
+
+/** Builds the WHERE conditions for a computed segment; `bind` adds a parameter and returns its placeholder. */
+export async function filterConditions(sql: Sql, accountId: string, filters: Filters, bind: (v: unknown) => string, depth = 0): Promise<string[]> {
+  const where: string[] = [];
+  // Bound only when used: an unreferenced parameter has no type and Postgres refuses it.
+  const counted = () => `o.status <> ALL(${bind(UNCOUNTED_STATUSES)}::text[])`;
+  const f = filters as Record<string, any>;
+  if (f.minTotal !== undefined) where.push(`c.total_spent >= ${bind(f.minTotal)}`);
+  if (f.maxTotal !== undefined) where.push(`c.total_spent <= ${bind(f.maxTotal)}`);
+  if (f.minOrders !== undefined) where.push(`c.orders_count >= ${bind(f.minOrders)}`);
+  if (f.maxOrders !== undefined) where.push(`c.orders_count <= ${bind(f.maxOrders)}`);
+  if (f.lastOrderBeforeDaysAgo !== undefined) where.push(`c.last_order_at < now() - make_interval(days => ${bind(f.lastOrderBeforeDaysAgo)}::int)`);
+  if (f.lastOrderAfterDate !== undefined) where.push(`c.last_order_at >= ${bind(parseStrictDate('lastOrderAfterDate', f.lastOrderAfterDate))}::timestamptz`);
+  if (f.lastOrderBeforeDate !== undefined) where.push(`c.last_order_at < ${bind(parseStrictDate('lastOrderBeforeDate', f.lastOrderBeforeDate))}::timestamptz`);
+  if (f.productId !== undefined) {
+    const product = bind(f.productId);
+    where.push(`EXISTS (SELECT 1 FROM orders o WHERE o.account_id = c.account_id AND o.customer_key = c.key AND ${counted()}
+      AND (o.line_items @> jsonb_build_array(jsonb_build_object('product_id', ${product}::text))
+        OR o.page_id IN (SELECT p.id FROM pages p WHERE p.account_id = c.account_id AND p.product_ids @> ARRAY[${product}::uuid])))`);
+  }
+  if (f.pageId !== undefined) {
+    where.push(`EXISTS (SELECT 1 FROM orders o WHERE o.account_id = c.account_id AND o.customer_key = c.key AND ${counted()} AND o.page_id = ${bind(f.pageId)}::uuid)`);
+  }
+  if (f.hasEmail !== undefined) where.push(`(c.email IS NOT NULL) = ${bind(f.hasEmail)}`);
+  if (f.hasPhone !== undefined) where.push(`(c.phone IS NOT NULL) = ${bind(f.hasPhone)}`);
+  if (f.hasAbandonedCart !== undefined) {
+    where.push(`EXISTS (SELECT 1 FROM abandoned_carts ac WHERE ac.account_id = c.account_id
+      AND (lower(ac.email) = c.key OR ac.phone = c.key OR lower(ac.email) = c.email OR ac.phone = c.phone)) = ${bind(f.hasAbandonedCart)}`);
+  }
+  if (f.inSegment !== undefined) {
+    const { rows } = await sql.query<{ id: string; filters: Filters }>('SELECT id, filters FROM segments WHERE account_id = $1 AND id = $2', [accountId, f.inSegment]);
+    const target = rows[0];
+    if (!target) throw new AppError('validation_failed', 'filters.inSegment is not a segment of this account');
+    if (isMembership(target.id, target.filters)) {
+      where.push(`c.key IN (SELECT m.customer_key FROM segment_members m WHERE m.segment_id = ${bind(target.id)}::uuid)`);
+    } else {
+      if (depth >= MAX_NESTING) throw new AppError('validation_failed', `segments nest at most ${MAX_NESTING} deep through inSegment`);
+      where.push(...(await filterConditions(sql, accountId, target.filters, bind, depth + 1)));
+    }
+  }
+  return where;
+}
+
+/** SPEC: a segment whose filters are exactly {inSegment: <its own id>} is a membership segment. */
+export function isMembership(segmentId: string, filters: Filters): boolean {
+  const keys = Object.keys(filters);
+  return keys.length === 1 && filters.inSegment === segmentId;
+}
