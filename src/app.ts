@@ -14,6 +14,7 @@ import { productOperations } from './modules/products/operations.ts';
 import { inventoryOperations } from './modules/inventory/operations.ts';
 import { shipmentOperations } from './modules/shipments/operations.ts';
 import { customerOperations } from './modules/customers/operations.ts';
+import { bridgeOperations } from './modules/bridge/operations.ts';
 import { registerCourierPush } from './modules/shipments/status-sync.ts';
 import { registerCourierSimulator } from './couriers/simulator/routes.ts';
 import { registerSink } from './modules/webhooks/sink.ts';
@@ -26,7 +27,7 @@ import { registerConsole } from './operator/console.ts';
 /** Every public operation, in the order the docs list them. */
 export const operations: Operation[] = [
   ...orderOperations, ...shipmentOperations, ...productOperations, ...inventoryOperations, ...customerOperations,
-  ...webhookOperations,
+  ...webhookOperations, ...bridgeOperations,
 ];
 export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes, ...outsideRoutes];
 

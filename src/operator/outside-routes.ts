@@ -10,6 +10,8 @@ import { SHIPMENT_STATUSES } from '../modules/shipments/schema.ts';
 import { putIntegration } from '../modules/shipments/integrations.ts';
 import { requireAccount } from '../modules/storefront/service.ts';
 import type { OperatorServices } from './route.ts';
+import { BRIEF_STATUSES, setBriefStatus } from '../modules/bridge/briefs.ts';
+import { recordActivity } from '../modules/bridge/facts.ts';
 import { adminRoute } from './route.ts';
 
 const Slug = Type.Unsafe<CourierSlug>({ type: 'string', enum: ['courier_a', 'courier_b', 'courier_c'] });
@@ -21,6 +23,41 @@ function simulatorOf(s: OperatorServices) {
 }
 
 export const outsideRoutes = [
+  adminRoute({
+    name: 'set_brief_status',
+    method: 'POST',
+    path: '/briefs/:id/status',
+    tags: ['Outside world'],
+    summary: 'The admin moves a bridge brief along',
+    description: 'LIVE briefs carry the asset_id (and public_url) of what they produced.',
+    params: Closed({ id: Uuid() }),
+    body: Closed({
+      status: Type.Unsafe<string>({ type: 'string', enum: [...BRIEF_STATUSES] }),
+      reason: Type.Optional(Type.String({ maxLength: 2000 })),
+      fail_code: Type.Optional(Type.String({ maxLength: 100 })),
+      asset_id: Type.Optional(Uuid()),
+      public_url: Type.Optional(Type.String({ maxLength: 2000 })),
+    }),
+    output: Closed({ data: Type.Object({ id: Uuid(), status: Type.String() }, { additionalProperties: true }) }),
+    handler: async (s, { id, ...input }) => ({ data: await s.db.tx((tx) => setBriefStatus(tx, id, input)) }),
+  }),
+  adminRoute({
+    name: 'record_asset_activity',
+    method: 'POST',
+    path: '/assets/:id/activity',
+    tags: ['Outside world'],
+    summary: 'Raw activity behind get_facts',
+    description: 'page_visit, registration or attendance on a page, segment or brief-produced asset.',
+    params: Closed({ id: Uuid() }),
+    body: Closed({
+      kind: Type.Unsafe<string>({ type: 'string', enum: ['page_visit', 'registration', 'attendance'] }),
+      count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+      at: Type.Optional(StrictDate('When it happened (default now).')),
+    }),
+    output: Closed({ data: Type.Object({ id: Uuid() }, { additionalProperties: true }) }),
+    successStatus: 201,
+    handler: async (s, { id, ...input }) => ({ data: await s.db.tx((tx) => recordActivity(tx, id, input)) }),
+  }),
   adminRoute({
     name: 'put_courier_integration',
     method: 'PUT',

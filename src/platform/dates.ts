@@ -25,5 +25,10 @@ export function parseStrictDate(field: string, value: string, bound: 'start' | '
     throw new AppError('validation_failed', `${field} must be a strict ISO 8601 date or date-time (e.g. 2026-09-01 or 2026-09-01T10:00:00Z)`);
   }
   if (value.length === 10) return bound === 'start' ? `${value}T00:00:00.000Z` : `${value}T23:59:59.999Z`;
-  return new Date(value).toISOString();
+  const instant = new Date(value);
+  // Timestamps are stored to the millisecond. A lower bound with a finer
+  // fraction (…00.000000001Z) must not let in the millisecond before it.
+  const fraction = value.match(/\.(\d+)/)?.[1] ?? '';
+  if (bound === 'start' && /[1-9]/.test(fraction.slice(3))) instant.setTime(instant.getTime() + 1);
+  return instant.toISOString();
 }

@@ -71,10 +71,22 @@ function describe(error: ErrorObject, part: Part): AppError {
   }
 }
 
+/** Query strings are coerced to numbers by Ajv, which would take "1e2" or "0x10"; integers must be written as digits. */
+function integerFields(schema: TSchema): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  return Object.entries(properties).filter(([, s]) => s.type === 'integer').map(([name]) => name);
+}
+
 export function compileValidator(schema: TSchema, part: Part): Validator {
-  const ajv = part === 'query' || part === 'path' ? coercingAjv : strictAjv;
+  const coerced = part === 'query' || part === 'path';
+  const ajv = coerced ? coercingAjv : strictAjv;
   const validate: ValidateFunction = ajv.compile(schema as object);
+  const integers = coerced ? integerFields(schema) : [];
   return (data: unknown) => {
+    for (const name of integers) {
+      const raw = (data as Record<string, unknown>)[name];
+      if (typeof raw === 'string' && !/^-?\d+$/.test(raw)) throw new AppError('validation_failed', `${name} must be an integer`);
+    }
     if (!validate(data)) throw describe(validate.errors![0], part);
   };
 }
