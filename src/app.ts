@@ -17,7 +17,7 @@ import { customerOperations } from './modules/customers/operations.ts';
 import { bridgeOperations } from './modules/bridge/operations.ts';
 import { registerCourierPush } from './modules/shipments/status-sync.ts';
 import { registerCourierSimulator } from './couriers/simulator/routes.ts';
-import { registerSink } from './modules/webhooks/sink.ts';
+import { registerSink, sinkRoute } from './modules/webhooks/sink.ts';
 import { OPERATOR_BASE, registerAdminRoutes, type AdminRoute, type OperatorServices } from './operator/route.ts';
 import { accountRoutes } from './operator/accounts-routes.ts';
 import { storefrontRoutes } from './operator/storefront-routes.ts';
@@ -33,10 +33,10 @@ export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes,
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
-function errorReply(error: FastifyError | Error): AppError {
+function errorReply(error: FastifyError | Error, bodyLimit: number): AppError {
   if (error instanceof AppError) return error;
   const code = (error as FastifyError).code;
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError('payload_too_large', `the body exceeds ${BODY_LIMIT_BYTES} bytes`);
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError('payload_too_large', `the body exceeds ${bodyLimit} bytes`);
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new AppError('validation_failed', 'the body must be JSON (Content-Type: application/json)');
   const status = (error as FastifyError).statusCode;
   if (status && status >= 400 && status < 500) return new AppError('validation_failed', 'the request could not be read');
@@ -54,7 +54,7 @@ export function publicOpenApi(serverUrl: string) {
       errorStatuses: ERROR_STATUSES,
       dryRunHeader: 'X-Merx-Dry-Run',
     },
-    operations.filter((op) => op.rest !== false),
+    [...operations.filter((op) => op.rest !== false), sinkRoute],
   );
 }
 
@@ -113,9 +113,14 @@ export async function buildApp(services: OperatorServices): Promise<FastifyInsta
   });
 
   app.setErrorHandler((error: Error, request, reply) => {
-    const appError = errorReply(error);
+    const appError = errorReply(error, request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES);
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed');
-    reply.code(appError.status).headers(appError.headers).serializer(JSON.stringify).send(appError.toBody());
+    reply
+      .code(appError.status)
+      .headers(appError.headers)
+      .type('application/json; charset=utf-8')
+      .serializer(JSON.stringify)
+      .send(appError.toBody());
   });
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send(new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`).toBody());

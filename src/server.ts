@@ -26,9 +26,9 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-export async function startService(config: Config): Promise<RunningService> {
+export async function startService(config: Config, options: { pgliteTemplate?: Blob } = {}): Promise<RunningService> {
   const log = pino({ level: config.logLevel, redact: ['req.headers.authorization'] });
-  const db = await openDb(config);
+  const db = await openDb({ ...config, pgliteTemplate: options.pgliteTemplate });
   try {
     await migrate(db);
     const admin = await resolveAdminToken(db, config.adminToken);

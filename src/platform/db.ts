@@ -110,7 +110,7 @@ class PostgresDb implements Db {
   }
 }
 
-class PgliteDb implements Db {
+export class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
   private pglite: PGlite;
   private lockFile: string | null;
@@ -152,6 +152,11 @@ class PgliteDb implements Db {
     return result;
   }
 
+  /** A tarball of the whole data directory, loadable with openDb({pgliteTemplate}). */
+  async dump(): Promise<Blob> {
+    return this.pglite.dumpDataDir('none');
+  }
+
   async close(): Promise<void> {
     await this.pglite.close();
     if (this.lockFile) fs.rmSync(this.lockFile, { force: true });
@@ -183,7 +188,14 @@ function isAlive(pid: number): boolean {
   }
 }
 
-export async function openDb(options: { databaseUrl: string | null; dataDir: string }): Promise<Db> {
+export interface OpenOptions {
+  databaseUrl: string | null;
+  dataDir: string;
+  /** PGlite only: start from this dumped data directory (tests reuse one migrated template). */
+  pgliteTemplate?: Blob;
+}
+
+export async function openDb(options: OpenOptions): Promise<Db> {
   if (options.databaseUrl) {
     const db = new PostgresDb(options.databaseUrl);
     await db.query('SELECT 1');
@@ -195,6 +207,7 @@ export async function openDb(options: { databaseUrl: string | null; dataDir: str
   const pglite = await PGlite.create(inMemory ? undefined : options.dataDir, {
     extensions: { pg_trgm },
     parsers: pgliteParsers,
+    ...(options.pgliteTemplate ? { loadDataDir: options.pgliteTemplate } : {}),
   });
   await pglite.exec("SET TimeZone = 'UTC'");
   return new PgliteDb(pglite, lockFile);

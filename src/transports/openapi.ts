@@ -19,6 +19,8 @@ export interface DescribedRoute {
   successStatus?: number;
   scope?: string;
   produces?: string;
+  /** Needs no API key. */
+  public?: boolean;
 }
 
 export interface DocumentInfo {
@@ -98,6 +100,7 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
       responses,
     };
     if (route.scope) operation['x-required-scope'] = route.scope;
+    if (route.public) operation.security = [];
     if (route.body) {
       operation.requestBody = { required: true, content: { 'application/json': { schema: withComponentRefs(route.body, components, true) } } };
     }

@@ -66,7 +66,7 @@ function operationRoute(services: Services, op: Operation) {
       return reply.type(op.produces).header('Content-Disposition', `attachment; filename="${file.filename}"`).send(file.body);
     }
     // Previews have their own closed shape, assembled by the operation; the route's schema describes the real result.
-    if (dryRun) reply.serializer(JSON.stringify);
+    if (dryRun) reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
     reply.code(dryRun ? 200 : (op.successStatus ?? 200));
     return result;
   };

@@ -6,6 +6,10 @@ import type { Sql } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 import type { Limiter } from '../../platform/rate-limit.ts';
 import { SINK_PATH } from './url-policy.ts';
+import { Type } from 'typebox';
+import { Closed, Uuid } from '../../platform/schema.ts';
+import { registerPaths } from '../../transports/http-paths.ts';
+import type { DescribedRoute } from '../../transports/openapi.ts';
 
 export const SINK_MAX_BYTES = 64 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -15,6 +19,7 @@ export function registerSink(app: FastifyInstance, deps: { db: Sql; limiter: Lim
     // Raw text, whatever the content type: the sink keeps the exact bytes a receiver would verify.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: SINK_MAX_BYTES }, (_request, body, done) => done(null, body));
+    registerPaths(scope, [{ path: SINK_PATH, method: 'POST' }]);
     scope.post(SINK_PATH, { bodyLimit: SINK_MAX_BYTES }, async (request, reply) => {
       const id = (request.query as Record<string, unknown>).id;
       if (typeof id !== 'string' || !UUID.test(id)) throw new AppError('validation_failed', 'id must be a webhook subscription id (UUID)');
@@ -37,6 +42,21 @@ export function registerSink(app: FastifyInstance, deps: { db: Sql; limiter: Lim
     });
   });
 }
+
+/** The sink in the public OpenAPI document (it takes no API key). */
+export const sinkRoute: DescribedRoute = {
+  name: 'webhook_debug_sink',
+  method: 'POST',
+  path: SINK_PATH,
+  summary: 'Debug sink: point a subscription here to capture its deliveries',
+  description:
+    'Accepts deliveries for an active subscription id only (404 otherwise), stores headers and the raw body (at most 64 KB; 413 beyond), ' +
+    'answers 200, and is rate limited (120 per minute per subscription). Needs no API key; the operator API lists what it stored.',
+  tags: ['Webhooks'],
+  query: Closed({ id: Uuid({ description: 'The webhook subscription id.' }) }),
+  output: Closed({ ok: Type.Literal(true) }),
+  public: true,
+};
 
 export async function listSinkCaptures(sql: Sql, webhookId: string) {
   const { rows } = await sql.query(

@@ -183,6 +183,8 @@ CREATE INDEX shipments_status ON shipments (account_id, status, order_id);
 -- same transaction as the change it describes; delivery reads from it.
 CREATE TABLE events (
   id uuid PRIMARY KEY,
+  -- The order events were written in: several events of one transaction share its created_at.
+  seq bigint GENERATED ALWAYS AS IDENTITY,
   account_id uuid NOT NULL REFERENCES accounts(id),
   event text NOT NULL,
   api_version text NOT NULL,
