@@ -8,7 +8,7 @@ import { compileValidator, type Validator } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
-import { toolInputSchema } from './tool-schema.ts';
+import { toolInputSchema, toolOutputSchema } from './tool-schema.ts';
 import { MCP_INSTRUCTIONS } from './mcp-instructions.ts';
 
 export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'];
@@ -40,6 +40,7 @@ class RpcFailure extends Error {
 interface Tool {
   op: Operation;
   inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
   validate: Validator;
 }
 
@@ -47,7 +48,7 @@ function buildTools(operations: Operation[]): Map<string, Tool> {
   const tools = new Map<string, Tool>();
   for (const op of operations.filter((o) => o.mcp !== false)) {
     const inputSchema = toolInputSchema(op);
-    tools.set(op.name, { op, inputSchema, validate: compileValidator(inputSchema as never, 'arguments') });
+    tools.set(op.name, { op, inputSchema, outputSchema: toolOutputSchema(op), validate: compileValidator(inputSchema as never, 'arguments') });
   }
   return tools;
 }
@@ -124,6 +125,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
               title: t.op.summary,
               description: t.op.description,
               inputSchema: t.inputSchema,
+              outputSchema: t.outputSchema,
               annotations: { title: t.op.summary, ...t.op.annotations, openWorldHint: false },
             })),
         };

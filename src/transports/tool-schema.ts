@@ -19,3 +19,21 @@ export function toolInputSchema(op: Operation): Record<string, unknown> {
   if (required.length) schema.required = required;
   return serializableSchema(schema as never) as Record<string, unknown>;
 }
+
+/** What a refusal's structuredContent looks like (SPEC Errors, MCP). */
+const REFUSAL = {
+  type: 'object',
+  properties: { error: { type: 'string', description: 'SCOPE, PLAN, or the REST error code upper-cased.' }, reason: { type: 'string' } },
+  required: ['error', 'reason'],
+  additionalProperties: false,
+};
+
+/**
+ * The tool's outputSchema: its result, its dry-run preview, or a refusal. GAPS
+ * MCP details: the official client validates structuredContent against it
+ * even when isError is true, so the refusal shape must be admitted.
+ */
+export function toolOutputSchema(op: Operation): Record<string, unknown> {
+  const shapes = [op.output, op.dryRunOutput].filter(Boolean).map((s) => serializableSchema(s as never));
+  return { type: 'object', anyOf: [...shapes, REFUSAL] };
+}
