@@ -16,6 +16,8 @@ export interface Config {
   courierMode: 'simulator' | 'live';
   courierUrls: { courier_a: string | null; courier_b: string | null; courier_c: string | null };
   courierTimeoutMs: number;
+  /** SPEC Limits by default; an operator may raise them (benchmarks, dedicated deployments). */
+  rateLimits: { restPerMinute: number; mcpPerMinute: number };
   logLevel: string;
   production: boolean;
   inventoryEnabled: boolean;
@@ -98,6 +100,10 @@ export function loadConfig(env: Env = process.env): Config {
       courier_c: url(env, 'COURIER_C_URL', ['http:', 'https:']),
     },
     courierTimeoutMs: integer(env, 'COURIER_TIMEOUT_MS', 10_000, 100, 120_000),
+    rateLimits: {
+      restPerMinute: integer(env, 'RATE_LIMIT_REST_PER_MINUTE', 300, 1, 100_000_000),
+      mcpPerMinute: integer(env, 'RATE_LIMIT_MCP_PER_MINUTE', 120, 1, 100_000_000),
+    },
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     production,
     inventoryEnabled: flag(env, 'FEATURE_INVENTORY', true),

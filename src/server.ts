@@ -32,7 +32,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
   try {
     await migrate(db);
     const admin = await resolveAdminToken(db, config.adminToken);
-    const rateLimits = createRateLimits(config.redisUrl);
+    const rateLimits = createRateLimits(config.redisUrl, config.rateLimits);
     const notifier = createNotifier(config.smtpUrl, log);
     const deliveries = new DeliveryEngine({
       db,

@@ -31,16 +31,16 @@ export class Limiter {
 }
 
 export interface RateLimits {
-  /** 300 REST requests per minute per key. */
+  /** 300 REST requests per minute per key (SPEC Limits; RATE_LIMIT_REST_PER_MINUTE). */
   rest: Limiter;
-  /** 120 MCP JSON-RPC messages per minute per key; a batch of N counts N. */
+  /** 120 MCP JSON-RPC messages per minute per key; a batch of N counts N (RATE_LIMIT_MCP_PER_MINUTE). */
   mcp: Limiter;
   /** A named per-account limit (webhook test and retry: 30 per minute each). */
   named(name: string, points: number): Limiter;
   close(): Promise<void>;
 }
 
-export function createRateLimits(redisUrl: string | null): RateLimits {
+export function createRateLimits(redisUrl: string | null, perMinute: { restPerMinute: number; mcpPerMinute: number }): RateLimits {
   const redis = redisUrl ? new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false }) : null;
   redis?.on('error', () => {});
   const make = (keyPrefix: string, points: number) => {
@@ -52,8 +52,8 @@ export function createRateLimits(redisUrl: string | null): RateLimits {
   };
   const named = new Map<string, Limiter>();
   return {
-    rest: make('rest', 300),
-    mcp: make('mcp', 120),
+    rest: make('rest', perMinute.restPerMinute),
+    mcp: make('mcp', perMinute.mcpPerMinute),
     named(name, points) {
       if (!named.has(name)) named.set(name, make(name, points));
       return named.get(name)!;

@@ -190,7 +190,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       return reply
         .code(429)
         .header('Retry-After', retryAfterSec)
-        .send({ ...rpcError(null, -32000, 'rate limit exceeded: 120 messages per minute', { retry_after_sec: retryAfterSec }), retryAfterSec });
+        .send({ ...rpcError(null, -32000, `rate limit exceeded: ${services.rateLimits.mcp.points} messages per minute`, { retry_after_sec: retryAfterSec }), retryAfterSec });
     }
     // In order: a batch may read what an earlier message of it wrote.
     const responses: RpcResponse[] = [];
