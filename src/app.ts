@@ -18,7 +18,8 @@ import { bridgeOperations } from './modules/bridge/operations.ts';
 import { registerCourierPush } from './modules/shipments/status-sync.ts';
 import { registerCourierSimulator } from './couriers/simulator/routes.ts';
 import { registerSink, sinkRoute } from './modules/webhooks/sink.ts';
-import { OPERATOR_BASE, registerAdminRoutes, type AdminRoute, type OperatorServices } from './operator/route.ts';
+import { OPERATOR_BASE, checkAdminToken, registerAdminRoutes, type AdminRoute, type OperatorServices } from './operator/route.ts';
+import { registerMetrics } from './platform/metrics.ts';
 import { accountRoutes } from './operator/accounts-routes.ts';
 import { storefrontRoutes } from './operator/storefront-routes.ts';
 import { outsideRoutes } from './operator/outside-routes.ts';
@@ -127,6 +128,8 @@ export async function buildApp(services: OperatorServices): Promise<FastifyInsta
   });
 
   app.get('/healthz', async () => ({ ok: true }));
+  // Scraped with the operator token: metrics name routes and volumes, which are not public.
+  registerMetrics(app, (request) => checkAdminToken(request, services.adminToken));
   const publicDoc = publicOpenApi(services.config.publicBaseUrl);
   const publicDocs = renderDocsPage(publicDoc, '/api/v1/openapi.json');
   app.get('/api/v1/openapi.json', async () => publicDoc);

@@ -343,3 +343,14 @@ test('the operator API is not rate limited', async () => {
     assert.equal(res.status, 200, `operator request ${i + 1}: ${res.text}`);
   }
 });
+
+test('GET /metrics serves Prometheus metrics to the operator token only', async () => {
+  const anonymous = await http(svc.url, 'GET', '/metrics');
+  assert.equal(anonymous.status, 401);
+  await http(svc.url, 'GET', '/healthz');
+  const res = await http(svc.url, 'GET', '/metrics', { token: ADMIN_TOKEN });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
+  assert.match(res.text, /merx_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} \d+/);
+  assert.match(res.text, /merx_process_cpu_seconds_total/);
+});

@@ -49,7 +49,7 @@ export function adminRoute<P extends TObject | undefined = undefined, B extends 
   return spec as unknown as AdminRoute;
 }
 
-function checkAdminToken(request: FastifyRequest, adminToken: string): void {
+export function checkAdminToken(request: FastifyRequest, adminToken: string): void {
   const token = bearerToken(request.headers.authorization);
   const expected = Buffer.from(adminToken);
   const given = Buffer.from(token ?? '');

@@ -1,0 +1,25 @@
+// Prometheus metrics at /metrics (DESIGN: prom-client): process metrics and
+// one request histogram by route pattern, never by raw URL (ids would explode it).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export function registerMetrics(app: FastifyInstance, authorise: (request: FastifyRequest) => void): void {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'merx_' });
+  const requests = new Histogram({
+    name: 'merx_http_request_duration_seconds',
+    help: 'HTTP requests by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    requests.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+  app.get('/metrics', { onRequest: async (request) => authorise(request) }, async (_request, reply) =>
+    reply.type(registry.contentType).send(await registry.metrics()),
+  );
+}
