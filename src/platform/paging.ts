@@ -37,3 +37,16 @@ export function pageOf<T>(rows: T[], limit: number, positionOf: (row: T) => Keys
     next_cursor: hasMore ? encodeCursor(positionOf(data[data.length - 1])) : null,
   };
 }
+
+/** Query parameters built up alongside the SQL: bind(value) adds one and returns its placeholder. */
+export function sqlParameters(...initial: unknown[]) {
+  const values: unknown[] = [...initial];
+  return { values, bind: (value: unknown) => (values.push(value), `$${values.length}`) };
+}
+
+/** The keyset condition for "after this cursor", newest first (rows ordered by created_at DESC, id DESC). */
+export function afterCursor(cursor: string, bind: (value: unknown) => string, alias?: string): string {
+  const position = decodeCursor(cursor);
+  const column = (name: string) => (alias ? `${alias}.${name}` : name);
+  return `(${column('created_at')}, ${column('id')}) < (${bind(position.createdAt)}::timestamptz, ${bind(position.id)}::uuid)`;
+}

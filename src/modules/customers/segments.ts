@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import type { Sql } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { filterConditions, isMembership, type Filters } from './filters.ts';
+import { sqlParameters } from '../../platform/paging.ts';
 
 export const MAX_MEMBERS_PER_CALL = 500;
 
@@ -14,8 +15,7 @@ export async function countSegment(sql: Sql, accountId: string, segment: { id: s
     const { rows } = await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM segment_members WHERE segment_id = $1', [segment.id]);
     return rows[0].n;
   }
-  const params: unknown[] = [accountId];
-  const bind = (v: unknown) => (params.push(v), `$${params.length}`);
+  const { values: params, bind } = sqlParameters(accountId);
   const where = await filterConditions(sql, accountId, segment.filters, bind);
   const { rows } = await sql.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM customer_aggregates c WHERE c.account_id = $1 ${where.map((w) => `AND ${w}`).join(' ')}`,

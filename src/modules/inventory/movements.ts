@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import type { Sql } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
-import { decodeCursor, pageOf } from '../../platform/paging.ts';
+import { afterCursor, pageOf, sqlParameters } from '../../platform/paging.ts';
 
 export type MovementType = 'sale' | 'release' | 'return' | 'delivery' | 'correction';
 
@@ -99,18 +99,14 @@ export interface ListMovementsInput {
 
 export async function listMovements(sql: Sql, accountId: string, input: ListMovementsInput) {
   const limit = input.limit ?? 50;
-  const params: unknown[] = [accountId];
+  const { values: params, bind } = sqlParameters(accountId);
   const where = ['account_id = $1'];
-  const bind = (v: unknown) => (params.push(v), `$${params.length}`);
   if (input.product_id) where.push(`product_id = ${bind(input.product_id)}`);
   if (input.order_id) where.push(`order_id = ${bind(input.order_id)}`);
   if (input.type) where.push(`type = ${bind(input.type)}`);
   if (input.from) where.push(`created_at >= ${bind(parseStrictDate('from', input.from, 'start'))}`);
   if (input.to) where.push(`created_at <= ${bind(parseStrictDate('to', input.to, 'end'))}`);
-  if (input.cursor) {
-    const position = decodeCursor(input.cursor);
-    where.push(`(created_at, id) < (${bind(position.createdAt)}::timestamptz, ${bind(position.id)}::uuid)`);
-  }
+  if (input.cursor) where.push(afterCursor(input.cursor, bind));
   const { rows } = await sql.query(
     `SELECT id, product_id, variant_id, order_id, type, qty, note, created_at FROM stock_movements
       WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${bind(limit + 1)}`,

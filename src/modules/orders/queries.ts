@@ -3,7 +3,7 @@
 // payment-provider ids, costs) are never selected.
 import type { Sql } from '../../platform/db.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
-import { decodeCursor, pageOf } from '../../platform/paging.ts';
+import { afterCursor, pageOf, sqlParameters } from '../../platform/paging.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { ListOrdersInput, OrderView } from './schema.ts';
 
@@ -109,13 +109,9 @@ export async function getOrder(sql: Sql, accountId: string, orderId: string): Pr
 }
 
 /** Builds the WHERE clause of the order list; each filter is served by an index (bench/RESULTS.md). */
-function listFilters(accountId: string, input: ListOrdersInput): { where: string[]; params: unknown[] } {
-  const params: unknown[] = [accountId];
+function listFilters(accountId: string, input: ListOrdersInput): { where: string[]; params: unknown[]; bind: (v: unknown) => string } {
+  const { values: params, bind } = sqlParameters(accountId);
   const where = ['o.account_id = $1'];
-  const bind = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
   if (input.status) where.push(`o.status = ${bind(input.status)}`);
   else where.push(`o.status <> 'archived'`);
   if (input.payment !== undefined) where.push(`o.payment_status = ${bind(input.payment)}`);
@@ -140,22 +136,17 @@ function listFilters(accountId: string, input: ListOrdersInput): { where: string
     const pattern = `%${input.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     where.push(`${SEARCH_TEXT} LIKE ${bind(pattern)}`);
   }
-  return { where, params };
+  return { where, params, bind };
 }
 
 export async function listOrders(sql: Sql, accountId: string, input: ListOrdersInput) {
   const limit = input.limit ?? 50;
-  const { where, params } = listFilters(accountId, input);
-  if (input.cursor) {
-    const position = decodeCursor(input.cursor);
-    params.push(position.createdAt, position.id);
-    where.push(`(o.created_at, o.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
-  }
-  params.push(limit + 1);
+  const { where, params, bind } = listFilters(accountId, input);
+  if (input.cursor) where.push(afterCursor(input.cursor, bind, 'o'));
   const { rows } = await sql.query(
     `SELECT ${ORDER_COLUMNS} FROM (
         SELECT * FROM orders o WHERE ${where.join(' AND ')}
-         ORDER BY o.created_at DESC, o.id DESC LIMIT $${params.length}
+         ORDER BY o.created_at DESC, o.id DESC LIMIT ${bind(limit + 1)}
       ) o ${LATEST_SHIPMENT}
       ORDER BY o.created_at DESC, o.id DESC`,
     params,

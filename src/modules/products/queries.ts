@@ -1,7 +1,7 @@
 // Reading the catalog: products with their variants, keyset-paged newest first.
 import type { Sql } from '../../platform/db.ts';
 import { notFound } from '../../platform/errors.ts';
-import { decodeCursor, pageOf } from '../../platform/paging.ts';
+import { afterCursor, pageOf, sqlParameters } from '../../platform/paging.ts';
 import type { ListProductsInput, ProductView } from './schema.ts';
 
 const PRODUCT_COLUMNS = `id, name, marketing_name, sku, price, original_price, active, delivery_type, offer_type, description, images,
@@ -36,16 +36,12 @@ export async function getProduct(sql: Sql, accountId: string, productId: string)
 
 export async function listProducts(sql: Sql, accountId: string, input: ListProductsInput) {
   const limit = input.limit ?? 50;
-  const params: unknown[] = [accountId];
+  const { values: params, bind } = sqlParameters(accountId);
   const where = ['account_id = $1'];
-  const bind = (v: unknown) => (params.push(v), `$${params.length}`);
   if ((input.status ?? 'active') === 'active') where.push('active');
   if (input.delivery_type) where.push(`delivery_type = ${bind(input.delivery_type)}`);
   if (input.sku) where.push(`sku = ${bind(input.sku)}`);
-  if (input.cursor) {
-    const position = decodeCursor(input.cursor);
-    where.push(`(created_at, id) < (${bind(position.createdAt)}::timestamptz, ${bind(position.id)}::uuid)`);
-  }
+  if (input.cursor) where.push(afterCursor(input.cursor, bind));
   const { rows } = await sql.query(
     `SELECT ${PRODUCT_COLUMNS} FROM products WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${bind(limit + 1)}`,
     params,
