@@ -29,8 +29,10 @@ export interface MovementPlan {
 
 /** GAPS: weighted average cost; with no prior stock or cost, the delivery's unit cost. */
 export function weightedAverageCost(oldQty: number, oldCost: number | null, qty: number, unitCost: number): number {
-  if (oldQty <= 0 || oldCost === null) return unitCost;
-  return Math.round(((oldQty * oldCost + qty * unitCost) / (oldQty + qty)) * 10000) / 10000;
+  // Costs are kept to 4 decimals (numeric(14, 4)): answer what is stored.
+  const round = (value: number) => Math.round(value * 10000) / 10000;
+  if (oldQty <= 0 || oldCost === null) return round(unitCost);
+  return round((oldQty * oldCost + qty * unitCost) / (oldQty + qty));
 }
 
 /** What a movement would do; `lock` takes the row locks a real write needs (not possible in a dry run). */
@@ -54,7 +56,8 @@ export async function planMovement(sql: Sql, accountId: string, m: MovementInput
   const tracked = product.stock_quantity !== null;
   const newStock = (product.stock_quantity ?? 0) + m.qty;
   const newVariantStock = variantStock === null ? null : variantStock + m.qty;
-  if (m.type === 'correction' && (newStock < 0 || (newVariantStock !== null && newVariantStock < 0))) {
+  // A correction may not take stock below zero; one that moves negative stock toward zero is fine.
+  if (m.type === 'correction' && m.qty < 0 && (newStock < 0 || (newVariantStock !== null && newVariantStock < 0))) {
     throw new AppError('conflict', `this correction would take stock below zero (to ${Math.min(newStock, newVariantStock ?? newStock)})`, {
       kind: 'negative_stock',
     });

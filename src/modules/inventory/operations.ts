@@ -100,7 +100,7 @@ export const recordMovementOp = defineOperation({
   summary: 'Record a delivery or a stock correction',
   description:
     'type delivery (qty > 0, optional unit_cost updating the weighted average cost) or correction (signed qty; below zero is a 409 negative_stock). ' +
-    'The first delivery on an untracked product enables stock tracking. sale, release and return are written by orders only. ' +
+    'The first delivery on an untracked product enables stock tracking (so does a correction: a first stock count). sale, release and return are written by orders only. ' +
     'With variant_id, the variant and the product change by the same qty. Dry run previews, including enables_tracking.',
   body: Closed({
     product_id: Uuid(),

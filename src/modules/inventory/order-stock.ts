@@ -31,8 +31,17 @@ export async function recordSale(tx: Sql, accountId: string, orderId: string, it
     );
     const product = rows[0];
     if (!product || product.stock_quantity === null) continue; // not tracked: nothing to move
-    if (product.block_on_zero_stock && product.stock_quantity < line.qty) {
-      throw new AppError('conflict', `${product.name} is out of stock (${product.stock_quantity} left)`, { kind: 'out_of_stock' });
+    let available = product.stock_quantity;
+    if (line.variantId) {
+      const { rows: variants } = await tx.query<{ stock_quantity: number | null }>(
+        'SELECT stock_quantity FROM product_variants WHERE account_id = $1 AND id = $2 FOR UPDATE',
+        [accountId, line.variantId],
+      );
+      // A variant without its own count draws on the product's.
+      if (variants[0]?.stock_quantity != null) available = Math.min(available, variants[0].stock_quantity);
+    }
+    if (product.block_on_zero_stock && available < line.qty) {
+      throw new AppError('conflict', `${product.name} is out of stock (${available} left)`, { kind: 'out_of_stock' });
     }
     await applyMovement(tx, accountId, { productId: line.productId, variantId: line.variantId, type: 'sale', qty: -line.qty, orderId });
   }

@@ -11,11 +11,20 @@ const NULLABLE_FIELDS = [
   'original_price', 'weight_g', 'low_stock_threshold', 'dim_cm',
 ] as const;
 
+/** Prices are kept in cents (numeric(12, 2)); previews show what will be stored. */
+const cents = (value: unknown) => (typeof value === 'number' ? Math.round(value * 100) / 100 : value);
+
+function normalizeField(field: string, value: unknown): unknown {
+  if (field === 'sku' && typeof value === 'string') return value.trim() || null;
+  if (field === 'price' || field === 'original_price') return cents(value);
+  return value;
+}
+
 /** The record a create would write, with defaults filled in (the dry-run preview's `changes`). */
 export function normalizedNewProduct(input: CreateProductInput): Record<string, unknown> {
   const record: Record<string, unknown> = { ...DEFAULTS, ...input };
   for (const field of NULLABLE_FIELDS) record[field] ??= null;
-  if (typeof record.sku === 'string') record.sku = record.sku.trim() || null;
+  for (const field of Object.keys(record)) record[field] = normalizeField(field, record[field]);
   return record;
 }
 
@@ -23,7 +32,7 @@ export function normalizedNewProduct(input: CreateProductInput): Record<string, 
 export function productChanges(current: ProductView, input: UpdateProductInput): Record<string, unknown> {
   const changes: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(input)) {
-    const normalized = field === 'sku' && typeof value === 'string' ? value.trim() || null : value;
+    const normalized = normalizeField(field, value);
     if (JSON.stringify(normalized) !== JSON.stringify((current as Record<string, unknown>)[field])) changes[field] = normalized;
   }
   return changes;
