@@ -80,7 +80,7 @@ export async function buildApp(services: OperatorServices): Promise<FastifyInsta
     // One line per request is written by the onResponse hook below instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => crypto.randomUUID(),
-    routerOptions: { ignoreTrailingSlash: false },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 2048 },
   });
 
   // Our JSON parser: an empty body is "no body"; malformed JSON is a 400 in the contract's shape.

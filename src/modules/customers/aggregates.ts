@@ -9,7 +9,7 @@ const AGGREGATE = `
   SELECT o.account_id, o.customer_key AS key,
          (array_agg(o.customer_name ORDER BY o.created_at DESC, o.id DESC))[1] AS name,
          (array_agg(lower(btrim(o.customer_email)) ORDER BY o.created_at DESC, o.id DESC))[1] AS email,
-         (array_agg(o.customer_phone ORDER BY o.created_at DESC, o.id DESC))[1] AS phone,
+         (array_agg(nullif(btrim(o.customer_phone), '') ORDER BY o.created_at DESC, o.id DESC))[1] AS phone,
          count(*) AS orders_count, coalesce(sum(o.total), 0) AS total_spent,
          min(o.created_at) AS first_order_at, max(o.created_at) AS last_order_at
     FROM orders o
@@ -26,6 +26,8 @@ const UPSERT = `
 /** Recomputes one customer from their orders (an index lookup on orders.customer_key). */
 export async function refreshCustomer(tx: Sql, accountId: string, key: string | null): Promise<void> {
   if (!key) return;
+  // Two transactions refreshing one customer at once (different orders locked) must not interleave.
+  await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1::text || ':' || $2, 0))", [accountId, key]);
   await tx.query('DELETE FROM customer_aggregates WHERE account_id = $1 AND key = $3 AND $2::text[] IS NOT NULL', [accountId, UNCOUNTED_STATUSES, key]);
   await tx.query(UPSERT.replace('%SELECT%', AGGREGATE.replace('%KEYS%', 'AND o.customer_key = $3')), [accountId, UNCOUNTED_STATUSES, key]);
 }

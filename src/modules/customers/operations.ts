@@ -186,7 +186,7 @@ export const addMembersOp = defineOperation({
     if (ctx.dryRun) {
       await requireMembershipSegment(ctx.db, accountId, id);
       const existing = await existingMembers(ctx.db, id, keys);
-      return { dry_run: true as const, keys, would_add: keys.length - existing.size, would_skip: existing.size };
+      return { dry_run: true as const, keys, would_add: keys.length - existing.size, would_skip: existing.size + (customers.length - keys.length) };
     }
     const result = await ctx.db.tx((tx) => addMembers(tx, accountId, id, keys));
     return { data: { ...result, skipped: result.skipped + (customers.length - keys.length) } };

@@ -53,7 +53,7 @@ export async function listSegments(sql: Sql, accountId: string) {
 
 /** Checks computed filters compile (e.g. inSegment points at a segment of this account) before anything is written. */
 export async function checkFilters(sql: Sql, accountId: string, filters: Filters): Promise<void> {
-  await filterConditions(sql, accountId, filters, () => '$0');
+  await filterConditions(sql, accountId, filters, () => '$0', 0, true);
 }
 
 export async function createSegment(tx: Sql, accountId: string, input: { name: string; filters?: Filters }) {
