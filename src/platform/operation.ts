@@ -38,8 +38,11 @@ export interface OperationContext {
 /** MCP tool annotations (what the tool does to the world). */
 export interface ToolAnnotations {
   readOnlyHint: boolean;
+  /** MCP: true unless the tool only adds (an update that overwrites values is destructive). */
   destructiveHint: boolean;
   idempotentHint: boolean;
+  /** MCP: the tool reaches outside Merx (a courier, a subscriber's endpoint). */
+  openWorldHint?: boolean;
 }
 
 export interface OperationSpec<

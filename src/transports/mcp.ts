@@ -126,7 +126,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
               description: t.op.description,
               inputSchema: t.inputSchema,
               outputSchema: t.outputSchema,
-              annotations: { title: t.op.summary, ...t.op.annotations, openWorldHint: false },
+              annotations: { title: t.op.summary, openWorldHint: false, ...t.op.annotations },
             })),
         };
       case 'tools/call':

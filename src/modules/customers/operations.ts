@@ -133,7 +133,7 @@ export const updateSegmentOp = defineOperation({
   body: Closed({ name: Type.Optional(SegmentName), filters: Type.Optional(SegmentFilters) }),
   output: Closed({ data: Segment }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Segment, changes: Type.Record(Type.String(), Type.Unknown()) }),
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: async (ctx, { id, ...input }) => {
     const accountId = ctx.caller.accountId;
     if (input.filters) await checkFilters(ctx.db, accountId, input.filters);

@@ -59,7 +59,7 @@ export const updateOrderOp = defineOperation({
   body: UpdateOrderBody,
   output: UpdateOrderResult,
   dryRunOutput: UpdateOrderPreview,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: async (ctx, input) => {
     const { id, ...body } = input;
     const accountId = ctx.caller.accountId;

@@ -75,7 +75,7 @@ export const updateProductOp = defineOperation({
   body: UpdateProductBody,
   output: ProductEnvelope,
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Product, changes: Changes }),
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: async (ctx, { id, ...input }) => {
     const accountId = ctx.caller.accountId;
     if (ctx.dryRun) {

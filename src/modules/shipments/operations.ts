@@ -62,7 +62,7 @@ export const createShipmentOp = defineOperation({
     shipment_terms: Type.Object({}, { additionalProperties: true }),
   }),
   successStatus: 201,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   handler: async (ctx, input) => {
     const accountId = ctx.caller.accountId;
     if (ctx.dryRun) {
@@ -159,7 +159,7 @@ export const cancelShipmentOp = defineOperation({
   body: Closed({ reason: Type.Optional(Type.String({ maxLength: 500 })) }),
   output: Closed({ data: Shipment, courier_cancelled: Type.Boolean(), courier_confirmed: Type.Boolean(), note: Nullable('string') }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Shipment, cancellable: Type.Boolean() }),
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   handler: async (ctx, { id, reason }) => {
     if (ctx.dryRun) {
       const shipment = await getShipment(ctx.db, ctx.caller.accountId, id);

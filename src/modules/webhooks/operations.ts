@@ -73,7 +73,7 @@ export const updateWebhookOp = defineOperation({
   body: UpdateWebhookBody,
   output: Closed({ data: Subscription }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Subscription, changes: Type.Record(Type.String(), Type.Unknown()) }),
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: async (ctx, { id, ...changes }) => {
     if (changes.events) changes.events = checkEvents(changes.events);
     if (changes.url !== undefined) await checkWebhookUrl(changes.url, policyOf(ctx));
@@ -134,7 +134,7 @@ export const testWebhookOp = defineOperation({
   output: Closed({ data: Delivery, event_id: Uuid() }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Subscription, would_send: Type.Boolean() }),
   accountLimit: { name: 'webhook_test', perMinute: 30 },
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   handler: async (ctx, { id }) => {
     const accountId = ctx.caller.accountId;
     if (ctx.dryRun) {
