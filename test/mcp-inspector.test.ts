@@ -1,0 +1,114 @@
+// The official MCP Inspector (@modelcontextprotocol/inspector) in CLI mode,
+// headless, against the service started in this process: the client a
+// developer reaches for first must list and call Merx's tools as they are.
+//   npx @modelcontextprotocol/inspector --cli <base>/api/mcp --transport http \
+//     --method tools/list --header "Authorization: Bearer <key>"
+// It is run with this Node (the inspector needs Node >= 22.19) and a
+// throw-away HOME, so it never touches the user's ~/.mcp-inspector.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startTestService, http, freshTenant, type TestService } from './helpers/harness.ts';
+import { rpc, request } from './helpers/mcp.ts';
+
+const LAUNCHER = path.join(
+  path.dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector/package.json')),
+  'clients/launcher/build/index.js',
+);
+
+const SPEC_TOOLS = [
+  'list_orders', 'get_order', 'update_order', 'get_shipment', 'create_shipment', 'cancel_shipment', 'get_inventory_stock', 'list_stock_movements',
+  'record_stock_movement', 'list_products', 'get_product', 'create_product', 'update_product', 'list_customers', 'list_segments', 'create_segment',
+  'update_segment', 'delete_segment', 'add_segment_members', 'remove_segment_members', 'add_customer_note', 'list_webhooks', 'list_webhook_deliveries',
+  'create_webhook', 'update_webhook', 'delete_webhook', 'test_webhook', 'submit_brief', 'get_status', 'get_facts',
+];
+const ALL_SCOPES = [
+  'orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'inventory:write', 'products:read', 'products:write',
+  'customers:read', 'customers:write', 'webhooks:read', 'webhooks:write', 'submit_brief', 'get_status', 'get_facts',
+];
+
+let svc: TestService;
+let home: string;
+before(async () => {
+  svc = await startTestService();
+  home = fs.mkdtempSync(path.join(os.tmpdir(), 'merx-inspector-'));
+});
+after(async () => {
+  await svc.close();
+  fs.rmSync(home, { recursive: true, force: true });
+});
+
+interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the inspector CLI asynchronously (the service answers from this same event loop). */
+function inspector(args: string[]): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [LAUNCHER, '--cli', ...args],
+      {
+        timeout: 120_000,
+        env: {
+          ...process.env,
+          HOME: home,
+          MCP_CATALOG_PATH: path.join(home, 'mcp.json'),
+          PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
+        },
+      },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+// --stored-auth-only: on a 401 the inspector would otherwise offer interactive OAuth; a key is all Merx takes.
+const connection = (key: string) => [
+  `${svc.url}/api/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${key}`, '--format', 'json', '--stored-auth-only',
+];
+
+test('inspector --cli --method tools/list lists exactly SPEC\'s tools for an every-scope key, as tools/list answers them', async () => {
+  const { key } = await freshTenant(svc.url, { scopes: ALL_SCOPES });
+  const run = await inspector([...connection(key), '--method', 'tools/list']);
+  assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}`);
+  const out = JSON.parse(run.stdout);
+  const tools = out.result.tools as any[];
+  assert.deepEqual(tools.map((t) => t.name).sort(), [...SPEC_TOOLS].sort());
+  // What the inspector shows is what the server sent.
+  const raw = await rpc(svc.url, key, request('tools/list'));
+  assert.deepEqual(out.result, raw.body.result);
+});
+
+test('inspector --cli lists only the tools a key\'s scopes allow', async () => {
+  const { key } = await freshTenant(svc.url, { preset: 'bridge' });
+  const run = await inspector([...connection(key), '--method', 'tools/list']);
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(JSON.parse(run.stdout).result.tools.map((t: any) => t.name).sort(), ['get_facts', 'get_status', 'submit_brief']);
+});
+
+test('inspector --cli --method tools/call list_orders answers the same JSON as GET /api/v1/orders', async () => {
+  const { op, accountId, key } = await freshTenant(svc.url);
+  for (let i = 0; i < 3; i++) await op.checkout(accountId);
+  const run = await inspector([...connection(key), '--method', 'tools/call', '--tool-name', 'list_orders', '--tool-args-json', '{"limit":2}']);
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout).result;
+  assert.equal(result.isError, false);
+  const restPage = await http(svc.url, 'GET', '/api/v1/orders?limit=2', { token: key });
+  assert.deepEqual(result.structuredContent, restPage.body);
+  assert.equal(result.content[0].text, JSON.stringify(restPage.body));
+});
+
+test('inspector --cli with a bad key stops at the 401: exit 3 (auth), the REST error body in its message', async () => {
+  const run = await inspector([...connection('merx_' + 'x'.repeat(40)), '--method', 'tools/list']);
+  assert.equal(run.code, 3, run.stderr);
+  assert.equal(run.stdout, '');
+  const error = JSON.parse(run.stderr.trim().split('\n').pop()!).error;
+  assert.equal(error.code, 'auth_required');
+  assert.match(error.message, /unauthorized/);
+});

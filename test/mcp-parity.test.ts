@@ -1,0 +1,703 @@
+// Every tool of SPEC's MCP table, called through the official SDK client
+// (@modelcontextprotocol/sdk, Streamable HTTP) on each of the three protocol
+// versions, answers with the same JSON as its REST twin (SPEC MCP:
+// "structuredContent (same JSON as REST)").
+//   - reads: the same call both ways, compared exactly;
+//   - writes: the dry-run previews both ways (dry_run: true vs X-Merx-Dry-Run: 1),
+//     compared exactly; then the real write, compared exactly with a REST read
+//     of what it made, and with the same REST write on a twin resource where
+//     only ids, numbers, times and per-resource secrets may differ;
+//   - bridge tools (MCP only): the shapes of GAPS "Bridge tools", driven
+//     through the operator API (briefs status, asset activity).
+// tools/list for an every-scope key is checked against SPEC's table, the
+// OpenAPI twin of each tool's arguments, and truthful annotations.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestService, http, freshTenant, operator, type TestService } from './helpers/harness.ts';
+import { MCP_VERSIONS } from './helpers/mcp.ts';
+import { connectSdk, structuredOf, type SdkConnection } from './helpers/sdk-client.ts';
+
+// SPEC MCP, the tool table: tool -> scope.
+const SPEC_TOOLS: Record<string, string> = {
+  list_orders: 'orders:read',
+  get_order: 'orders:read',
+  update_order: 'orders:write',
+  get_shipment: 'shipments:read',
+  create_shipment: 'shipments:write',
+  cancel_shipment: 'shipments:write',
+  get_inventory_stock: 'inventory:read',
+  list_stock_movements: 'inventory:read',
+  record_stock_movement: 'inventory:write',
+  list_products: 'products:read',
+  get_product: 'products:read',
+  create_product: 'products:write',
+  update_product: 'products:write',
+  list_customers: 'customers:read',
+  list_segments: 'customers:read',
+  create_segment: 'customers:write',
+  update_segment: 'customers:write',
+  delete_segment: 'customers:write',
+  add_segment_members: 'customers:write',
+  remove_segment_members: 'customers:write',
+  add_customer_note: 'customers:write',
+  list_webhooks: 'webhooks:read',
+  list_webhook_deliveries: 'webhooks:read',
+  create_webhook: 'webhooks:write',
+  update_webhook: 'webhooks:write',
+  delete_webhook: 'webhooks:write',
+  test_webhook: 'webhooks:write',
+  submit_brief: 'submit_brief',
+  get_status: 'get_status',
+  get_facts: 'get_facts',
+};
+const READ_TOOLS = Object.keys(SPEC_TOOLS).filter((name) => /^(list|get)_/.test(name));
+const WRITE_TOOLS = Object.keys(SPEC_TOOLS).filter((name) => !READ_TOOLS.includes(name));
+const ALL_SCOPES = [
+  'orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'inventory:write', 'products:read', 'products:write',
+  'customers:read', 'customers:write', 'webhooks:read', 'webhooks:write', 'submit_brief', 'get_status', 'get_facts',
+];
+// The REST twin of each tool (SPEC MCP table); get_shipment has two, bridge tools none.
+const REST_TWINS: Record<string, Array<{ method: string; path: string }>> = {
+  list_orders: [{ method: 'get', path: '/api/v1/orders' }],
+  get_order: [{ method: 'get', path: '/api/v1/orders/{id}' }],
+  update_order: [{ method: 'patch', path: '/api/v1/orders/{id}' }],
+  get_shipment: [{ method: 'get', path: '/api/v1/shipments/{id}' }, { method: 'get', path: '/api/v1/orders/{id}/shipment' }],
+  create_shipment: [{ method: 'post', path: '/api/v1/shipments' }],
+  cancel_shipment: [{ method: 'post', path: '/api/v1/shipments/{id}/cancel' }],
+  get_inventory_stock: [{ method: 'get', path: '/api/v1/inventory/stock' }],
+  list_stock_movements: [{ method: 'get', path: '/api/v1/inventory/movements' }],
+  record_stock_movement: [{ method: 'post', path: '/api/v1/inventory/movements' }],
+  list_products: [{ method: 'get', path: '/api/v1/products' }],
+  get_product: [{ method: 'get', path: '/api/v1/products/{id}' }],
+  create_product: [{ method: 'post', path: '/api/v1/products' }],
+  update_product: [{ method: 'patch', path: '/api/v1/products/{id}' }],
+  list_customers: [{ method: 'get', path: '/api/v1/customers' }],
+  list_segments: [{ method: 'get', path: '/api/v1/segments' }],
+  create_segment: [{ method: 'post', path: '/api/v1/segments' }],
+  update_segment: [{ method: 'patch', path: '/api/v1/segments/{id}' }],
+  delete_segment: [{ method: 'delete', path: '/api/v1/segments/{id}' }],
+  add_segment_members: [{ method: 'post', path: '/api/v1/segments/{id}/members' }],
+  remove_segment_members: [{ method: 'delete', path: '/api/v1/segments/{id}/members' }],
+  add_customer_note: [{ method: 'post', path: '/api/v1/customers/{key}/notes' }],
+  list_webhooks: [{ method: 'get', path: '/api/v1/webhooks' }],
+  list_webhook_deliveries: [{ method: 'get', path: '/api/v1/webhooks/{id}/deliveries' }],
+  create_webhook: [{ method: 'post', path: '/api/v1/webhooks' }],
+  update_webhook: [{ method: 'patch', path: '/api/v1/webhooks/{id}' }],
+  delete_webhook: [{ method: 'delete', path: '/api/v1/webhooks/{id}' }],
+  test_webhook: [{ method: 'post', path: '/api/v1/webhooks/{id}/test' }],
+};
+
+const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+const DRY = { 'X-Merx-Dry-Run': '1' };
+
+let svc: TestService;
+before(async () => {
+  // This file is about parity, not limits (test/mcp.test.ts and test/mcp-batch.test.ts prove those):
+  // one key makes a few hundred calls here, so the per-key limits are raised through their config knobs.
+  svc = await startTestService({ RATE_LIMIT_MCP_PER_MINUTE: '100000', RATE_LIMIT_REST_PER_MINUTE: '100000' });
+});
+after(async () => {
+  await svc.close();
+});
+
+interface World {
+  op: ReturnType<typeof operator>;
+  accountId: string;
+  key: string;
+  conn: SdkConnection;
+  called: Set<string>;
+}
+
+/** A fresh account with an every-scope key and the three couriers enabled. */
+async function everyScopeTenant() {
+  const t = await freshTenant(svc.url, { scopes: ALL_SCOPES });
+  for (const slug of ['courier_a', 'courier_b', 'courier_c']) await t.op.call('PUT', `/accounts/${t.accountId}/couriers/${slug}`, { enabled: true });
+  return t;
+}
+
+/** tools/call through the SDK that must succeed; returns structuredContent. */
+async function tool(w: World, name: string, args: Record<string, unknown> = {}): Promise<any> {
+  w.called.add(name);
+  return structuredOf(await w.conn.client.callTool({ name, arguments: args }));
+}
+
+/** tools/call through the SDK that must be a domain refusal (isError); returns structuredContent. */
+async function refused(w: World, name: string, args: Record<string, unknown>): Promise<any> {
+  w.called.add(name);
+  const result: any = await w.conn.client.callTool({ name, arguments: args });
+  assert.equal(result.isError, true, `${name} should be refused: ${JSON.stringify(result.structuredContent)}`);
+  assert.equal(result.content[0].text, JSON.stringify(result.structuredContent));
+  return result.structuredContent;
+}
+
+/** A REST call with the same key that must answer `status`; returns the JSON body. */
+async function rest(w: World, method: string, path: string, status: number, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+  const res = await http(svc.url, method, path, { token: w.key, body, headers });
+  assert.equal(res.status, status, `${method} ${path} -> ${res.status} ${res.text}`);
+  return res.body;
+}
+
+const qs = (query: Record<string, string | number | undefined>) =>
+  new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])).toString();
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * What two answers about twin resources must share: every UUID becomes a tag
+ * by order of first appearance (so references keep their structure), every
+ * date-time becomes <time>, and the values of `differ` keys become their type.
+ */
+function twinShape(value: unknown, differ: string[] = []): unknown {
+  const ids = new Map<string, string>();
+  const tag = (id: string) => {
+    const lower = id.toLowerCase();
+    if (!ids.has(lower)) ids.set(lower, `<id${ids.size + 1}>`);
+    return ids.get(lower)!;
+  };
+  const walk = (v: unknown, key?: string): unknown => {
+    if (key !== undefined && differ.includes(key)) return `<${v === null ? 'null' : typeof v}>`;
+    if (Array.isArray(v)) return v.map((x) => walk(x));
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));
+    if (typeof v === 'string') return TIME.test(v) ? '<time>' : v.replace(UUID, tag);
+    return v;
+  };
+  return walk(value);
+}
+
+function assertTwins(mcpAnswer: unknown, restAnswer: unknown, differ: string[] = [], message?: string) {
+  assert.deepEqual(twinShape(mcpAnswer, differ), twinShape(restAnswer, differ), message);
+}
+
+// Order fields that differ between two checkouts of the same input.
+const ORDER_DIFFERS = ['number', 'order_number', 'tracking_number', 'tracking_url'];
+
+/** The service's debug sink as a webhook URL (SPEC Debug sink; own host from PUBLIC_BASE_URL). */
+function sinkUrl(webhookId: string): string {
+  const own = new URL(svc.service.services.config.publicBaseUrl);
+  return `${own.protocol}//${own.hostname}/api/webhooks/sink?id=${webhookId}`;
+}
+
+// ---------------------------------------------------------------- tools/list
+
+test('tools/list for an every-scope key lists exactly SPEC\'s tool table, each with description, schemas and annotations', async () => {
+  const t = await everyScopeTenant();
+  const conn = await connectSdk(svc.url, t.key);
+  try {
+    const { tools } = await conn.client.listTools();
+    assert.deepEqual(tools.map((x) => x.name).sort(), Object.keys(SPEC_TOOLS).sort(), 'no more, no fewer than SPEC\'s table');
+    for (const x of tools) {
+      assert.ok(typeof x.description === 'string' && x.description.length >= 40, `${x.name}: a description an agent can act on`);
+      assert.equal(x.inputSchema.type, 'object', `${x.name}: inputSchema`);
+      assert.equal((x.inputSchema as any).additionalProperties, false, `${x.name}: unknown arguments are refused`);
+      assert.ok(x.outputSchema && x.outputSchema.type === 'object', `${x.name}: outputSchema`);
+      assert.ok(x.annotations, `${x.name}: annotations`);
+      for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint'] as const) {
+        assert.equal(typeof x.annotations[hint], 'boolean', `${x.name}: annotations.${hint} is set`);
+      }
+      assert.equal(x.annotations.readOnlyHint, READ_TOOLS.includes(x.name), `${x.name}: readOnlyHint is true exactly for the read tools`);
+      const dryRun = (x.inputSchema.properties as any)?.dry_run;
+      if (WRITE_TOOLS.includes(x.name)) assert.equal(dryRun?.type, 'boolean', `${x.name}: write tools take dry_run (SPEC MCP)`);
+      else assert.equal(dryRun, undefined, `${x.name}: read tools take no dry_run`);
+    }
+    // Each scope alone lists exactly its own tools (SPEC: tools/list returns only tools whose scope the key holds).
+    for (const scope of ALL_SCOPES) {
+      const key = await t.op.issueKey(t.accountId, { scopes: [scope] });
+      const one = await connectSdk(svc.url, key);
+      try {
+        const names = (await one.client.listTools()).tools.map((x) => x.name).sort();
+        assert.deepEqual(names, Object.keys(SPEC_TOOLS).filter((n) => SPEC_TOOLS[n] === scope).sort(), `a key with only ${scope}`);
+      } finally {
+        await one.close();
+      }
+      // At most 10 active keys per account (SPEC Authentication 4): revoke each one after use.
+      const keys = (await t.op.call('GET', `/accounts/${t.accountId}/keys`)).data as any[];
+      for (const k of keys.filter((k) => k.prefix === key.slice(0, 11))) await t.op.call('DELETE', `/keys/${k.id}`);
+    }
+  } finally {
+    await conn.close();
+  }
+});
+
+test('annotations are truthful (MCP ToolAnnotations: destructive = not only additive; idempotent = a repeat has no further effect)', async () => {
+  const t = await everyScopeTenant();
+  const conn = await connectSdk(svc.url, t.key);
+  try {
+    const byName = new Map((await conn.client.listTools()).tools.map((x) => [x.name, x.annotations!]));
+    const problems: string[] = [];
+    const expect = (names: string[], hint: 'destructiveHint' | 'idempotentHint' | 'openWorldHint', value: boolean, why: string) => {
+      for (const name of names) if (byName.get(name)?.[hint] !== value) problems.push(`${name}.${hint} should be ${value}: ${why}`);
+    };
+    expect(READ_TOOLS, 'destructiveHint', false, 'a read changes nothing');
+    expect(READ_TOOLS, 'idempotentHint', true, 'a read changes nothing');
+    expect(['cancel_shipment', 'delete_segment', 'remove_segment_members', 'delete_webhook'], 'destructiveHint', true, 'it cancels or deletes');
+    expect(
+      ['update_order', 'update_product', 'update_segment', 'update_webhook'],
+      'destructiveHint',
+      true,
+      'it overwrites existing values (status cancelled/refunded, active: false, filters, url): not an additive update',
+    );
+    expect(['create_product', 'create_segment', 'add_segment_members', 'add_customer_note', 'create_webhook', 'submit_brief'], 'destructiveHint', false, 'it only adds');
+    expect(
+      ['create_shipment', 'create_product', 'create_segment', 'add_customer_note', 'record_stock_movement', 'create_webhook', 'test_webhook'],
+      'idempotentHint',
+      false,
+      'each call makes one more row, waybill or delivery',
+    );
+    expect(['delete_segment', 'delete_webhook', 'add_segment_members', 'remove_segment_members', 'submit_brief'], 'idempotentHint', true, 'a repeat changes nothing more');
+    expect(['create_shipment', 'cancel_shipment'], 'openWorldHint', true, 'it calls the courier (SPEC: shipment creation and cancellation act through the courier integrations)');
+    expect(['test_webhook'], 'openWorldHint', true, "it sends an HTTP request to the subscriber's endpoint");
+    assert.deepEqual(problems, []);
+  } finally {
+    await conn.close();
+  }
+});
+
+/** Inlines #/components/schemas refs of the OpenAPI document. */
+function resolveRefs(schema: unknown, doc: any): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => resolveRefs(s, doc));
+  if (!schema || typeof schema !== 'object') return schema;
+  const record = schema as Record<string, unknown>;
+  if (typeof record.$ref === 'string') return resolveRefs(doc.components.schemas[record.$ref.split('/').pop()!], doc);
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, resolveRefs(v, doc)]));
+}
+
+const withoutDescription = (schema: any) => {
+  const { description: _d, ...rest } = schema ?? {};
+  return rest;
+};
+
+test('each tool\'s inputSchema is its REST twin\'s parameters and body from the OpenAPI document, and its outputSchema admits the REST answers', async () => {
+  const t = await everyScopeTenant();
+  const conn = await connectSdk(svc.url, t.key);
+  try {
+    const tools = new Map((await conn.client.listTools()).tools.map((x) => [x.name, x as any]));
+    const doc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
+    for (const [name, twins] of Object.entries(REST_TWINS)) {
+      const input = tools.get(name).inputSchema;
+      const expected: Record<string, unknown> = {};
+      const required = new Set<string>();
+      const twinOps = twins.map((twin) => doc.paths[twin.path]?.[twin.method]);
+      twinOps.forEach((o, i) => assert.ok(o, `${name}: OpenAPI has ${twins[i].method.toUpperCase()} ${twins[i].path}`));
+      if (name === 'get_shipment') {
+        // GAPS MCP details: by shipment id or by order id, one tool for two routes.
+        const id = twinOps[0].parameters.find((p: any) => p.name === 'id');
+        const orderId = twinOps[1].parameters.find((p: any) => p.name === 'id');
+        expected.id = resolveRefs(id.schema, doc);
+        expected.order_id = resolveRefs(orderId.schema, doc);
+      } else {
+        const o = twinOps[0];
+        for (const p of o.parameters.filter((p: any) => p.in === 'path' || p.in === 'query')) {
+          expected[p.name] = resolveRefs(p.schema, doc);
+          if (p.required) required.add(p.name);
+        }
+        const body = resolveRefs(o.requestBody?.content['application/json'].schema, doc) as any;
+        for (const [prop, schema] of Object.entries(body?.properties ?? {})) expected[prop] = schema;
+        for (const prop of body?.required ?? []) required.add(prop);
+        if (WRITE_TOOLS.includes(name)) assert.ok(o.parameters.some((p: any) => p.name === 'X-Merx-Dry-Run'), `${name}: the REST twin takes X-Merx-Dry-Run`);
+      }
+      const actual = Object.fromEntries(Object.entries(input.properties).filter(([k]) => k !== 'dry_run').map(([k, v]) => [k, withoutDescription(v)]));
+      const wanted = Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, withoutDescription(v)]));
+      assert.deepEqual(actual, wanted, `${name}: arguments are the REST parameters and body, under their REST names and schemas`);
+      assert.deepEqual([...(input.required ?? [])].sort(), [...required].sort(), `${name}: the same required arguments`);
+
+      // outputSchema: the REST success answer and the dry-run preview are among its branches
+      // (get_shipment: the by-order route's {data: Shipment or null}, which admits the by-id answer too).
+      const output = tools.get(name).outputSchema;
+      const responses = twinOps[twinOps.length - 1].responses;
+      for (const code of ['200', '201']) {
+        const schema = responses[code]?.content?.['application/json']?.schema;
+        if (!schema) continue;
+        const resolved = resolveRefs(schema, doc) as any;
+        const branches = resolved.anyOf ?? [resolved];
+        for (const branch of branches) {
+          assert.ok(
+            output.anyOf.some((b: unknown) => JSON.stringify(b) === JSON.stringify(branch)),
+            `${name}: outputSchema admits the REST ${code} schema`,
+          );
+        }
+      }
+    }
+    // Bridge tools: MCP only (SPEC MCP), so no REST route anywhere in the public document.
+    const paths = Object.keys(doc.paths).join(' ');
+    for (const name of ['submit_brief', 'get_status', 'get_facts']) assert.ok(!paths.includes(name), `${name} has no REST route`);
+  } finally {
+    await conn.close();
+  }
+});
+
+// ---------------------------------------------------------------- the walk, once per protocol version
+
+for (const version of MCP_VERSIONS) {
+  describe(`protocol ${version}: every tool through the SDK client answers what its REST twin answers`, () => {
+    const w = {} as World;
+    before(async () => {
+      const t = await everyScopeTenant();
+      const conn = await connectSdk(svc.url, t.key, version);
+      assert.equal(conn.transport.protocolVersion, version, 'the server speaks the version the client asked for');
+      // listTools caches each tool's outputSchema: the SDK then validates every structuredContent against it.
+      await conn.client.listTools();
+      Object.assign(w, { op: t.op, accountId: t.accountId, key: t.key, conn, called: new Set<string>() });
+    });
+    after(async () => {
+      await w.conn?.close();
+    });
+
+    test('orders: list_orders, get_order', async () => {
+      const first = await w.op.checkout(w.accountId);
+      const second = await w.op.checkout(w.accountId, { customer: { name: 'Boris Ivanov', email: 'boris@example.com', phone: '+359888000222' } });
+      await w.op.checkout(w.accountId, { payment_method: 'card', payment_status: 'paid' });
+      for (const query of [{}, { limit: 2 }, { status: 'new', q: 'boris' }, { payment: 'paid' }, { courier: 'none', limit: 1 }]) {
+        assert.deepEqual(await tool(w, 'list_orders', query), await rest(w, 'GET', `/api/v1/orders?${qs(query)}`, 200), `list_orders ${JSON.stringify(query)}`);
+      }
+      const page = await tool(w, 'list_orders', { limit: 2 });
+      assert.equal(page.has_more, true);
+      const next = { limit: 2, cursor: page.next_cursor };
+      assert.deepEqual(await tool(w, 'list_orders', next), await rest(w, 'GET', `/api/v1/orders?${qs(next)}`, 200));
+      const since = { since: second.created_at };
+      assert.deepEqual(await tool(w, 'list_orders', since), await rest(w, 'GET', `/api/v1/orders?${qs(since)}`, 200));
+      for (const id of [first.id, second.id]) assert.deepEqual(await tool(w, 'get_order', { id }), await rest(w, 'GET', `/api/v1/orders/${id}`, 200));
+    });
+
+    test('orders: update_order (dry run both ways, then the write against REST GET and a REST twin)', async () => {
+      const a = await w.op.checkout(w.accountId);
+      const b = await w.op.checkout(w.accountId);
+      const change = { status: 'shipped', tracking_number: 'PARITY-1', courier: 'courier_a', admin_notes: 'parity', notify_customer: false };
+      const preview = await tool(w, 'update_order', { id: a.id, ...change, dry_run: true });
+      assert.equal(preview.dry_run, true);
+      assert.deepEqual(preview, await rest(w, 'PATCH', `/api/v1/orders/${a.id}`, 200, change, DRY));
+      assert.deepEqual(await tool(w, 'get_order', { id: a.id }), await rest(w, 'GET', `/api/v1/orders/${a.id}`, 200));
+      assert.equal((await rest(w, 'GET', `/api/v1/orders/${a.id}`, 200)).data.status, 'new', 'the dry run wrote nothing');
+
+      const done = await tool(w, 'update_order', { id: a.id, ...change });
+      assert.equal(done.status_changed, true);
+      assert.equal(done.email_sent, false);
+      assert.deepEqual({ data: done.data }, await rest(w, 'GET', `/api/v1/orders/${a.id}`, 200), 'the result is what REST then reads');
+      const twin = await rest(w, 'PATCH', `/api/v1/orders/${b.id}`, 200, change);
+      assertTwins(done, twin, ['number', 'order_number']);
+    });
+
+    test('shipments: create_shipment, get_shipment (by id and by order_id), cancel_shipment', async () => {
+      const c = await w.op.checkout(w.accountId);
+      const d = await w.op.checkout(w.accountId);
+      const fresh = await w.op.checkout(w.accountId);
+      const override = { weight_g: 1500, dim_cm: { l: 30, w: 20, h: 10 } };
+
+      const preview = await tool(w, 'create_shipment', { order_id: c.id, ...override, dry_run: true });
+      assert.equal(preview.dry_run, true);
+      assert.deepEqual(preview, await rest(w, 'POST', '/api/v1/shipments', 200, { order_id: c.id, ...override }, DRY));
+      assert.deepEqual(await tool(w, 'get_shipment', { order_id: c.id }), { data: null }, 'the dry run made no waybill');
+
+      const made = await tool(w, 'create_shipment', { order_id: c.id, ...override });
+      const twin = await rest(w, 'POST', '/api/v1/shipments', 201, { order_id: d.id, ...override });
+      assertTwins(made, twin, ['tracking_number']);
+      assert.deepEqual(made, await rest(w, 'GET', `/api/v1/shipments/${made.data.id}`, 200), 'the result is what REST then reads');
+
+      // get_shipment: by id (GET /shipments/{id}) and by order_id (GET /orders/{id}/shipment), with and without a waybill.
+      for (const [args, path] of [
+        [{ id: made.data.id }, `/api/v1/shipments/${made.data.id}`],
+        [{ id: twin.data.id }, `/api/v1/shipments/${twin.data.id}`],
+        [{ order_id: c.id }, `/api/v1/orders/${c.id}/shipment`],
+        [{ order_id: d.id }, `/api/v1/orders/${d.id}/shipment`],
+        [{ order_id: fresh.id }, `/api/v1/orders/${fresh.id}/shipment`],
+      ] as const) {
+        assert.deepEqual(await tool(w, 'get_shipment', args), await rest(w, 'GET', path, 200), `get_shipment ${JSON.stringify(args)}`);
+      }
+      assert.deepEqual(await tool(w, 'get_shipment', { order_id: fresh.id }), { data: null });
+      // The order moved to processing with the waybill's courier and tracking (SPEC Order status).
+      assert.deepEqual(await tool(w, 'get_order', { id: c.id }), await rest(w, 'GET', `/api/v1/orders/${c.id}`, 200));
+
+      // A live shipment: the same 409 both ways.
+      const conflict = await refused(w, 'create_shipment', { order_id: c.id });
+      const restConflict = await rest(w, 'POST', '/api/v1/shipments', 409, { order_id: c.id });
+      assert.deepEqual(conflict, { error: 'CONFLICT', reason: restConflict.error.message });
+
+      const reason = { reason: 'customer changed their mind' };
+      const cancelPreview = await tool(w, 'cancel_shipment', { id: made.data.id, ...reason, dry_run: true });
+      assert.equal(cancelPreview.cancellable, true);
+      assert.deepEqual(cancelPreview, await rest(w, 'POST', `/api/v1/shipments/${made.data.id}/cancel`, 200, reason, DRY));
+      const cancelled = await tool(w, 'cancel_shipment', { id: made.data.id, ...reason });
+      assert.equal(cancelled.data.status, 'cancelled');
+      const twinCancelled = await rest(w, 'POST', `/api/v1/shipments/${twin.data.id}/cancel`, 200, reason);
+      assertTwins(cancelled, twinCancelled, ['tracking_number']);
+      assert.deepEqual({ data: cancelled.data }, await rest(w, 'GET', `/api/v1/shipments/${made.data.id}`, 200));
+      assert.deepEqual(await tool(w, 'get_shipment', { order_id: c.id }), await rest(w, 'GET', `/api/v1/orders/${c.id}/shipment`, 200));
+    });
+
+    test('products: list_products, get_product, create_product, update_product', async () => {
+      const input = { name: 'Desk fan', price: 45.5, sku: 'FAN-PARITY', weight_g: 1200, delivery_type: 'physical', low_stock_threshold: 4, dim_cm: { l: 30, w: 30, h: 40 } };
+      const preview = await tool(w, 'create_product', { ...input, dry_run: true });
+      assert.equal(preview.dry_run, true);
+      assert.deepEqual(preview, await rest(w, 'POST', '/api/v1/products', 200, input, DRY));
+
+      const made = await tool(w, 'create_product', input);
+      assert.deepEqual(made, await rest(w, 'GET', `/api/v1/products/${made.data.id}`, 200), 'the result is what REST then reads');
+      const twin = await rest(w, 'POST', '/api/v1/products', 201, input);
+      assertTwins(made, twin);
+
+      const change = { price: 39.9, marketing_name: 'The quiet fan', active: false, catalog_hidden: true };
+      const patchPreview = await tool(w, 'update_product', { id: made.data.id, ...change, dry_run: true });
+      assert.deepEqual(patchPreview, await rest(w, 'PATCH', `/api/v1/products/${made.data.id}`, 200, change, DRY));
+      const updated = await tool(w, 'update_product', { id: made.data.id, ...change });
+      assert.deepEqual(updated, await rest(w, 'GET', `/api/v1/products/${made.data.id}`, 200));
+      assertTwins(updated, await rest(w, 'PATCH', `/api/v1/products/${twin.data.id}`, 200, change));
+
+      for (const query of [{}, { status: 'all' }, { status: 'all', sku: 'FAN-PARITY' }, { delivery_type: 'physical', limit: 1 }]) {
+        assert.deepEqual(await tool(w, 'list_products', query), await rest(w, 'GET', `/api/v1/products?${qs(query)}`, 200), `list_products ${JSON.stringify(query)}`);
+      }
+      assert.deepEqual(await tool(w, 'get_product', { id: twin.data.id }), await rest(w, 'GET', `/api/v1/products/${twin.data.id}`, 200));
+    });
+
+    test('inventory: record_stock_movement, get_inventory_stock, list_stock_movements', async () => {
+      const p1 = await w.op.createProduct(w.accountId, { name: 'Kettle', price: 30, sku: 'KET-1' });
+      const p2 = await w.op.createProduct(w.accountId, { name: 'Kettle', price: 30, sku: 'KET-1' });
+      const delivery = { type: 'delivery', qty: 12, unit_cost: 9.5, note: 'supplier A' };
+
+      const preview = await tool(w, 'record_stock_movement', { product_id: p1.id, ...delivery, dry_run: true });
+      assert.equal(preview.enables_tracking, true);
+      assert.deepEqual(preview, await rest(w, 'POST', '/api/v1/inventory/movements', 200, { product_id: p1.id, ...delivery }, DRY));
+
+      const applied = await tool(w, 'record_stock_movement', { product_id: p1.id, ...delivery });
+      assert.deepEqual(applied, await rest(w, 'POST', '/api/v1/inventory/movements', 201, { product_id: p2.id, ...delivery }), 'the twin write answers the same');
+      const correction = { type: 'correction', qty: -2, note: 'broken in storage' };
+      assert.deepEqual(
+        await tool(w, 'record_stock_movement', { product_id: p1.id, ...correction }),
+        await rest(w, 'POST', '/api/v1/inventory/movements', 201, { product_id: p2.id, ...correction }),
+      );
+
+      const stock = await tool(w, 'get_inventory_stock', { product_id: p1.id });
+      assert.deepEqual(stock, await rest(w, 'GET', `/api/v1/inventory/stock?product_id=${p1.id}`, 200));
+      assert.equal(stock.data[0].stock_quantity, 10, 'the written movements are what REST reads');
+      assertTwins(stock, await rest(w, 'GET', `/api/v1/inventory/stock?product_id=${p2.id}`, 200));
+      assert.deepEqual(await tool(w, 'get_inventory_stock', {}), await rest(w, 'GET', '/api/v1/inventory/stock', 200));
+
+      for (const query of [{}, { product_id: p1.id }, { product_id: p2.id, type: 'correction' }, { limit: 1 }]) {
+        assert.deepEqual(
+          await tool(w, 'list_stock_movements', query),
+          await rest(w, 'GET', `/api/v1/inventory/movements?${qs(query)}`, 200),
+          `list_stock_movements ${JSON.stringify(query)}`,
+        );
+      }
+      const mine = await tool(w, 'list_stock_movements', { product_id: p1.id });
+      assertTwins(mine, await rest(w, 'GET', `/api/v1/inventory/movements?product_id=${p2.id}`, 200), ['next_cursor']);
+    });
+
+    test('customers: list_customers, list_segments, create/update/delete_segment, add/remove_segment_members, add_customer_note', async () => {
+      await w.op.checkout(w.accountId, { customer: { name: 'Vera Koleva', email: 'vera@example.com', phone: '+359888000333' }, payment_method: 'card', payment_status: 'paid' });
+      for (const query of [{}, { q: 'vera' }, { limit: 1, offset: 0 }, { limit: 1, offset: 1 }]) {
+        assert.deepEqual(await tool(w, 'list_customers', query), await rest(w, 'GET', `/api/v1/customers?${qs(query)}`, 200), `list_customers ${JSON.stringify(query)}`);
+      }
+
+      // Computed segments.
+      const computed = { name: 'Big spenders', filters: { minTotal: 10, hasEmail: true } };
+      const preview = await tool(w, 'create_segment', { ...computed, dry_run: true });
+      assert.deepEqual(preview, await rest(w, 'POST', '/api/v1/segments', 200, computed, DRY));
+      const made = await tool(w, 'create_segment', computed);
+      const twin = await rest(w, 'POST', '/api/v1/segments', 201, computed);
+      assertTwins(made, twin);
+      const listed = (await rest(w, 'GET', '/api/v1/segments', 200)).data.find((s: any) => s.id === made.data.id);
+      assert.deepEqual(made.data, listed, 'the result is what REST then lists');
+
+      const change = { name: 'Bigger spenders', filters: { minTotal: 20, hasEmail: true } };
+      assert.deepEqual(
+        await tool(w, 'update_segment', { id: made.data.id, ...change, dry_run: true }),
+        await rest(w, 'PATCH', `/api/v1/segments/${made.data.id}`, 200, change, DRY),
+      );
+      const updated = await tool(w, 'update_segment', { id: made.data.id, ...change });
+      assertTwins(updated, await rest(w, 'PATCH', `/api/v1/segments/${twin.data.id}`, 200, change));
+      assert.deepEqual(updated.data, (await rest(w, 'GET', '/api/v1/segments', 200)).data.find((s: any) => s.id === made.data.id));
+
+      // Membership segments: members in and out.
+      const m1 = await tool(w, 'create_segment', { name: 'VIP' });
+      const m2 = await rest(w, 'POST', '/api/v1/segments', 201, { name: 'VIP' });
+      assertTwins(m1, m2);
+      const members = { customers: [{ email: 'Vera@Example.com' }, { phone: '+359888000999' }, { email: 'new@example.com' }] };
+      const addPreview = await tool(w, 'add_segment_members', { id: m1.data.id, ...members, dry_run: true });
+      assert.deepEqual(addPreview, await rest(w, 'POST', `/api/v1/segments/${m1.data.id}/members`, 200, members, DRY));
+      const added = await tool(w, 'add_segment_members', { id: m1.data.id, ...members });
+      assert.deepEqual(added, await rest(w, 'POST', `/api/v1/segments/${m2.data.id}/members`, 200, members), 'the twin write answers the same');
+      assert.deepEqual(added.data, { added: 3, skipped: 0, total: 3 });
+      assert.deepEqual(await tool(w, 'add_segment_members', { id: m1.data.id, ...members }), await rest(w, 'POST', `/api/v1/segments/${m2.data.id}/members`, 200, members));
+
+      const out = { customers: [{ email: 'new@example.com' }, { email: 'nobody@example.com' }] };
+      assert.deepEqual(
+        await tool(w, 'remove_segment_members', { id: m1.data.id, ...out, dry_run: true }),
+        await rest(w, 'DELETE', `/api/v1/segments/${m1.data.id}/members`, 200, out, DRY),
+      );
+      const removed = await tool(w, 'remove_segment_members', { id: m1.data.id, ...out });
+      assert.deepEqual(removed, await rest(w, 'DELETE', `/api/v1/segments/${m2.data.id}/members`, 200, out));
+      assert.deepEqual(removed.data, { removed: 1 });
+      assert.deepEqual(await tool(w, 'list_segments', {}), await rest(w, 'GET', '/api/v1/segments', 200));
+
+      // Members on a computed segment: the same 409 both ways.
+      const conflict = await refused(w, 'add_segment_members', { id: made.data.id, ...members });
+      const restConflict = await rest(w, 'POST', `/api/v1/segments/${made.data.id}/members`, 409, members);
+      assert.deepEqual(conflict, { error: 'CONFLICT', reason: restConflict.error.message });
+
+      assert.deepEqual(await tool(w, 'delete_segment', { id: m1.data.id, dry_run: true }), await rest(w, 'DELETE', `/api/v1/segments/${m1.data.id}`, 200, undefined, DRY));
+      const deleted = await tool(w, 'delete_segment', { id: m1.data.id });
+      assert.deepEqual(deleted.data, { id: m1.data.id, deleted: true, members_removed: 2 });
+      assertTwins(deleted, await rest(w, 'DELETE', `/api/v1/segments/${m2.data.id}`, 200));
+      assert.deepEqual(await tool(w, 'list_segments', {}), await rest(w, 'GET', '/api/v1/segments', 200));
+      assert.ok(!(await tool(w, 'list_segments', {})).data.some((s: any) => s.id === m1.data.id), 'deleted for REST too');
+
+      const note = { text: 'Prefers delivery after 18:00' };
+      const key = 'Vera@Example.com';
+      const notePreview = await tool(w, 'add_customer_note', { key, ...note, dry_run: true });
+      assert.deepEqual(notePreview, await rest(w, 'POST', `/api/v1/customers/${encodeURIComponent(key)}/notes`, 200, note, DRY));
+      assert.deepEqual(notePreview.data, { customer_key: 'vera@example.com', text: note.text });
+      const stored = await tool(w, 'add_customer_note', { key, ...note });
+      assertTwins(stored, await rest(w, 'POST', `/api/v1/customers/${encodeURIComponent(key)}/notes`, 201, note));
+      const byPhone = await tool(w, 'add_customer_note', { key: '+359888000333', ...note });
+      assertTwins(byPhone, await rest(w, 'POST', `/api/v1/customers/${encodeURIComponent('+359888000333')}/notes`, 201, note));
+    });
+
+    test('webhooks: create/update/test/delete_webhook, list_webhooks, list_webhook_deliveries', async () => {
+      const input = { url: sinkUrl(UNKNOWN_ID), events: ['order.created', 'order.updated'], description: 'parity' };
+      const preview = await tool(w, 'create_webhook', { ...input, dry_run: true });
+      assert.deepEqual(preview, await rest(w, 'POST', '/api/v1/webhooks', 200, input, DRY));
+      const made = await tool(w, 'create_webhook', input);
+      const twin = await rest(w, 'POST', '/api/v1/webhooks', 201, input);
+      assertTwins(made, twin, ['secret', 'secret_prefix']);
+      assert.match(made.secret, /^[0-9a-f]{64}$/);
+      assert.deepEqual(made.data, (await rest(w, 'GET', '/api/v1/webhooks', 200)).data.find((s: any) => s.id === made.data.id), 'the result is what REST then lists');
+
+      // Point each at the sink under its own id, so its test delivery succeeds.
+      const change = (id: string) => ({ url: sinkUrl(id), events: ['order.status_changed'], description: 'parity, on the sink' });
+      assert.deepEqual(
+        await tool(w, 'update_webhook', { id: made.data.id, ...change(made.data.id), dry_run: true }),
+        await rest(w, 'PATCH', `/api/v1/webhooks/${made.data.id}`, 200, change(made.data.id), DRY),
+      );
+      const updated = await tool(w, 'update_webhook', { id: made.data.id, ...change(made.data.id) });
+      assertTwins(updated, await rest(w, 'PATCH', `/api/v1/webhooks/${twin.data.id}`, 200, change(twin.data.id)), ['secret_prefix']);
+      assert.deepEqual(await tool(w, 'list_webhooks', {}), await rest(w, 'GET', '/api/v1/webhooks', 200));
+
+      assert.deepEqual(await tool(w, 'test_webhook', { id: made.data.id, dry_run: true }), await rest(w, 'POST', `/api/v1/webhooks/${made.data.id}/test`, 200, undefined, DRY));
+      const sent = await tool(w, 'test_webhook', { id: made.data.id });
+      assert.equal(sent.data.status, 'delivered', JSON.stringify(sent));
+      assert.equal(sent.data.event, 'test');
+      const twinSent = await rest(w, 'POST', `/api/v1/webhooks/${twin.data.id}/test`, 200);
+      assertTwins(sent, twinSent);
+      for (const query of [{}, { limit: 1 }]) {
+        for (const id of [made.data.id, twin.data.id]) {
+          assert.deepEqual(
+            await tool(w, 'list_webhook_deliveries', { id, ...query }),
+            await rest(w, 'GET', `/api/v1/webhooks/${id}/deliveries?${qs(query)}`, 200),
+            `list_webhook_deliveries ${JSON.stringify(query)}`,
+          );
+        }
+      }
+      assert.deepEqual((await tool(w, 'list_webhook_deliveries', { id: made.data.id })).data[0], sent.data, 'the test delivery is what REST then lists');
+      // What the sink stored is the event the tool reported (operator API).
+      const captured = (await w.op.call('GET', `/webhooks/${made.data.id}/sink`)).data;
+      assert.equal(JSON.parse(captured[0].body).id, sent.event_id);
+
+      assert.deepEqual(await tool(w, 'delete_webhook', { id: made.data.id, dry_run: true }), await rest(w, 'DELETE', `/api/v1/webhooks/${made.data.id}`, 200, undefined, DRY));
+      const deleted = await tool(w, 'delete_webhook', { id: made.data.id });
+      assert.deepEqual(deleted, { data: { id: made.data.id, deleted: true } });
+      assertTwins(deleted, await rest(w, 'DELETE', `/api/v1/webhooks/${twin.data.id}`, 200));
+      assert.deepEqual(await tool(w, 'list_webhooks', {}), await rest(w, 'GET', '/api/v1/webhooks', 200));
+      const gone = await refused(w, 'delete_webhook', { id: made.data.id });
+      const restGone = await rest(w, 'DELETE', `/api/v1/webhooks/${made.data.id}`, 404);
+      assert.deepEqual(gone, { error: 'NOT_FOUND', reason: restGone.error.message });
+    });
+
+    test('bridge: submit_brief and get_status follow GAPS "Bridge tools" and the operator API', async () => {
+      const brief = { kind: 'PAGE', title: 'Spring sale', brief: 'A landing page for the spring sale.', operation: 'op-1', step: 'draft', run: `run-${version}` };
+      const preview = await tool(w, 'submit_brief', { ...brief, dry_run: true });
+      assert.deepEqual(preview, { dry_run: true, kind: 'PAGE', business_id: w.accountId });
+
+      const submitted = await tool(w, 'submit_brief', brief);
+      assert.deepEqual(Object.keys(submitted).sort(), ['brief_id', 'status']);
+      assert.match(submitted.brief_id, /^[0-9a-f-]{36}$/);
+      assert.equal(submitted.status, 'RECEIVED');
+      // Idempotent per (business_id, operation, step, run); business_id defaults to the key's account.
+      assert.deepEqual(await tool(w, 'submit_brief', { ...brief, title: 'changed', business_id: w.accountId }), submitted);
+      const other = await tool(w, 'submit_brief', { ...brief, run: `${brief.run}-b` });
+      assert.notEqual(other.brief_id, submitted.brief_id);
+      const foreign = await w.op.createAccount();
+      assert.equal((await refused(w, 'submit_brief', { ...brief, business_id: foreign.id })).error, 'NOT_FOUND');
+
+      const status = await tool(w, 'get_status', { brief_id: submitted.brief_id });
+      assert.deepEqual(Object.keys(status).sort(), ['admin_url', 'asset_id', 'brief_id', 'fail_code', 'kind', 'public_url', 'reason', 'status']);
+      assert.deepEqual({ ...status, admin_url: typeof status.admin_url }, {
+        brief_id: submitted.brief_id, kind: 'PAGE', status: 'RECEIVED', reason: null, fail_code: null, admin_url: 'string', asset_id: null, public_url: null,
+      });
+
+      // The admin moves it along (OPERATOR_API: POST /briefs/{id}/status); get_status reports each step.
+      for (const step of ['IN_WORK', 'AWAITING_APPROVAL', 'APPROVED']) {
+        await w.op.call('POST', `/briefs/${submitted.brief_id}/status`, { status: step });
+        assert.equal((await tool(w, 'get_status', { brief_id: submitted.brief_id })).status, step);
+      }
+      await w.op.call('POST', `/briefs/${other.brief_id}/status`, { status: 'FAILED', reason: 'the product has no images', fail_code: 'MISSING_ASSET' });
+      const failed = await tool(w, 'get_status', { brief_id: other.brief_id });
+      assert.equal(failed.status, 'FAILED');
+      assert.equal(failed.reason, 'the product has no images');
+      assert.equal(failed.fail_code, 'MISSING_ASSET');
+      assert.equal(failed.asset_id, null);
+
+      const page = await w.op.createPage(w.accountId, []);
+      await w.op.call('POST', `/briefs/${submitted.brief_id}/status`, { status: 'LIVE', asset_id: page.id, public_url: page.public_url });
+      const live = await tool(w, 'get_status', { brief_id: submitted.brief_id });
+      assert.equal(live.status, 'LIVE');
+      assert.equal(live.asset_id, page.id);
+      assert.equal(live.public_url, page.public_url);
+
+      const unknown = await refused(w, 'get_status', { brief_id: UNKNOWN_ID });
+      assert.equal(unknown.error, 'NOT_FOUND');
+    });
+
+    test('bridge: get_facts counts what the operator API and REST show, with provenance', async () => {
+      const product = await w.op.createProduct(w.accountId, { name: 'Lamp', price: 20, sku: 'LAMP-F' });
+      const page = await w.op.createPage(w.accountId, [product.id]);
+      const inWindow = '2026-03-10T12:00:00Z';
+      await w.op.call('POST', `/assets/${page.id}/activity`, { kind: 'page_visit', count: 7, at: inWindow });
+      await w.op.call('POST', `/assets/${page.id}/activity`, { kind: 'page_visit', count: 100, at: '2025-12-31T23:59:59Z' }); // before the window
+      await w.op.call('POST', `/assets/${page.id}/activity`, { kind: 'registration', count: 2, at: inWindow });
+      await w.op.call('POST', `/assets/${page.id}/activity`, { kind: 'attendance', at: inWindow });
+      const placed = { page_id: page.id, legacy: undefined, line_items: [{ product_id: product.id, qty: 1 }], created_at: inWindow };
+      const kept = await w.op.checkout(w.accountId, placed);
+      const dropped = await w.op.checkout(w.accountId, placed);
+      await w.op.setStatus(dropped.id, 'cancelled');
+      await w.op.checkout(w.accountId, { ...placed, created_at: '2025-06-01T00:00:00Z' }); // before the window
+      const window = { from: '2026-01-01', to: '2026-12-31T23:59:59Z' };
+
+      const facts = await tool(w, 'get_facts', { asset_id: page.id, ...window });
+      assert.deepEqual(Object.keys(facts).sort(), ['asset_id', 'facts', 'from', 'to']);
+      assert.equal(facts.asset_id, page.id);
+      assert.deepEqual(Object.keys(facts.facts).sort(), ['attendees', 'page_visits', 'purchases', 'registrations', 'segment_size']);
+      for (const [name, fact] of Object.entries<any>(facts.facts)) {
+        assert.deepEqual(Object.keys(fact).sort(), ['computed_at', 'source', 'value'], name);
+        assert.ok(typeof fact.source === 'string' && fact.source.length > 0, `${name}: provenance`);
+        assert.match(fact.computed_at, TIME);
+      }
+      assert.equal(facts.facts.page_visits.value, 7);
+      assert.equal(facts.facts.registrations.value, 2);
+      assert.equal(facts.facts.attendees.value, 1);
+      assert.equal(facts.facts.segment_size.value, null, 'a page is not a segment');
+      // purchases: the page's orders REST lists in the window, cancelled ones excluded (SPEC: customers exclude them likewise).
+      const restOrders = (await rest(w, 'GET', `/api/v1/orders?${qs({ page_id: page.id, ...window })}`, 200)).data;
+      const counted = restOrders.filter((o: any) => !['cancelled', 'archived', 'refunded'].includes(o.status));
+      assert.deepEqual(counted.map((o: any) => o.id), [kept.id]);
+      assert.equal(facts.facts.purchases.value, counted.length);
+
+      // A segment asset: segment_size is what REST says its customer_count is.
+      const segment = (await rest(w, 'POST', '/api/v1/segments', 201, { name: 'Facts' })).data;
+      await rest(w, 'POST', `/api/v1/segments/${segment.id}/members`, 200, { customers: [{ email: 'a@example.com' }, { email: 'b@example.com' }] });
+      const segmentFacts = await tool(w, 'get_facts', { asset_id: segment.id, ...window });
+      const restSegment = (await rest(w, 'GET', '/api/v1/segments', 200)).data.find((s: any) => s.id === segment.id);
+      assert.equal(segmentFacts.facts.segment_size.value, restSegment.customer_count);
+      assert.equal(segmentFacts.facts.segment_size.value, 2);
+      for (const name of ['page_visits', 'purchases', 'registrations', 'attendees']) assert.equal(segmentFacts.facts[name].value, null, `${name} does not apply to a segment`);
+
+      assert.equal((await refused(w, 'get_facts', { asset_id: UNKNOWN_ID, ...window })).error, 'NOT_FOUND');
+    });
+
+    test('every tool of SPEC\'s table was called through the SDK client, on the version asked for', () => {
+      assert.deepEqual([...w.called].sort(), Object.keys(SPEC_TOOLS).sort());
+      const later = w.conn.seen.filter((s) => s.method === 'POST' && !s.rpcMethods.includes('initialize'));
+      for (const s of later) assert.equal(s.protocolHeader, version);
+      assert.deepEqual(w.conn.errors, []);
+    });
+  });
+}
