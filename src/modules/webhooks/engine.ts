@@ -15,6 +15,8 @@ import {
 
 const WORKER_INTERVAL_MS = 60_000;
 const WORKER_BATCH = 50;
+/** First attempts in flight at once; more wait their turn (or, after the grace, the worker). */
+const MAX_FIRST_ATTEMPTS = 16;
 
 export interface AttemptResult {
   outcome: AttemptOutcome;
@@ -29,9 +31,26 @@ export class DeliveryEngine {
   private self: SelfOrigin | null = null;
   private timer: NodeJS.Timeout | null = null;
   private inFlight = new Set<Promise<unknown>>();
+  private queued: string[] = [];
+  private firstAttempts = 0;
   private readonly onCreated = (ids: string[]) => {
-    for (const id of ids) this.track(this.attemptFirst(id));
+    this.queued.push(...ids);
+    this.drain();
   };
+
+  /** Immediate attempts share the service with API requests: a bounded number at a time. */
+  private drain(): void {
+    while (this.firstAttempts < MAX_FIRST_ATTEMPTS && this.queued.length) {
+      const id = this.queued.shift()!;
+      this.firstAttempts++;
+      this.track(
+        this.attemptFirst(id).finally(() => {
+          this.firstAttempts--;
+          this.drain();
+        }),
+      );
+    }
+  }
 
   constructor(deps: { db: Db; notifier: Notifier; log: FastifyBaseLogger; policy: UrlPolicy }) {
     this.db = deps.db;
@@ -51,6 +70,7 @@ export class DeliveryEngine {
 
   async stop(): Promise<void> {
     newDeliveries.off('created', this.onCreated);
+    this.queued = []; // rows stay pending: the worker takes them over after the grace
     if (this.timer) clearInterval(this.timer);
     await Promise.allSettled([...this.inFlight]);
   }
