@@ -9,7 +9,7 @@ import type { Notifier } from '../../notify/notifier.ts';
 import { checkWebhookUrl, type UrlPolicy } from './url-policy.ts';
 import { sendDelivery, type AttemptOutcome, type SelfOrigin } from './sender.ts';
 import {
-  claimDue, claimFirstAttempt, claimForRetry, envelopeOf, markFailed, newDeliveries, recordOutcome, settle,
+  claimDue, claimFirstAttempt, claimForRetry, markFailed, newDeliveries, recordOutcome, settle,
   type ClaimedDelivery, type Settlement,
 } from './deliveries.ts';
 
@@ -106,13 +106,14 @@ export class DeliveryEngine {
   }
 
   private async attempt(delivery: ClaimedDelivery, manual: boolean, now: Date): Promise<AttemptResult | null> {
-    const { rows } = await this.db.query(
-      `SELECT s.url, s.secret, s.active, a.email AS merchant_email, a.name AS merchant_name
-         FROM webhook_subscriptions s JOIN accounts a ON a.id = s.account_id WHERE s.id = $1`,
-      [delivery.webhook_id],
-    );
-    const subscription = rows[0];
-    if (!subscription) return null; // deleted meanwhile: its deliveries are gone too
+    // The claim came back with its subscription and merchant (the subscription cannot have vanished: its deletion cascades).
+    const subscription = {
+      url: delivery.url,
+      secret: delivery.secret,
+      active: delivery.subscription_active,
+      merchant_email: delivery.merchant_email,
+      merchant_name: delivery.merchant_name,
+    };
     const fail = async (error: string): Promise<AttemptResult> => {
       await this.db.tx((tx) => markFailed(tx, delivery.id, error));
       return { outcome: { statusCode: null, error, responseBody: null }, settlement: 'failed' };
@@ -126,8 +127,8 @@ export class DeliveryEngine {
       const reason = err instanceof AppError ? (err.details as { reason?: string } | undefined)?.reason : undefined;
       return fail(`url refused by policy: ${reason ?? 'invalid'}`);
     }
-    const rawBody = await envelopeOf(this.db, delivery.event_id);
-    if (rawBody === null) return fail('event no longer exists');
+    if (!delivery.envelope) return fail('event no longer exists');
+    const rawBody = JSON.stringify(delivery.envelope);
     const outcome = await sendDelivery(target, { rawBody, secret: subscription.secret, event: delivery.event, eventId: delivery.event_id }, this.self);
     const settlement = settle(delivery, outcome, manual);
     await this.db.tx(async (tx) => {
