@@ -12,6 +12,7 @@ import { toAppError } from './platform/errors.ts';
 const USAGE = `usage: merx <command> [options]
   migrate                                         apply database migrations
   serve                                           start the service (same as npm start)
+  courier-sim [--port 3100]                       run the courier simulator on its own (COURIER_<A|B|C>_URL=http://host:port/courier_a ...)
   accounts create --name N --email E [--plan pro|business|free]
   keys issue --account ID (--preset fulfilment|read_only|bridge | --scopes a,b) [--name N]
   keys revoke --key KEY_ID
@@ -44,6 +45,7 @@ async function run(argv: string[]) {
       name: { type: 'string' }, email: { type: 'string' }, plan: { type: 'string' }, account: { type: 'string' },
       preset: { type: 'string' }, scopes: { type: 'string' }, key: { type: 'string' }, orders: { type: 'string' },
       products: { type: 'string' }, customers: { type: 'string' }, seed: { type: 'string' }, help: { type: 'boolean' },
+      port: { type: 'string' },
     },
   });
   const command = positionals.join(' ');
@@ -52,6 +54,12 @@ async function run(argv: string[]) {
     case 'serve':
       await import('./main.ts');
       return;
+    case 'courier-sim': {
+      const { startStandaloneSimulator } = await import('./couriers/simulator/standalone.ts');
+      const url = await startStandaloneSimulator(Number(values.port ?? 3100));
+      process.stdout.write(`courier simulator at ${url}: set COURIER_A_URL=${url}/courier_a, COURIER_B_URL=${url}/courier_b, COURIER_C_URL=${url}/courier_c\n`);
+      return;
+    }
     case 'migrate':
       return print({ applied: await withDb((db) => migrate(db)) });
     case 'accounts create': {

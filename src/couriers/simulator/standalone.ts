@@ -1,0 +1,29 @@
+// `npx merx courier-sim`: the simulator as its own server, for a service run
+// with COURIER_<A|B|C>_URL pointing at it. Its modes are set over HTTP here
+// (POST /_sim/{slug}/mode {mode}) since the operator API lives in the service.
+import Fastify from 'fastify';
+import type { CourierSlug } from '../adapter.ts';
+import { registerCourierSimulator } from './routes.ts';
+import { SimulatorState, type SimMode } from './state.ts';
+
+export async function startStandaloneSimulator(port: number, host = '127.0.0.1'): Promise<string> {
+  return (await standaloneSimulator(port, host)).url;
+}
+
+export async function standaloneSimulator(port: number, host = '127.0.0.1') {
+  const state = new SimulatorState();
+  const app = Fastify({ logger: false });
+  registerCourierSimulator(app, state, '');
+  app.post('/_sim/:slug/mode', async (request, reply) => {
+    const { slug } = request.params as { slug: CourierSlug };
+    const mode = (request.body as { mode?: SimMode } | undefined)?.mode;
+    if (!(slug in state.modes) || !mode || !['ok', 'refuse', 'down'].includes(mode)) {
+      return reply.code(400).send({ error: 'expected /_sim/courier_a|courier_b|courier_c/mode with {mode: ok|refuse|down}' });
+    }
+    state.modes[slug] = mode;
+    return { slug, mode };
+  });
+  await app.listen({ port, host });
+  const address = app.server.address();
+  return { url: `http://${host}:${typeof address === 'object' && address ? address.port : port}`, close: () => app.close() };
+}
