@@ -5,7 +5,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { openDb, type Db } from './platform/db.ts';
 import { migrate } from './platform/migrate.ts';
-import { systemClock } from './platform/clock.ts';
 import { createRateLimits } from './platform/rate-limit.ts';
 import { resolveDeploySha } from './platform/deploy-sha.ts';
 import { createNotifier } from './notify/notifier.ts';
@@ -44,7 +43,6 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     const services: OperatorServices = {
       config,
       db,
-      clock: systemClock,
       rateLimits,
       faults: { lookupFails: false, failNextShipmentCommit: false },
       notifier,

@@ -3,7 +3,6 @@
 import type { Static, TObject, TSchema } from 'typebox';
 import type { Config } from '../config.ts';
 import type { Db } from './db.ts';
-import type { Clock } from './clock.ts';
 import type { Scope } from './scopes.ts';
 import type { Notifier } from '../notify/notifier.ts';
 import type { DeliveryEngine } from '../modules/webhooks/engine.ts';
@@ -27,7 +26,6 @@ export interface OperationContext {
   caller: Caller;
   dryRun: boolean;
   config: Config;
-  clock: Clock;
   notifier: Notifier;
   /** Webhook delivery attempts that an operation makes itself (test, retry). */
   deliveries: DeliveryEngine;

@@ -2,7 +2,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from './db.ts';
-import type { Clock } from './clock.ts';
 import type { RateLimits } from './rate-limit.ts';
 import type { Faults } from './auth.ts';
 import type { Notifier } from '../notify/notifier.ts';
@@ -12,7 +11,6 @@ import type { Couriers } from '../couriers/registry.ts';
 export interface Services {
   config: Config;
   db: Db;
-  clock: Clock;
   rateLimits: RateLimits;
   faults: Faults;
   notifier: Notifier;
