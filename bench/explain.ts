@@ -1,0 +1,108 @@
+// EXPLAIN (ANALYZE, BUFFERS) of the exact SQL the service sends: the service's
+// own query functions run against a Sql that records the statement instead of
+// answering it, and the recorded text and parameters are then explained.
+import type { Db, Sql } from '../src/platform/db.ts';
+import { findOrder, listOrders } from '../src/modules/orders/queries.ts';
+import type { ListOrdersInput } from '../src/modules/orders/schema.ts';
+import type { BenchParams } from './fixtures.ts';
+
+export interface ExplainedQuery {
+  name: string;
+  request: string;
+  plan: string;
+  planningMs: number;
+  executionMs: number;
+  seqScans: string[];
+  rowsRemovedByFilter: number;
+  rowsReturned: number;
+}
+
+interface Statement {
+  text: string;
+  params: unknown[];
+}
+
+/** Runs `use` against a Sql that keeps each statement and answers with no rows. */
+async function capture(use: (sql: Sql) => Promise<unknown>): Promise<Statement> {
+  const seen: Statement[] = [];
+  // A type assertion rather than an annotation: Sql is still growing members (afterCommit).
+  const recorder = {
+    afterCommit: (task: () => void) => task(),
+    query: async (text: string, params: unknown[] = []) => {
+      seen.push({ text, params });
+      return { rows: [], rowCount: 0 };
+    },
+    exec: async () => {
+      throw new Error('exec is not expected while capturing a read query');
+    },
+  } as Sql;
+  await use(recorder).catch(() => {});
+  if (seen.length !== 1) throw new Error(`expected one statement, captured ${seen.length}`);
+  return seen[0];
+}
+
+export interface ExplainCase {
+  name: string;
+  request: string;
+  capture: (sql: Sql) => Promise<unknown>;
+}
+
+export function listCase(name: string, accountId: string, input: ListOrdersInput): ExplainCase {
+  const query = new URLSearchParams(input as Record<string, string>).toString();
+  return { name, request: `GET /api/v1/orders${query ? `?${query}` : ''}`, capture: (sql) => listOrders(sql, accountId, input) };
+}
+
+/** One case per list filter the API offers, plus the edge cases worth watching. */
+export function explainCases(accountId: string, p: BenchParams): ExplainCase[] {
+  const list = (name: string, input: ListOrdersInput) => listCase(name, accountId, input);
+  return [
+    list('first page (no filter)', {}),
+    list('status', { status: p.status as ListOrdersInput['status'] }),
+    list('payment', { payment: p.payment }),
+    list('from/to (created_at window)', { from: p.from, to: p.to }),
+    list('since (updated_at poll)', { since: p.since }),
+    list('page_id', { page_id: p.pageId }),
+    list('product_id', { product_id: p.productId }),
+    list('courier', { courier: p.courier }),
+    list('courier=none', { courier: 'none' }),
+    list('shipment_status', { shipment_status: p.shipmentStatus as ListOrdersInput['shipment_status'] }),
+    list('q (surname fragment)', { q: p.q }),
+    list('q (one customer email)', { q: p.qNarrow }),
+    list('q (two characters)', { q: 'iv' }),
+    list(`deep cursor (page ${p.deepCursorPage})`, { cursor: p.deepCursor }),
+    list('status + q', { status: p.status as ListOrdersInput['status'], q: p.q }),
+    // Filters that match nothing: an index that only filters (rather than finds) walks every row of the account.
+    list('product_id (sold on no order)', { product_id: '00000000-0000-4000-8000-000000000000' }),
+    list('shipment_status=returned (few waybills)', { shipment_status: 'returned' }),
+    list('q (two characters, no match)', { q: 'zq' }),
+    {
+      name: 'order by id',
+      request: `GET /api/v1/orders/${p.orderIds[0]}`,
+      capture: (sql) => findOrder(sql, accountId, p.orderIds[0]),
+    },
+  ];
+}
+
+function sumMatches(plan: string, pattern: RegExp): number {
+  let total = 0;
+  for (const match of plan.matchAll(pattern)) total += Number(match[1]);
+  return total;
+}
+
+export async function explain(db: Db, c: ExplainCase): Promise<ExplainedQuery> {
+  const statement = await capture(c.capture);
+  // Once to warm the cache, then the measured plan.
+  const { rowCount } = await db.query(statement.text, statement.params);
+  const { rows } = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, statement.params);
+  const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+  return {
+    name: c.name,
+    request: c.request,
+    plan,
+    planningMs: Number(/Planning Time: ([\d.]+) ms/.exec(plan)?.[1] ?? NaN),
+    executionMs: Number(/Execution Time: ([\d.]+) ms/.exec(plan)?.[1] ?? NaN),
+    seqScans: [...plan.matchAll(/Seq Scan on (\w+)/g)].map((m) => m[1]),
+    rowsRemovedByFilter: sumMatches(plan, /Rows Removed by (?:Filter|Index Recheck): (\d+)/g),
+    rowsReturned: rowCount,
+  };
+}

@@ -1,0 +1,176 @@
+// The data the benchmark runs on: an account provisioned and seeded through
+// the operator API, plus what the seed does not make (shipments, a pool of
+// API keys), and realistic filter values picked from the data itself.
+import crypto from 'node:crypto';
+import type { Db } from '../src/platform/db.ts';
+import { generateApiKey } from '../src/platform/auth.ts';
+import { PRESETS } from '../src/platform/scopes.ts';
+import { encodeCursor } from '../src/platform/paging.ts';
+import { SEARCH_TEXT } from '../src/modules/orders/queries.ts';
+
+export interface Tenant {
+  accountId: string;
+  /** The key issued through the operator API, then the bench's extra keys. */
+  keys: string[];
+}
+
+export interface SeedReport {
+  orders: number;
+  products: number;
+  customers: number;
+  seedSeconds: number;
+  shipments: number;
+  ordersTableMb: number;
+}
+
+/** Values every scenario and EXPLAIN draws from, chosen from the seeded rows. */
+export interface BenchParams {
+  status: string;
+  payment: string;
+  q: string;
+  qMatches: number;
+  qNarrow: string;
+  since: string;
+  sinceMatches: number;
+  deepCursor: string;
+  deepCursorPage: number;
+  from: string;
+  to: string;
+  pageId: string;
+  productId: string;
+  courier: string;
+  shipmentStatus: string;
+  orderIds: string[];
+}
+
+async function operatorCall(baseUrl: string, token: string, method: string, path: string, body: unknown) {
+  const res = await fetch(`${baseUrl}/admin/api${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`operator ${method} ${path} -> ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+export async function provisionAndSeed(baseUrl: string, adminToken: string, size: { orders: number; products: number; customers: number }) {
+  const account = await operatorCall(baseUrl, adminToken, 'POST', '/accounts', { name: 'Bench Shop', email: 'bench@example.com', plan: 'pro' });
+  const accountId: string = account.data.id;
+  const issued = await operatorCall(baseUrl, adminToken, 'POST', `/accounts/${accountId}/keys`, { name: 'bench', preset: 'fulfilment' });
+  const started = performance.now();
+  await operatorCall(baseUrl, adminToken, 'POST', `/accounts/${accountId}/seed`, { ...size, seed: 7 });
+  const seedSeconds = (performance.now() - started) / 1000;
+  return { accountId, key: issued.key as string, seedSeconds };
+}
+
+/**
+ * SPEC Limits: 300 requests per minute per key, and at most 10 active keys per
+ * account through the API. A load test far above 5 req/s therefore spreads its
+ * requests over many keys, as many clients would: the bench writes extra key
+ * rows straight into its own database (same hashing as issueKey) and rotates
+ * them, so every request still pays the real key lookup and rate-limit check.
+ */
+export async function addBenchKeys(db: Db, accountId: string, count: number): Promise<string[]> {
+  const keys = Array.from({ length: count }, () => generateApiKey());
+  await db.query(
+    `INSERT INTO api_keys (id, account_id, name, prefix, key_hash, scopes)
+     SELECT k.id, $1, 'bench-' || k.n, k.prefix, k.hash, $5::text[]
+       FROM unnest($2::uuid[], $3::text[], $4::text[]) WITH ORDINALITY AS k(id, prefix, hash, n)`,
+    [accountId, keys.map(() => crypto.randomUUID()), keys.map((k) => k.prefix), keys.map((k) => k.hash), PRESETS.fulfilment],
+  );
+  return keys.map((k) => k.key);
+}
+
+/**
+ * The seed makes no shipments; without them the LATERAL "latest shipment" join
+ * and the shipment_status filter would run against an empty table. Every
+ * order with a tracking number gets a waybill matching its status, and one in
+ * twenty also gets an older, cancelled one (so "latest" has a choice to make).
+ */
+export async function addShipments(db: Db, accountId: string): Promise<number> {
+  await db.query(
+    `INSERT INTO shipments (id, account_id, order_id, courier_slug, tracking_number, status, last_status_label, last_status_at, created_at, updated_at)
+     SELECT gen_random_uuid(), o.account_id, o.id, o.courier, 'OLD' || o.tracking_number, 'cancelled', 'Cancelled',
+            o.created_at + interval '1 hour', o.created_at + interval '1 hour', o.created_at + interval '1 hour'
+       FROM orders o WHERE o.account_id = $1 AND o.tracking_number IS NOT NULL AND o.number % 20 = 0`,
+    [accountId],
+  );
+  await db.query(
+    `INSERT INTO shipments (id, account_id, order_id, courier_slug, tracking_number, status, last_status_label, last_status_at, created_at, updated_at)
+     SELECT gen_random_uuid(), o.account_id, o.id, o.courier, o.tracking_number, st.status, initcap(replace(st.status, '_', ' ')),
+            o.updated_at, o.created_at + interval '2 hours', o.updated_at
+       FROM orders o
+       CROSS JOIN LATERAL (SELECT CASE
+            WHEN o.status = 'delivered' THEN 'delivered' WHEN o.status = 'returned' THEN 'returned'
+            WHEN o.number % 4 = 0 THEN 'picked_up' ELSE 'in_transit' END AS status) st
+      WHERE o.account_id = $1 AND o.tracking_number IS NOT NULL`,
+    [accountId],
+  );
+  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM shipments WHERE account_id = $1', [accountId]);
+  return rows[0].n;
+}
+
+/** Bulk loads leave stale statistics until autovacuum wakes; plans are measured on settled ones. */
+export async function settle(db: Db): Promise<void> {
+  // One statement at a time: several in one script would form a transaction, where VACUUM cannot run.
+  for (const table of ['orders', 'shipments', 'pages', 'products', 'api_keys']) await db.exec(`VACUUM (ANALYZE) ${table}`);
+}
+
+export async function tableSizeMb(db: Db, table: string): Promise<number> {
+  const { rows } = await db.query<{ bytes: number }>('SELECT pg_total_relation_size($1::regclass)::bigint AS bytes', [table]);
+  return rows[0].bytes / 1024 / 1024;
+}
+
+const PAGE_SIZE = 50;
+
+export async function pickParams(db: Db, accountId: string): Promise<BenchParams> {
+  const one = async <T>(text: string, params: unknown[] = []): Promise<T> => (await db.query<T>(text, [accountId, ...params])).rows[0];
+  const q = 'petrov';
+  const { n: qMatches } = await one<{ n: number }>(
+    `SELECT count(*)::int AS n FROM orders o WHERE o.account_id = $1 AND o.status <> 'archived' AND ${SEARCH_TEXT} LIKE $2`,
+    [`%${q}%`],
+  );
+  // The 50th most recently updated visible order: since= that instant returns about one page.
+  const sinceRow = await one<{ updated_at: string }>(
+    `SELECT updated_at FROM orders WHERE account_id = $1 AND status <> 'archived' ORDER BY updated_at DESC OFFSET 49 LIMIT 1`,
+  );
+  const { n: sinceMatches } = await one<{ n: number }>(
+    `SELECT count(*)::int AS n FROM orders WHERE account_id = $1 AND status <> 'archived' AND updated_at >= $2`,
+    [sinceRow.updated_at],
+  );
+  // The last row of page 1,000 (or halfway, on a small seed) of the unfiltered list: its cursor asks for the next page.
+  const { n: visible } = await one<{ n: number }>(`SELECT count(*)::int AS n FROM orders WHERE account_id = $1 AND status <> 'archived'`);
+  const deepCursorPage = Math.max(1, Math.min(1000, Math.floor(visible / PAGE_SIZE / 2)));
+  const deep = await one<{ created_at: string; id: string }>(
+    `SELECT created_at, id FROM orders WHERE account_id = $1 AND status <> 'archived'
+      ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`,
+    [deepCursorPage * PAGE_SIZE - 1],
+  );
+  const page = await one<{ id: string }>(`SELECT id FROM pages WHERE account_id = $1 ORDER BY created_at, id LIMIT 1`);
+  const product = await one<{ id: string }>(`SELECT id FROM products WHERE account_id = $1 ORDER BY created_at DESC, id LIMIT 1 OFFSET 17`);
+  const narrow = await one<{ email: string }>(`SELECT customer_email AS email FROM orders WHERE account_id = $1 ORDER BY number LIMIT 1 OFFSET 1234`);
+  const { rows: ids } = await db.query<{ id: string }>(
+    `SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text) LIMIT 1000`,
+    [accountId],
+  );
+  const day = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+  return {
+    status: 'new',
+    payment: 'paid',
+    q,
+    qMatches,
+    qNarrow: narrow.email,
+    since: sinceRow.updated_at,
+    sinceMatches,
+    deepCursor: encodeCursor({ createdAt: deep.created_at, id: deep.id }),
+    deepCursorPage: deepCursorPage + 1,
+    from: day(120),
+    to: day(90),
+    pageId: page.id,
+    productId: product.id,
+    courier: 'courier_b',
+    shipmentStatus: 'picked_up',
+    orderIds: ids.map((r) => r.id),
+  };
+}
