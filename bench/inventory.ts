@@ -10,11 +10,11 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import pg from 'pg';
 import autocannon from 'autocannon';
 import { openDb, type Db } from '../src/platform/db.ts';
 import { generateApiKey } from '../src/platform/auth.ts';
 import { applyMovement, type MovementInput } from '../src/modules/inventory/movements.ts';
+import { benchTools } from './bench-tools.ts';
 
 function setting(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -34,35 +34,7 @@ const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS-inventory.md');
 const MAIN = path.join(import.meta.dirname, '..', 'src', 'main.ts');
 const SCOPES = ['inventory:read', 'inventory:write', 'products:read'];
 
-const log = (message: string) => process.stdout.write(`[bench:inventory ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-
-const cleanups: Array<{ name: string; run: () => Promise<void> }> = [];
-async function cleanUp(): Promise<void> {
-  while (cleanups.length) {
-    const step = cleanups.pop()!;
-    await step.run().catch((err) => log(`cleanup "${step.name}" failed: ${err instanceof Error ? err.message : err}`));
-  }
-}
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
-async function createDatabase(): Promise<string> {
-  const name = `merx_bench_inv_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${crypto.randomBytes(2).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
-  cleanups.push({ name: `drop database ${name}`, run: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) });
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  log(`database ${name}`);
-  return url.toString();
-}
+const { log, cleanups, cleanUp, createDatabase } = benchTools('bench:inventory', ADMIN_URL, 'merx_bench_inv');
 
 /** The service as a child process (node src/main.ts) so autocannon never shares its event loop. */
 function startService(databaseUrl: string, adminToken: string): Promise<{ url: string; pid: number }> {

@@ -16,11 +16,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { openDb } from '../src/platform/db.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 import { provisionAndSeed, settle } from './fixtures.ts';
 import { CpuMeter, waitForQuiet, type CpuShare } from './cpu.ts';
+import { benchTools } from './bench-tools.ts';
 
 function setting(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -41,35 +41,7 @@ const RATE_LIMIT_PER_MINUTE = '100000000'; // the knobs' maximum (src/config.ts)
 const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS-mcp.md');
 const MCP_VERSION = '2025-06-18';
 
-const log = (message: string) => process.stdout.write(`[bench:mcp ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-
-const cleanups: Array<{ name: string; run: () => Promise<void> }> = [];
-async function cleanUp(): Promise<void> {
-  while (cleanups.length) {
-    const step = cleanups.pop()!;
-    await step.run().catch((err) => log(`cleanup "${step.name}" failed: ${err instanceof Error ? err.message : err}`));
-  }
-}
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
-async function createDatabase(): Promise<string> {
-  const name = `merx_mcp_bench_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${crypto.randomBytes(2).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
-  cleanups.push({ name: `drop database ${name}`, run: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) });
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  log(`database ${name}`);
-  return url.toString();
-}
+const { log, cleanups, cleanUp, createDatabase } = benchTools('bench:mcp', ADMIN_URL, 'merx_mcp_bench');
 
 /** One side of the comparison: a fixed request autocannon repeats. */
 interface Side {

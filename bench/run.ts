@@ -6,7 +6,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import pg from 'pg';
 import { openDb, type Db } from '../src/platform/db.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 import { addBenchKeys, addShipments, pickParams, provisionAndSeed, settle, tableSizeMb } from './fixtures.ts';
@@ -15,6 +14,7 @@ import { compareApiWithRaw, roundRobin, type LoadShape, type LoadStats } from '.
 import { CpuMeter, waitForQuiet } from './cpu.ts';
 import { explain, explainCases } from './explain.ts';
 import { renderResults, type Environment, type ScenarioResult } from './report.ts';
+import { benchTools } from './bench-tools.ts';
 
 function setting(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -37,36 +37,7 @@ const QUIET_WAIT_SECONDS = setting('BENCH_QUIET_WAIT_SECONDS', 60);
 const QUIET_BUDGET = { seconds: QUIET_WAIT_SECONDS };
 const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS.md');
 
-const log = (message: string) => process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-
-/** Undo steps, run newest first, on success, failure or Ctrl-C. */
-const cleanups: Array<{ name: string; run: () => Promise<void> }> = [];
-async function cleanUp(): Promise<void> {
-  while (cleanups.length) {
-    const step = cleanups.pop()!;
-    await step.run().catch((err) => log(`cleanup "${step.name}" failed: ${err instanceof Error ? err.message : err}`));
-  }
-}
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
-async function createDatabase(): Promise<string> {
-  const name = `merx_bench_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${crypto.randomBytes(2).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
-  cleanups.push({ name: `drop database ${name}`, run: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) });
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  log(`database ${name}`);
-  return url.toString();
-}
+const { log, cleanups, cleanUp, createDatabase } = benchTools('bench', ADMIN_URL, 'merx_bench');
 
 async function describeEnvironment(db: Db, loadBefore: number): Promise<Environment> {
   const cpus = os.cpus();

@@ -1,0 +1,44 @@
+// What every benchmark script needs around its measurements: a log line
+// prefix, undo steps run newest first (on success, failure or Ctrl-C), and a
+// fresh PostgreSQL database that is dropped at the end.
+import crypto from 'node:crypto';
+import pg from 'pg';
+
+export interface Cleanup {
+  name: string;
+  run: () => Promise<void>;
+}
+
+export function benchTools(tag: string, adminUrl: string, databasePrefix: string) {
+  const log = (message: string) => process.stdout.write(`[${tag} ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+  const cleanups: Cleanup[] = [];
+
+  async function cleanUp(): Promise<void> {
+    while (cleanups.length) {
+      const step = cleanups.pop()!;
+      await step.run().catch((err) => log(`cleanup "${step.name}" failed: ${err instanceof Error ? err.message : err}`));
+    }
+  }
+
+  async function adminQuery(text: string): Promise<void> {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  }
+
+  async function createDatabase(): Promise<string> {
+    const name = `${databasePrefix}_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${crypto.randomBytes(2).toString('hex')}`;
+    await adminQuery(`CREATE DATABASE ${name}`);
+    cleanups.push({ name: `drop database ${name}`, run: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) });
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    log(`database ${name}`);
+    return url.toString();
+  }
+
+  return { log, cleanups, cleanUp, adminQuery, createDatabase };
+}
