@@ -40,5 +40,24 @@ export function benchTools(tag: string, adminUrl: string, databasePrefix: string
     return url.toString();
   }
 
-  return { log, cleanups, cleanUp, adminQuery, createDatabase };
+  /** Runs the benchmark; whatever happens (error, Ctrl-C), the undo steps run and the database is dropped. */
+  async function run(main: () => Promise<void>): Promise<void> {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, () => {
+        log(`${signal}: cleaning up`);
+        void cleanUp().finally(() => process.exit(130));
+      });
+    }
+    try {
+      await main();
+    } catch (err) {
+      process.exitCode = 1;
+      log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    } finally {
+      await cleanUp();
+      log('database dropped, service stopped');
+    }
+  }
+
+  return { log, cleanups, cleanUp, adminQuery, createDatabase, run };
 }

@@ -34,7 +34,7 @@ const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS-inventory.md');
 const MAIN = path.join(import.meta.dirname, '..', 'src', 'main.ts');
 const SCOPES = ['inventory:read', 'inventory:write', 'products:read'];
 
-const { log, cleanups, cleanUp, createDatabase } = benchTools('bench:inventory', ADMIN_URL, 'merx_bench_inv');
+const { log, cleanups, createDatabase, run } = benchTools('bench:inventory', ADMIN_URL, 'merx_bench_inv');
 
 /** The service as a child process (node src/main.ts) so autocannon never shares its event loop. */
 function startService(databaseUrl: string, adminToken: string): Promise<{ url: string; pid: number }> {
@@ -308,19 +308,4 @@ async function main(): Promise<void> {
   if (mismatches || rows.some((r) => r.stats.failures)) process.exitCode = 1;
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    log(`${signal}: cleaning up`);
-    void cleanUp().finally(() => process.exit(130));
-  });
-}
-
-try {
-  await main();
-} catch (err) {
-  process.exitCode = 1;
-  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-} finally {
-  await cleanUp();
-  log('database dropped, service stopped');
-}
+await run(main);

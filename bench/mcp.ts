@@ -41,7 +41,7 @@ const RATE_LIMIT_PER_MINUTE = '100000000'; // the knobs' maximum (src/config.ts)
 const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS-mcp.md');
 const MCP_VERSION = '2025-06-18';
 
-const { log, cleanups, cleanUp, createDatabase } = benchTools('bench:mcp', ADMIN_URL, 'merx_mcp_bench');
+const { log, cleanups, createDatabase, run } = benchTools('bench:mcp', ADMIN_URL, 'merx_mcp_bench');
 
 /** One side of the comparison: a fixed request autocannon repeats. */
 interface Side {
@@ -252,19 +252,4 @@ async function main(): Promise<void> {
   if (!valid) process.exitCode = 1;
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    log(`${signal}: cleaning up`);
-    void cleanUp().finally(() => process.exit(130));
-  });
-}
-
-try {
-  await main();
-} catch (err) {
-  process.exitCode = 1;
-  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-} finally {
-  await cleanUp();
-  log('database dropped, service stopped');
-}
+await run(main);

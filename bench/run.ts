@@ -37,7 +37,7 @@ const QUIET_WAIT_SECONDS = setting('BENCH_QUIET_WAIT_SECONDS', 60);
 const QUIET_BUDGET = { seconds: QUIET_WAIT_SECONDS };
 const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS.md');
 
-const { log, cleanups, cleanUp, createDatabase } = benchTools('bench', ADMIN_URL, 'merx_bench');
+const { log, cleanups, createDatabase, run } = benchTools('bench', ADMIN_URL, 'merx_bench');
 
 async function describeEnvironment(db: Db, loadBefore: number): Promise<Environment> {
   const cpus = os.cpus();
@@ -135,19 +135,4 @@ async function main(): Promise<void> {
   if (results.some((r) => r.api.failures || r.raw.failures)) process.exitCode = 1;
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    log(`${signal}: cleaning up`);
-    void cleanUp().finally(() => process.exit(130));
-  });
-}
-
-try {
-  await main();
-} catch (err) {
-  process.exitCode = 1;
-  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-} finally {
-  await cleanUp();
-  log('database dropped, service stopped');
-}
+await run(main);

@@ -12,11 +12,10 @@
 // is the SDK's own behaviour.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startTestService, http, freshTenant, outboxEvents, type TestService } from './helpers/harness.ts';
 import { MCP_VERSIONS } from './helpers/mcp.ts';
+import { connectSdk, structuredOf } from './helpers/sdk-client.ts';
 
 let svc: TestService;
 before(async () => {
@@ -26,41 +25,10 @@ after(async () => {
   await svc.close();
 });
 
-interface Seen {
-  method: string;
-  status: number;
-  protocolHeader: string | null;
-  rpcMethods: string[];
-}
-
-/** An SDK client over Streamable HTTP with the key as a Bearer header; records the HTTP exchanges it makes. */
+/** The shared SDK connection helper; `transportErrors` names what the client reported through onerror. */
 async function connect(key: string, forceVersion?: string) {
-  const seen: Seen[] = [];
-  const transportErrors: Error[] = [];
-  const recordingFetch = async (input: string | URL | Request, init?: RequestInit) => {
-    let body = init?.body;
-    let rpcMethods: string[] = [];
-    if (typeof body === 'string') {
-      const parsed = JSON.parse(body);
-      const messages = Array.isArray(parsed) ? parsed : [parsed];
-      rpcMethods = messages.map((m: any) => m.method ?? '(response)');
-      if (forceVersion) {
-        for (const m of messages) if (m.method === 'initialize') m.params.protocolVersion = forceVersion;
-        body = JSON.stringify(parsed);
-      }
-    }
-    const res = await fetch(input, { ...init, body });
-    seen.push({ method: init?.method ?? 'GET', status: res.status, protocolHeader: new Headers(init?.headers).get('mcp-protocol-version'), rpcMethods });
-    return res;
-  };
-  const transport = new StreamableHTTPClientTransport(new URL(`${svc.url}/api/mcp`), {
-    requestInit: { headers: { Authorization: `Bearer ${key}` } },
-    fetch: recordingFetch as typeof fetch,
-  });
-  const client = new Client({ name: 'merx-sdk-tests', version: '0.0.0' }, { capabilities: {} });
-  client.onerror = (err) => transportErrors.push(err);
-  await client.connect(transport);
-  return { client, transport, seen, transportErrors };
+  const connection = await connectSdk(svc.url, key, forceVersion);
+  return { ...connection, transportErrors: connection.errors };
 }
 
 async function rest(method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -69,12 +37,7 @@ async function rest(method: string, path: string, key: string, body?: unknown, h
   return res.body;
 }
 
-function structured(result: any) {
-  assert.equal(result.isError, false, `tool refused: ${JSON.stringify(result.structuredContent)}`);
-  assert.equal(result.content[0].type, 'text');
-  assert.equal(result.content[0].text, JSON.stringify(result.structuredContent));
-  return result.structuredContent;
-}
+const structured = structuredOf;
 
 test('the SDK connects with its own default version and is answered 2025-06-18', async () => {
   const { key } = await freshTenant(svc.url);
