@@ -93,7 +93,3 @@ export function defineOperation<
 >(spec: OperationSpec<P, Q, B, O, D>): Operation {
   return spec as unknown as Operation;
 }
-
-export function isWrite(op: Operation): boolean {
-  return op.method !== 'GET';
-}
