@@ -61,3 +61,11 @@ export function benchTools(tag: string, adminUrl: string, databasePrefix: string
 
   return { log, cleanups, cleanUp, adminQuery, createDatabase, run };
 }
+
+/** A whole-number setting from the environment, or its default. */
+export function setting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a whole number, got "${raw}"`);
+  return Number(raw);
+}

@@ -6,8 +6,12 @@ import type { Operation } from './platform/operation.ts';
 import { registerOperations } from './transports/rest.ts';
 import { registerMcp } from './transports/mcp.ts';
 import { buildOpenApiDocument } from './transports/openapi.ts';
-import { renderDocsPage } from './transports/docs-page.ts';
-import { API_DESCRIPTION, COMMON_HEADERS, ERROR_STATUSES } from './transports/api-description.ts';
+import { registerReferencePages } from './transports/docs-page.ts';
+import { docsDocument } from './transports/docs-document.ts';
+import { loadGuides } from './transports/guides.ts';
+import { apiIndexRoute, registerApiIndex } from './transports/api-index.ts';
+import { API_DESCRIPTION, COMMON_HEADERS, ERROR_STATUSES, IDEMPOTENCY_HEADERS } from './transports/api-description.ts';
+import { deliveryWebhooks } from './modules/webhooks/delivery-description.ts';
 import { orderOperations } from './modules/orders/operations.ts';
 import { webhookOperations } from './modules/webhooks/operations.ts';
 import { productOperations } from './modules/products/operations.ts';
@@ -15,6 +19,7 @@ import { inventoryOperations } from './modules/inventory/operations.ts';
 import { shipmentOperations } from './modules/shipments/operations.ts';
 import { customerOperations } from './modules/customers/operations.ts';
 import { bridgeOperations } from './modules/bridge/operations.ts';
+import { eventOperations } from './modules/events/operations.ts';
 import { registerCourierPush } from './modules/shipments/status-sync.ts';
 import { registerCourierSimulator } from './couriers/simulator/routes.ts';
 import { registerSink, sinkRoute } from './modules/webhooks/sink.ts';
@@ -24,13 +29,15 @@ import { accountRoutes } from './operator/accounts-routes.ts';
 import { storefrontRoutes } from './operator/storefront-routes.ts';
 import { outsideRoutes } from './operator/outside-routes.ts';
 import { registerConsole } from './operator/console.ts';
+import { consoleRoutes } from './operator/console-routes.ts';
+import { clientErrorHandler, frameworkErrorHandler } from './transports/client-error.ts';
 
 /** Every public operation, in the order the docs list them. */
 export const operations: Operation[] = [
   ...orderOperations, ...shipmentOperations, ...productOperations, ...inventoryOperations, ...customerOperations,
-  ...webhookOperations, ...bridgeOperations,
+  ...webhookOperations, ...eventOperations, ...bridgeOperations,
 ];
-export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes, ...outsideRoutes];
+export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes, ...outsideRoutes, ...consoleRoutes(operations)];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -54,8 +61,14 @@ export function publicOpenApi(serverUrl: string) {
       commonHeaders: COMMON_HEADERS,
       errorStatuses: ERROR_STATUSES,
       dryRunHeader: 'X-Merx-Dry-Run',
+      idempotency: IDEMPOTENCY_HEADERS,
+      webhooks: deliveryWebhooks,
     },
-    [...operations.filter((op) => op.rest !== false), sinkRoute],
+    [
+      ...operations.filter((op) => op.rest !== false).map((op) => ({ ...op, mcpTool: op.mcp === false ? (op.mcpVia ?? null) : op.name })),
+      { ...sinkRoute, mcpTool: null },
+      apiIndexRoute,
+    ],
   );
 }
 
@@ -64,7 +77,11 @@ export function operatorOpenApi(serverUrl: string) {
     {
       title: 'Merx operator API',
       version: '1.0.0',
-      description: 'Provisioning and the simulated outside world (OPERATOR_API.md). Authorization: Bearer <ADMIN_TOKEN>. Not rate limited.',
+      description:
+        'For the people who run Merx: provisioning (accounts, keys, courier integrations), the merchant\'s admin and the storefront ' +
+        '(checkout, payments, order edits), the simulated outside world (couriers, jobs, the debug sink, faults), and what the operator ' +
+        'console at /admin stands on (service facts, lists, running any public operation as the merchant\'s admin). ' +
+        'Authorization: Bearer <ADMIN_TOKEN> (printed by npm start). Not rate limited; never reachable with an API key.',
       serverUrl,
       commonHeaders: { 'X-Deploy-SHA': COMMON_HEADERS['X-Deploy-SHA'] },
       errorStatuses: { '400': 'validation_failed', '401': 'unauthorized', '404': 'not_found', '409': 'conflict' },
@@ -81,6 +98,8 @@ export async function buildApp(services: OperatorServices): Promise<FastifyInsta
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => crypto.randomUUID(),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 2048 },
+    clientErrorHandler: clientErrorHandler(services.deploySha),
+    frameworkErrors: frameworkErrorHandler(services.deploySha),
   });
 
   // Our JSON parser: an empty body is "no body"; malformed JSON is a 400 in the contract's shape.
@@ -127,17 +146,32 @@ export async function buildApp(services: OperatorServices): Promise<FastifyInsta
     reply.code(404).send(new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`).toBody());
   });
 
-  app.get('/healthz', async () => ({ ok: true }));
+  // OPERATOR_API: 200 {ok: true} once requests are accepted. With REDIS_URL, `redis` tells whether rate limits are shared.
+  app.get('/healthz', async () => {
+    const redis = services.rateLimits.redisState();
+    return redis === 'not_configured' ? { ok: true } : { ok: true, redis };
+  });
   // Scraped with the operator token: metrics name routes and volumes, which are not public.
   registerMetrics(app, (request) => checkAdminToken(request, services.adminToken));
   const publicDoc = publicOpenApi(services.config.publicBaseUrl);
-  const publicDocs = renderDocsPage(publicDoc, '/api/v1/openapi.json');
   app.get('/api/v1/openapi.json', async () => publicDoc);
-  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(publicDocs));
+  const readableDoc = docsDocument(publicDoc, operations, loadGuides());
+  app.get('/docs/openapi.json', async () => readableDoc);
   const operatorDoc = operatorOpenApi(services.config.publicBaseUrl);
-  const operatorDocs = renderDocsPage(operatorDoc, `${OPERATOR_BASE}/openapi.json`);
   app.get(`${OPERATOR_BASE}/openapi.json`, async () => operatorDoc);
-  app.get('/admin/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(operatorDocs));
+  registerReferencePages(app, {
+    '/docs': {
+      title: 'Merx API',
+      specUrl: '/docs/openapi.json',
+      links: [['OpenAPI document', '/api/v1/openapi.json'], ['Operator console', '/admin'], ['Operator API', '/admin/docs']],
+    },
+    '/admin/docs': {
+      title: 'Merx operator API',
+      specUrl: `${OPERATOR_BASE}/openapi.json`,
+      links: [['Operator console', '/admin'], ['Public API', '/docs']],
+    },
+  });
+  registerApiIndex(app, services.config.publicBaseUrl);
 
   registerOperations(app, services, operations);
   registerMcp(app, services, operations);

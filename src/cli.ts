@@ -1,8 +1,8 @@
 // `npx merx <command>` (OPERATOR_API Running): the operator's operations from
 // a shell, printing JSON. Works on the same database the service uses.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.ts';
-import { openDb, type Db } from './platform/db.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { DataDirInUseError, openDb, type Db } from './platform/db.ts';
 import { migrate } from './platform/migrate.ts';
 import { PRESETS, isScope, type Preset } from './platform/scopes.ts';
 import { createAccount, issueKey, revokeKey } from './modules/accounts/service.ts';
@@ -27,8 +27,28 @@ function need(values: Record<string, string | boolean | undefined>, name: string
   return value;
 }
 
+/**
+ * PGlite has one writer: while `npm start` holds DATA_DIR, the CLI cannot open
+ * it. Say so, and point at what works while the server runs.
+ */
+function explainBusyDataDir(err: DataDirInUseError, config: Config): Error {
+  const base = config.publicBaseUrl;
+  return new Error(
+    `${err.message}.\n` +
+      `The embedded database (PGlite in ${config.dataDir}) has a single writer, and another Merx process (${err.holderPid}, usually the server started by npm start) holds it.\n` +
+      'While it runs, use the server instead:\n' +
+      `  - the operator console: ${base}/admin (sign in with the operator token the server printed)\n` +
+      `  - the operator API: curl -X POST ${base}/admin/api/accounts/<account id>/keys -H "Authorization: Bearer <operator token>" \\\n` +
+      `      -H 'content-type: application/json' -d '{"name": "cli", "preset": "fulfilment"}'\n` +
+      'or stop the server first. With DATABASE_URL (PostgreSQL) the CLI and any number of servers share the database.',
+  );
+}
+
 async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
-  const db = await openDb(loadConfig());
+  const config = loadConfig();
+  const db = await openDb(config).catch((err) => {
+    throw err instanceof DataDirInUseError ? explainBusyDataDir(err, config) : err;
+  });
   try {
     await migrate(db);
     return await fn(db);

@@ -31,7 +31,8 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
   try {
     await migrate(db);
     const admin = await resolveAdminToken(db, config.adminToken);
-    const rateLimits = createRateLimits(config.redisUrl, config.rateLimits);
+    const rateLimits = createRateLimits(config.redisUrl, config.rateLimits, log);
+    await rateLimits.settled();
     const notifier = createNotifier(config.smtpUrl, log);
     const deliveries = new DeliveryEngine({
       db,

@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import net from 'node:net';
 import { startTestService, http, freshTenant, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 import { assertError, DEPLOY_SHA, listOrders, qs } from './helpers/contract.ts';
 
@@ -293,4 +294,35 @@ test('every authenticated response carries X-RateLimit-Limit and X-RateLimit-Rem
     assert.equal(res.headers.get('x-ratelimit-limit'), '300', `status ${res.status}`);
     assert.match(res.headers.get('x-ratelimit-remaining') ?? '', /^\d+$/, `status ${res.status}`);
   }
+});
+
+/** Sends raw bytes and reads the whole answer (for requests fetch refuses to send). */
+function rawRequest(text: string): Promise<string> {
+  const { hostname, port } = new URL(svc.url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: hostname, port: Number(port) }, () => socket.end(text));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+test('requests refused before any route runs get the contract error shape and X-Deploy-SHA: oversized headers, bad URL encoding, an overlong path parameter, malformed HTTP', async () => {
+  const { key } = await freshTenant(svc.url);
+  const long = await http(svc.url, 'GET', `/api/v1/orders?q=${'x'.repeat(20_000)}`, { token: key });
+  assertError(long, 431, 'headers_too_large', 'URL over 16 KB');
+  const header = await http(svc.url, 'GET', '/api/v1/orders', { token: key, headers: { 'x-padding': 'y'.repeat(20_000) } });
+  assertError(header, 431, 'headers_too_large', 'a header over 16 KB');
+
+  assertError(await http(svc.url, 'GET', '/api/v1/orders/%ED%A0%80', { token: key }), 400, 'validation_failed', 'invalid UTF-8 in the path');
+  assertError(await http(svc.url, 'GET', '/api/v1/orders/%E0%A4%A', { token: key }), 400, 'validation_failed', 'broken percent-encoding');
+  assertError(await http(svc.url, 'POST', `/api/v1/customers/${'k'.repeat(3000)}/notes`, { token: key, body: { text: 'x' } }), 400, 'validation_failed', 'path parameter too long');
+
+  const malformed = await rawRequest('GET /api/v1/orders HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n');
+  assert.match(malformed, /^HTTP\/1\.1 400 /, malformed);
+  assert.match(malformed, new RegExp(`X-Deploy-SHA: ${DEPLOY_SHA}`, 'i'));
+  const body = JSON.parse(malformed.slice(malformed.indexOf('\r\n\r\n') + 4));
+  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message']);
+  assert.equal(body.error.code, 'validation_failed');
 });

@@ -12,6 +12,8 @@ import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { startTestService, http, freshTenant, type TestService } from './helpers/harness.ts';
 import { rpc, request } from './helpers/mcp.ts';
 
@@ -25,6 +27,8 @@ const SPEC_TOOLS = [
   'record_stock_movement', 'list_products', 'get_product', 'create_product', 'update_product', 'list_customers', 'list_segments', 'create_segment',
   'update_segment', 'delete_segment', 'add_segment_members', 'remove_segment_members', 'add_customer_note', 'list_webhooks', 'list_webhook_deliveries',
   'create_webhook', 'update_webhook', 'delete_webhook', 'test_webhook', 'submit_brief', 'get_status', 'get_facts',
+  // EXTENSIONS
+  'list_events', 'rotate_webhook_secret', 'verify_webhook_signature',
 ];
 const ALL_SCOPES = [
   'orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'inventory:write', 'products:read', 'products:write',
@@ -73,7 +77,7 @@ const connection = (key: string) => [
   `${svc.url}/api/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${key}`, '--format', 'json', '--stored-auth-only',
 ];
 
-test('inspector --cli --method tools/list lists exactly SPEC\'s tools for an every-scope key, as tools/list answers them', async () => {
+test('inspector --cli --method tools/list lists exactly SPEC\'s and EXTENSIONS\' tools for an every-scope key, as tools/list answers them', async () => {
   const { key } = await freshTenant(svc.url, { scopes: ALL_SCOPES });
   const run = await inspector([...connection(key), '--method', 'tools/list']);
   assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}`);
@@ -111,4 +115,41 @@ test('inspector --cli with a bad key stops at the 401: exit 3 (auth), the REST e
   const error = JSON.parse(run.stderr.trim().split('\n').pop()!).error;
   assert.equal(error.code, 'auth_required');
   assert.match(error.message, /unauthorized/);
+});
+
+/** Every node of a schema, with its path, for checks the Inspector's report makes too. */
+function* nodes(schema: unknown, where: string): Generator<[string, Record<string, unknown>]> {
+  if (Array.isArray(schema)) {
+    for (const [i, inner] of schema.entries()) yield* nodes(inner, `${where}[${i}]`);
+  } else if (schema && typeof schema === 'object') {
+    yield [where, schema as Record<string, unknown>];
+    for (const [key, inner] of Object.entries(schema)) if (key !== 'enum' && key !== 'const' && key !== 'default') yield* nodes(inner, `${where}.${key}`);
+  }
+}
+
+test('inspector --strict reports no schema-portability warning or error, and the list is valid MCP and plain JSON Schema 2020-12', async () => {
+  const { key } = await freshTenant(svc.url, { scopes: ALL_SCOPES });
+  const run = await inspector([...connection(key), '--method', 'tools/list', '--strict']);
+  assert.equal(run.code, 0, `exit ${run.code} (6 = error-severity schema problems)\n${run.stderr}`);
+  assert.doesNotMatch(run.stderr, /Warning|Error|warnings? across/i, run.stderr);
+  const result = JSON.parse(run.stdout).result;
+  assert.equal(result.tools.length, SPEC_TOOLS.length);
+  // The official SDK's own schema of a tools/list result.
+  const parsed = ListToolsResultSchema.safeParse(result);
+  assert.ok(parsed.success, JSON.stringify(parsed.error?.issues?.slice(0, 3)));
+  const ajv = new Ajv2020({ strict: true, strictTypes: false, validateFormats: false });
+  for (const tool of result.tools) {
+    for (const part of ['inputSchema', 'outputSchema'] as const) {
+      const schema = tool[part];
+      assert.equal(schema.type, 'object', `${tool.name}.${part} is an object schema (MCP)`);
+      assert.doesNotThrow(() => ajv.compile(schema), `${tool.name}.${part} compiles as strict JSON Schema 2020-12`);
+      for (const [where, node] of nodes(schema, `${tool.name}.${part}`)) {
+        assert.ok(!Array.isArray(node.type), `${where}: one type per node (anyOf for nullable)`);
+        for (const keyword of Object.keys(node)) {
+          if (where.endsWith('.properties')) continue; // property names, not keywords
+          assert.ok(!keyword.startsWith('~') && keyword !== '$id' && keyword !== 'patternProperties', `${where}: no ${keyword}`);
+        }
+      }
+    }
+  }
 });

@@ -15,6 +15,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, http, freshTenant, operator, type TestService } from './helpers/harness.ts';
 import { MCP_VERSIONS } from './helpers/mcp.ts';
+import { portableSchema } from '../src/transports/portable-schema.ts';
 import { connectSdk, structuredOf, type SdkConnection } from './helpers/sdk-client.ts';
 
 // SPEC MCP, the tool table: tool -> scope.
@@ -50,8 +51,15 @@ const SPEC_TOOLS: Record<string, string> = {
   get_status: 'get_status',
   get_facts: 'get_facts',
 };
-const READ_TOOLS = Object.keys(SPEC_TOOLS).filter((name) => /^(list|get)_/.test(name));
-const WRITE_TOOLS = Object.keys(SPEC_TOOLS).filter((name) => !READ_TOOLS.includes(name));
+// EXTENSIONS: tools beyond SPEC's table, with every scope that lists them.
+const EXTENSION_TOOLS: Record<string, string[]> = {
+  list_events: ['orders:read', 'shipments:read', 'inventory:read'],
+  rotate_webhook_secret: ['webhooks:write'],
+  verify_webhook_signature: ['webhooks:read'],
+};
+const TOOL_SCOPES: Record<string, string[]> = { ...Object.fromEntries(Object.entries(SPEC_TOOLS).map(([name, scope]) => [name, [scope]])), ...EXTENSION_TOOLS };
+const READ_TOOLS = Object.keys(TOOL_SCOPES).filter((name) => /^(list|get|verify)_/.test(name));
+const WRITE_TOOLS = Object.keys(TOOL_SCOPES).filter((name) => !READ_TOOLS.includes(name));
 const ALL_SCOPES = [
   'orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'inventory:write', 'products:read', 'products:write',
   'customers:read', 'customers:write', 'webhooks:read', 'webhooks:write', 'submit_brief', 'get_status', 'get_facts',
@@ -85,6 +93,9 @@ const REST_TWINS: Record<string, Array<{ method: string; path: string }>> = {
   update_webhook: [{ method: 'patch', path: '/api/v1/webhooks/{id}' }],
   delete_webhook: [{ method: 'delete', path: '/api/v1/webhooks/{id}' }],
   test_webhook: [{ method: 'post', path: '/api/v1/webhooks/{id}/test' }],
+  list_events: [{ method: 'get', path: '/api/v1/events' }],
+  rotate_webhook_secret: [{ method: 'post', path: '/api/v1/webhooks/{id}/rotate-secret' }],
+  verify_webhook_signature: [{ method: 'post', path: '/api/v1/webhooks/{id}/verify-signature' }],
 };
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
@@ -180,12 +191,12 @@ function sinkUrl(webhookId: string): string {
 
 // ---------------------------------------------------------------- tools/list
 
-test('tools/list for an every-scope key lists exactly SPEC\'s tool table, each with description, schemas and annotations', async () => {
+test('tools/list for an every-scope key lists exactly SPEC\'s tool table and the EXTENSIONS tools, each with description, schemas and annotations', async () => {
   const t = await everyScopeTenant();
   const conn = await connectSdk(svc.url, t.key);
   try {
     const { tools } = await conn.client.listTools();
-    assert.deepEqual(tools.map((x) => x.name).sort(), Object.keys(SPEC_TOOLS).sort(), 'no more, no fewer than SPEC\'s table');
+    assert.deepEqual(tools.map((x) => x.name).sort(), Object.keys(TOOL_SCOPES).sort(), 'no more, no fewer than SPEC\'s table and EXTENSIONS');
     for (const x of tools) {
       assert.ok(typeof x.description === 'string' && x.description.length >= 40, `${x.name}: a description an agent can act on`);
       assert.equal(x.inputSchema.type, 'object', `${x.name}: inputSchema`);
@@ -206,7 +217,7 @@ test('tools/list for an every-scope key lists exactly SPEC\'s tool table, each w
       const one = await connectSdk(svc.url, key);
       try {
         const names = (await one.client.listTools()).tools.map((x) => x.name).sort();
-        assert.deepEqual(names, Object.keys(SPEC_TOOLS).filter((n) => SPEC_TOOLS[n] === scope).sort(), `a key with only ${scope}`);
+        assert.deepEqual(names, Object.keys(TOOL_SCOPES).filter((n) => TOOL_SCOPES[n].includes(scope)).sort(), `a key with only ${scope}`);
       } finally {
         await one.close();
       }
@@ -238,6 +249,8 @@ test('annotations are truthful (MCP ToolAnnotations: destructive = not only addi
       'it overwrites existing values (status cancelled/refunded, active: false, filters, url): not an additive update',
     );
     expect(['create_product', 'create_segment', 'add_segment_members', 'add_customer_note', 'create_webhook', 'submit_brief'], 'destructiveHint', false, 'it only adds');
+    expect(['rotate_webhook_secret'], 'destructiveHint', true, 'it replaces the signing secret');
+    expect(['rotate_webhook_secret'], 'idempotentHint', false, 'each call issues another secret');
     expect(
       ['create_shipment', 'create_product', 'create_segment', 'add_customer_note', 'record_stock_movement', 'create_webhook', 'test_webhook'],
       'idempotentHint',
@@ -297,7 +310,8 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
         if (WRITE_TOOLS.includes(name)) assert.ok(o.parameters.some((p: any) => p.name === 'X-Merx-Dry-Run'), `${name}: the REST twin takes X-Merx-Dry-Run`);
       }
       const actual = Object.fromEntries(Object.entries(input.properties).filter(([k]) => k !== 'dry_run').map(([k, v]) => [k, withoutDescription(v)]));
-      const wanted = Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, withoutDescription(v)]));
+      // The same schemas, in the portable spelling tools/list uses (anyOf for nullable types).
+      const wanted = Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, withoutDescription(portableSchema(v))]));
       assert.deepEqual(actual, wanted, `${name}: arguments are the REST parameters and body, under their REST names and schemas`);
       assert.deepEqual([...(input.required ?? [])].sort(), [...required].sort(), `${name}: the same required arguments`);
 
@@ -308,7 +322,7 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
       for (const code of ['200', '201']) {
         const schema = responses[code]?.content?.['application/json']?.schema;
         if (!schema) continue;
-        const resolved = resolveRefs(schema, doc) as any;
+        const resolved = portableSchema(resolveRefs(schema, doc)) as any;
         const branches = resolved.anyOf ?? [resolved];
         for (const branch of branches) {
           assert.ok(

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { operations } from '../src/app.ts';
 import type { HttpMethod, Operation } from '../src/platform/operation.ts';
-import { startTestService, http, type HttpResult, type TestService } from './helpers/harness.ts';
+import { startTestService, http, operator, type HttpResult, type TestService } from './helpers/harness.ts';
 import {
   assertResponseMatches,
   collectRefs,
@@ -83,8 +83,10 @@ test('every REST operation of the registry is documented at its path and method 
     }
   }
   const documented = documentedOperations(doc).map((o) => `${o.method.toUpperCase()} ${o.path} ${o.operation.operationId}`).sort();
-  // Besides the registry, the document describes the one keyless public route: the debug sink (SPEC Debug sink).
-  const expected = [...restOps.map((op) => `${op.method} ${templateOf(op)} ${op.name}`), 'POST /api/webhooks/sink webhook_debug_sink'].sort();
+  // Besides the registry, the document describes the keyless public routes: the debug sink (SPEC Debug sink) and the index.
+  const expected = [
+    ...restOps.map((op) => `${op.method} ${templateOf(op)} ${op.name}`), 'POST /api/webhooks/sink webhook_debug_sink', 'GET /api/v1 api_index',
+  ].sort();
   assert.deepEqual(documented, expected);
   for (const op of operations.filter((o) => o.rest === false)) {
     assert.ok(!documented.some((d) => d.endsWith(` ${op.name}`)), `${op.name} is MCP only and must not be documented as a route`);
@@ -148,14 +150,85 @@ test('the sample request bodies of the registry walk are valid per the document'
   }
 });
 
-test('/docs is an HTML page naming every operationId', async () => {
-  const res = await http(svc.url, 'GET', '/docs');
-  assert.equal(res.status, 200);
-  assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
-  assert.match(res.text, /<html/i);
-  for (const op of restOps) assert.ok(res.text.includes(op.name), `/docs mentions ${op.name}`);
-  assert.ok(res.text.includes('/api/v1/openapi.json'), '/docs links the machine-readable document');
+test('every operation names its MCP tool: its own name, the tool a REST-only twin goes through, or none', () => {
+  const tools = new Set(operations.filter((op) => op.mcp !== false).map((op) => op.name));
+  for (const { path, method, operation } of documentedOperations(doc)) {
+    const tool = operation['x-mcp-tool'];
+    assert.ok(tool === null || tools.has(tool), `${method.toUpperCase()} ${path}: x-mcp-tool ${tool} is a tool`);
+    assert.match(operation.description, tool ? new RegExp(`MCP tool: \`${tool}\``) : /No MCP tool/, `${operation.operationId}: said in words`);
+  }
+  const byId = Object.fromEntries(documentedOperations(doc).map((o) => [o.operation.operationId, o.operation['x-mcp-tool']]));
+  assert.equal(byId.get_shipment_by_id, 'get_shipment');
+  assert.equal(byId.get_order_shipment, 'get_shipment');
+  assert.equal(byId.list_orders, 'list_orders');
+  assert.equal(byId.get_shipment_label, null);
 });
+
+test('the introduction holds the error table: every code with its HTTP status', () => {
+  for (const [code, status] of [['validation_failed', 400], ['unauthorized', 401], ['scope_missing', 403], ['not_found', 404], ['conflict', 409], ['rate_limited', 429], ['courier_error', 502]]) {
+    assert.match(doc.info.description ?? '', new RegExp(`\\| \`${code}\` \\| ${status} \\|`), `${code} ${status}`);
+  }
+});
+
+test('/docs is Redoc from this service (no CDN), over a document with the guides and every MCP tool\'s input schema from the registry', async () => {
+  const page = await http(svc.url, 'GET', '/docs');
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+  assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+  const scripts = [...page.text.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(scripts, ['/docs/redoc.standalone.js', '/docs/reference.js']);
+  assert.doesNotMatch(page.text, /https?:\/\//, 'no absolute URL: nothing from another host');
+  const bundle = await fetch(`${svc.url}/docs/redoc.standalone.js`);
+  assert.equal(bundle.status, 200);
+  assert.match(bundle.headers.get('content-type') ?? '', /javascript/);
+  assert.ok((await bundle.arrayBuffer()).byteLength > 500_000, 'the Redoc bundle itself');
+
+  const readable = (await http(svc.url, 'GET', '/docs/openapi.json')).body;
+  assert.deepEqual(readable.paths, doc.paths, 'the same operations as the public document');
+  const tags = new Map<string, any>(readable.tags.map((t: any) => [t.name, t]));
+  for (const guide of ['Getting started', 'Receiving webhooks', 'MCP clients', 'Running Merx', 'Operator console', 'The contract']) {
+    assert.equal(tags.get(guide)?.['x-traitTag'], true, `guide ${guide} is a section`);
+    assert.ok(tags.get(guide).description.length > 1000, `guide ${guide} has its text`);
+  }
+  assert.doesNotMatch(tags.get('Getting started').description, /\]\((?!#|https?:)[^)]*\.md/, 'links between guides point at sections');
+  const tools = tags.get('MCP tools').description as string;
+  const key = await freshKeyWithEveryScope();
+  const listed = (await http(svc.url, 'POST', '/api/mcp', { token: key, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })).body.result.tools;
+  assert.equal(listed.length, operations.filter((op) => op.mcp !== false).length);
+  for (const tool of listed) {
+    assert.ok(tools.includes(`id="tool-${tool.name}"`), `${tool.name} is listed`);
+    assert.deepEqual(readable.components.schemas[`mcp_${tool.name}_arguments`], tool.inputSchema, `${tool.name}: the input schema tools/list serves`);
+    assert.ok(tools.includes(`schemaRef="#/components/schemas/mcp_${tool.name}_arguments"`), `${tool.name}: its schema is shown`);
+  }
+  for (const name of ['get_order_shipment', 'get_shipment_by_id', 'get_shipment_label', 'retry_webhook_delivery']) {
+    assert.ok(!tools.includes(`id="tool-${name}"`), `${name} is not presented as a tool`);
+  }
+  const groups = readable['x-tagGroups'].flatMap((g: any) => g.tags);
+  assert.deepEqual([...groups].sort(), [...tags.keys()].sort(), 'every section is in the navigation');
+
+  const operatorPage = await http(svc.url, 'GET', '/admin/docs');
+  assert.equal(operatorPage.status, 200);
+  assert.match(operatorPage.text, /data-spec="\/admin\/api\/openapi.json"/);
+});
+
+test('/ redirects to /docs, and /api/v1 is an index of the public addresses, described in the document', async () => {
+  const root = await fetch(`${svc.url}/`, { redirect: 'manual' });
+  assert.equal(root.status, 302);
+  assert.equal(root.headers.get('location'), '/docs');
+  const index = await http(svc.url, 'GET', '/api/v1');
+  assert.equal(index.status, 200);
+  assertResponseMatches(doc, 'get', '/api/v1', index);
+  const base = svc.service.services.config.publicBaseUrl;
+  assert.deepEqual(index.body.links, { docs: `${base}/docs`, openapi: `${base}/api/v1/openapi.json`, mcp: `${base}/api/mcp`, health: `${base}/healthz` });
+  assert.equal(index.body.version, doc.info.version);
+  assert.equal((await http(svc.url, 'POST', '/api/v1')).status, 405);
+});
+
+async function freshKeyWithEveryScope() {
+  const op = operator(svc.url);
+  const account = await op.createAccount();
+  return op.issueKey(account.id, { scopes: [...new Set(operations.map((o) => o.scope))] });
+}
 
 // ---------------------------------------------------------------- every response validates
 
@@ -215,7 +288,7 @@ for (const op of restOps) {
     }
 
     // 403: a key without the scope.
-    const noScope = await t.op.issueKey(t.accountId, { scopes: scopesWithout(op.scope) });
+    const noScope = await t.op.issueKey(t.accountId, { scopes: scopesWithout(op) });
     const forbidden = await restCall(svc.url, op, noScope, call);
     if (f.status(forbidden, 403, '403 scope_missing')) f.matches(op.method, template, forbidden, '403 scope_missing');
 

@@ -26,6 +26,8 @@ test('two instances with REDIS_URL draw on one budget per key', { skip }, async 
   const limits = { restPerMinute: 5, mcpPerMinute: 3 };
   const first = createRateLimits(REDIS_URL, limits);
   const second = createRateLimits(REDIS_URL, limits);
+  await Promise.all([first.settled(), second.settled()]);
+  assert.deepEqual([first.redisState(), second.redisState()], ['connected', 'connected']);
   try {
     const key = crypto.randomUUID();
     const seen: boolean[] = [];

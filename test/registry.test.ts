@@ -94,7 +94,7 @@ test('tools/list for an every-scope key is exactly the MCP face of the registry,
 for (const op of operations) {
   test(`${label(op)}: a key without ${op.scope} is refused and nothing is written`, async () => {
     const t = await tenant(svc);
-    const key = await keyFor(t, scopesWithout(op.scope));
+    const key = await keyFor(t, scopesWithout(op));
     const call = await prepareCall(op, await createTargets(op, t), t);
     const before = await snapshotAccount(svc.service, t.accountId);
 

@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, http, type TestService } from './helpers/harness.ts';
 import { assertError, assertScopeMissing } from './helpers/contract.ts';
+import { callTool, assertRefusal } from './helpers/mcp.ts';
 import { assertResponseMatches, type OpenApiDoc } from './helpers/openapi-validator.ts';
 import { shop, prober, daysAgo, assertSegmentView, DRY, FILTER_KEYS, UNKNOWN_UUID, type Shop } from './helpers/customers.ts';
 
@@ -190,7 +191,7 @@ test('productId: bought the product in a counted order, through line items or fr
   await p.expect({ productId: P.id }, ['A', 'B', 'E']);
   await p.expect({ productId: Q.id }, ['C', 'D', 'E']);
   await p.expect({ productId: R.id }, ['E', 'F']);
-  await p.expect({ productId: UNKNOWN_UUID }, []);
+  assertError(await s.api('POST', '/api/v1/segments', { body: { name: 'x', filters: { productId: UNKNOWN_UUID } }, headers: DRY }), 404, 'not_found');
   await saved(s, { productId: P.id }, 3);
   // A later counted order brings F in.
   await s.order({ email: 'f@example.com' }, { page_id: pageP.id });
@@ -212,7 +213,7 @@ test('pageId: ordered from that page in a counted order', async () => {
   const p = await prober(s, { A: 'a@example.com', B: 'b@example.com', C: 'c@example.com', D: '+359880000004' });
   await p.expect({ pageId: page1.id }, ['A']);
   await p.expect({ pageId: page2.id }, ['B', 'C']);
-  await p.expect({ pageId: UNKNOWN_UUID }, []);
+  assertError(await s.api('POST', '/api/v1/segments', { body: { name: 'x', filters: { pageId: UNKNOWN_UUID } }, headers: DRY }), 404, 'not_found');
   await p.expect({ productId: P.id }, ['A', 'B', 'C', 'D']);
   await saved(s, { pageId: page2.id }, 2);
 });
@@ -253,17 +254,36 @@ test('inSegment: members of a membership segment with counted orders, or the cus
   assert.equal((await s.segment(list.id)).customer_count, 5);
 });
 
-test('inSegment must name a segment of this account', async () => {
+test('ids inside filters (productId, pageId, inSegment) must name rows of this account: 404 not_found otherwise, on create, update, dry run and MCP', async () => {
   const s = await shop(svc.url);
   const other = await shop(svc.url);
-  const foreign = await other.createSegment({ name: 'theirs' });
-  for (const id of [UNKNOWN_UUID, foreign.id]) {
-    const res = await s.api('POST', '/api/v1/segments', { body: { name: 'x', filters: { inSegment: id } } });
-    assert.ok([400, 404].includes(res.status), `inSegment ${id}: ${res.status} ${res.text}`);
-    assertError(res, res.status, res.status === 400 ? 'validation_failed' : 'not_found');
+  const theirs = {
+    productId: (await other.op.createProduct(other.accountId, { name: 'Theirs', price: 1 })).id,
+    pageId: (await other.op.createPage(other.accountId, [])).id,
+    inSegment: (await other.createSegment({ name: 'theirs' })).id,
+  };
+  const mine = {
+    productId: (await s.op.createProduct(s.accountId, { name: 'Mine', price: 1 })).id,
+    pageId: (await s.op.createPage(s.accountId, [])).id,
+    inSegment: (await s.createSegment({ name: 'mine' })).id,
+  };
+  const target = await s.createSegment({ name: 'target', filters: { minOrders: 1 } });
+  for (const [key, foreign] of Object.entries(theirs)) {
+    for (const id of [foreign, UNKNOWN_UUID]) {
+      const filters = { [key]: id };
+      assertError(await s.api('POST', '/api/v1/segments', { body: { name: 'x', filters } }), 404, 'not_found', `create ${key}`);
+      assertError(await s.api('POST', '/api/v1/segments', { body: { name: 'x', filters }, headers: DRY }), 404, 'not_found', `dry create ${key}`);
+      assertError(await s.api('PATCH', `/api/v1/segments/${target.id}`, { body: { filters } }), 404, 'not_found', `update ${key}`);
+      assertError(await s.api('PATCH', `/api/v1/segments/${target.id}`, { body: { filters }, headers: DRY }), 404, 'not_found', `dry update ${key}`);
+      const mcp = await callTool(svc.url, s.key, 'create_segment', { name: 'x', filters });
+      assertRefusal(mcp, 'NOT_FOUND');
+    }
+    assertError(await s.api('POST', '/api/v1/segments', { body: { name: 'x', filters: { [key]: 'not-a-uuid' } } }), 400, 'validation_failed');
+    // The account's own id is accepted.
+    await s.api('POST', '/api/v1/segments', { body: { name: `own ${key}`, filters: { [key]: mine[key as keyof typeof mine] } }, expect: 201 });
   }
-  assert.deepEqual(await s.segments(), [], 'nothing created');
-  assertError(await s.api('POST', '/api/v1/segments', { body: { name: 'x', filters: { inSegment: 'not-a-uuid' } } }), 400, 'validation_failed');
+  assert.deepEqual((await s.segment(target.id)).filters, { minOrders: 1 }, 'the refused updates changed nothing');
+  assert.equal((await s.segments()).length, 5, 'mine, target and the three own-id segments; nothing else was created');
 });
 
 /**
@@ -431,6 +451,7 @@ test('PATCH: rename keeps filters; filters {} turns a segment into a membership 
 test('filter keys: unknown keys give 400 with details.allowed; every key has a strict value type', async () => {
   const s = await shop(svc.url);
   const page = await s.op.createPage(s.accountId, []);
+  const product = await s.op.createProduct(s.accountId, { name: 'Any', price: 1 });
   const unknown = assertError(await s.api('POST', '/api/v1/segments', { body: { name: 'x', filters: { minSpent: 5 } } }), 400, 'validation_failed');
   assert.deepEqual([...(unknown.details?.allowed ?? [])].sort(), [...FILTER_KEYS].sort(), 'details.allowed lists the SPEC filter keys');
   const bad: Record<string, unknown[]> = {
@@ -465,7 +486,7 @@ test('filter keys: unknown keys give 400 with details.allowed; every key has a s
   // Accepted values of every type.
   const good = {
     minTotal: 10.5, maxTotal: 1000, minOrders: 0, maxOrders: 3, lastOrderBeforeDaysAgo: 0, lastOrderAfterDate: '2026-01-05',
-    lastOrderBeforeDate: '2026-01-05T10:00:00.123+02:00', productId: UNKNOWN_UUID, pageId: page.id, inSegment: seg.id,
+    lastOrderBeforeDate: '2026-01-05T10:00:00.123+02:00', productId: product.id, pageId: page.id, inSegment: seg.id,
     hasEmail: false, hasPhone: true, hasAbandonedCart: false,
   };
   const created = await s.createSegment({ name: 'all keys', filters: good });

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { startTestService, http, type TestService } from './helpers/harness.ts';
 import { assertError, assertSameSet, listIds, listOrders } from './helpers/contract.ts';
 import {
-  DRY, RAW_CODE, SLUGS, TERMINAL, type Slug, assertSummary, cancel, checkoutWith, courierEvent, courierReports, events, merchantSets, movements,
+  DRY, RAW_CODE, SHIPMENT_STATUSES, SLUGS, TERMINAL, type Slug, assertSummary, cancel, checkoutWith, courierEvent, courierReports, events, merchantSets, movements,
   orderNow, parcel, poll, push, pushTokenOf, ship, shipTenant, shipmentNow, stockOf,
 } from './helpers/shipments.ts';
 
@@ -25,6 +25,8 @@ after(async () => {
 });
 
 type Tenant = Awaited<ReturnType<typeof shipTenant>>;
+/** GAPS Courier mirror: the courier statuses that move the order. */
+const ORDER_MIRROR: Record<string, string> = { delivered: 'delivered', returned: 'returned', cancelled: 'cancelled' };
 
 /** A tracked product (stock 10) and a cod order of 2 of it with a waybill of `slug`; stock is 8 after checkout. */
 async function stockedShipment(t: Tenant, slug: Slug) {
@@ -41,10 +43,10 @@ const orderChanges = async (accountId: string, orderId: string, source?: string)
   (await events(svc, accountId, 'order.status_changed')).filter((e: any) => e.data.order.id === orderId && (!source || e.data.source === source));
 
 /** Reports `status` from the courier and checks the state-table row: the shipment moves and one shipment.status_changed (source courier) says so. */
-async function reportAndExpectMove(t: Tenant, shipment: any, status: string) {
+async function reportAndExpectMove(t: Tenant, shipment: any, status: string, wording: { code?: string | number; label?: string } = {}) {
   const before = await shipmentNow(svc, t.key, shipment.id);
   const eventsBefore = (await statusChanges(t.accountId, shipment.id)).length;
-  await courierReports(svc, shipment, status);
+  await courierReports(svc, shipment, status, wording);
   const after = await shipmentNow(svc, t.key, shipment.id);
   assert.equal(after.status, status, `${shipment.courier_slug}: ${before.status} -> ${status}`);
   const raw = after.status_events.find((e: any) => String(e.code) === String(RAW_CODE[shipment.courier_slug as Slug][status]));
@@ -238,6 +240,22 @@ for (const slug of SLUGS) {
       await poll(svc);
       const again = await shipmentNow(svc, t.key, s.id);
       assert.equal(again.status_events.length, after.status_events.length, 'polling the same history again adds no raw events');
+    }
+  });
+}
+
+for (const slug of SLUGS) {
+  test(`${slug} (${slug === 'courier_c' ? 'push' : 'poll'}): an operator event with its own code and label moves a pending waybill to each status at once, in the courier's own vocabulary`, async () => {
+    const t = await shipTenant(svc);
+    for (const status of SHIPMENT_STATUSES.filter((s) => s !== 'pending')) {
+      const order = await checkoutWith(svc, t.accountId, slug);
+      const s = await ship(svc, t.key, { order_id: order.id });
+      const label = `Parcel ${status} (operator wording)`;
+      const after = await reportAndExpectMove(t, s, status, { code: 'IT1', label });
+      assert.equal(after.last_status_label, label, 'the label is the courier event text');
+      assert.ok(!after.status_events.some((e: any) => e.code === 'IT1'), 'the operator code is never taken for the courier code');
+      const mirrored = ORDER_MIRROR[status];
+      assert.equal((await orderNow(svc, t.key, order.id)).status, mirrored ?? 'processing', `order after ${status}`);
     }
   });
 }

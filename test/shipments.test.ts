@@ -87,6 +87,36 @@ test('POST /shipments uses the checkout courier, mode and office: 201 {data: Shi
   assert.equal(changed[0].data.order.status, 'processing');
 });
 
+test('GAPS: the order view carries courier (and tracking) from the waybill, for every courier, created over REST or MCP, in get, list and events; a new waybill replaces it', async () => {
+  const { accountId, key } = await shipTenant(svc);
+  for (const slug of ['courier_a', 'courier_b', 'courier_c'] as const) {
+    for (const via of ['rest', 'mcp']) {
+      const order = await checkoutWith(svc, accountId, slug);
+      const s = via === 'rest' ? await ship(svc, key, { order_id: order.id }) : (await callTool(svc.url, key, 'create_shipment', { order_id: order.id })).structuredContent.data;
+      const views = [
+        await orderNow(svc, key, order.id),
+        (await callTool(svc.url, key, 'get_order', { id: order.id })).structuredContent.data,
+        (await http(svc.url, 'GET', `/api/v1/orders?courier=${slug}&limit=200`, { token: key })).body.data.find((o: any) => o.id === order.id),
+        (await events(svc, accountId, 'order.updated')).find((e: any) => e.data.order.id === order.id)?.data.order,
+      ];
+      for (const [i, view] of views.entries()) {
+        const where = `${slug} via ${via}, view ${i}`;
+        assert.equal(view?.shipping.courier_slug, slug, where);
+        assert.equal(view.courier, slug, `${where}: courier is set from the waybill`);
+        assert.equal(view.tracking_number, s.tracking_number, where);
+        assert.equal(typeof view.tracking_url, 'string', where);
+      }
+    }
+  }
+  // Cancelled, then a new waybill with another courier: the order follows the newest waybill.
+  const order = await checkoutWith(svc, accountId, 'courier_a');
+  const first = await ship(svc, key, { order_id: order.id });
+  assert.equal((await cancel(svc, key, first.id)).status, 200);
+  const second = await ship(svc, key, { order_id: order.id, courier: 'courier_b' });
+  const view = await orderNow(svc, key, order.id);
+  assert.deepEqual([view.courier, view.tracking_number, view.shipping.courier_slug], ['courier_b', second.tracking_number, 'courier_a']);
+});
+
 test('overrides win over checkout choices: courier, delivery_mode home (recipient address), office_id, weight_g, dim_cm', async () => {
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_a');

@@ -13,7 +13,7 @@ after(async () => {
 test('healthz answers and every response carries X-Deploy-SHA', async () => {
   const res = await http(svc.url, 'GET', '/healthz');
   assert.equal(res.status, 200);
-  assert.deepEqual(res.body, { ok: true });
+  assert.deepEqual(res.body, process.env.REDIS_URL ? { ok: true, redis: 'connected' } : { ok: true });
   assert.equal(res.headers.get('x-deploy-sha'), 'abcdef0123');
 });
 

@@ -8,7 +8,7 @@ import dns from 'node:dns/promises';
 import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { startTestService, http, freshTenant, type TestService } from './helpers/harness.ts';
-import { createWebhook } from './helpers/webhooks.ts';
+import { createWebhook, deliveriesOf, eventually, touchOrder } from './helpers/webhooks.ts';
 import { checkWebhookUrl } from '../src/modules/webhooks/url-policy.ts';
 
 const OWN_HOST = 'merx.example.test';
@@ -89,6 +89,35 @@ const HOSTILE: Array<[string, Reason]> = [
   ['https://[::ffff:10.0.0.1]/hook', 'private_ip'],
   ['https://[::ffff:7f00:1]/hook', 'private_ip'],
   ['https://[::ffff:a9fe:a9fe]/latest/meta-data/', 'private_ip'],
+  // private_ip: only global unicast is public; forms that embed an IPv4 address, deprecated and special-purpose ranges
+  ['https://[::127.0.0.1]/x', 'private_ip'], // IPv4-compatible ::/96
+  ['https://[::a9fe:a9fe]/x', 'private_ip'], // IPv4-compatible 169.254.169.254
+  ['https://[::8.8.8.8]/x', 'private_ip'], // IPv4-compatible, whatever it carries
+  ['https://[fec0::1]/x', 'private_ip'], // deprecated site-local
+  ['https://[64:ff9b::7f00:1]/x', 'private_ip'], // NAT64 of 127.0.0.1
+  ['https://[64:ff9b::10.0.0.1]/x', 'private_ip'], // NAT64 of 10.0.0.1
+  ['https://[64:ff9b::a9fe:a9fe]/x', 'private_ip'], // NAT64 of the metadata address
+  ['https://[64:ff9b:1::a00:1]/x', 'private_ip'], // local-use NAT64 (RFC 8215)
+  ['https://[2002:7f00:1::1]/x', 'private_ip'], // 6to4 of 127.0.0.1
+  ['https://[2002:a9fe:a9fe::1]/x', 'private_ip'], // 6to4 of 169.254.169.254
+  ['https://[2002:c0a8:101::1]/x', 'private_ip'], // 6to4 of 192.168.1.1
+  ['https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x', 'private_ip'], // Teredo, client 127.0.0.1
+  ['https://[2001::ffff:ffff]/x', 'private_ip'], // Teredo
+  ['https://[::ffff:0:7f00:1]/x', 'private_ip'], // IPv4-translated (RFC 6145)
+  ['https://[100::1]/x', 'private_ip'], // discard-only 100::/64
+  ['https://[2001:db8::1]/x', 'private_ip'], // documentation
+  ['https://[2001:2::1]/x', 'private_ip'], // benchmarking
+  ['https://[4000::1]/x', 'private_ip'], // outside 2000::/3, not allocated
+  ['https://[ff02::1]/x', 'private_ip'], // multicast
+  ['https://198.18.0.1/x', 'private_ip'], // benchmarking 198.18.0.0/15
+  ['https://198.19.255.254/x', 'private_ip'],
+  ['https://240.0.0.1/x', 'private_ip'], // reserved 240.0.0.0/4
+  ['https://255.255.255.255/x', 'private_ip'],
+  ['https://0.1.2.3/x', 'private_ip'], // 0.0.0.0/8
+  ['https://192.0.0.8/x', 'private_ip'], // IETF protocol assignments
+  ['https://192.0.2.1/x', 'private_ip'], // documentation
+  ['https://203.0.113.5/x', 'private_ip'],
+  ['https://224.0.0.1/x', 'private_ip'], // multicast
   // self_target: the service's own host, any port, any path but the sink
   [`https://${OWN_HOST}/hook`, 'self_target'],
   [`https://${OWN_HOST}:8443/hook`, 'self_target'],
@@ -182,6 +211,12 @@ test('checkWebhookUrl resolves the host and checks every address (stub resolver)
     'v6.example.com': ['2606:2800:220:1:248:1893:25c8:1946', 'fd00::5'],
     'mapped.example.com': ['::ffff:169.254.169.254'],
     'cgnat.example.com': ['100.100.100.100'],
+    'compat.example.com': ['::127.0.0.1'],
+    'nat64.example.com': ['64:ff9b::a00:1'],
+    'sixtofour.example.com': ['2002:a9fe:a9fe::1'],
+    'sitelocal.example.com': ['fec0::1', '93.184.216.34'],
+    'bench.example.com': ['198.18.0.1'],
+    'reserved.example.com': ['240.0.0.1'],
     'public.example.com': ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'],
     'empty.example.com': [],
   };
@@ -198,6 +233,9 @@ test('checkWebhookUrl resolves the host and checks every address (stub resolver)
   assert.equal(await reasonOf('https://v6.example.com/hook'), 'dns_private');
   assert.equal(await reasonOf('https://mapped.example.com/hook'), 'dns_private');
   assert.equal(await reasonOf('https://cgnat.example.com/hook'), 'dns_private');
+  for (const host of ['compat', 'nat64', 'sixtofour', 'sitelocal', 'bench', 'reserved']) {
+    assert.equal(await reasonOf(`https://${host}.example.com/hook`), 'dns_private', `${host}: every resolved address must be global unicast`);
+  }
   assert.equal(await reasonOf('https://nowhere.example.com/hook'), 'dns_failed');
   assert.equal(await reasonOf('https://empty.example.com/hook'), 'dns_failed');
   assert.equal(await reasonOf('https://public.example.com/hook'), 'accepted');
@@ -218,6 +256,11 @@ test('public targets pass: IPv4 and IPv6 literals, boundaries of the refused ran
     'https://100.128.0.1/hook',
     'https://11.0.0.1/hook',
     'https://192.169.0.1/hook',
+    'https://198.17.255.255/hook',
+    'https://198.20.0.1/hook',
+    'https://223.255.255.254/hook',
+    'https://[2a00:1450:4001:81b::200e]/hook',
+    'https://[2001:4860:4860::8888]/hook',
   ]) {
     const res = await http(svc.url, 'POST', '/api/v1/webhooks', { token: key, body: { url, events: ['order.updated'] } });
     assert.equal(res.status, 201, `${url}: ${res.status} ${res.text}`);
@@ -249,4 +292,16 @@ test('WEBHOOK_ALLOW_HOSTS lets listed private targets through but never lifts se
   await expectRefused(allowing.url, key, `https://${OWN_HOST}:8443/hook`, 'self_target');
   await expectRefused(allowing.url, key, 'http://127.0.0.1:8443/hook', 'scheme');
   await expectRefused(allowing.url, key, 'https://u:p@127.0.0.1:8443/hook', 'credentials');
+});
+
+test('before every send: a stored URL that is no longer a global unicast target is not called, the delivery fails', async () => {
+  const { op, accountId, key } = await freshTenant(svc.url);
+  const { data: sub } = await createWebhook(svc.url, key, { url: 'https://93.184.216.34/hook', events: ['order.updated'] });
+  // As if the row had been written under an older, weaker rule.
+  await svc.service.db.query('UPDATE webhook_subscriptions SET url = $2 WHERE id = $1', [sub.id, 'https://[::127.0.0.1]/x']);
+  const order = await op.checkout(accountId);
+  await touchOrder(svc.url, key, order.id);
+  const failed = await eventually(async () => (await deliveriesOf(svc.url, key, sub.id)).find((d: any) => d.status === 'failed'), 'the failed delivery');
+  assert.match(failed.last_error, /private|public|address/i, failed.last_error);
+  assert.equal(failed.last_status_code, null, 'nothing was called');
 });

@@ -9,7 +9,7 @@ import { adminRoute } from './route.ts';
 const Plan = Type.Unsafe<'free' | 'pro' | 'business'>({ type: 'string', enum: ['free', 'pro', 'business'] });
 const NotificationSettings = Closed({ email_on_shipped: Type.Optional(Type.Boolean()), sms_on_shipped: Type.Optional(Type.Boolean()) });
 
-const Account = Closed(
+export const Account = Closed(
   {
     id: Uuid(),
     name: Type.String(),

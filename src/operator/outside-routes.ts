@@ -100,7 +100,11 @@ export const outsideRoutes = [
     path: '/shipments/:id/courier-events',
     tags: ['Outside world'],
     summary: 'The courier records a status event for a waybill',
-    description: 'courier_c pushes it to the service at once; courier_a and courier_b report it at their next poll.',
+    description:
+      'courier_c pushes it to the service at once; courier_a and courier_b report it at their next poll. The courier reports `status` in its own ' +
+      'vocabulary, so the service always maps it back to `status`: `code` when it is one of that courier\'s codes for `status` (courier_a ' +
+      'OUT_FOR_DELIVERY for in_transit), else its usual one (courier_a IN_TRANSIT, courier_b 30, courier_c on_the_way, ...). `label` becomes ' +
+      'the courier\'s event text.',
     params: Closed({ id: Uuid() }),
     body: Closed({
       status: Type.Unsafe<NormalizedStatus>({ type: 'string', enum: [...SHIPMENT_STATUSES] }),

@@ -18,6 +18,18 @@ export interface OperatorServices extends Services {
   adminToken: string;
 }
 
+/** A handler's answer that is a file (a PDF label), sent as such instead of JSON. */
+export class FileAnswer {
+  readonly type: string;
+  readonly filename: string;
+  readonly body: Buffer;
+  constructor(type: string, filename: string, body: Buffer) {
+    this.type = type;
+    this.filename = filename;
+    this.body = body;
+  }
+}
+
 export interface AdminRoute {
   name: string;
   method: HttpMethod;
@@ -77,8 +89,12 @@ export function registerAdminRoutes(app: FastifyInstance, services: OperatorServ
         validateParams(params);
         validateQuery(query);
         validateBody(body);
+        const answer = await route.handler(services, { ...body, ...query, ...params });
+        if (answer instanceof FileAnswer) {
+          return reply.type(answer.type).header('Content-Disposition', `attachment; filename="${answer.filename}"`).send(answer.body);
+        }
         reply.code(status);
-        return route.handler(services, { ...body, ...query, ...params });
+        return answer;
       },
     });
   }

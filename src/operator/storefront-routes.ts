@@ -46,7 +46,7 @@ export const storefrontRoutes = [
     method: 'POST',
     path: '/accounts/:id/products',
     tags: ['Storefront'],
-    summary: 'Create a catalog product as the merchant admin would (addition to OPERATOR_API.md)',
+    summary: 'Create a catalog product as the merchant admin would',
     description: 'Lets tests and demos set up stock and variants that the public API cannot set.',
     params: AccountId,
     body: Closed({

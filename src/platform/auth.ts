@@ -72,9 +72,13 @@ function touchLastUsed(sql: Sql, keyId: string): void {
     .catch(() => lastUsedWrites.delete(keyId));
 }
 
-export function requireScope(caller: Caller, scope: Scope): void {
-  if (!caller.scopes.includes(scope)) {
-    throw new AppError('scope_missing', `this API key lacks the scope ${scope}`, undefined, { scope });
+/** Admits a caller holding any of `scopes`; a refusal names the first. */
+export function requireScope(caller: Caller, scopes: Scope | readonly Scope[]): void {
+  const accepted: readonly Scope[] = typeof scopes === 'string' ? [scopes] : scopes;
+  if (!accepted.some((scope) => caller.scopes.includes(scope))) {
+    const named = accepted[0];
+    const others = accepted.length > 1 ? ` (or any of ${accepted.slice(1).join(', ')})` : '';
+    throw new AppError('scope_missing', `this API key lacks the scope ${named}${others}`, undefined, { scope: named });
   }
 }
 

@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  request_timeout: 408,
+  headers_too_large: 431,
   rate_limited: 429,
   internal_error: 500,
   courier_error: 502,
@@ -79,7 +81,11 @@ export function fromDatabaseError(err: unknown): AppError | null {
   const code = (err as { code?: string } | null)?.code;
   if (code === '23505') return new AppError('conflict', 'a record with the same unique value already exists');
   if (code === '23503') return new AppError('validation_failed', 'a referenced record does not exist');
-  if (code === '23514' || code === '22P02' || code === '22003') return new AppError('validation_failed', 'a value is out of range or malformed');
+  // The inputs are checked before any query (NUL, date range); these codes are the net under that check, never a 500.
+  // 22P02/22003/22007/22008: malformed or out-of-range numbers and dates; 22021/22P05: text PostgreSQL cannot store (NUL).
+  if (['23514', '22P02', '22003', '22007', '22008', '22021', '22P05'].includes(code ?? '')) {
+    return new AppError('validation_failed', 'a value is out of range or malformed');
+  }
   return null;
 }
 

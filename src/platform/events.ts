@@ -24,6 +24,21 @@ export interface EmittedEvent {
   data: Record<string, unknown>;
 }
 
+/**
+ * The envelope of an `events` row (alias `e`) as PostgreSQL json, keys in SPEC's
+ * order: what a webhook delivery carries and what the events feed lists.
+ */
+export function envelopeJson(alias = 'e'): string {
+  return `json_build_object('id', ${alias}.id, 'event', ${alias}.event,
+    'created_at', to_char(${alias}.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'account_id', ${alias}.account_id, 'api_version', ${alias}.api_version, 'data', ${alias}.data)`;
+}
+
+/** The body of a delivery: the envelope as read back from envelopeJson(), serialised. */
+export function envelopeText(envelope: object): string {
+  return JSON.stringify(envelope);
+}
+
 type Fanout = (tx: Sql, event: EmittedEvent) => Promise<void>;
 const fanouts: Fanout[] = [];
 

@@ -33,7 +33,8 @@ async function enforceAccountLimit(services: Services, op: Operation, caller: Ca
   }
 }
 
-export async function execute(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, dryRun: boolean) {
+/** `db`: where the operation writes (an idempotent request's fenced Db); dry runs always use their own read-only transaction. */
+export async function execute(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, dryRun: boolean, db: Db = services.db) {
   if (!dryRun) await enforceAccountLimit(services, op, caller);
   const context = (db: Db): OperationContext => ({
     db,
@@ -48,5 +49,5 @@ export async function execute(services: Services, op: Operation, caller: Caller,
   if (dryRun) {
     return services.db.tx((tx) => op.handler(context(boundTo(tx, services.db.kind)), input as never), { readOnly: true });
   }
-  return op.handler(context(services.db), input as never);
+  return op.handler(context(db), input as never);
 }

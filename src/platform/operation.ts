@@ -55,7 +55,14 @@ export interface OperationSpec<
   method: HttpMethod;
   /** Fastify-style path, e.g. /api/v1/orders/:id */
   path: string;
+  /** The scope a caller needs; a refusal names it. */
   scope: Scope;
+  /**
+   * Scopes that admit a caller as well as `scope` does (the events feed: any
+   * of the three read scopes). The handler then shows only what the caller's
+   * own scopes cover.
+   */
+  alsoAdmittedBy?: Scope[];
   summary: string;
   /** For people and for AI agents: what it does, when to use it, what dry_run does. */
   description: string;
@@ -67,9 +74,13 @@ export interface OperationSpec<
   /** Present on write operations that accept dry run: the preview's shape. */
   dryRunOutput?: D;
   successStatus?: 200 | 201;
+  /** A create: where the new resource is read (`:id` = the answer's data.id), sent as the Location header. */
+  location?: string;
   /** Exposed over REST (default true) and MCP (default true). */
   rest?: boolean;
   mcp?: boolean;
+  /** A REST-only operation that MCP reaches through another tool: that tool's name (docs and OpenAPI say so). */
+  mcpVia?: string;
   annotations: ToolAnnotations;
   /** A binary answer (REST only): the handler returns {body, filename}. */
   produces?: 'application/pdf';
@@ -82,6 +93,16 @@ export interface OperationSpec<
 }
 
 export type Operation = OperationSpec<TObject | undefined, TObject | undefined, TObject | undefined, TSchema, TSchema | undefined>;
+
+/** Every scope that admits a caller to the operation; the first is the one a refusal names. */
+export function admittingScopes(op: Pick<Operation, 'scope' | 'alsoAdmittedBy'>): Scope[] {
+  return [op.scope, ...(op.alsoAdmittedBy ?? [])];
+}
+
+/** Operations that change state: they take dry runs and idempotency keys. */
+export function isWrite(op: Operation): boolean {
+  return !op.annotations.readOnlyHint;
+}
 
 /** Identity with inference: lets a module declare an operation with full types. */
 export function defineOperation<

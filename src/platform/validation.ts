@@ -5,7 +5,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TObject, TSchema } from 'typebox';
 import { AppError } from './errors.ts';
-import { isStrictDate } from './dates.ts';
+import { isStrictDate, STRICT_DATE_HINT } from './dates.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -59,9 +59,7 @@ function describe(error: ErrorObject, part: Part): AppError {
     case 'pattern': {
       const format = (error.parentSchema as { format?: string })?.format ?? error.params.format;
       if (format === 'uuid') return new AppError('validation_failed', `${where} must be a UUID`);
-      if (format === 'strict-date') {
-        return new AppError('validation_failed', `${where} must be a strict ISO 8601 date or date-time (e.g. 2026-09-01 or 2026-09-01T10:00:00Z)`);
-      }
+      if (format === 'strict-date') return new AppError('validation_failed', `${where} must be ${STRICT_DATE_HINT}`);
       return new AppError('validation_failed', `${where} ${error.message ?? 'is malformed'}`);
     }
     case 'type':
@@ -77,12 +75,51 @@ function integerFields(schema: TSchema): string[] {
   return Object.entries(properties).filter(([, s]) => s.type === 'integer').map(([name]) => name);
 }
 
+function badText(text: string): string | null {
+  if (text.includes('\u0000')) return 'must not contain NUL characters (\\u0000)';
+  return text.isWellFormed() ? null : 'must be valid Unicode (an unpaired surrogate such as \\ud800 is not)';
+}
+
+/**
+ * Values no column can take, refused here before any data access, for every
+ * operation on every transport, at any depth: a NUL (U+0000) in a string or a
+ * key (PostgreSQL text and jsonb cannot hold it), an unpaired surrogate
+ * (JSON's "\ud800" is no Unicode character: jsonb refuses it, text would
+ * silently turn it into U+FFFD), and a number that JSON parsing turned into
+ * Infinity (a literal such as 1e400), which JSON Schema's type and range
+ * checks let through.
+ */
+function unstorable(value: unknown, path: string[]): { path: string[]; problem: string } | null {
+  if (typeof value === 'string') {
+    const problem = badText(value);
+    return problem ? { path, problem } : null;
+  }
+  if (typeof value === 'number') return Number.isFinite(value) ? null : { path, problem: 'must be a finite number' };
+  if (!value || typeof value !== 'object') return null;
+  for (const [key, inner] of Object.entries(value)) {
+    const problem = badText(key);
+    if (problem) return { path: [...path, key.replaceAll('\u0000', '\\u0000').toWellFormed()], problem };
+    const found = unstorable(inner, [...path, key]);
+    if (found) return found;
+  }
+  return null;
+}
+
+function refuseUnstorable(data: unknown, part: Part): void {
+  const found = unstorable(data, []);
+  if (found) {
+    const where = found.path.length ? found.path.join('.') : part === 'body' ? 'the body' : `the ${part}`;
+    throw new AppError('validation_failed', `${where} ${found.problem}`);
+  }
+}
+
 export function compileValidator(schema: TSchema, part: Part): Validator {
   const coerced = part === 'query' || part === 'path';
   const ajv = coerced ? coercingAjv : strictAjv;
   const validate: ValidateFunction = ajv.compile(schema as object);
   const integers = coerced ? integerFields(schema) : [];
   return (data: unknown) => {
+    refuseUnstorable(data, part);
     for (const name of integers) {
       const raw = (data as Record<string, unknown>)[name];
       if (typeof raw === 'string' && !/^-?\d+$/.test(raw)) throw new AppError('validation_failed', `${name} must be an integer`);
@@ -95,6 +132,7 @@ export function compileValidator(schema: TSchema, part: Part): Validator {
 export function compileOptional(schema: TObject | undefined, part: Part): Validator {
   if (!schema) {
     return (data) => {
+      refuseUnstorable(data, part);
       const keys = data && typeof data === 'object' ? Object.keys(data) : [];
       if (keys.length) {
         const noun = part === 'query' ? 'query parameter' : 'field';

@@ -1,5 +1,6 @@
 // The public OpenAPI document's info and the decisions it records (GAPS.md:
 // "Each decision appears in the OpenAPI document").
+import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../platform/idempotency.ts';
 export const API_DESCRIPTION = `
 Merx is a commerce operations API: one merchant account's orders, shipments, inventory, products, customers,
 segments and webhook subscriptions, over REST (this document), an MCP tool server at \`POST /api/mcp\` with the
@@ -32,14 +33,59 @@ Unknown routes answer 404 and a wrong method 405 (with \`Allow\`) before any key
 - \`updated_at\` is set at creation, so \`since\` polling sees new rows.
 
 ## Errors
-Every error is \`{error: {code, message, scope?, details?}}\`; \`code\` is stable, \`message\` is not.
-Codes: unauthorized 401, scope_missing 403, plan_required 403, plan_lookup_failed 403, method_not_allowed 405,
-validation_failed 400, not_found 404, conflict 409, payload_too_large 413, rate_limited 429, internal_error 500,
-courier_error 502, migration_pending 503.
+Every error is \`{error: {code, message, scope?, details?}}\`: \`code\` is stable snake_case, \`message\` is English and may change.
+\`details\` carries \`allowed\`, \`kind\`, \`reason\`, \`detail\`, \`shipment\` or \`retry_after_sec\` where they help.
+
+| code | HTTP | when |
+|---|---|---|
+| \`validation_failed\` | 400 | unknown field or query parameter, wrong type or enum value, non-UUID id, date not strict ISO 8601, bad cursor, webhook URL policy (\`details.reason\`); \`details.allowed\` lists what is accepted |
+| \`unauthorized\` | 401 | missing, malformed or revoked key, or a deactivated account (with \`WWW-Authenticate\`) |
+| \`scope_missing\` | 403 | the key lacks the route's scope; \`error.scope\` names it |
+| \`plan_required\` | 403 | the account is on the Free plan |
+| \`plan_lookup_failed\` | 403 | the plan could not be verified (fail closed) |
+| \`not_found\` | 404 | no such route, or no such row in this account (rows of other accounts too, never 403) |
+| \`method_not_allowed\` | 405 | wrong method; \`Allow\` lists the right ones |
+| \`request_timeout\` | 408 | the request was not received in time |
+| \`conflict\` | 409 | live shipment (\`details.shipment\`), terminal shipment, 20-subscription limit, delivery already delivered, inactive webhook on test, members on a computed segment |
+| \`payload_too_large\` | 413 | a body over 1 MiB |
+| \`headers_too_large\` | 431 | the request line and headers exceed 16 KB |
+| \`rate_limited\` | 429 | over a rate limit; \`Retry-After\` and \`details.retry_after_sec\` say when to come back |
+| \`internal_error\` | 500 | a defect on our side; the message never shows its cause |
+| \`courier_error\` | 502 | the courier refused or did not answer (\`details.reason\`, \`details.detail\`) |
+| \`migration_pending\` | 503 | the feature is not yet enabled on this deployment |
+
+Over MCP the same refusals are tool results with \`isError: true\` and \`structuredContent: {error, reason}\`: \`SCOPE\`, \`PLAN\`, or the code
+upper-cased (\`NOT_FOUND\`, \`CONFLICT\`, ...).
+
+## Integrator safety (beyond SPEC; docs/integrator-safety.md has examples)
+- **Events feed**: \`GET /api/v1/events\` (MCP \`list_events\`) lists the envelopes webhooks deliver, oldest first. A consumer that
+  follows \`next_cursor\` from the first page sees every event exactly once, even when transactions commit out of order;
+  \`next_cursor\` stays set on the last page so you can poll with it. Events are kept 30 days; an older cursor is 400
+  with \`details.reason: "cursor_expired"\`.
+- **Idempotency keys**: every write accepts \`Idempotency-Key\` (MCP: \`params._meta.idempotency_key\`). The first answer is
+  stored for 24 hours and replayed with \`Idempotent-Replayed: true\`; nothing runs twice, also across instances. Reuse with
+  another request is 409 \`idempotency_key_reused\`, a key still running 409 \`idempotency_key_in_use\` (in \`details.reason\`).
+- **Standard Webhooks**: every delivery also carries \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` (see the
+  \`webhooks\` section). \`POST /api/v1/webhooks/{id}/rotate-secret\` rotates the secret with both signing until the old expires;
+  \`POST /api/v1/webhooks/{id}/verify-signature\` says why a receiver's verification fails.
 
 ## Versioning
 The version is in the path (\`/api/v1\`) and changes only additively. Webhook envelopes carry \`api_version\` \`2026-09-01\`.
 `.trim();
+
+/** EXTENSIONS 2 in the document: the request header of write operations and the mark of a replay. */
+export const IDEMPOTENCY_HEADERS = {
+  request: {
+    name: IDEMPOTENCY_KEY_HEADER,
+    description:
+      'Makes a retry safe: the first answer (status, body, Location/ETag) is stored for 24 hours under this key (per account, shared with MCP ' +
+      '_meta.idempotency_key) and replayed to the same request with Idempotent-Replayed: true, doing nothing again. The same key with another ' +
+      'method, path or body is 409 (details.reason idempotency_key_reused), and while the first request runs 409 idempotency_key_in_use. ' +
+      '401, 403, 429 and 5xx answers are not stored; dry runs neither store nor use a key.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' },
+  },
+  replayed: { name: REPLAYED_HEADER, description: 'true when this answer is the stored answer of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+};
 
 export const ERROR_STATUSES = {
   '400': 'validation_failed: bad id, query, body, date or cursor',
@@ -47,8 +93,10 @@ export const ERROR_STATUSES = {
   '403': 'scope_missing, plan_required or plan_lookup_failed',
   '404': 'not_found: no such row in this account',
   '405': 'method_not_allowed (Allow lists the methods)',
+  '408': 'request_timeout: the request was not received in time',
   '409': 'conflict',
   '413': 'payload_too_large',
+  '431': 'headers_too_large: the request line and headers exceed 16 KB',
   '429': 'rate_limited (Retry-After)',
   '500': 'internal_error',
   '502': 'courier_error',

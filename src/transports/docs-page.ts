@@ -1,53 +1,91 @@
-// A readable, dependency-free HTML page rendered from an OpenAPI document
-// (served at /docs and /admin/docs). No scripts, no CDN: works offline.
-type Doc = ReturnType<typeof import('./openapi.ts').buildOpenApiDocument>;
+// The API reference pages, rendered in the browser by Redoc from an OpenAPI
+// document: /docs (the public API, its guides and MCP tools) and /admin/docs
+// (the operator API). Redoc's standalone bundle is served from node_modules:
+// nothing is fetched from a CDN, so the docs work offline.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import type { FastifyInstance } from 'fastify';
 
-const escape = (s: unknown) =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const REDOC_BUNDLE = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
+export const REDOC_URL = '/docs/redoc.standalone.js';
+const INIT_URL = '/docs/reference.js';
 
-function schemaSummary(schema: any): string {
-  if (!schema) return '';
-  if (schema.$ref) return schema.$ref.split('/').pop();
-  if (schema.enum) return schema.enum.map((v: unknown) => JSON.stringify(v)).join(' | ');
-  if (schema.anyOf) return schema.anyOf.map(schemaSummary).join(' or ');
-  const type = [schema.type].flat().filter(Boolean).join(' or ');
-  if (schema.type === 'array' || (Array.isArray(schema.type) && schema.type.includes('array'))) return `${type} of ${schemaSummary(schema.items)}`;
-  return schema.format ? `${type} (${schema.format})` : type || 'any';
+/**
+ * Only this origin: Redoc's sidebar credit points an <img> at Redocly's CDN,
+ * which the policy keeps the browser from fetching (the page stays offline and
+ * tells no third party who reads it). Redoc injects styles and runs its
+ * search index in a worker from a blob.
+ */
+const POLICY = [
+  "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:", "font-src 'self' data:",
+  "worker-src 'self' blob:", "connect-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'",
+].join('; ');
+
+const escape = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif";
+const MONO = 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
+
+/** Redoc's options: system fonts (no web fonts to fetch), success answers open, samples expanded. */
+const REDOC_OPTIONS = {
+  scrollYOffset: 48,
+  expandResponses: '200,201',
+  jsonSampleExpandLevel: 3,
+  requiredPropsFirst: true,
+  pathInMiddlePanel: true,
+  expandSingleSchemaField: true,
+  theme: {
+    colors: { primary: { main: '#3b5bdb' } },
+    typography: { fontFamily: FONT, fontSize: '15px', headings: { fontFamily: FONT, fontWeight: '600' }, code: { fontFamily: MONO } },
+    sidebar: { width: '280px' },
+  },
+};
+
+export interface ReferencePage {
+  title: string;
+  specUrl: string;
+  /** Links in the bar above the reference. */
+  links: Array<[label: string, href: string]>;
 }
 
-function fieldsTable(rows: Array<{ name: string; where: string; type: string; required: boolean; description?: string }>): string {
-  if (!rows.length) return '';
-  return `<table><tr><th>name</th><th>in</th><th>type</th><th>required</th><th>notes</th></tr>${rows
-    .map((r) => `<tr><td><code>${escape(r.name)}</code></td><td>${r.where}</td><td>${escape(r.type)}</td><td>${r.required ? 'yes' : ''}</td><td>${escape(r.description)}</td></tr>`)
-    .join('')}</table>`;
-}
-
-export function renderDocsPage(doc: Doc, jsonUrl: string): string {
-  const sections: string[] = [];
-  for (const [path, methods] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(methods as Record<string, any>)) {
-      const rows = (op.parameters ?? []).map((p: any) => ({ name: p.name, where: p.in, type: schemaSummary(p.schema), required: p.required, description: p.description }));
-      const body = op.requestBody?.content['application/json'].schema;
-      for (const [name, s] of Object.entries<any>(body?.properties ?? {})) {
-        rows.push({ name, where: 'body', type: schemaSummary(s), required: (body.required ?? []).includes(name), description: s.description });
-      }
-      const success = Object.entries<any>(op.responses).filter(([code]) => code.startsWith('2'));
-      sections.push(`<section id="${escape(op.operationId)}">
-<h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escape(path)}</code></h3>
-<p><b>${escape(op.summary)}</b>${op['x-required-scope'] ? ` &middot; scope <code>${escape(op['x-required-scope'])}</code>` : ''} &middot; MCP tool / operationId <code>${escape(op.operationId)}</code></p>
-<p class="d">${escape(op.description)}</p>${fieldsTable(rows)}
-<p>${success.map(([code, r]) => `<code>${code}</code> ${escape(schemaSummary(r.content?.['application/json']?.schema))}`).join(' &middot; ')}</p></section>`);
-    }
-  }
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(doc.info.title)}</title>
+export function renderReferencePage(page: ReferencePage): string {
+  const links = page.links.map(([label, href]) => `<a href="${escape(href)}">${escape(label)}</a>`).join('');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#1d2330}
-code{background:#f2f4f7;padding:0 .3em;border-radius:3px}table{border-collapse:collapse;width:100%;margin:.5em 0}
-td,th{border:1px solid #dde1e6;padding:.25em .5em;text-align:left;font-size:14px}section{border-top:1px solid #dde1e6;padding:.5em 0}
-.m{font:bold 13px monospace;padding:.1em .4em;border-radius:3px;color:#fff;background:#4a5568}.get{background:#2f855a}.post{background:#2b6cb0}
-.patch{background:#b7791f}.delete{background:#c53030}.put{background:#6b46c1}.d,.intro{white-space:pre-wrap}</style></head><body>
-<h1>${escape(doc.info.title)} <small>${escape(doc.info.version)}</small></h1>
-<p>Machine-readable contract: <a href="${escape(jsonUrl)}">${escape(jsonUrl)}</a> (OpenAPI 3.1).</p>
-<div class="intro">${escape(doc.info.description)}</div>
-<h2>Operations</h2>${sections.join('\n')}</body></html>`;
+<title>${escape(page.title)}</title>
+<link rel="icon" href="data:,">
+<style>
+body{margin:0;font-family:${FONT}}
+.bar{position:fixed;top:0;left:0;right:0;height:48px;z-index:10;display:flex;align-items:center;gap:20px;padding:0 20px;background:#161b26;color:#fff;font-size:14px}
+.bar strong{font-size:16px;margin-right:auto}.bar a{color:#cfd6e4;text-decoration:none}.bar a:hover{color:#fff}
+#reference{padding-top:48px}
+noscript{display:block;padding:80px 20px}
+</style>
+</head>
+<body>
+<nav class="bar" aria-label="Merx"><strong>${escape(page.title)}</strong>${links}</nav>
+<noscript>The reference needs JavaScript. The machine-readable document is at <a href="${escape(page.specUrl)}">${escape(page.specUrl)}</a>.</noscript>
+<div id="reference"></div>
+<script src="${REDOC_URL}"></script>
+<script src="${INIT_URL}" data-spec="${escape(page.specUrl)}"></script>
+</body>
+</html>`;
+}
+
+const INIT_SCRIPT = `const me = document.currentScript;
+Redoc.init(me.dataset.spec, ${JSON.stringify(REDOC_OPTIONS)}, document.getElementById('reference'));
+`;
+
+export function registerReferencePages(app: FastifyInstance, pages: Record<string, ReferencePage>): void {
+  app.get(REDOC_URL, async (_request, reply) =>
+    reply.type('application/javascript; charset=utf-8').header('Cache-Control', 'public, max-age=86400').send(fs.createReadStream(REDOC_BUNDLE)),
+  );
+  app.get(INIT_URL, async (_request, reply) => reply.type('application/javascript; charset=utf-8').send(INIT_SCRIPT));
+  for (const [path, page] of Object.entries(pages)) {
+    const html = renderReferencePage(page);
+    app.get(path, async (_request, reply) => reply.type('text/html; charset=utf-8').header('Content-Security-Policy', POLICY).send(html));
+  }
 }

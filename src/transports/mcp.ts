@@ -2,13 +2,14 @@
 // (DESIGN: MCP). Stateless Streamable HTTP: JSON responses, no sessions.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate, requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
-import { AppError, mcpRefusalCode, toAppError } from '../platform/errors.ts';
-import type { Operation } from '../platform/operation.ts';
+import { AppError, mcpRefusalCode, toAppError, type ErrorCode } from '../platform/errors.ts';
+import { admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
+import { checkIdempotencyKey, claimIdempotencyKey, requestFingerprint, type Claim, type StoredAnswer } from '../platform/idempotency.ts';
 import { compileValidator, type Validator } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
-import { toolInputSchema, toolOutputSchema } from './tool-schema.ts';
+import { argumentParts, toolArgumentsSchema, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
 import { MCP_INSTRUCTIONS } from './mcp-instructions.ts';
 
 export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'];
@@ -47,8 +48,9 @@ interface Tool {
 function buildTools(operations: Operation[]): Map<string, Tool> {
   const tools = new Map<string, Tool>();
   for (const op of operations.filter((o) => o.mcp !== false)) {
-    const inputSchema = toolInputSchema(op);
-    tools.set(op.name, { op, inputSchema, outputSchema: toolOutputSchema(op), validate: compileValidator(inputSchema as never, 'arguments') });
+    // Validated in the spelling REST shares (same verdicts, same words); shown in the portable one.
+    const validate = compileValidator(toolArgumentsSchema(op) as never, 'arguments');
+    tools.set(op.name, { op, inputSchema: toolInputSchema(op), outputSchema: toolOutputSchema(op), validate });
   }
   return tools;
 }
@@ -62,6 +64,12 @@ function isRequestShape(msg: unknown): msg is { jsonrpc: '2.0'; method: string; 
   return true;
 }
 
+/** -32600 for a message that is not a JSON-RPC request, under its id when it has a usable one. */
+function invalidRequest(msg: unknown): RpcResponse {
+  const id = msg && typeof msg === 'object' && 'id' in msg ? ((msg as { id: Id }).id ?? null) : null;
+  return rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, -32600, 'invalid request');
+}
+
 export function registerMcp(app: FastifyInstance, services: Services, operations: Operation[]): void {
   const tools = buildTools(operations);
 
@@ -72,7 +80,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     const args = params.arguments ?? {};
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new RpcFailure(-32602, 'arguments must be an object');
     try {
-      requireScope(key, tool.op.scope);
+      requireScope(key, admittingScopes(tool.op));
       requirePlan(key.plan, services.faults);
     } catch (err) {
       return refusal(toAppError(err));
@@ -84,17 +92,47 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       throw new RpcFailure(-32602, `invalid arguments for ${tool.op.name}: ${(err as Error).message}`);
     }
     const { dry_run: dryRun, ...rest } = input;
+    const isDryRun = dryRun === true && tool.op.dryRunOutput !== undefined;
+    let claim: Claim | null;
     try {
-      const output = await execute(services, tool.op, key, rest, dryRun === true && tool.op.dryRunOutput !== undefined);
-      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false };
+      claim = await claimToolKey(key, tool.op, params, args as Record<string, unknown>, isDryRun);
+    } catch (err) {
+      return refusal(toAppError(err));
+    }
+    if (claim && 'replay' in claim) return { ...resultOf(claim.replay), _meta: { idempotent_replayed: true } };
+    try {
+      const output = await execute(services, tool.op, key, rest, isDryRun, claim?.run.fenced());
+      await claim?.run.finish({ status: tool.op.successStatus ?? 200, headers: {}, body: JSON.stringify(output), origin: 'mcp' });
+      return success(output);
     } catch (err) {
       const appError = toAppError(err);
+      await claim?.run.finish({ status: appError.status, headers: {}, body: JSON.stringify(appError.toBody()), origin: 'mcp' });
       if (appError.code === 'internal_error') {
         services.log.error({ err, tool: tool.op.name }, 'tool failed');
         throw new RpcFailure(-32603, 'internal error');
       }
       return refusal(appError);
     }
+  }
+
+  /** EXTENSIONS 2 on MCP: params._meta.idempotency_key on a write tool, in the key space REST uses. */
+  async function claimToolKey(key: AuthenticatedKey, op: Operation, params: Record<string, unknown>, args: Record<string, unknown>, dryRun: boolean) {
+    const meta = params._meta;
+    const value = meta && typeof meta === 'object' ? (meta as Record<string, unknown>).idempotency_key : undefined;
+    if (!isWrite(op) || value === undefined) return null;
+    const idempotencyKey = checkIdempotencyKey(value);
+    if (dryRun) return null;
+    return claimIdempotencyKey(services.db, key.accountId, idempotencyKey, requestFingerprint(op, argumentParts(op, args)));
+  }
+
+  /** A stored answer (from either transport) as a tool result. */
+  function resultOf(answer: StoredAnswer) {
+    const body = JSON.parse(answer.body);
+    return answer.status < 400 ? success(body) : refusal(new AppError(body.error.code as ErrorCode, body.error.message));
+  }
+
+  function success(output: unknown) {
+    return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false };
   }
 
   function refusal(error: AppError) {
@@ -119,7 +157,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       case 'tools/list':
         return {
           tools: [...tools.values()]
-            .filter((t) => key.scopes.includes(t.op.scope))
+            .filter((t) => admittingScopes(t.op).some((scope) => key.scopes.includes(scope)))
             .map((t) => ({
               name: t.op.name,
               title: t.op.summary,
@@ -138,10 +176,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
 
   /** One message of a request: null when nothing is owed (a notification). */
   async function answer(key: AuthenticatedKey, msg: unknown, allowed: boolean, retryAfterSec: number): Promise<RpcResponse | null> {
-    if (!isRequestShape(msg)) {
-      const id = msg && typeof msg === 'object' && 'id' in msg ? ((msg as { id: Id }).id ?? null) : null;
-      return rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, -32600, 'invalid request');
-    }
+    if (!isRequestShape(msg)) return invalidRequest(msg);
     const isNotification = !('id' in msg);
     if (!allowed) {
       return isNotification ? null : rpcError(msg.id!, -32000, 'rate limit exceeded', { retry_after_sec: retryAfterSec });
@@ -156,50 +191,64 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     }
   }
 
-  async function handle(request: FastifyRequest, reply: FastifyReply) {
-    const key = await authenticate(services.db, request.headers.authorization);
+  /** The messages of a POST, or the JSON-RPC error that refuses it whole (HTTP 400). */
+  function readMessages(request: FastifyRequest): { messages: unknown[]; isBatch: boolean } | { refused: RpcResponse } {
     const versionHeader = request.headers['mcp-protocol-version'];
     if (typeof versionHeader === 'string' && !PROTOCOL_VERSIONS.includes(versionHeader)) {
-      return reply.code(400).send(rpcError(null, -32600, `unsupported MCP-Protocol-Version ${versionHeader}; supported: ${PROTOCOL_VERSIONS.join(', ')}`));
+      return { refused: rpcError(null, -32600, `unsupported MCP-Protocol-Version ${versionHeader}; supported: ${PROTOCOL_VERSIONS.join(', ')}`) };
     }
     let payload: unknown;
     try {
       payload = JSON.parse(String(request.body ?? ''));
     } catch {
-      return reply.code(400).send(rpcError(null, -32700, 'parse error: the body is not valid JSON'));
+      return { refused: rpcError(null, -32700, 'parse error: the body is not valid JSON') };
     }
     const isBatch = Array.isArray(payload);
     const messages: unknown[] = isBatch ? (payload as unknown[]) : [payload];
-    if (isBatch && messages.length === 0) return reply.code(400).send(rpcError(null, -32600, 'invalid request: empty batch'));
-    if (messages.length > MAX_BATCH) {
-      return reply.code(400).send(rpcError(null, -32600, `invalid request: a batch holds at most ${MAX_BATCH} messages`));
-    }
-    if (!isBatch && !isRequestShape(payload)) return reply.code(400).send(await answer(key, payload, true, 0));
+    if (isBatch && messages.length === 0) return { refused: rpcError(null, -32600, 'invalid request: empty batch') };
+    if (messages.length > MAX_BATCH) return { refused: rpcError(null, -32600, `invalid request: a batch holds at most ${MAX_BATCH} messages`) };
+    if (!isBatch && !isRequestShape(payload)) return { refused: invalidRequest(payload) };
+    return { messages, isBatch };
+  }
 
-    // SPEC Limits: 120 messages per minute per key; each message of a batch counts.
+  /**
+   * SPEC Limits: 120 messages per minute per key; each message of a batch
+   * counts, and a POST refused whole counts as one. Every answer to a valid
+   * key carries the headers; null when every message is over the limit (429).
+   */
+  async function countMessages(key: AuthenticatedKey, count: number, reply: FastifyReply) {
     const admitted: Array<{ allowed: boolean; retryAfterSec: number }> = [];
     let remaining = 0;
-    for (let i = 0; i < messages.length; i++) {
+    for (let i = 0; i < count; i++) {
       const outcome = await services.rateLimits.mcp.consume(key.keyId);
       admitted.push(outcome);
       remaining = outcome.remaining;
     }
     reply.header('X-RateLimit-Limit', services.rateLimits.mcp.points).header('X-RateLimit-Remaining', remaining);
-    if (admitted.every((a) => !a.allowed)) {
-      const retryAfterSec = Math.max(...admitted.map((a) => a.retryAfterSec));
-      return reply
-        .code(429)
-        .header('Retry-After', retryAfterSec)
-        .send({ ...rpcError(null, -32000, `rate limit exceeded: ${services.rateLimits.mcp.points} messages per minute`, { retry_after_sec: retryAfterSec }), retryAfterSec });
-    }
+    if (admitted.some((a) => a.allowed)) return admitted;
+    const retryAfterSec = Math.max(...admitted.map((a) => a.retryAfterSec));
+    void reply
+      .code(429)
+      .header('Retry-After', retryAfterSec)
+      .send({ ...rpcError(null, -32000, `rate limit exceeded: ${services.rateLimits.mcp.points} messages per minute`, { retry_after_sec: retryAfterSec }), retryAfterSec });
+    return null;
+  }
+
+  async function handle(request: FastifyRequest, reply: FastifyReply) {
+    const key = await authenticate(services.db, request.headers.authorization);
+    const read = readMessages(request);
+    // GAPS check order: 429 before 400.
+    const admitted = await countMessages(key, 'refused' in read ? 1 : read.messages.length, reply);
+    if (!admitted) return reply;
+    if ('refused' in read) return reply.code(400).send(read.refused);
     // In order: a batch may read what an earlier message of it wrote.
     const responses: RpcResponse[] = [];
-    for (let i = 0; i < messages.length; i++) {
-      const response = await answer(key, messages[i], admitted[i].allowed, admitted[i].retryAfterSec);
+    for (let i = 0; i < read.messages.length; i++) {
+      const response = await answer(key, read.messages[i], admitted[i].allowed, admitted[i].retryAfterSec);
       if (response) responses.push(response);
     }
     if (responses.length === 0) return reply.code(202).send();
-    return reply.code(200).send(isBatch ? responses : responses[0]);
+    return reply.code(200).send(read.isBatch ? responses : responses[0]);
   }
 
   app.register(async (scope) => {

@@ -21,6 +21,27 @@ export interface DescribedRoute {
   produces?: string;
   /** Needs no API key. */
   public?: boolean;
+  /** The MCP tool that runs this operation; null for REST only. Left out of documents that have no MCP side. */
+  mcpTool?: string | null;
+  /** Scopes that admit a caller besides `scope`. */
+  alsoAdmittedBy?: string[];
+  /** A create: the path of the created resource, sent as Location. */
+  location?: string;
+  /** MCP annotations; a route that is not read-only takes the idempotency key header. */
+  annotations?: { readOnlyHint: boolean };
+}
+
+export interface HeaderDoc {
+  description: string;
+  schema: object;
+}
+
+/** An outgoing request the service makes (OpenAPI 3.1 `webhooks`): its headers and JSON body. */
+export interface DescribedWebhook {
+  summary: string;
+  description: string;
+  headers: Record<string, HeaderDoc>;
+  body: TSchema;
 }
 
 export interface DocumentInfo {
@@ -32,11 +53,17 @@ export interface DocumentInfo {
   commonHeaders: Record<string, { description: string; schema: object }>;
   errorStatuses: Record<string, string>;
   dryRunHeader?: string;
+  /** Write operations take `request` and mark replayed answers with `replayed`. */
+  idempotency?: { request: HeaderDoc & { name: string }; replayed: HeaderDoc & { name: string } };
+  webhooks?: Record<string, DescribedWebhook>;
 }
 
 const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, '{$1}');
 
-function parameters(route: DescribedRoute, components: Record<string, unknown>, dryRunHeader?: string) {
+const takesIdempotencyKey = (route: DescribedRoute) => route.annotations?.readOnlyHint === false;
+
+function parameters(route: DescribedRoute, components: Record<string, unknown>, info: DocumentInfo) {
+  const dryRunHeader = info.dryRunHeader;
   const list: object[] = [];
   const add = (part: TObject | undefined, where: 'path' | 'query') => {
     if (!part) return;
@@ -63,7 +90,17 @@ function parameters(route: DescribedRoute, components: Record<string, unknown>, 
       schema: { type: 'string', enum: ['1', 'true', 'yes'] },
     });
   }
+  if (info.idempotency && takesIdempotencyKey(route)) {
+    const { name, description, schema } = info.idempotency.request;
+    list.push({ name, in: 'header', required: false, description, schema });
+  }
   return list;
+}
+
+function scopeSentence(route: DescribedRoute): string {
+  if (!route.alsoAdmittedBy?.length) return `Required scope: \`${route.scope}\`.`;
+  const all = [route.scope, ...route.alsoAdmittedBy].map((s) => `\`${s}\``);
+  return `Required scope: any of ${all.join(', ')} (a key with none is refused naming \`${route.scope}\`).`;
 }
 
 export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[]) {
@@ -72,34 +109,47 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const status = String(route.successStatus ?? 200);
+    const headers =
+      info.idempotency && takesIdempotencyKey(route)
+        ? { ...info.commonHeaders, [info.idempotency.replayed.name]: { description: info.idempotency.replayed.description, schema: info.idempotency.replayed.schema } }
+        : info.commonHeaders;
     const output = withComponentRefs(route.output, components, true);
+    const successHeaders = route.location
+      ? { ...headers, Location: { description: `Where the created resource is read: ${openApiPath(route.location)}.`, schema: { type: 'string' } } }
+      : headers;
     const responses: Record<string, unknown> = {
-      [status]: { description: 'Success', headers: info.commonHeaders, content: { [route.produces ?? 'application/json']: { schema: output } } },
+      [status]: { description: 'Success', headers: successHeaders, content: { [route.produces ?? 'application/json']: { schema: output } } },
     };
     if (route.dryRunOutput) {
       const preview = { description: 'Dry-run preview', content: { 'application/json': { schema: withComponentRefs(route.dryRunOutput, components, true) } } };
       if (status === '200') {
         responses['200'] = {
           description: 'Success, or the dry-run preview when the dry-run header is set',
-          headers: info.commonHeaders,
+          headers,
           content: { 'application/json': { schema: { anyOf: [output, (preview.content['application/json'] as { schema: unknown }).schema] } } },
         };
       } else {
-        responses['200'] = { ...preview, headers: info.commonHeaders };
+        responses['200'] = { ...preview, headers };
       }
     }
     for (const [code, description] of Object.entries(info.errorStatuses)) {
-      responses[code] = { description, headers: info.commonHeaders, content: { 'application/json': { schema: errorSchema } } };
+      responses[code] = { description, headers, content: { 'application/json': { schema: errorSchema } } };
     }
+    const facts = [
+      route.scope ? scopeSentence(route) : '',
+      route.mcpTool === undefined ? '' : route.mcpTool ? `MCP tool: \`${route.mcpTool}\`.` : 'No MCP tool: REST only.',
+    ].filter(Boolean);
     const operation: Record<string, unknown> = {
       operationId: route.name,
       summary: route.summary,
-      description: route.scope ? `${route.description}\n\nRequired scope: \`${route.scope}\`.` : route.description,
+      description: facts.length ? `${route.description}\n\n${facts.join(' ')}` : route.description,
       tags: route.tags,
-      parameters: parameters(route, components, info.dryRunHeader),
+      parameters: parameters(route, components, info),
       responses,
     };
     if (route.scope) operation['x-required-scope'] = route.scope;
+    if (route.alsoAdmittedBy?.length) operation['x-accepted-scopes'] = [route.scope, ...route.alsoAdmittedBy];
+    if (route.mcpTool !== undefined) operation['x-mcp-tool'] = route.mcpTool;
     if (route.public) operation.security = [];
     if (route.body) {
       operation.requestBody = { required: true, content: { 'application/json': { schema: withComponentRefs(route.body, components, true) } } };
@@ -108,12 +158,27 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = operation;
   }
+  const webhooks = Object.fromEntries(
+    Object.entries(info.webhooks ?? {}).map(([name, hook]) => [
+      name,
+      {
+        post: {
+          summary: hook.summary,
+          description: hook.description,
+          parameters: Object.entries(hook.headers).map(([header, doc]) => ({ name: header, in: 'header', required: true, ...doc })),
+          requestBody: { required: true, content: { 'application/json': { schema: withComponentRefs(hook.body, components, false) } } },
+          responses: { '2XX': { description: 'Received: answer within 10 seconds; anything else is a failed attempt.' } },
+        },
+      },
+    ]),
+  );
   return {
     openapi: '3.1.0',
     info: { title: info.title, version: info.version, description: info.description },
     servers: [{ url: info.serverUrl }],
     security: [{ bearerAuth: [] }],
     paths,
+    ...(info.webhooks ? { webhooks } : {}),
     components: {
       schemas: components,
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },

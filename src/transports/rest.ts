@@ -4,7 +4,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate, requirePlan, requireScope } from '../platform/auth.ts';
 import { AppError } from '../platform/errors.ts';
-import type { Caller, Operation } from '../platform/operation.ts';
+import { admittingScopes, isWrite, type Caller, type Operation } from '../platform/operation.ts';
+import {
+  checkIdempotencyKey, claimIdempotencyKey, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, REPLAYED_RESPONSE_HEADERS, requestFingerprint,
+  type Claim, type IdempotentRun, type RequestParts, type StoredAnswer,
+} from '../platform/idempotency.ts';
 import { compileOptional } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
 import type { Services } from '../platform/services.ts';
@@ -17,6 +21,8 @@ const DRY_RUN_VALUES = new Set(['1', 'true', 'yes']);
 declare module 'fastify' {
   interface FastifyRequest {
     caller?: Caller;
+    /** The idempotency key this request holds while it runs (EXTENSIONS 2). */
+    idempotentRun?: IdempotentRun;
   }
   interface FastifyContextConfig {
     operation?: Operation;
@@ -29,19 +35,45 @@ export function wantsDryRun(request: FastifyRequest): boolean {
   return typeof value === 'string' && DRY_RUN_VALUES.has(value.trim().toLowerCase());
 }
 
-/** SPEC Authentication 8 and GAPS General: 401, 403 scope, 403 plan, then 429. */
+/**
+ * SPEC Authentication 8 and GAPS General: 401, 403 scope, 403 plan, then 429.
+ * Every request with a valid key counts toward its limit, refused or not, so
+ * that every authenticated answer (a 403 too) carries honest X-RateLimit-*
+ * values; the count decides only whether the answer may be a 429, which
+ * comes after the 403s (docs/ARCHITECTURE.md).
+ */
 async function admit(services: Services, op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<Caller> {
   const key = await authenticate(services.db, request.headers.authorization);
-  requireScope(key, op.scope);
-  requirePlan(key.plan, services.faults);
   const outcome = await services.rateLimits.rest.consume(key.keyId);
   reply.header('X-RateLimit-Limit', outcome.limit).header('X-RateLimit-Remaining', outcome.remaining);
+  requireScope(key, admittingScopes(op));
+  requirePlan(key.plan, services.faults);
   if (!outcome.allowed) {
     throw new AppError('rate_limited', `rate limit of ${outcome.limit} requests per minute exceeded`, { retry_after_sec: outcome.retryAfterSec }, {
       headers: { 'Retry-After': String(outcome.retryAfterSec) },
     });
   }
   return key;
+}
+
+/**
+ * EXTENSIONS 2: a write with an Idempotency-Key claims the key before
+ * anything else is checked (so a 400 or 404 is stored and replayed too); a
+ * dry run neither claims nor stores one.
+ */
+async function claimKey(services: Services, op: Operation, request: FastifyRequest, parts: RequestParts, dryRun: boolean): Promise<Claim | null> {
+  const header = request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
+  if (!isWrite(op) || header === undefined) return null;
+  const key = checkIdempotencyKey(header);
+  if (dryRun) return null;
+  return claimIdempotencyKey(services.db, request.caller!.accountId, key, requestFingerprint(op, parts));
+}
+
+/** A replay: the first answer's status, headers and bytes. An answer first given over MCP is shaped by this route's serialiser. */
+function replay(reply: FastifyReply, answer: StoredAnswer) {
+  reply.code(answer.status).headers({ ...answer.headers, [REPLAYED_HEADER]: 'true' });
+  if (answer.origin === 'mcp' && answer.status < 300) return JSON.parse(answer.body);
+  return reply.type('application/json; charset=utf-8').serializer((payload: unknown) => payload as string).send(answer.body);
 }
 
 function operationRoute(services: Services, op: Operation) {
@@ -55,21 +87,39 @@ function operationRoute(services: Services, op: Operation) {
     const params = { ...(request.params as object) };
     const query = { ...(request.query as object) };
     const body = request.body === undefined || request.body === null ? {} : request.body;
+    const dryRun = dryRunnable && wantsDryRun(request);
+    const claim = await claimKey(services, op, request, { params, query, body }, dryRun);
+    if (claim && 'replay' in claim) return replay(reply, claim.replay);
+    request.idempotentRun = claim?.run;
     if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('validation_failed', 'the body must be a JSON object');
     validateParams(params);
     validateQuery(query);
     validateBody(body);
-    const dryRun = dryRunnable && wantsDryRun(request);
-    const result = await execute(services, op, caller, { ...body, ...query, ...params }, dryRun);
+    const result = await execute(services, op, caller, { ...body, ...query, ...params }, dryRun, claim?.run.fenced());
     if (op.produces && !dryRun) {
       const file = result as { body: Buffer; filename: string };
       return reply.type(op.produces).header('Content-Disposition', `attachment; filename="${file.filename}"`).send(file.body);
     }
     // Previews have their own closed shape, assembled by the operation; the route's schema describes the real result.
     if (dryRun) reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
+    else if (op.location) reply.header('Location', op.location.replace(':id', (result as { data: { id: string } }).data.id));
     reply.code(dryRun ? 200 : (op.successStatus ?? 200));
     return result;
   };
+}
+
+/** The answer as sent (status, bytes, Location/ETag), stored under the request's idempotency key. */
+async function storeAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  const run = request.idempotentRun;
+  if (!run) return payload;
+  request.idempotentRun = undefined;
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_RESPONSE_HEADERS) {
+    const value = reply.getHeader(name);
+    if (value !== undefined) headers[name] = String(value);
+  }
+  await run.finish({ status: reply.statusCode, headers, body: typeof payload === 'string' ? payload : String(payload ?? ''), origin: 'rest' });
+  return payload;
 }
 
 export function registerOperations(app: FastifyInstance, services: Services, operations: Operation[]): void {
@@ -86,6 +136,9 @@ export function registerOperations(app: FastifyInstance, services: Services, ope
       },
       schema: op.produces ? {} : { response: { [status]: serializableSchema(op.output) } },
       handler: operationRoute(services, op),
+      onSend: storeAnswer,
+      // A request that ended without sending (the client went away) frees its key.
+      onResponse: async (request) => request.idempotentRun?.abandon(),
     });
   }
   registerPaths(app, routes.map((op) => ({ path: op.path, method: op.method })));

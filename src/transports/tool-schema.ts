@@ -3,8 +3,10 @@
 import { Type, type TObject } from 'typebox';
 import type { Operation } from '../platform/operation.ts';
 import { serializableSchema } from './schema-refs.ts';
+import { portableSchema } from './portable-schema.ts';
 
-export function toolInputSchema(op: Operation): Record<string, unknown> {
+/** The arguments as validated: the REST parts merged, in the spelling the validators share with REST. */
+export function toolArgumentsSchema(op: Operation): Record<string, unknown> {
   const parts = [op.params, op.query, op.body].filter((p): p is TObject => p !== undefined);
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
@@ -18,6 +20,17 @@ export function toolInputSchema(op: Operation): Record<string, unknown> {
   const schema: Record<string, unknown> = { type: 'object', properties, additionalProperties: false };
   if (required.length) schema.required = required;
   return serializableSchema(schema as never) as Record<string, unknown>;
+}
+
+/** The inputSchema tools/list shows: the same arguments, in portable JSON Schema. */
+export function toolInputSchema(op: Operation): Record<string, unknown> {
+  return portableSchema(toolArgumentsSchema(op)) as Record<string, unknown>;
+}
+
+/** The inverse: a tool's flattened arguments split back into the REST request's path, query and body. */
+export function argumentParts(op: Operation, args: Record<string, unknown>) {
+  const pick = (part: TObject | undefined) => Object.fromEntries(Object.entries(args).filter(([name]) => part?.properties[name] !== undefined));
+  return { params: pick(op.params), query: pick(op.query), body: pick(op.body) };
 }
 
 /** What a refusal's structuredContent looks like (SPEC Errors, MCP). */
@@ -35,5 +48,5 @@ const REFUSAL = {
  */
 export function toolOutputSchema(op: Operation): Record<string, unknown> {
   const shapes = [op.output, op.dryRunOutput].filter(Boolean).map((s) => serializableSchema(s as never));
-  return { type: 'object', anyOf: [...shapes, REFUSAL] };
+  return portableSchema({ type: 'object', anyOf: [...shapes, REFUSAL] }) as Record<string, unknown>;
 }

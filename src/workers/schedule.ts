@@ -3,17 +3,21 @@
 import type { Services } from '../platform/services.ts';
 import { runLowStockCheck } from '../modules/inventory/low-stock.ts';
 import { runCourierPoll } from '../modules/shipments/status-sync.ts';
+import { runRetention } from './retention.ts';
 
 const MINUTE_MS = 60 * 1000;
 /** SPEC: courier_a and courier_b statuses are polled every 15 minutes. */
 const COURIER_POLL_MS = 15 * MINUTE_MS;
 /** The low-stock check is daily per product; running it hourly only shortens the wait after midnight UTC. */
 const LOW_STOCK_MS = 60 * MINUTE_MS;
+/** Events older than 30 days and idempotency keys older than 24 hours go; hourly keeps each pass small. */
+const RETENTION_MS = 60 * MINUTE_MS;
 
 export const JOBS: Record<string, (services: Services, now: Date) => Promise<number>> = {
   'webhook-deliveries': (s, now) => s.deliveries.runDue(now),
   'courier-poll': (s) => runCourierPoll(s.db, s.couriers, { notifier: s.notifier }, s.log),
   'low-stock': (s, now) => runLowStockCheck(s.db, now),
+  retention: (s, now) => runRetention(s.db, now),
 };
 
 export function startSchedules(services: Services): () => void {
@@ -24,6 +28,6 @@ export function startSchedules(services: Services): () => void {
     timer.unref();
     return timer;
   };
-  const timers = [every('courier-poll', COURIER_POLL_MS), every('low-stock', LOW_STOCK_MS)];
+  const timers = [every('courier-poll', COURIER_POLL_MS), every('low-stock', LOW_STOCK_MS), every('retention', RETENTION_MS)];
   return () => timers.forEach(clearInterval);
 }

@@ -20,7 +20,7 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 export type OpenApiDoc = {
   openapi: string;
-  info: { title: string; version: string };
+  info: { title: string; version: string; description?: string };
   paths: Record<string, Record<string, any>>;
   components?: { schemas?: Record<string, unknown>; [section: string]: unknown };
   [key: string]: unknown;

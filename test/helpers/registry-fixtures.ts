@@ -3,7 +3,7 @@
 // and one valid input per operation. A module that adds an operation adds its
 // entries here; an operation without what it needs fails the walk loudly
 // instead of being skipped silently.
-import type { Operation } from '../../src/platform/operation.ts';
+import { admittingScopes, type Operation } from '../../src/platform/operation.ts';
 import { SCOPES, type Scope } from '../../src/platform/scopes.ts';
 import type { RunningService } from '../../src/server.ts';
 import { freshTenant, operator, http, type HttpResult, type TestService } from './harness.ts';
@@ -150,9 +150,13 @@ export const samples: Record<string, Sample> = {
   delete_webhook: {},
   test_webhook: {},
   retry_webhook_delivery: {},
+  rotate_webhook_secret: { body: () => ({ previous_secret_ttl_sec: 3600 }) },
+  // What a receiver saw of a request that carried no signature: a valid question whose answer is missing_headers.
+  verify_webhook_signature: { body: () => ({ headers: { 'content-type': 'application/json' }, body: '{}' }) },
 };
 
-export const isWriteOp = (op: Operation) => op.method !== 'GET';
+/** Operations that change state (a POST such as verify_webhook_signature may only read). */
+export const isWriteOp = (op: Operation) => !op.annotations.readOnlyHint;
 
 /** Path parameter names, in order, e.g. ['id'] for /api/v1/orders/:id/shipment; none for an MCP-only operation (its path is not served). */
 export function pathParams(op: Operation): string[] {
@@ -214,7 +218,7 @@ export function missingFixtures(op: Operation): string[] {
   if (plain.length && !samples[op.name]?.params) problems.push(`${op.name}: no samples["${op.name}"].params for ${plain.map((p) => ':' + p).join(', ')}`);
   if (isWriteOp(op) && !samples[op.name]) problems.push(`${op.name}: no samples["${op.name}"] entry for this write operation`);
   const bodyRequired = ((op.body as { required?: string[] } | undefined)?.required ?? []).filter((name) => !targets.some((a) => a.name === name));
-  if (isWriteOp(op) && bodyRequired.length && !samples[op.name]?.body) problems.push(`${op.name}: no samples["${op.name}"].body for required ${bodyRequired.join(', ')}`);
+  if (op.body && bodyRequired.length && !samples[op.name]?.body) problems.push(`${op.name}: no samples["${op.name}"].body for required ${bodyRequired.join(', ')}`);
   const queryRequired = requiredQuery(op).filter((name) => !targets.some((a) => a.name === name));
   if (queryRequired.length && !samples[op.name]?.query) problems.push(`${op.name}: no samples["${op.name}"].query for required ${queryRequired.join(', ')}`);
   return [...new Set(problems)];
@@ -249,7 +253,7 @@ export async function prepareCall(op: Operation, ids: Record<string, string>, bo
   const targets = targetArgs(op);
   const pick = (where: TargetArg['where']) => Object.fromEntries(targets.filter((a) => a.where === where && a.name in ids).map((a) => [a.name, ids[a.name]]));
   const query: Record<string, string> = { ...((await sample?.query?.(bodyTenant)) ?? {}), ...pick('query') };
-  let body: Record<string, unknown> | undefined = isWriteOp(op) ? await sample?.body?.(bodyTenant) : undefined;
+  let body: Record<string, unknown> | undefined = op.body ? await sample?.body?.(bodyTenant) : undefined;
   const bodyTargets = pick('body');
   if (Object.keys(bodyTargets).length) body = { ...(body ?? {}), ...bodyTargets };
   const pathValues: Record<string, string> = {};
@@ -265,9 +269,10 @@ export async function prepareCall(op: Operation, ids: Record<string, string>, bo
   return { path, body, args };
 }
 
-/** Every scope but one: the key the scope check must refuse. */
-export function scopesWithout(scope: Scope): Scope[] {
-  return SCOPES.filter((s) => s !== scope);
+/** Every scope but this one, or but those that admit the operation: the key the scope check must refuse. */
+export function scopesWithout(target: Operation | Scope): Scope[] {
+  const refused = typeof target === 'string' ? [target] : admittingScopes(target);
+  return SCOPES.filter((s) => !refused.includes(s));
 }
 
 export async function restCall(base: string, op: Operation, key: string | undefined, call: PreparedCall, headers: Record<string, string> = {}): Promise<HttpResult> {

@@ -7,7 +7,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { http, ADMIN_TOKEN } from './harness.ts';
+import type { TestContext } from 'node:test';
+import { http, ADMIN_TOKEN, freshTenant, startTestService, type TestService } from './harness.ts';
+import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint, type ReceivedRequest } from './https-receiver.ts';
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const SUBSCRIPTION_FIELDS = [
@@ -191,4 +193,60 @@ export function assertSignedDelivery(
   assert.match(envelope.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
   assert.match(envelope.account_id, UUID_RE);
   return envelope;
+}
+
+/** A subscription delivering to the service's own debug sink under its own id (its deliveries succeed); returns it and its secret. */
+export async function sinkSubscription(svc: { url: string; service: { services: { config: { publicBaseUrl: string } } } }, key: string, events: string[]) {
+  const own = new URL(svc.service.services.config.publicBaseUrl);
+  const sinkFor = (id: string) => `${own.protocol}//${own.hostname}/api/webhooks/sink?id=${id}`;
+  const created = await createWebhook(svc.url, key, { url: sinkFor('00000000-0000-4000-8000-000000000000'), events });
+  const data = await patchWebhook(svc.url, key, created.data.id, { url: sinkFor(created.data.id) });
+  return { id: data.id as string, secret: created.secret, subscription: data };
+}
+
+export interface ReceiverWorld {
+  svc: TestService;
+  receiver: HttpsReceiver;
+  close(): Promise<void>;
+}
+
+/**
+ * A service on a database of its own that delivers to a loopback HTTPS
+ * receiver it trusts (WEBHOOK_ALLOW_HOSTS=127.0.0.1, the receiver's CA), with
+ * WORKERS=0: only the operator's delivery job moves retries along.
+ */
+export async function startReceiverWorld(env: Record<string, string> = {}): Promise<ReceiverWorld> {
+  const receiver = await startHttpsReceiver();
+  process.env.NODE_EXTRA_CA_CERTS = receiver.caFile;
+  const database = await isolatedDatabase();
+  const svc = await startTestService({ ...database.env, WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WORKERS: '0', ...env });
+  return {
+    svc,
+    receiver,
+    async close() {
+      await svc.close();
+      await receiver.close();
+      await database.drop();
+    },
+  };
+}
+
+/**
+ * A fresh tenant whose subscription to order.updated delivers to `endpoint`,
+ * and an order: each deliver() touches the order and returns the delivery as
+ * received. The subscription is deleted after the test.
+ */
+export async function subscribedTenant(t: TestContext, svc: TestService, endpoint: ReceiverEndpoint) {
+  const tenant = await freshTenant(svc.url);
+  const { data: sub, secret } = await createWebhook(svc.url, tenant.key, { url: endpoint.url, events: ['order.updated'] });
+  const order = await tenant.op.checkout(tenant.accountId);
+  t.after(async () => {
+    await http(svc.url, 'DELETE', `/api/v1/webhooks/${sub.id}`, { token: tenant.key });
+  });
+  const deliver = async (): Promise<ReceivedRequest> => {
+    const count = endpoint.requests.length;
+    await touchOrder(svc.url, tenant.key, order.id);
+    return (await endpoint.waitFor(count + 1))[count];
+  };
+  return { ...tenant, sub, secret, order, deliver };
 }

@@ -2,6 +2,9 @@
 // courier's own vocabulary, and the operator-set mode of each courier.
 import crypto from 'node:crypto';
 import type { CourierSlug, NormalizedStatus } from '../adapter.ts';
+import { COURIER_A_STATUSES } from '../courier-a.ts';
+import { COURIER_B_STATUSES } from '../courier-b.ts';
+import { COURIER_C_STATES } from '../courier-c.ts';
 
 export type SimMode = 'ok' | 'refuse' | 'down';
 
@@ -23,6 +26,13 @@ export const RAW_CODES: Record<CourierSlug, Record<NormalizedStatus, string | nu
     pending: 'accepted', picked_up: 'collected', in_transit: 'on_the_way', delivered: 'handed_over',
     refused: 'declined_by_recipient', returned: 'back_to_sender', cancelled: 'voided',
   },
+};
+
+/** Every code each courier uses, with what it means (the adapters map them back the same way). */
+const COURIER_CODES: Record<CourierSlug, Array<[string | number, NormalizedStatus]>> = {
+  courier_a: Object.entries(COURIER_A_STATUSES),
+  courier_b: Object.entries(COURIER_B_STATUSES).map(([c, s]) => [Number(c), s]),
+  courier_c: Object.entries(COURIER_C_STATES),
 };
 
 export interface RawEvent {
@@ -65,11 +75,18 @@ export class SimulatorState {
     return stored;
   }
 
-  /** Records a raw event for a waybill in its courier's vocabulary. */
+  /**
+   * Records a raw event for a waybill in its courier's vocabulary. The code
+   * always means `status` to that courier: the caller's `code` when it is one
+   * of the courier's own codes for it (courier_a's OUT_FOR_DELIVERY is in
+   * transit too), else the courier's usual code, whatever else `code` says.
+   * `label` is the courier's free text.
+   */
   record(trackingNumber: string, status: NormalizedStatus, code?: string | number, label?: string): RawEvent | null {
     const parcel = this.parcels.get(trackingNumber);
     if (!parcel) return null;
-    const event = { at: new Date().toISOString(), code: code ?? RAW_CODES[parcel.slug][status], label: label ?? LABELS[status] };
+    const own = COURIER_CODES[parcel.slug].find(([c, meaning]) => meaning === status && String(c) === String(code))?.[0];
+    const event = { at: new Date().toISOString(), code: own ?? RAW_CODES[parcel.slug][status], label: label ?? LABELS[status] };
     parcel.events.push(event);
     return event;
   }

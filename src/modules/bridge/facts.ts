@@ -8,17 +8,24 @@ import { countSegment } from '../customers/segments.ts';
 
 export type AssetKind = 'page' | 'segment' | 'automation' | 'campaign';
 
-/** Which asset an id is: a page, a segment, or what a LIVE brief produced. */
+/**
+ * Which asset an id is: a page, a segment, or whatever a LIVE brief of the
+ * account names as its asset_id (GAPS Bridge tools). The admin system gives
+ * that id, so it need not be a page or segment row here: a LIVE brief naming
+ * it is what makes it the account's asset, of the brief's kind.
+ */
 export async function assetOf(sql: Sql, accountId: string | null, assetId: string): Promise<{ kind: AssetKind; accountId: string }> {
   const { rows } = await sql.query<{ kind: AssetKind; account_id: string }>(
-    `SELECT 'page' AS kind, account_id FROM pages WHERE id = $1
-     UNION ALL SELECT 'segment', account_id FROM segments WHERE id = $1
-     UNION ALL SELECT lower(kind), account_id FROM briefs WHERE asset_id = $1 AND kind IN ('AUTOMATION', 'CAMPAIGN')
-     LIMIT 1`,
-    [assetId],
+    `SELECT kind, account_id FROM (
+       SELECT 'page' AS kind, account_id, 1 AS rank FROM pages WHERE id = $1
+       UNION ALL SELECT 'segment', account_id, 1 FROM segments WHERE id = $1
+       UNION ALL SELECT lower(kind), account_id, 2 FROM briefs WHERE asset_id = $1 AND status = 'LIVE'
+     ) assets WHERE $2::uuid IS NULL OR account_id = $2::uuid
+     ORDER BY rank LIMIT 1`,
+    [assetId, accountId],
   );
   const row = rows[0];
-  if (!row || (accountId && row.account_id !== accountId)) throw notFound('asset');
+  if (!row) throw notFound('asset');
   return { kind: row.kind, accountId: row.account_id };
 }
 
@@ -44,7 +51,8 @@ export async function computeFacts(sql: Sql, accountId: string, assetId: string,
     );
     purchases = fact(rows[0].n, 'orders placed on the page (cancelled, archived and refunded excluded)');
   }
-  const { rows: segmentRows } = asset.kind === 'segment' ? await sql.query('SELECT id, filters FROM segments WHERE id = $1', [assetId]) : { rows: [] };
+  const { rows: segmentRows } =
+    asset.kind === 'segment' ? await sql.query('SELECT id, filters FROM segments WHERE account_id = $1 AND id = $2', [accountId, assetId]) : { rows: [] };
   return {
     asset_id: assetId,
     from,
@@ -56,7 +64,9 @@ export async function computeFacts(sql: Sql, accountId: string, assetId: string,
       attendees: tracked ? fact(await activity(sql, accountId, assetId, 'attendance', from, to), 'recorded attendance') : na('a segment has no event'),
       segment_size: segmentRows[0]
         ? fact(await countSegment(sql, accountId, segmentRows[0]), 'customers in the segment now (not windowed)')
-        : na(`a ${asset.kind} is not a segment`),
+        : asset.kind === 'segment'
+          ? fact(null, 'unknown: the segment lives in the admin system, not among this account\'s saved segments')
+          : na(`a ${asset.kind} is not a segment`),
     },
   };
 }

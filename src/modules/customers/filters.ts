@@ -2,7 +2,7 @@
 // compiled to SQL over customer_aggregates c.
 import { Type } from 'typebox';
 import type { Sql } from '../../platform/db.ts';
-import { AppError } from '../../platform/errors.ts';
+import { AppError, notFound } from '../../platform/errors.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
 import { Closed, StrictDate, Uuid } from '../../platform/schema.ts';
 import { UNCOUNTED_STATUSES } from './aggregates.ts';
@@ -17,9 +17,9 @@ export const SegmentFilters = Closed(
     lastOrderBeforeDaysAgo: Type.Optional(Type.Integer({ minimum: 0, description: 'last order more than N days ago' })),
     lastOrderAfterDate: Type.Optional(StrictDate('last order at or after this date')),
     lastOrderBeforeDate: Type.Optional(StrictDate('last order before this date')),
-    productId: Type.Optional(Uuid({ description: 'bought this product (line items, or the page selling it)' })),
-    pageId: Type.Optional(Uuid({ description: 'ordered from this page' })),
-    inSegment: Type.Optional(Uuid({ description: 'member of that segment; {inSegment: own id} alone makes a membership segment' })),
+    productId: Type.Optional(Uuid({ description: 'bought this product (line items, or the page selling it); a product of this account, else 404' })),
+    pageId: Type.Optional(Uuid({ description: 'ordered from this page; a page of this account, else 404' })),
+    inSegment: Type.Optional(Uuid({ description: 'member of that segment of this account (else 404); {inSegment: own id} alone makes a membership segment' })),
     hasEmail: Type.Optional(Type.Boolean()),
     hasPhone: Type.Optional(Type.Boolean()),
     hasAbandonedCart: Type.Optional(Type.Boolean()),
@@ -67,7 +67,7 @@ export async function filterConditions(sql: Sql, accountId: string, filters: Fil
     const { rows } = await sql.query<{ id: string; filters: Filters }>('SELECT id, filters FROM segments WHERE account_id = $1 AND id = $2', [accountId, f.inSegment]);
     const target = rows[0];
     if (!target && !strict) return ['false'];
-    if (!target) throw new AppError('validation_failed', 'filters.inSegment is not a segment of this account');
+    if (!target) throw notFound('filters.inSegment: segment');
     if (isMembership(target.id, target.filters)) {
       where.push(`c.key IN (SELECT m.customer_key FROM segment_members m WHERE m.segment_id = ${bind(target.id)}::uuid)`);
     } else {
@@ -76,6 +76,22 @@ export async function filterConditions(sql: Sql, accountId: string, filters: Fil
     }
   }
   return where;
+}
+
+/** Filter ids that name a row of the account, and that row's table. */
+const OWNED_IDS = { productId: ['products', 'product'], pageId: ['pages', 'page'] } as const;
+
+/**
+ * SPEC Errors: an id of another account's row is 404, as for path ids; ids
+ * inside filters too (productId and pageId here, inSegment when compiled).
+ */
+export async function requireOwnFilterIds(sql: Sql, accountId: string, filters: Filters): Promise<void> {
+  for (const [key, [table, noun]] of Object.entries(OWNED_IDS)) {
+    const id = filters[key];
+    if (id === undefined) continue;
+    const { rowCount } = await sql.query(`SELECT 1 FROM ${table} WHERE account_id = $1 AND id = $2`, [accountId, id]);
+    if (!rowCount) throw notFound(`filters.${key}: ${noun}`);
+  }
 }
 
 /** SPEC: a segment whose filters are exactly {inSegment: <its own id>} is a membership segment. */

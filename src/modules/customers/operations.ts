@@ -235,9 +235,12 @@ export const addNoteOp = defineOperation({
     const customerKey = key.includes('@') ? key.trim().toLowerCase() : key.trim();
     if (!customerKey) throw new AppError('validation_failed', 'key must not be blank');
     if (ctx.dryRun) return { dry_run: true as const, data: { customer_key: customerKey, text } };
-    const { rows } = await ctx.db.query(
-      'INSERT INTO customer_notes (id, account_id, customer_key, text) VALUES ($1, $2, $3, $4) RETURNING id, customer_key, text, created_at',
-      [crypto.randomUUID(), ctx.caller.accountId, customerKey, text],
+    // In a transaction like every write, so an idempotency key's fence covers it too.
+    const { rows } = await ctx.db.tx((tx) =>
+      tx.query(
+        'INSERT INTO customer_notes (id, account_id, customer_key, text) VALUES ($1, $2, $3, $4) RETURNING id, customer_key, text, created_at',
+        [crypto.randomUUID(), ctx.caller.accountId, customerKey, text],
+      ),
     );
     return { data: rows[0] };
   },

@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import type { Sql } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
-import { filterConditions, isMembership, type Filters } from './filters.ts';
+import { filterConditions, isMembership, requireOwnFilterIds, type Filters } from './filters.ts';
 import { sqlParameters } from '../../platform/paging.ts';
 
 export const MAX_MEMBERS_PER_CALL = 500;
@@ -51,8 +51,9 @@ export async function listSegments(sql: Sql, accountId: string) {
   return views;
 }
 
-/** Checks computed filters compile (e.g. inSegment points at a segment of this account) before anything is written. */
+/** Checks computed filters name rows of this account (404 otherwise) and compile, before anything is written. */
 export async function checkFilters(sql: Sql, accountId: string, filters: Filters): Promise<void> {
+  await requireOwnFilterIds(sql, accountId, filters);
   await filterConditions(sql, accountId, filters, () => '$0', 0, true);
 }
 

@@ -93,6 +93,7 @@ export const getOrderShipmentOp = defineOperation({
   output: Closed({ data: Type.Union([Shipment, Type.Null()]) }),
   // MCP reaches this through get_shipment (by order_id), declared with the shipments module.
   mcp: false,
+  mcpVia: 'get_shipment',
   annotations: READ,
   handler: async (ctx, input) => {
     await getOrder(ctx.db, ctx.caller.accountId, input.id);

@@ -54,6 +54,7 @@ export const createProductOp = defineOperation({
   output: ProductEnvelope,
   dryRunOutput: Closed({ dry_run: Type.Literal(true), changes: Changes }),
   successStatus: 201,
+  location: '/api/v1/products/:id',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   handler: async (ctx, input) => {
     if (ctx.dryRun) return { dry_run: true as const, changes: normalizedNewProduct(input) };

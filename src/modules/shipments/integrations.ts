@@ -67,3 +67,14 @@ export async function integrationByPushToken(sql: Sql, slug: CourierSlug, token:
   );
   return rows[0]?.account_id ?? null;
 }
+
+/** All three couriers for an account, enabled or not (the operator console's settings). */
+export async function listIntegrations(sql: Sql, accountId: string, slugs: readonly CourierSlug[]) {
+  const { rows } = await sql.query(`SELECT ${VIEW}, credentials FROM courier_integrations WHERE account_id = $1`, [accountId]);
+  return slugs.map((slug) => {
+    const row = rows.find((r: Record<string, unknown>) => r.slug === slug);
+    if (!row) return { slug, enabled: false, credentials_set: [] as string[] };
+    const { credentials, ...view } = row;
+    return { ...view, credentials_set: Object.keys(credentials ?? {}) };
+  });
+}

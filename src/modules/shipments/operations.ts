@@ -62,6 +62,7 @@ export const createShipmentOp = defineOperation({
     shipment_terms: Type.Object({}, { additionalProperties: true }),
   }),
   successStatus: 201,
+  location: '/api/v1/shipments/:id',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   handler: async (ctx, input) => {
     const accountId = ctx.caller.accountId;
@@ -93,8 +94,8 @@ export const getShipmentByIdOp = defineOperation({
   description: 'Returns a waybill with its normalized status and the raw courier events.',
   params: ShipmentIdParams,
   output: Closed({ data: Shipment }),
-  // MCP reaches this through get_shipment (by id or order_id).
   mcp: false,
+  mcpVia: 'get_shipment',
   annotations: READ,
   handler: async (ctx, { id }) => ({ data: await getShipment(ctx.db, ctx.caller.accountId, id) }),
 });

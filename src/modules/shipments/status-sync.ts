@@ -3,6 +3,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Db } from '../../platform/db.ts';
 import { AppError, unauthorized } from '../../platform/errors.ts';
+import { isSupportedInstant } from '../../platform/dates.ts';
 import type { CourierEvent, CourierSlug } from '../../couriers/adapter.ts';
 import { courierCEvent } from '../../couriers/courier-c.ts';
 import type { Couriers } from '../../couriers/registry.ts';
@@ -58,8 +59,8 @@ export function registerCourierPush(app: FastifyInstance, deps: { db: Db; orderD
     }
     const events: CourierEvent[] = [];
     for (const e of body.events as Array<Record<string, unknown>>) {
-      if (typeof e?.occurred_at !== 'string' || Number.isNaN(Date.parse(e.occurred_at)) || typeof e.state !== 'string') {
-        throw new AppError('validation_failed', 'each event needs occurred_at (ISO 8601) and state');
+      if (typeof e?.occurred_at !== 'string' || !isSupportedInstant(Date.parse(e.occurred_at)) || typeof e.state !== 'string') {
+        throw new AppError('validation_failed', 'each event needs occurred_at (ISO 8601, years 0001-9999) and state');
       }
       events.push(courierCEvent(body.barcode, e as { occurred_at: string; state: string; note?: string }));
     }

@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Sql } from '../../platform/db.ts';
-import { onEmit, type EmittedEvent } from '../../platform/events.ts';
+import { envelopeJson, onEmit, type EmittedEvent } from '../../platform/events.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { AttemptOutcome } from './sender.ts';
 
@@ -65,6 +65,9 @@ export interface ClaimedDelivery {
   /** What the attempt needs, read in the same statement as the claim (one round trip, not four). */
   url: string;
   secret: string;
+  /** The secret before the latest rotation, which signs too until it expires (EXTENSIONS 4). */
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
   subscription_active: boolean;
   merchant_email: string;
   merchant_name: string;
@@ -75,9 +78,7 @@ export interface ClaimedDelivery {
 function withContext(claim: string): string {
   return `WITH claimed AS (${claim} RETURNING id, account_id, webhook_id, event_id, event, status, attempt)
     SELECT c.*, s.url, s.secret, s.active AS subscription_active, a.email AS merchant_email, a.name AS merchant_name,
-           json_build_object('id', e.id, 'event', e.event,
-             'created_at', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-             'account_id', e.account_id, 'api_version', e.api_version, 'data', e.data) AS envelope
+           s.previous_secret, s.previous_secret_expires_at, ${envelopeJson('e')} AS envelope
       FROM claimed c
       JOIN webhook_subscriptions s ON s.id = c.webhook_id
       JOIN accounts a ON a.id = c.account_id

@@ -5,9 +5,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
+import { envelopeText } from '../../platform/events.ts';
 import type { Notifier } from '../../notify/notifier.ts';
 import { checkWebhookUrl, type UrlPolicy } from './url-policy.ts';
 import { sendDelivery, type AttemptOutcome, type SelfOrigin } from './sender.ts';
+import { deliveryAttemptId, liveSecrets } from './signature.ts';
 import {
   claimDue, claimFirstAttempt, claimForRetry, markFailed, newDeliveries, recordOutcome, settle,
   type ClaimedDelivery, type Settlement,
@@ -109,7 +111,6 @@ export class DeliveryEngine {
     // The claim came back with its subscription and merchant (the subscription cannot have vanished: its deletion cascades).
     const subscription = {
       url: delivery.url,
-      secret: delivery.secret,
       active: delivery.subscription_active,
       merchant_email: delivery.merchant_email,
       merchant_name: delivery.merchant_name,
@@ -128,8 +129,18 @@ export class DeliveryEngine {
       return fail(`url refused by policy: ${reason ?? 'invalid'}`);
     }
     if (!delivery.envelope) return fail('event no longer exists');
-    const rawBody = JSON.stringify(delivery.envelope);
-    const outcome = await sendDelivery(target, { rawBody, secret: subscription.secret, event: delivery.event, eventId: delivery.event_id }, this.self);
+    const rawBody = envelopeText(delivery.envelope);
+    const outcome = await sendDelivery(
+      target,
+      {
+        rawBody,
+        secrets: liveSecrets(delivery.secret, delivery.previous_secret, delivery.previous_secret_expires_at),
+        event: delivery.event,
+        eventId: delivery.event_id,
+        attemptId: deliveryAttemptId(delivery.id, delivery.attempt),
+      },
+      this.self,
+    );
     const settlement = settle(delivery, outcome, manual);
     await this.db.tx(async (tx) => {
       if (!(await recordOutcome(tx, delivery, outcome, settlement, now.toISOString()))) return;

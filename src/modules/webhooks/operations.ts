@@ -1,15 +1,19 @@
 // The webhook operations: declared once, exposed on REST, MCP and OpenAPI.
 import { Type } from 'typebox';
 import { defineOperation, type OperationContext } from '../../platform/operation.ts';
-import { Closed, Uuid } from '../../platform/schema.ts';
+import { Closed, DateTime, Uuid } from '../../platform/schema.ts';
 import { emit, SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
 import { AppError } from '../../platform/errors.ts';
 import { checkWebhookUrl } from './url-policy.ts';
 import { getDelivery, insertDelivery, listDeliveries } from './deliveries.ts';
 import {
-  checkEvents, createSubscription, deleteSubscription, findSubscription, listSubscriptions, toSubscriptionView, updateSubscription,
+  checkEvents, createSubscription, deleteSubscription, findSubscription, listSubscriptions, rotateSecret, toSubscriptionView, updateSubscription,
 } from './subscriptions.ts';
-import { CreateWebhookBody, Delivery, DeliveriesQuery, DeliveryIdParams, Subscription, UpdateWebhookBody, WebhookIdParams } from './schema.ts';
+import {
+  CreateWebhookBody, Delivery, DeliveriesQuery, DeliveryIdParams, RotateSecretBody, SecretRotation, Subscription, UpdateWebhookBody,
+  VerifySignatureBody, WebhookIdParams,
+} from './schema.ts';
+import { checkSignature, DIAGNOSES } from './signature-check.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const TAGS = ['Webhooks'];
@@ -178,6 +182,66 @@ export const retryDeliveryOp = defineOperation({
   },
 });
 
+export const rotateSecretOp = defineOperation({
+  name: 'rotate_webhook_secret',
+  method: 'POST',
+  path: '/api/v1/webhooks/:id/rotate-secret',
+  scope: 'webhooks:write',
+  tags: TAGS,
+  summary: "Rotate a subscription's signing secret without dropping deliveries",
+  description:
+    'Issues a new secret, shown once in the answer (also as standard_secret, whsec_..., for Standard Webhooks libraries). Until ' +
+    'previous_secret_expires_at (previous_secret_ttl_sec after now, default one day) every delivery is signed with both secrets: two v1 ' +
+    'values in X-Merx-Signature (new first) and two entries in webhook-signature, so receivers can switch secrets at leisure. Rotating again ' +
+    'while an old secret is still live replaces it. Dry run shows when the replaced secret would expire.',
+  params: WebhookIdParams,
+  body: RotateSecretBody,
+  output: SecretRotation,
+  dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Subscription, previous_secret_expires_at: DateTime() }),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  handler: async (ctx, { id, previous_secret_ttl_sec: ttl = 86400 }) => {
+    const accountId = ctx.caller.accountId;
+    if (ctx.dryRun) {
+      const subscription = await findSubscription(ctx.db, accountId, id);
+      return { dry_run: true as const, data: toSubscriptionView(subscription), previous_secret_expires_at: new Date(Date.now() + ttl * 1000).toISOString() };
+    }
+    return ctx.db.tx((tx) => rotateSecret(tx, accountId, id, ttl));
+  },
+});
+
+export const verifySignatureOp = defineOperation({
+  name: 'verify_webhook_signature',
+  method: 'POST',
+  path: '/api/v1/webhooks/:id/verify-signature',
+  scope: 'webhooks:read',
+  tags: TAGS,
+  summary: 'Say why a delivery fails signature verification',
+  description:
+    'Takes what your receiver saw (headers and the raw body, as text or base64) and says whether it verifies and, if not, why: the first of ' +
+    'missing_headers, malformed_signature, timestamp_out_of_tolerance (over 300 s), unknown_delivery, body_modified (the message says whether ' +
+    'the bytes still parse to the same JSON: a framework re-serialised the body), signed_with_expired_secret, signature_mismatch, else ok. ' +
+    'scheme is merx (X-Merx-* headers), standard (webhook-* headers only) or null. You never send your secret.',
+  params: WebhookIdParams,
+  body: VerifySignatureBody,
+  output: Closed({
+    data: Closed({
+      valid: Type.Boolean({ description: 'True exactly when diagnosis is ok.' }),
+      scheme: Type.Unsafe<'merx' | 'standard' | null>({ type: ['string', 'null'], enum: ['merx', 'standard', null] }),
+      diagnosis: Type.Unsafe<(typeof DIAGNOSES)[number]>({ type: 'string', enum: [...DIAGNOSES] }),
+      message: Type.String({ description: 'One English sentence for a person.' }),
+    }),
+  }),
+  annotations: READ,
+  handler: async (ctx, { id, headers, body, body_base64 }) => {
+    if ((body === undefined) === (body_base64 === undefined)) {
+      throw new AppError('validation_failed', 'give the raw body as exactly one of body or body_base64', { allowed: ['body', 'body_base64'] });
+    }
+    const raw = body !== undefined ? Buffer.from(body, 'utf8') : Buffer.from(body_base64!, 'base64');
+    return { data: await checkSignature(ctx.db, ctx.caller.accountId, id, { headers, body: raw }) };
+  },
+});
+
 export const webhookOperations = [
   listWebhooksOp, createWebhookOp, updateWebhookOp, deleteWebhookOp, listWebhookDeliveriesOp, testWebhookOp, retryDeliveryOp,
+  rotateSecretOp, verifySignatureOp,
 ];

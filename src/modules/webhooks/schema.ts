@@ -64,3 +64,32 @@ export const UpdateWebhookBody = Closed({
 export const DeliveriesQuery = Closed({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 30, description: 'Page size, 1..200 (default 30).' })),
 });
+
+/** EXTENSIONS 4: how long the replaced secret keeps signing, 0..7 days (default 1 day). */
+export const RotateSecretBody = Closed({
+  previous_secret_ttl_sec: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 604800,
+      default: 86400,
+      description: 'Seconds the replaced secret keeps signing beside the new one (0..604800, default 86400); 0 retires it at once.',
+    }),
+  ),
+});
+
+export const SecretRotation = Closed({
+  data: Subscription,
+  secret: Type.String({ description: 'The new signing secret (64 hex characters), shown only here.' }),
+  standard_secret: Type.String({ description: 'The same secret for Standard Webhooks libraries: whsec_ followed by the base64 of its UTF-8 bytes.' }),
+  previous_secret_expires_at: DateTime({ description: 'Until then deliveries are signed with both secrets (new first); the rotation time itself when the ttl is 0.' }),
+});
+
+/** EXTENSIONS 5: what a receiver saw. */
+export const VerifySignatureBody = Closed({
+  headers: Type.Record(Type.String(), Type.String({ maxLength: 4096 }), {
+    maxProperties: 200,
+    description: 'The request headers as received (names in any case), e.g. X-Merx-Signature, X-Merx-Timestamp, X-Merx-Delivery, X-Merx-Event-Id, webhook-id, webhook-timestamp, webhook-signature.',
+  }),
+  body: Type.Optional(Type.String({ description: 'The raw body as received, as text. Give this or body_base64.' })),
+  body_base64: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]*={0,2}$', description: 'The raw body as received, base64-encoded. Give this or body.' })),
+});

@@ -5,10 +5,9 @@ import http from 'node:http';
 import https from 'node:https';
 import fs from 'node:fs';
 import tls from 'node:tls';
-import crypto from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import type { CheckedTarget } from './url-policy.ts';
-import { signPayload } from './signature.ts';
+import { signatureHeaders } from './signature.ts';
 
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 export const STORED_BODY_CHARS = 1000;
@@ -22,9 +21,12 @@ export interface AttemptOutcome {
 
 export interface OutgoingDelivery {
   rawBody: string;
-  secret: string;
+  /** The live secrets, newest first: each signs. */
+  secrets: readonly string[];
   event: string;
   eventId: string;
+  /** X-Merx-Delivery: the id of this attempt. */
+  attemptId: string;
 }
 
 /**
@@ -85,9 +87,8 @@ export function sendDelivery(target: CheckedTarget, delivery: OutgoingDelivery, 
     'User-Agent': 'merx-webhooks/1',
     'X-Merx-Event': delivery.event,
     'X-Merx-Event-Id': delivery.eventId,
-    'X-Merx-Delivery': crypto.randomUUID(),
-    'X-Merx-Timestamp': String(timestamp),
-    'X-Merx-Signature': signPayload(delivery.rawBody, delivery.secret, timestamp),
+    'X-Merx-Delivery': delivery.attemptId,
+    ...signatureHeaders({ rawBody: delivery.rawBody, eventId: delivery.eventId, timestampSec: timestamp, secrets: delivery.secrets }),
   };
   const path = target.url.pathname + target.url.search;
 

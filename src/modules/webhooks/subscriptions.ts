@@ -5,8 +5,12 @@ import { AppError, notFound } from '../../platform/errors.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
 import type { Static } from 'typebox';
 import { MAX_SUBSCRIPTIONS, type Subscription } from './schema.ts';
+import { standardSecretOf } from './signature.ts';
 
 const COLUMNS = `id, url, description, events, active, secret, last_triggered_at, last_status_code, dead_notified_at, created_at, updated_at`;
+
+/** SPEC Webhook subscription: 64 hex characters. */
+const newSecret = () => crypto.randomBytes(32).toString('hex');
 
 export function toSubscriptionView(row: Record<string, any>): Static<typeof Subscription> {
   const { secret, ...rest } = row;
@@ -43,7 +47,7 @@ export async function createSubscription(tx: Sql, accountId: string, input: { ur
   if (count[0].n >= MAX_SUBSCRIPTIONS) {
     throw new AppError('conflict', `an account has at most ${MAX_SUBSCRIPTIONS} webhook subscriptions`);
   }
-  const secret = crypto.randomBytes(32).toString('hex');
+  const secret = newSecret();
   const { rows } = await tx.query(
     `INSERT INTO webhook_subscriptions (id, account_id, url, description, events, secret) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
     [crypto.randomUUID(), accountId, input.url, input.description ?? null, input.events, secret],
@@ -84,4 +88,49 @@ export async function deleteSubscription(tx: Sql, accountId: string, webhookId: 
   await findSubscription(tx, accountId, webhookId, { lock: true });
   await tx.query('DELETE FROM webhook_subscriptions WHERE account_id = $1 AND id = $2', [accountId, webhookId]);
   return { id: webhookId, deleted: true as const };
+}
+
+/**
+ * EXTENSIONS 4: a new secret signs from now on; the one it replaces signs
+ * beside it for `previousTtlSec` more seconds. A secret still waiting to
+ * expire from an earlier rotation is retired at once (kept only so that the
+ * signature self-test can recognise it).
+ */
+export async function rotateSecret(tx: Sql, accountId: string, webhookId: string, previousTtlSec: number) {
+  await findSubscription(tx, accountId, webhookId, { lock: true });
+  await tx.query(
+    `INSERT INTO webhook_retired_secrets (account_id, webhook_id, secret, expired_at)
+     SELECT account_id, id, previous_secret, least(previous_secret_expires_at, now())
+       FROM webhook_subscriptions WHERE account_id = $1 AND id = $2 AND previous_secret IS NOT NULL`,
+    [accountId, webhookId],
+  );
+  const secret = newSecret();
+  const { rows } = await tx.query(
+    `UPDATE webhook_subscriptions
+        SET previous_secret = secret, previous_secret_expires_at = now() + make_interval(secs => $4), secret = $3, updated_at = now()
+      WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}, previous_secret_expires_at`,
+    [accountId, webhookId, secret, previousTtlSec],
+  );
+  const { previous_secret_expires_at, ...row } = rows[0];
+  return { data: toSubscriptionView(row), secret, standard_secret: standardSecretOf(secret), previous_secret_expires_at: previous_secret_expires_at as string };
+}
+
+/** Every secret the subscription has had that the self-test can check, and whether it signs now. */
+export async function secretsOf(sql: Sql, accountId: string, webhookId: string) {
+  const { rows } = await sql.query<{ secret: string; live: boolean }>(
+    `SELECT secret, true AS live FROM webhook_subscriptions WHERE account_id = $1 AND id = $2
+     UNION ALL
+     SELECT previous_secret, previous_secret_expires_at > now() FROM webhook_subscriptions
+      WHERE account_id = $1 AND id = $2 AND previous_secret IS NOT NULL
+     UNION ALL
+     SELECT secret, false FROM webhook_retired_secrets WHERE account_id = $1 AND webhook_id = $2`,
+    [accountId, webhookId],
+  );
+  return rows;
+}
+
+/** Retired secrets are kept 30 days past their expiry, for the self-test only. */
+export async function pruneRetiredSecrets(sql: Sql, now: Date): Promise<number> {
+  const { rowCount } = await sql.query(`DELETE FROM webhook_retired_secrets WHERE expired_at < $1::timestamptz - interval '30 days'`, [now.toISOString()]);
+  return rowCount;
 }

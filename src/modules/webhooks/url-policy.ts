@@ -23,27 +23,30 @@ export type CheckedTarget =
   /** The service's own debug sink: delivered over loopback to this very process. */
   | { kind: 'sink'; url: URL };
 
-/** Ranges no webhook may reach, whatever notation the address was written in. */
-const REFUSED_RANGES = new Set([
-  'unspecified', 'broadcast', 'multicast', 'linkLocal', 'loopback', 'carrierGradeNat', 'private',
-  'uniqueLocal', 'reserved', 'benchmarking', 'amt', 'as112', 'as112v6', 'orchid2', 'droneRemoteIdProtocolEntityTags',
-]);
-
 function refused(reason: PolicyReason, message: string): AppError {
   return new AppError('validation_failed', message, { reason });
 }
 
-export function isRefusedAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return true;
-  // process() turns IPv4-mapped IPv6 (::ffff:127.0.0.1) into the IPv4 address it is.
-  const parsed = ipaddr.process(address);
-  const range = parsed.range();
-  if (REFUSED_RANGES.has(range)) return true;
-  if (parsed.kind() === 'ipv6') {
-    // NAT64 / 6to4 / Teredo forms can carry any IPv4 address inside; refuse them rather than decode them all.
-    return ['rfc6145', 'rfc6052', '6to4', 'teredo', 'ipv4Mapped'].includes(range);
-  }
-  return false;
+/** IANA's global unicast space for IPv6: anything outside it (::/96, 100::/64, fec0::/10, 64:ff9b::/96, ...) is not a public host. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+
+/**
+ * Only global unicast addresses are public: the rule is an allow list, so a
+ * range nobody thought of is refused, not let through. ipaddr.js names every
+ * special-purpose range (private, loopback, link-local, CGNAT, reserved
+ * 198.18/15 and 240/4, unspecified 0/8, documentation 2001:db8::/32,
+ * discard 100::/64, site-local fec0::/10, ...) and calls the rest 'unicast'.
+ * IPv4-mapped addresses (::ffff:a.b.c.d, how dual-stack resolvers write IPv4)
+ * are judged as the IPv4 address they are. Other forms that carry an IPv4
+ * address inside (IPv4-compatible ::/96, NAT64 64:ff9b::/96, 6to4 2002::/16,
+ * Teredo 2001::/32) are refused whatever they carry: a webhook endpoint has a
+ * native address, and these exist to reach somewhere else.
+ */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  const ip = ipaddr.process(address);
+  if (ip.range() !== 'unicast') return false;
+  return ip.kind() === 'ipv4' || (ip as ipaddr.IPv6).match(GLOBAL_UNICAST_V6);
 }
 
 function allowedByOperator(host: string, address: string | null, allowHosts: string[]): boolean {
@@ -91,7 +94,7 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<C
 
   const literal = ipaddr.isValid(host) ? host : null;
   if (literal) {
-    if (isRefusedAddress(literal) && !allowedByOperator(host, literal, policy.allowHosts)) {
+    if (!isPublicAddress(literal) && !allowedByOperator(host, literal, policy.allowHosts)) {
       throw refused('private_ip', 'url points at a private, loopback or otherwise non-public address');
     }
     return { kind: 'remote', url, address: literal, family: ipaddr.parse(literal).kind() === 'ipv6' ? 6 : 4 };
@@ -105,7 +108,7 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<C
   if (addresses.length === 0) throw refused('dns_failed', `host ${host} does not resolve`);
   const hostAllowed = allowedByOperator(host, null, policy.allowHosts);
   for (const address of addresses) {
-    if (isRefusedAddress(address) && !hostAllowed && !allowedByOperator(host, address, policy.allowHosts)) {
+    if (!isPublicAddress(address) && !hostAllowed && !allowedByOperator(host, address, policy.allowHosts)) {
       throw refused('dns_private', `host ${host} resolves to a non-public address`);
     }
   }

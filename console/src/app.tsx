@@ -1,0 +1,89 @@
+// The shell: sign-in gate, navigation, keyboard shortcuts, and the routes.
+import { useEffect, useState } from 'react';
+import { NavLink, Navigate, Route, Routes, useNavigate } from 'react-router';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { admin, clearToken, getToken, whenUnauthorized, type ServiceInfo } from './api';
+import { SignIn } from './pages/sign-in';
+import { AccountsPage } from './pages/accounts';
+import { AccountPage } from './pages/account';
+import { CouriersPage } from './pages/couriers';
+import { JobsPage } from './pages/jobs';
+import { ShortcutsHelp, useShortcuts } from './shortcuts';
+
+export function useServiceInfo() {
+  return useQuery({ queryKey: ['info'], queryFn: () => admin<{ data: ServiceInfo }>('GET', '/info').then((r) => r.data) });
+}
+
+export function App() {
+  const [signedIn, setSignedIn] = useState(() => !!getToken());
+  const queries = useQueryClient();
+  const navigate = useNavigate();
+  const [help, setHelp] = useState(false);
+  useShortcuts(navigate, () => setHelp(true));
+  useEffect(
+    () =>
+      whenUnauthorized(() => {
+        clearToken();
+        queries.clear();
+        setSignedIn(false);
+      }),
+    [queries],
+  );
+  if (!signedIn) return <SignIn onSignedIn={() => setSignedIn(true)} />;
+  const signOut = () => {
+    clearToken();
+    queries.clear();
+    setSignedIn(false);
+  };
+  return (
+    <div className="shell">
+      <Sidebar onSignOut={signOut} onHelp={() => setHelp(true)} />
+      <main id="main">
+        <Routes>
+          <Route path="/" element={<Navigate to="/accounts" replace />} />
+          <Route path="/accounts" element={<AccountsPage />} />
+          <Route path="/accounts/:accountId/*" element={<AccountPage />} />
+          <Route path="/couriers" element={<CouriersPage />} />
+          <Route path="/jobs" element={<JobsPage />} />
+          <Route path="*" element={<p className="empty">No such page. <NavLink to="/accounts">Accounts</NavLink></p>} />
+        </Routes>
+      </main>
+      <ShortcutsHelp open={help} onClose={() => setHelp(false)} />
+    </div>
+  );
+}
+
+function Sidebar({ onSignOut, onHelp }: { onSignOut: () => void; onHelp: () => void }) {
+  const info = useServiceInfo();
+  return (
+    <nav className="sidebar" aria-label="Main">
+      <a className="skip" href="#main">Skip to content</a>
+      <div className="brand">
+        Merx <span>operator</span>
+      </div>
+      <NavLink to="/accounts">Accounts</NavLink>
+      <NavLink to="/couriers">Courier simulator</NavLink>
+      <NavLink to="/jobs">Jobs</NavLink>
+      <hr />
+      <a href="/docs">API reference ↗</a>
+      <a href="/admin/docs">Operator API ↗</a>
+      <div className="grow" />
+      {info.data && (
+        <dl className="facts">
+          <dt>Database</dt>
+          <dd>{info.data.database === 'pglite' ? 'PGlite (embedded)' : 'PostgreSQL'}</dd>
+          <dt>Couriers</dt>
+          <dd>{info.data.courier_mode}</dd>
+          <dt>Build</dt>
+          <dd>{info.data.deploy_sha}</dd>
+        </dl>
+      )}
+      <button type="button" className="link" onClick={onHelp}>
+        Keyboard shortcuts <kbd>?</kbd>
+      </button>
+      <button type="button" className="secondary" onClick={onSignOut}>
+        Sign out
+      </button>
+    </nav>
+  );
+}

@@ -1,0 +1,127 @@
+// API keys: issue with a preset or custom scopes (the key is shown once, with
+// a copy button), see prefix, scopes and last use, revoke at once.
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { admin } from '../api';
+import { useServiceInfo } from '../app';
+import { Badge, CopyButton, ErrorNote, Field, Time } from '../components/ui';
+import { Table } from '../components/table';
+import { Dialog } from '../components/dialog';
+
+interface Key {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export function KeysTab({ accountId }: { accountId: string }) {
+  const queries = useQueryClient();
+  const keys = useQuery({ queryKey: ['keys', accountId], queryFn: () => admin<{ data: Key[] }>('GET', `/accounts/${accountId}/keys`).then((r) => r.data) });
+  const [issued, setIssued] = useState<{ key: string; data: Key } | null>(null);
+  const revoke = useMutation({
+    mutationFn: (id: string) => admin('DELETE', `/keys/${id}`),
+    onSuccess: () => queries.invalidateQueries({ queryKey: ['keys', accountId] }),
+  });
+  const active = keys.data?.filter((k) => !k.revoked_at).length ?? 0;
+  return (
+    <div className="grid two wide-left">
+      <div className="stack">
+        <p className="muted">{active} of 10 active keys. A key is shown once, when it is issued; lists show its prefix.</p>
+        <ErrorNote error={keys.error ?? revoke.error} />
+        <Table
+          label="API keys"
+          empty="No keys yet."
+          rows={keys.data && [...keys.data].reverse()}
+          rowKey={(k) => k.id}
+          columns={[
+            { header: 'Name', cell: (k) => <strong>{k.name}</strong> },
+            { header: 'Prefix', cell: (k) => <code>{k.prefix}…</code> },
+            { header: 'Scopes', cell: (k) => <span className="scopes">{k.scopes.join(' ')}</span> },
+            { header: 'Last used', cell: (k) => <Time at={k.last_used_at} empty="never" /> },
+            { header: 'Created', cell: (k) => <Time at={k.created_at} /> },
+            {
+              header: '',
+              cell: (k) =>
+                k.revoked_at ? (
+                  <Badge value="revoked" />
+                ) : (
+                  <button type="button" className="danger small" onClick={() => confirm(`Revoke ${k.name} (${k.prefix}…)? It stops working at once.`) && revoke.mutate(k.id)}>
+                    Revoke
+                  </button>
+                ),
+            },
+          ]}
+        />
+      </div>
+      <IssueKey accountId={accountId} onIssued={setIssued} />
+      <Dialog title="Your new API key" open={!!issued} onClose={() => setIssued(null)}>
+        {issued && (
+          <div className="stack">
+            <p>This is the only time the full key is shown. Copy it now and keep it secret.</p>
+            <div className="secret">
+              <code data-copy={issued.key} data-testid="issued-key">{issued.key}</code>
+              <CopyButton text={issued.key} />
+            </div>
+            <p className="muted">Scopes: {issued.data.scopes.join(', ')}</p>
+            <button type="button" onClick={() => setIssued(null)}>I have stored it</button>
+          </div>
+        )}
+      </Dialog>
+    </div>
+  );
+}
+
+function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issued: { key: string; data: Key }) => void }) {
+  const info = useServiceInfo();
+  const queries = useQueryClient();
+  const [name, setName] = useState('');
+  const [preset, setPreset] = useState('fulfilment');
+  const [custom, setCustom] = useState<string[]>([]);
+  const issue = useMutation({
+    mutationFn: () => admin<{ key: string; data: Key }>('POST', `/accounts/${accountId}/keys`, preset === 'custom' ? { name, scopes: custom } : { name, preset }),
+    onSuccess: (r) => {
+      queries.invalidateQueries({ queryKey: ['keys', accountId] });
+      setName('');
+      onIssued(r);
+    },
+  });
+  const presets = info.data?.presets ?? {};
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    issue.mutate();
+  };
+  return (
+    <form className="card stack" onSubmit={submit} aria-label="Issue a key">
+      <h2>Issue a key</h2>
+      <Field label="Name" hint="Who uses it: “warehouse ERP”, “claude”.">
+        <input required value={name} onChange={(e) => setName(e.target.value)} maxLength={200} />
+      </Field>
+      <Field label="Scopes">
+        <select value={preset} onChange={(e) => setPreset(e.target.value)}>
+          {Object.keys(presets).map((p) => (
+            <option key={p} value={p}>{p.replace('_', ' ')} preset</option>
+          ))}
+          <option value="custom">custom…</option>
+        </select>
+      </Field>
+      {preset !== 'custom' && <p className="scopes muted">{presets[preset]?.join(' ')}</p>}
+      {preset === 'custom' && (
+        <fieldset className="checks">
+          <legend>Custom scopes</legend>
+          {info.data?.scopes.map((scope) => (
+            <label key={scope}>
+              <input type="checkbox" checked={custom.includes(scope)} onChange={(e) => setCustom(e.target.checked ? [...custom, scope] : custom.filter((s) => s !== scope))} />
+              {scope}
+            </label>
+          ))}
+        </fieldset>
+      )}
+      <ErrorNote error={issue.error} />
+      <button type="submit" disabled={issue.isPending || !name || (preset === 'custom' && custom.length === 0)}>Issue key</button>
+    </form>
+  );
+}

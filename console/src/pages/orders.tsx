@@ -1,0 +1,97 @@
+// Orders of an account: the public list's filters, keyset paged, so 100k
+// orders page as fast as ten. Filters live in the URL: a view can be shared.
+import { useNavigate } from 'react-router';
+import { useQuery } from '@tanstack/react-query';
+import { runOperation, type Page } from '../api';
+import { Badge, ErrorNote, money, Time } from '../components/ui';
+import { Pager, Table } from '../components/table';
+import { useCursorPages, useUrlFilters } from '../components/paging';
+
+export const ORDER_STATUSES = ['new', 'confirmed', 'processing', 'shipped', 'delivered', 'cancelled', 'returned', 'refunded', 'archived'];
+export const SHIPMENT_STATUSES = ['pending', 'picked_up', 'in_transit', 'delivered', 'cancelled', 'refused', 'returned'];
+export const COURIERS = ['courier_a', 'courier_b', 'courier_c'];
+
+export interface Order {
+  id: string;
+  number: number | null;
+  status: string;
+  payment_status: string | null;
+  payment_method: string | null;
+  total: number | null;
+  customer: { name: string | null; email: string | null; phone: string | null; vat: string | null };
+  shipping: Record<string, unknown>;
+  courier: string | null;
+  tracking_number: string | null;
+  tracking_url: string | null;
+  line_items: Array<{ name: string; sku: string | null; qty: number; unit_price_cents: number; total_cents: number; kind: string }> | null;
+  product_name: string | null;
+  quantity: number | null;
+  unit_price: number | null;
+  notes: string | null;
+  admin_notes: string | null;
+  shipment: { id: string; courier_slug: string | null; tracking_number: string | null; status: string; last_status_label: string | null; last_status_at: string | null } | null;
+  created_at: string;
+  updated_at: string | null;
+}
+
+const FILTERS = ['status', 'payment', 'courier', 'shipment_status', 'q', 'from', 'to', 'limit'] as const;
+
+export function OrdersTab({ accountId }: { accountId: string }) {
+  const navigate = useNavigate();
+  const { values, set } = useUrlFilters(FILTERS);
+  const { limit: perPage, ...filter } = values;
+  const limit = Number(perPage || 50);
+  const pages = useCursorPages(JSON.stringify(values));
+  const list = useQuery({
+    queryKey: ['orders', accountId, filter, limit, pages.cursor],
+    queryFn: () => runOperation<Page<Order>>(accountId, 'list_orders', { ...filter, limit, cursor: pages.cursor }),
+    placeholderData: (previous) => previous,
+  });
+  return (
+    <div className="stack">
+      <form className="filters" aria-label="Order filters" onSubmit={(e) => e.preventDefault()}>
+        <input type="search" data-search placeholder="Customer, phone, email, tracking  ( / )" aria-label="Search orders" defaultValue={filter.q} onChange={(e) => set('q', e.target.value)} maxLength={100} />
+        <Select label="Status" value={filter.status} options={ORDER_STATUSES} onChange={(v) => set('status', v)} all="All but archived" />
+        <Select label="Payment" value={filter.payment} options={['paid', 'pending', 'refunded']} onChange={(v) => set('payment', v)} />
+        <Select label="Courier" value={filter.courier} options={[...COURIERS, 'none']} onChange={(v) => set('courier', v)} />
+        <Select label="Shipment" value={filter.shipment_status} options={SHIPMENT_STATUSES} onChange={(v) => set('shipment_status', v)} />
+        <label className="compact">From <input type="date" value={filter.from} onChange={(e) => set('from', e.target.value)} /></label>
+        <label className="compact">To <input type="date" value={filter.to} onChange={(e) => set('to', e.target.value)} /></label>
+        <Select label="Per page" value={String(limit)} options={['25', '50', '100', '200']} onChange={(v) => set('limit', v)} all={null} />
+      </form>
+      <ErrorNote error={list.error} />
+      <Table
+        label="Orders"
+        empty="No orders match these filters."
+        rows={list.data?.data}
+        rowKey={(o) => o.id}
+        onOpen={(o) => navigate(`/accounts/${accountId}/orders/${o.id}`)}
+        columns={[
+          { header: '#', cell: (o) => <strong>{o.number ?? '—'}</strong>, className: 'num' },
+          { header: 'Created', cell: (o) => <Time at={o.created_at} /> },
+          { header: 'Customer', cell: (o) => o.customer.name ?? o.customer.email ?? '—' },
+          { header: 'Total', cell: (o) => money(o.total), className: 'num' },
+          { header: 'Status', cell: (o) => <Badge value={o.status} /> },
+          { header: 'Payment', cell: (o) => <span className="muted">{[o.payment_method, o.payment_status].filter(Boolean).join(' · ')}</span> },
+          { header: 'Courier', cell: (o) => o.courier ?? <span className="muted">—</span> },
+          { header: 'Shipment', cell: (o) => (o.shipment ? <Badge value={o.shipment.status} /> : <span className="muted">—</span>) },
+        ]}
+      />
+      <Pager pages={pages} list={list.data} />
+    </div>
+  );
+}
+
+export function Select({ label, value, options, onChange, all = 'Any' }: { label: string; value: string; options: string[]; onChange: (v: string) => void; all?: string | null }) {
+  return (
+    <label className="compact">
+      {label}
+      <select value={value} onChange={(e) => onChange(e.target.value)}>
+        {all !== null && <option value="">{all}</option>}
+        {options.map((o) => (
+          <option key={o} value={o}>{o.replace(/_/g, ' ')}</option>
+        ))}
+      </select>
+    </label>
+  );
+}

@@ -1,0 +1,68 @@
+// Shipments of an account, newest first, by status and courier.
+import { useNavigate } from 'react-router';
+import { useQuery } from '@tanstack/react-query';
+import { admin, queryString, type Page } from '../api';
+import { Badge, ErrorNote, money, Time } from '../components/ui';
+import { Pager, Table } from '../components/table';
+import { useCursorPages, useUrlFilters } from '../components/paging';
+import { COURIERS, Select, SHIPMENT_STATUSES } from './orders';
+
+export interface Shipment {
+  id: string;
+  order_id: string;
+  courier_slug: string | null;
+  tracking_number: string | null;
+  status: string;
+  last_status_label: string | null;
+  last_status_at: string | null;
+  status_events: Array<{ at: string; code: string | number | null; label: string | null; [key: string]: unknown }>;
+  delivery_mode: string | null;
+  office_id: string | number | null;
+  recipient_address: unknown;
+  cod_amount: number | null;
+  shipping_cost: number | null;
+  parcel_weight_g: number | null;
+  shipment_terms: unknown;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export function ShipmentsTab({ accountId }: { accountId: string }) {
+  const navigate = useNavigate();
+  const { values, set } = useUrlFilters(['status', 'courier'] as const);
+  const { status, courier } = values;
+  const pages = useCursorPages(`${status}|${courier}`);
+  const list = useQuery({
+    queryKey: ['shipments', accountId, status, courier, pages.cursor],
+    queryFn: () =>
+      admin<Page<Shipment>>('GET', `/accounts/${accountId}/shipments?${queryString({ status, courier, cursor: pages.cursor })}`),
+    placeholderData: (previous) => previous,
+    refetchInterval: 10_000,
+  });
+  return (
+    <div className="stack">
+      <form className="filters" aria-label="Shipment filters" onSubmit={(e) => e.preventDefault()}>
+        <Select label="Status" value={status} options={SHIPMENT_STATUSES} onChange={(v) => set('status', v)} />
+        <Select label="Courier" value={courier} options={COURIERS} onChange={(v) => set('courier', v)} />
+      </form>
+      <ErrorNote error={list.error} />
+      <Table
+        label="Shipments"
+        empty="No shipments match. Create one from an order."
+        rows={list.data?.data}
+        rowKey={(s) => s.id}
+        onOpen={(s) => navigate(`/accounts/${accountId}/shipments/${s.id}`)}
+        columns={[
+          { header: 'Created', cell: (s) => <Time at={s.created_at} /> },
+          { header: 'Courier', cell: (s) => s.courier_slug },
+          { header: 'Tracking', cell: (s) => <code>{s.tracking_number}</code> },
+          { header: 'Status', cell: (s) => <Badge value={s.status} /> },
+          { header: 'Last courier word', cell: (s) => <span className="muted">{s.last_status_label ?? '—'}</span> },
+          { header: 'Mode', cell: (s) => s.delivery_mode },
+          { header: 'COD', cell: (s) => money(s.cod_amount), className: 'num' },
+        ]}
+      />
+      <Pager pages={pages} list={list.data} />
+    </div>
+  );
+}

@@ -1,0 +1,163 @@
+// Stock levels and the movement ledger; record a delivery or a correction
+// (with a dry-run preview first).
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { runOperation, type Page } from '../api';
+import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
+import { Pager, Table } from '../components/table';
+import { useCursorPages } from '../components/paging';
+import { Select } from './orders';
+
+interface StockItem {
+  product_id: string;
+  name: string;
+  sku: string | null;
+  tracked: boolean;
+  stock_quantity: number;
+  low_stock_threshold: number | null;
+  effective_threshold: number;
+  low: boolean;
+  variants: Array<{ id: string; name: string | null; value: string | null; stock_quantity: number; tracked: boolean }>;
+}
+
+interface Movement {
+  id: string;
+  product_id: string;
+  variant_id: string | null;
+  order_id: string | null;
+  type: string;
+  qty: number;
+  note: string | null;
+  created_at: string;
+}
+
+export function StockTab({ accountId }: { accountId: string }) {
+  const [product, setProduct] = useState('');
+  const stock = useQuery({
+    queryKey: ['stock', accountId],
+    queryFn: () => runOperation<{ data: StockItem[]; default_threshold: number }>(accountId, 'get_inventory_stock'),
+  });
+  const names = new Map(stock.data?.data.map((item) => [item.product_id, item.name]));
+  return (
+    <div className="grid two wide-left">
+      <div className="stack">
+        <ErrorNote error={stock.error} />
+        {stock.data && (
+          <p className="muted">
+            Active physical products. Default low-stock threshold: {stock.data.default_threshold}. Select a product to filter its movements.
+          </p>
+        )}
+        <Table
+          label="Stock"
+          empty="No active physical products."
+          rows={stock.data?.data}
+          rowKey={(i) => i.product_id}
+          selected={product}
+          onOpen={(i) => setProduct(product === i.product_id ? '' : i.product_id)}
+          columns={[
+            { header: 'Product', cell: (i) => <strong>{i.name}</strong> },
+            { header: 'SKU', cell: (i) => i.sku ?? '—' },
+            { header: 'In stock', cell: (i) => (i.tracked ? i.stock_quantity : <span className="muted">not tracked</span>), className: 'num' },
+            { header: 'Threshold', cell: (i) => i.effective_threshold, className: 'num' },
+            { header: '', cell: (i) => (i.low ? <Badge value="low" /> : null) },
+            { header: 'Variants', cell: (i) => <span className="muted">{i.variants.map((v) => `${v.value ?? v.name}: ${v.tracked ? v.stock_quantity : '—'}`).join(' · ')}</span> },
+          ]}
+        />
+        <Movements accountId={accountId} productId={product} names={names} />
+      </div>
+      <RecordMovement accountId={accountId} products={stock.data?.data ?? []} selected={product} />
+    </div>
+  );
+}
+
+function Movements({ accountId, productId, names }: { accountId: string; productId: string; names: Map<string, string> }) {
+  const [type, setType] = useState('');
+  const pages = useCursorPages(`${productId}|${type}`);
+  const list = useQuery({
+    queryKey: ['movements', accountId, productId, type, pages.cursor],
+    queryFn: () => runOperation<Page<Movement>>(accountId, 'list_stock_movements', { product_id: productId, type, cursor: pages.cursor, limit: 25 }),
+    placeholderData: (previous) => previous,
+  });
+  return (
+    <section className="stack" aria-label="Movements">
+      <header className="row spread">
+        <h3>Movements {productId && <span className="muted">of {names.get(productId)}</span>}</h3>
+        <Select label="Type" value={type} options={['sale', 'release', 'return', 'delivery', 'correction']} onChange={setType} />
+      </header>
+      <ErrorNote error={list.error} />
+      <Table
+        label="Movements"
+        empty="No movements."
+        rows={list.data?.data}
+        rowKey={(m) => m.id}
+        columns={[
+          { header: 'When', cell: (m) => <Time at={m.created_at} /> },
+          { header: 'Product', cell: (m) => names.get(m.product_id) ?? <code className="id">{m.product_id}</code> },
+          { header: 'Type', cell: (m) => <Badge value={m.type} /> },
+          { header: 'Qty', cell: (m) => (m.qty > 0 ? `+${m.qty}` : m.qty), className: 'num' },
+          { header: 'Note', cell: (m) => <span className="muted">{m.note ?? (m.order_id ? 'order' : '')}</span> },
+        ]}
+      />
+      <Pager pages={pages} list={list.data} />
+    </section>
+  );
+}
+
+function RecordMovement({ accountId, products, selected }: { accountId: string; products: StockItem[]; selected: string }) {
+  const queries = useQueryClient();
+  const [form, setForm] = useState({ product_id: '', type: 'delivery', qty: '10', unit_cost: '', note: '' });
+  const productId = form.product_id || selected || products[0]?.product_id || '';
+  const record = useMutation({
+    mutationFn: (dryRun: boolean) =>
+      runOperation(accountId, 'record_stock_movement', {
+        product_id: productId,
+        type: form.type,
+        qty: Number(form.qty),
+        unit_cost: form.type === 'delivery' && form.unit_cost ? Number(form.unit_cost) : undefined,
+        note: form.note,
+        dry_run: dryRun || undefined,
+      }),
+    onSuccess: (_r, dryRun) => {
+      if (dryRun) return;
+      queries.invalidateQueries({ queryKey: ['stock', accountId] });
+      queries.invalidateQueries({ queryKey: ['movements', accountId] });
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    record.mutate(false);
+  };
+  return (
+    <form className="card stack" onSubmit={submit} aria-label="Record a movement">
+      <h2>Record a movement</h2>
+      <Field label="Product">
+        <select value={productId} onChange={(e) => setForm({ ...form, product_id: e.target.value })}>
+          {products.map((p) => <option key={p.product_id} value={p.product_id}>{p.name}</option>)}
+        </select>
+      </Field>
+      <Field label="Type" hint="delivery adds stock (and may set the average cost); correction is signed.">
+        <select value={form.type} onChange={(e) => setForm({ ...form, type: e.target.value })}>
+          <option value="delivery">delivery</option>
+          <option value="correction">correction</option>
+        </select>
+      </Field>
+      <Field label="Quantity">
+        <input type="number" required value={form.qty} onChange={(e) => setForm({ ...form, qty: e.target.value })} />
+      </Field>
+      {form.type === 'delivery' && (
+        <Field label="Unit cost (optional)">
+          <input type="number" min={0} step="0.01" value={form.unit_cost} onChange={(e) => setForm({ ...form, unit_cost: e.target.value })} />
+        </Field>
+      )}
+      <Field label="Note">
+        <input value={form.note} onChange={(e) => setForm({ ...form, note: e.target.value })} />
+      </Field>
+      <div className="row">
+        <button type="button" className="secondary" disabled={!productId || record.isPending} onClick={() => record.mutate(true)}>Preview</button>
+        <button type="submit" disabled={!productId || record.isPending}>Record</button>
+      </div>
+      {record.data && <Json value={record.data} />}
+      <ErrorNote error={record.error} />
+    </form>
+  );
+}

@@ -1,0 +1,184 @@
+// One subscription: its actions, its deliveries timeline (status, attempts,
+// next attempt, the answer it got, retry) and what the debug sink captured.
+import { useState } from 'react';
+import { useNavigate } from 'react-router';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { admin, runOperation } from '../api';
+import { useServiceInfo } from '../app';
+import { Badge, Empty, ErrorNote, Json, Time } from '../components/ui';
+import { Dialog } from '../components/dialog';
+import { isSinkUrl, SubscriptionForm, type Subscription } from './webhooks';
+
+interface Delivery {
+  id: string;
+  event_id: string;
+  event: string;
+  status: 'pending' | 'delivered' | 'failed' | 'dead';
+  attempt: number;
+  next_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  response_body: string | null;
+  delivered_at: string | null;
+  created_at: string;
+}
+
+interface Capture {
+  id: string;
+  headers: Record<string, string>;
+  body: string;
+  received_at: string;
+}
+
+const MAX_ATTEMPTS = 6;
+
+export function SubscriptionDetail({ accountId, subscription, events }: { accountId: string; subscription: Subscription; events: string[] }) {
+  const info = useServiceInfo();
+  const queries = useQueryClient();
+  const navigate = useNavigate();
+  const [editing, setEditing] = useState(false);
+  const [view, setView] = useState<'deliveries' | 'sink'>('deliveries');
+  const refresh = () => {
+    queries.invalidateQueries({ queryKey: ['deliveries', subscription.id] });
+    queries.invalidateQueries({ queryKey: ['sink', subscription.id] });
+    queries.invalidateQueries({ queryKey: ['webhooks', accountId] });
+  };
+  const action = useMutation({
+    mutationFn: ([name, args]: [string, Record<string, unknown>]) => runOperation(accountId, name, args),
+    onSuccess: (_r, [name]) => (name === 'delete_webhook' ? navigate(`/accounts/${accountId}/webhooks`) : refresh()),
+    onSettled: refresh,
+  });
+  const onSink = isSinkUrl(info.data, subscription.url);
+  return (
+    <section className="card stack" aria-label="Subscription">
+      <header className="row spread">
+        <div>
+          <h2>
+            <span className="url">{subscription.url}</span> <Badge value={subscription.active ? 'active' : 'inactive'} />
+          </h2>
+          <p className="muted">
+            {[subscription.description, `secret ${subscription.secret_prefix}`, subscription.events.join(', ')].filter(Boolean).join(' · ')}
+          </p>
+        </div>
+        <div className="row">
+          <button type="button" onClick={() => action.mutate(['test_webhook', { id: subscription.id }])} disabled={action.isPending || !subscription.active}>
+            Send test event
+          </button>
+          <button type="button" className="secondary" onClick={() => setEditing(true)}>Edit</button>
+          <button type="button" className="secondary" onClick={() => action.mutate(['update_webhook', { id: subscription.id, active: !subscription.active }])}>
+            {subscription.active ? 'Deactivate' : 'Activate'}
+          </button>
+          <button type="button" className="danger" onClick={() => confirm('Delete this subscription and its deliveries?') && action.mutate(['delete_webhook', { id: subscription.id }])}>
+            Delete
+          </button>
+        </div>
+      </header>
+      <ErrorNote error={action.error} />
+      <nav className="tabs small" aria-label="Subscription views">
+        <button type="button" className={view === 'deliveries' ? 'active' : ''} onClick={() => setView('deliveries')}>Deliveries</button>
+        <button type="button" className={view === 'sink' ? 'active' : ''} onClick={() => setView('sink')} disabled={!onSink} title={onSink ? '' : 'Only for subscriptions on the debug sink'}>
+          Debug sink
+        </button>
+      </nav>
+      {view === 'deliveries' ? <DeliveriesTimeline accountId={accountId} webhookId={subscription.id} onChange={refresh} /> : <SinkCaptures webhookId={subscription.id} />}
+      <Dialog title="Edit subscription" open={editing} onClose={() => setEditing(false)}>
+        <SubscriptionForm accountId={accountId} events={events} subscription={subscription} onSaved={() => setEditing(false)} />
+      </Dialog>
+    </section>
+  );
+}
+
+function DeliveriesTimeline({ accountId, webhookId, onChange }: { accountId: string; webhookId: string; onChange: () => void }) {
+  const deliveries = useQuery({
+    queryKey: ['deliveries', webhookId],
+    queryFn: () => runOperation<{ data: Delivery[] }>(accountId, 'list_webhook_deliveries', { id: webhookId, limit: 50 }).then((r) => r.data),
+    // Attempts happen in the background: keep watching while any is still pending.
+    refetchInterval: (query) => (query.state.data?.some((d) => d.status === 'pending') ? 2_000 : 10_000),
+  });
+  const retry = useMutation({
+    mutationFn: (id: string) => runOperation<{ ok: boolean; status: number }>(accountId, 'retry_webhook_delivery', { id }),
+    onSettled: onChange,
+  });
+  if (deliveries.error) return <ErrorNote error={deliveries.error} />;
+  if (deliveries.data?.length === 0) return <Empty>No deliveries yet. Send a test event, or wait for the subscribed events.</Empty>;
+  return (
+    <ol className="timeline" aria-label="Deliveries">
+      <ErrorNote error={retry.error} />
+      {deliveries.data?.map((d) => (
+        <li key={d.id} className={`delivery ${d.status}`} data-status={d.status}>
+          <div className="row spread">
+            <div className="row">
+              <Badge value={d.status} /> <strong>{d.event}</strong>
+              <span className="muted">attempt {d.attempt} of {MAX_ATTEMPTS}</span>
+              <span className="muted">created <Time at={d.created_at} /></span>
+            </div>
+            <button type="button" className="small" disabled={d.status === 'delivered' || retry.isPending} onClick={() => retry.mutate(d.id)}>
+              Retry now
+            </button>
+          </div>
+          <dl className="inline-facts">
+            <dt>Last answer</dt>
+            <dd>{d.last_status_code ? <code>{d.last_status_code}</code> : '—'}{d.last_error && <span className="error-text"> {d.last_error}</span>}</dd>
+            {d.status === 'pending' && (
+              <>
+                <dt>Next attempt</dt>
+                <dd><Time at={d.next_attempt_at} /></dd>
+              </>
+            )}
+            {d.delivered_at && (
+              <>
+                <dt>Delivered</dt>
+                <dd><Time at={d.delivered_at} /></dd>
+              </>
+            )}
+            <dt>Event id</dt>
+            <dd><code className="id">{d.event_id}</code></dd>
+          </dl>
+          {d.response_body && (
+            <details>
+              <summary>Response body</summary>
+              <pre className="json">{d.response_body}</pre>
+            </details>
+          )}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function SinkCaptures({ webhookId }: { webhookId: string }) {
+  const captures = useQuery({
+    queryKey: ['sink', webhookId],
+    queryFn: () => admin<{ data: Capture[] }>('GET', `/webhooks/${webhookId}/sink`).then((r) => r.data),
+    refetchInterval: 5_000,
+  });
+  if (captures.error) return <ErrorNote error={captures.error} />;
+  if (captures.data?.length === 0) return <Empty>The sink has captured nothing for this subscription yet.</Empty>;
+  return (
+    <ol className="timeline" aria-label="Captured requests">
+      {captures.data?.map((c) => (
+        <li key={c.id} className="capture">
+          <p className="row">
+            <strong>POST</strong> received <Time at={c.received_at} /> <code>{c.headers['x-merx-event']}</code>
+          </p>
+          <details>
+            <summary>Headers</summary>
+            <Json value={c.headers} />
+          </details>
+          <details open>
+            <summary>Body</summary>
+            <Json value={prettyJson(c.body)} />
+          </details>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}

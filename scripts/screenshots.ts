@@ -1,0 +1,28 @@
+// npm run screenshots: the console's main screens, as the browser test walks
+// them, into docs/screenshots/ (the README shows them). Needs /usr/bin/chromium.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startTestService, ADMIN_TOKEN } from '../test/helpers/harness.ts';
+import { chromiumMissing, launchChromium } from '../test/helpers/browser.ts';
+import { runConsoleFlow } from '../test/browser/console-flow.ts';
+
+const missing = chromiumMissing();
+if (missing) throw new Error(missing);
+const dir = path.join(import.meta.dirname, '../docs/screenshots');
+fs.mkdirSync(dir, { recursive: true });
+// The pictures show the addresses a newcomer's npm start prints.
+const svc = await startTestService({ PORT: process.env.PORT ?? '31480', PUBLIC_BASE_URL: 'http://localhost:3000' });
+const browser = await launchChromium();
+try {
+  const result = await runConsoleFlow({ browser, baseUrl: svc.url.replace('127.0.0.1', 'localhost'), adminToken: ADMIN_TOKEN, shotsDir: dir });
+  fs.rmSync(path.join(dir, 'failure.png'), { force: true });
+  for (const file of result.screenshots) {
+    // Smaller files for the repository, where Debian's pngquant is installed (apt-get install pngquant).
+    if (fs.existsSync('/usr/bin/pngquant')) execFileSync('/usr/bin/pngquant', ['--force', '--skip-if-larger', '--quality=70-90', '--ext', '.png', file]);
+    process.stdout.write(`${path.relative(process.cwd(), file)} (${Math.round(fs.statSync(file).size / 1024)} KB)\n`);
+  }
+} finally {
+  await browser.close();
+  await svc.close();
+}

@@ -1,0 +1,36 @@
+// EXTENSIONS 1, the events feed: the same envelopes webhooks deliver.
+import { Type } from 'typebox';
+import { Closed, Cursor, DateTime, Limit, Nullable, StrictDate, Uuid } from '../../platform/schema.ts';
+import { SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
+
+export const Envelope = Closed(
+  {
+    id: Uuid({ description: 'The event id: the same id a webhook delivery of this event carries (X-Merx-Event-Id, webhook-id).' }),
+    event: Type.String({ description: `One of ${SUBSCRIBABLE_EVENTS.join(', ')}.` }),
+    created_at: DateTime({ description: 'When the event happened.' }),
+    account_id: Uuid(),
+    api_version: Type.String({ description: 'Currently 2026-09-01.' }),
+    data: Type.Object({}, { additionalProperties: true, description: 'Event-specific, byte for byte what webhooks deliver (SPEC Events).' }),
+  },
+  { $id: 'EventEnvelope' },
+);
+
+export const EventsQuery = Closed({
+  limit: Type.Optional(Limit(50)),
+  cursor: Type.Optional(Cursor()),
+  type: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 500, description: `Comma-separated event names: ${SUBSCRIBABLE_EVENTS.join(', ')}.` }),
+  ),
+  since: Type.Optional(StrictDate('Only events with created_at at or after this instant (a date alone means 00:00:00Z).')),
+  order_id: Type.Optional(Uuid({ description: "Only events about this order, its shipments' events included." })),
+});
+
+export const EventFeedPage = Closed({
+  data: Type.Array(Envelope),
+  has_more: Type.Boolean(),
+  next_cursor: Nullable('string', {
+    description:
+      'Where the next poll starts. Non-null once the feed has moved past at least one event, even when has_more is false: store it and poll ' +
+      'with it for newer events; a poll with nothing newer gives it back unchanged. Null only on a first page with no events.',
+  }),
+});

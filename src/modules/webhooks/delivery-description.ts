@@ -1,0 +1,32 @@
+// What a delivery looks like to the receiver, for the OpenAPI document's
+// `webhooks` section (EXTENSIONS 4: the webhook-* headers are described there).
+import type { DescribedWebhook } from '../../transports/openapi.ts';
+import { Envelope } from '../events/schema.ts';
+
+const text = (description: string, schema: object = { type: 'string' }) => ({ description, schema });
+
+export const deliveryWebhooks: Record<string, DescribedWebhook> = {
+  event: {
+    summary: 'A signed event delivery to a subscription URL',
+    description:
+      'One POST per event and subscription, at least once (deduplicate by the envelope id, which is also webhook-id). Verify on the raw body ' +
+      'before parsing, with either scheme: X-Merx-Signature is Stripe-style (t=<t>,v1=<hex HMAC-SHA256 of "<t>.<raw body>"> keyed with the ' +
+      'secret as UTF-8 text; Stripe\'s verifier accepts it), webhook-* are Standard Webhooks (the standardwebhooks and Svix libraries accept ' +
+      'them with the secret written whsec_ + base64 of its UTF-8 bytes). During a secret rotation both secrets sign: two v1 values in ' +
+      'X-Merx-Signature (new first) and two space-separated webhook-signature entries, until previous_secret_expires_at. Reject a timestamp ' +
+      'more than 300 s from your clock. POST /api/v1/webhooks/{id}/verify-signature says why a verification fails.',
+    headers: {
+      'Content-Type': text('application/json'),
+      'User-Agent': text('merx-webhooks/1'),
+      'X-Merx-Event': text('The event name.'),
+      'X-Merx-Event-Id': text('The envelope id (the same on every retry).', { type: 'string', format: 'uuid' }),
+      'X-Merx-Delivery': text('The id of this attempt (different on every retry).', { type: 'string', format: 'uuid' }),
+      'X-Merx-Timestamp': text('Unix seconds when this attempt was signed.', { type: 'string', pattern: '^\\d+$' }),
+      'X-Merx-Signature': text('t=<timestamp>,v1=<hex>[,v1=<hex of the previous secret during a rotation>].'),
+      'webhook-id': text('Standard Webhooks message id: the envelope id.', { type: 'string', format: 'uuid' }),
+      'webhook-timestamp': text('The same Unix seconds as X-Merx-Timestamp.', { type: 'string', pattern: '^\\d+$' }),
+      'webhook-signature': text('v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">, space-separated when two secrets sign.'),
+    },
+    body: Envelope,
+  },
+};

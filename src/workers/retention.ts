@@ -1,0 +1,9 @@
+// The retention job: what each store keeps, and no longer.
+import type { Db } from '../platform/db.ts';
+import { pruneEvents } from '../modules/events/retention.ts';
+import { pruneIdempotencyKeys } from '../platform/idempotency.ts';
+import { pruneRetiredSecrets } from '../modules/webhooks/subscriptions.ts';
+
+export async function runRetention(db: Db, now: Date): Promise<number> {
+  return (await pruneEvents(db, now)) + (await pruneIdempotencyKeys(db, now)) + (await pruneRetiredSecrets(db, now));
+}
