@@ -76,8 +76,10 @@ async function run(argv: string[]) {
       return;
     case 'courier-sim': {
       const { startStandaloneSimulator } = await import('./couriers/simulator/standalone.ts');
+      const { courierProviders } = await import('./couriers/providers.ts');
       const url = await startStandaloneSimulator(Number(values.port ?? 3100));
-      process.stdout.write(`courier simulator at ${url}: set COURIER_A_URL=${url}/courier_a, COURIER_B_URL=${url}/courier_b, COURIER_C_URL=${url}/courier_c\n`);
+      const settings = courierProviders().filter((p) => p.simulator).map((p) => `${p.urlVariable}=${url}/${p.slug}`);
+      process.stdout.write(`courier simulator at ${url}: set ${settings.join(', ')}\n`);
       return;
     }
     case 'migrate':

@@ -1,5 +1,6 @@
 // Environment -> one typed, validated config object. A bad value stops the
 // process at start-up with a message naming the variable (STYLE 9).
+import { courierProviders } from './couriers/providers.ts';
 
 export interface Config {
   port: number;
@@ -14,7 +15,8 @@ export interface Config {
   smtpUrl: string | null;
   webhookAllowHosts: string[];
   courierMode: 'simulator' | 'live';
-  courierUrls: { courier_a: string | null; courier_b: string | null; courier_c: string | null };
+  /** Each registered courier's base URL in live mode, from its provider's variable (COURIER_A_URL, ...). */
+  courierUrls: Record<string, string | null>;
   courierTimeoutMs: number;
   /** SPEC Limits by default; an operator may raise them (benchmarks, dedicated deployments). */
   rateLimits: { restPerMinute: number; mcpPerMinute: number };
@@ -94,11 +96,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     courierMode: oneOf(env, 'COURIER_MODE', ['simulator', 'live'] as const, production ? 'live' : 'simulator'),
-    courierUrls: {
-      courier_a: url(env, 'COURIER_A_URL', ['http:', 'https:']),
-      courier_b: url(env, 'COURIER_B_URL', ['http:', 'https:']),
-      courier_c: url(env, 'COURIER_C_URL', ['http:', 'https:']),
-    },
+    courierUrls: Object.fromEntries(courierProviders().map((p) => [p.slug, url(env, p.urlVariable, ['http:', 'https:'])])),
     courierTimeoutMs: integer(env, 'COURIER_TIMEOUT_MS', 10_000, 100, 120_000),
     rateLimits: {
       restPerMinute: integer(env, 'RATE_LIMIT_REST_PER_MINUTE', 300, 1, 100_000_000),

@@ -1,10 +1,11 @@
-// The CourierAdapter contract (STYLE 6): one interface, three couriers, each
-// speaking its own wire protocol over HTTP. Adapters normalise requests,
-// answers, statuses and failures; nothing outside src/couriers knows a protocol.
+// The CourierAdapter contract (STYLE 6): one interface, one adapter per
+// registered courier (providers.ts), each speaking its own wire protocol over
+// HTTP. Adapters normalise requests, answers, statuses and failures; nothing
+// outside src/couriers knows a protocol.
 import { AppError } from '../platform/errors.ts';
 
-export type CourierSlug = 'courier_a' | 'courier_b' | 'courier_c';
-export const COURIER_SLUGS: CourierSlug[] = ['courier_a', 'courier_b', 'courier_c'];
+/** A registered courier's slug (providers.ts holds the list). */
+export type CourierSlug = string;
 export type NormalizedStatus = 'pending' | 'picked_up' | 'in_transit' | 'delivered' | 'cancelled' | 'refused' | 'returned';
 
 export interface CourierAccount {

@@ -1,14 +1,16 @@
-// The three adapters, pointed at the real couriers (COURIER_<X>_URL) or, in
-// simulator mode, at the in-process simulator. COURIER_MODE=live never mounts it.
+// The registered couriers' adapters, pointed at the real couriers
+// (COURIER_<X>_URL, each provider's urlVariable) or, in simulator mode, at
+// the in-process simulator. COURIER_MODE=live never mounts it.
 import type { Config } from '../config.ts';
 import { courierError, type CourierAdapter, type CourierSlug } from './adapter.ts';
-import { createCourierA } from './courier-a.ts';
-import { createCourierB } from './courier-b.ts';
-import { createCourierC } from './courier-c.ts';
+import { courierProviders } from './providers.ts';
 import { SimulatorState } from './simulator/state.ts';
 
 export interface Couriers {
+  /** The adapter of a registered courier; validation_failed for any other slug. */
   adapter(slug: CourierSlug): CourierAdapter;
+  /** Slugs of the couriers whose statuses are polled. */
+  polled(): CourierSlug[];
   /** Present in simulator mode only. */
   simulator: SimulatorState | null;
   /** The service's own origin, once it listens: where the simulator and push endpoints are. */
@@ -20,19 +22,23 @@ export interface Couriers {
 export function createCouriers(config: Config): Couriers {
   const simulator = config.courierMode === 'simulator' ? new SimulatorState() : null;
   let self = config.publicBaseUrl;
-  const baseUrl = (slug: CourierSlug) => () => {
-    const configured = config.courierUrls[slug];
-    if (configured) return configured.replace(/\/$/, '');
-    if (simulator) return `${self}/courier-sim/${slug}`;
-    throw courierError(slug, 'unavailable', `COURIER_${slug.slice(-1).toUpperCase()}_URL is not configured`);
-  };
-  const adapters: Record<CourierSlug, CourierAdapter> = {
-    courier_a: createCourierA(baseUrl('courier_a'), config.courierTimeoutMs),
-    courier_b: createCourierB(baseUrl('courier_b'), config.courierTimeoutMs),
-    courier_c: createCourierC(baseUrl('courier_c'), config.courierTimeoutMs),
-  };
+  const adapters = new Map<CourierSlug, CourierAdapter>();
+  for (const provider of courierProviders()) {
+    const baseUrl = () => {
+      const configured = config.courierUrls[provider.slug];
+      if (configured) return configured.replace(/\/$/, '');
+      if (simulator && provider.simulator) return `${self}/courier-sim/${provider.slug}`;
+      throw courierError(provider.slug, 'unavailable', `${provider.urlVariable} is not configured`);
+    };
+    adapters.set(provider.slug, provider.createAdapter(baseUrl, config.courierTimeoutMs));
+  }
   return {
-    adapter: (slug) => adapters[slug],
+    adapter(slug) {
+      const adapter = adapters.get(slug);
+      if (!adapter) throw courierError(slug, 'not_supported', `${slug} is not a registered courier`);
+      return adapter;
+    },
+    polled: () => [...adapters.values()].filter((a) => a.capabilities.statusUpdates === 'poll').map((a) => a.slug),
     simulator,
     setSelfOrigin(origin) {
       self = origin;

@@ -17,12 +17,12 @@ import { requireAccount } from '../modules/storefront/service.ts';
 import { listShipments } from '../modules/shipments/queries.ts';
 import { listIntegrations } from '../modules/shipments/integrations.ts';
 import { Shipment, SHIPMENT_STATUSES } from '../modules/shipments/schema.ts';
-import { COURIER_SLUGS } from '../couriers/adapter.ts';
+import { COURIER_SLUGS } from '../couriers/providers.ts';
 import { JOBS } from '../workers/schedule.ts';
 import { Account } from './accounts-routes.ts';
 import { adminRoute, FileAnswer, type OperatorServices } from './route.ts';
 
-const Courier = Type.Unsafe<string>({ type: 'string', enum: [...COURIER_SLUGS] });
+const Courier = Type.Unsafe<string>({ type: 'string', enum: COURIER_SLUGS });
 const OperationSummary = Closed({
   name: Type.String(),
   method: Type.String(),
@@ -90,7 +90,7 @@ export function consoleRoutes(operations: Operation[]) {
           database: s.db.kind,
           deploy_sha: s.deploySha,
           courier_mode: s.config.courierMode,
-          couriers: COURIER_SLUGS.map((slug) => ({ slug, mode: s.couriers.simulator ? s.couriers.simulator.modes[slug] : null })),
+          couriers: COURIER_SLUGS.map((slug) => ({ slug, mode: s.couriers.simulator?.modes[slug] ?? null })),
           jobs: Object.keys(JOBS),
           scopes: [...SCOPES],
           presets: PRESETS,
@@ -143,7 +143,7 @@ export function consoleRoutes(operations: Operation[]) {
       method: 'GET',
       path: '/accounts/:id/couriers',
       tags: ['Accounts'],
-      summary: "The account's three courier integrations, enabled or not",
+      summary: "The account's courier integrations, one per registered courier, enabled or not",
       description: 'Credentials are write-only: credentials_set names the keys that are set.',
       params: Closed({ id: Uuid() }),
       output: Closed({

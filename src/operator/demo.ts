@@ -6,7 +6,7 @@ import { PRESETS } from '../platform/scopes.ts';
 import { createAccount, issueKey } from '../modules/accounts/service.ts';
 import { seedAccount } from './seed.ts';
 import { putIntegration } from '../modules/shipments/integrations.ts';
-import { COURIER_SLUGS } from '../couriers/adapter.ts';
+import { COURIER_SLUGS } from '../couriers/providers.ts';
 
 const DEMO_EMAIL = 'demo@merx.example';
 const DEMO_KEY_NAME = 'demo (printed at start)';
@@ -19,7 +19,7 @@ export async function ensureDemoAccount(db: Db): Promise<{ accountId: string; ke
     if (!accountId) {
       accountId = (await createAccount(tx, { name: 'Demo Shop', email: DEMO_EMAIL, plan: 'pro' })).id as string;
       await seedAccount(tx, accountId, { orders: 250, products: 20, customers: 80, seed: 42 });
-      // All three couriers on: in simulator mode they use the simulator's demo credentials.
+      // Every registered courier on: in simulator mode they use the simulator's demo credentials.
       for (const slug of COURIER_SLUGS) await putIntegration(tx, accountId, slug, { enabled: true });
     }
     await tx.query('UPDATE api_keys SET revoked_at = now() WHERE account_id = $1 AND name = $2 AND revoked_at IS NULL', [accountId, DEMO_KEY_NAME]);

@@ -5,8 +5,8 @@ import { AppError } from '../platform/errors.ts';
 import { listSinkCaptures } from '../modules/webhooks/sink.ts';
 import { JOBS } from '../workers/schedule.ts';
 import { recordCourierEvent } from '../couriers/simulator/routes.ts';
-import type { CourierSlug, NormalizedStatus } from '../couriers/adapter.ts';
-import { SHIPMENT_STATUSES } from '../modules/shipments/schema.ts';
+import type { NormalizedStatus } from '../couriers/adapter.ts';
+import { CourierSlugSchema as Slug, SHIPMENT_STATUSES } from '../modules/shipments/schema.ts';
 import { putIntegration } from '../modules/shipments/integrations.ts';
 import { requireAccount } from '../modules/storefront/service.ts';
 import type { OperatorServices } from './route.ts';
@@ -14,7 +14,6 @@ import { BRIEF_STATUSES, setBriefStatus } from '../modules/bridge/briefs.ts';
 import { recordActivity } from '../modules/bridge/facts.ts';
 import { adminRoute } from './route.ts';
 
-const Slug = Type.Unsafe<CourierSlug>({ type: 'string', enum: ['courier_a', 'courier_b', 'courier_c'] });
 const JsonObject = (description: string) => Type.Unsafe<Record<string, unknown> | null>({ type: ['object', 'null'], additionalProperties: true, description });
 
 function simulatorOf(s: OperatorServices) {
@@ -90,7 +89,9 @@ export const outsideRoutes = [
     body: Closed({ mode: Type.Unsafe<'ok' | 'refuse' | 'down'>({ type: 'string', enum: ['ok', 'refuse', 'down'] }) }),
     output: Closed({ data: Closed({ slug: Type.String(), mode: Type.String() }) }),
     handler: async (s, { slug, mode }) => {
-      simulatorOf(s).modes[slug] = mode;
+      const simulator = simulatorOf(s);
+      if (!(slug in simulator.modes)) throw new AppError('not_found', `the simulator does not play ${slug}`);
+      simulator.modes[slug] = mode;
       return { data: { slug, mode } };
     },
   }),

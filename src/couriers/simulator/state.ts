@@ -1,39 +1,22 @@
 // The courier simulator's memory: parcels, their raw events in each
 // courier's own vocabulary, and the operator-set mode of each courier.
-import crypto from 'node:crypto';
-import type { CourierSlug, NormalizedStatus } from '../adapter.ts';
-import { COURIER_A_STATUSES } from '../courier-a.ts';
-import { COURIER_B_STATUSES } from '../courier-b.ts';
-import { COURIER_C_STATES } from '../courier-c.ts';
+import type { NormalizedStatus } from '../adapter.ts';
+import type { SimulatedCourier } from '../provider.ts';
+import { courierProvider, courierProviders } from '../providers.ts';
 
 export type SimMode = 'ok' | 'refuse' | 'down';
 
-/** The simulator's demo credentials: what an integration enabled without credentials gets in simulator mode (GAPS). */
-export const DEMO_CREDENTIALS: Record<CourierSlug, Record<string, string>> = {
-  courier_a: { api_token: 'sim_a_demo_token' },
-  courier_b: { api_key: 'sim_b_demo_key', client_id: 'sim_b_demo_client' },
-  courier_c: { username: 'sim_c_demo', password: 'sim_c_demo_pass' },
-};
+/** The simulated half of a registered courier; throws for a courier the simulator does not play. */
+function simulated(slug: string): SimulatedCourier {
+  const simulator = courierProvider(slug)?.simulator;
+  if (!simulator) throw new Error(`the simulator does not play ${slug}`);
+  return simulator;
+}
 
-/** How each courier writes a normalised status on the wire. */
-export const RAW_CODES: Record<CourierSlug, Record<NormalizedStatus, string | number>> = {
-  courier_a: {
-    pending: 'REGISTERED', picked_up: 'COLLECTED', in_transit: 'IN_TRANSIT', delivered: 'DELIVERED',
-    cancelled: 'CANCELLED', refused: 'REFUSED', returned: 'RETURNED',
-  },
-  courier_b: { pending: 10, picked_up: 20, in_transit: 30, delivered: 40, refused: 50, returned: 60, cancelled: 90 },
-  courier_c: {
-    pending: 'accepted', picked_up: 'collected', in_transit: 'on_the_way', delivered: 'handed_over',
-    refused: 'declined_by_recipient', returned: 'back_to_sender', cancelled: 'voided',
-  },
-};
-
-/** Every code each courier uses, with what it means (the adapters map them back the same way). */
-const COURIER_CODES: Record<CourierSlug, Array<[string | number, NormalizedStatus]>> = {
-  courier_a: Object.entries(COURIER_A_STATUSES),
-  courier_b: Object.entries(COURIER_B_STATUSES).map(([c, s]) => [Number(c), s]),
-  courier_c: Object.entries(COURIER_C_STATES),
-};
+/** The simulator's demo credentials for a courier (GAPS: an integration enabled without credentials gets them in simulator mode). */
+export function demoCredentials(slug: string): Record<string, string> {
+  return courierProvider(slug)?.simulator?.demoCredentials ?? {};
+}
 
 export interface RawEvent {
   at: string;
@@ -42,7 +25,7 @@ export interface RawEvent {
 }
 
 export interface Parcel {
-  slug: CourierSlug;
+  slug: string;
   trackingNumber: string;
   reference: string;
   recipient: string[];
@@ -58,14 +41,12 @@ const LABELS: Record<NormalizedStatus, string> = {
 };
 
 export class SimulatorState {
-  readonly modes: Record<CourierSlug, SimMode> = { courier_a: 'ok', courier_b: 'ok', courier_c: 'ok' };
+  /** One mode per courier the simulator plays. */
+  readonly modes: Record<string, SimMode> = Object.fromEntries(courierProviders().filter((p) => p.simulator).map((p) => [p.slug, 'ok']));
   readonly parcels = new Map<string, Parcel>();
 
-  newTrackingNumber(slug: CourierSlug): string {
-    const digits = (n: number) => Array.from(crypto.randomBytes(n), (b) => String(b % 10)).join('');
-    if (slug === 'courier_a') return `A${digits(10)}`;
-    if (slug === 'courier_b') return `6${digits(11)}`;
-    return `CC${digits(9)}BG`;
+  newTrackingNumber(slug: string): string {
+    return simulated(slug).newTrackingNumber();
   }
 
   register(parcel: Omit<Parcel, 'events'>): Parcel {
@@ -85,8 +66,8 @@ export class SimulatorState {
   record(trackingNumber: string, status: NormalizedStatus, code?: string | number, label?: string): RawEvent | null {
     const parcel = this.parcels.get(trackingNumber);
     if (!parcel) return null;
-    const own = COURIER_CODES[parcel.slug].find(([c, meaning]) => meaning === status && String(c) === String(code))?.[0];
-    const event = { at: new Date().toISOString(), code: own ?? RAW_CODES[parcel.slug][status], label: label ?? LABELS[status] };
+    const own = courierProvider(parcel.slug)!.statuses.find(([c, meaning]) => meaning === status && String(c) === String(code))?.[0];
+    const event = { at: new Date().toISOString(), code: own ?? simulated(parcel.slug).usualCodes[status], label: label ?? LABELS[status] };
     parcel.events.push(event);
     return event;
   }

@@ -10,8 +10,8 @@ import { courierAccountFor } from './integrations.ts';
 import { getShipment, liveShipmentOf, TERMINAL_STATUSES } from './view.ts';
 import type { ShipmentDeps } from './create.ts';
 
-const LOCAL_ONLY_NOTE =
-  'courier_c has no cancel API: the waybill is cancelled in Merx only. Tell the courier, or refuse the parcel at pickup, so it is not delivered.';
+const localOnlyNote = (slug: string) =>
+  `${slug} has no cancel API: the waybill is cancelled in Merx only. Tell the courier, or refuse the parcel at pickup, so it is not delivered.`;
 
 export function isCancellable(shipment: { status: string }): boolean {
   return !TERMINAL_STATUSES.includes(shipment.status);
@@ -41,6 +41,6 @@ export async function cancelShipment(deps: ShipmentDeps & OrderChangeDeps, accou
     if (order?.status === 'shipped' && !(await liveShipmentOf(tx, accountId, order.id))) {
       await changeOrder(tx, deps, accountId, order.id, { status: 'processing' }, 'api');
     }
-    return { data: cancelled, courier_cancelled: confirmed, courier_confirmed: confirmed, note: confirmed ? null : LOCAL_ONLY_NOTE };
+    return { data: cancelled, courier_cancelled: confirmed, courier_confirmed: confirmed, note: confirmed ? null : localOnlyNote(slug) };
   });
 }

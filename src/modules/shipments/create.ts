@@ -8,6 +8,7 @@ import type { Db, Sql } from '../../platform/db.ts';
 import { AppError, toAppError } from '../../platform/errors.ts';
 import { emit } from '../../platform/events.ts';
 import type { Couriers } from '../../couriers/registry.ts';
+import { COURIER_SLUGS, isCourierSlug } from '../../couriers/providers.ts';
 import type { CourierAccount, CourierSlug, WaybillRequest } from '../../couriers/adapter.ts';
 import { findOrder, lockOrder } from '../orders/queries.ts';
 import type { OrderView } from '../orders/schema.ts';
@@ -63,8 +64,8 @@ export async function planShipment(sql: Sql, couriers: Couriers, accountId: stri
   const live = await liveShipmentOf(sql, accountId, order.id);
   if (live) throw new AppError('conflict', 'the order already has a live shipment', { shipment: summaryOf(live) });
   const courier = input.courier ?? (order.shipping.courier_slug as CourierSlug | null);
-  if (!courier || !['courier_a', 'courier_b', 'courier_c'].includes(courier)) {
-    throw new AppError('validation_failed', 'courier is required: the order has no courier chosen at checkout', { allowed: ['courier_a', 'courier_b', 'courier_c'] });
+  if (!isCourierSlug(courier)) {
+    throw new AppError('validation_failed', 'courier is required: the order has no courier chosen at checkout', { allowed: [...COURIER_SLUGS] });
   }
   const account = await courierAccountFor(sql, couriers, accountId, courier);
   const officeId = input.office_id ?? order.shipping.courier_office_id ?? null;

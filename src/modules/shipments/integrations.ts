@@ -4,9 +4,11 @@ import type { Sql } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 import type { CourierAccount, CourierSlug } from '../../couriers/adapter.ts';
 import type { Couriers } from '../../couriers/registry.ts';
-import { DEMO_CREDENTIALS } from '../../couriers/simulator/state.ts';
+import { COURIER_SLUGS, isCourierSlug } from '../../couriers/providers.ts';
+import { demoCredentials } from '../../couriers/simulator/state.ts';
 
-export const PUSH_PATH = '/api/couriers/courier_c/push';
+/** Where a pushing courier reports statuses. */
+export const pushPath = (slug: CourierSlug) => `/api/couriers/${slug}/push`;
 
 export interface IntegrationInput {
   enabled: boolean;
@@ -18,6 +20,8 @@ export interface IntegrationInput {
 const VIEW = 'slug, enabled, sender_origin, shipment_terms, created_at, updated_at';
 
 export async function putIntegration(tx: Sql, accountId: string, slug: CourierSlug, input: IntegrationInput) {
+  // The registry, not the database, knows the couriers (migration 015).
+  if (!isCourierSlug(slug)) throw new AppError('validation_failed', `${slug} is not a registered courier`, { allowed: [...COURIER_SLUGS] });
   const { rows } = await tx.query(
     `INSERT INTO courier_integrations (account_id, slug, enabled, credentials, sender_origin, shipment_terms, push_token)
      VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -52,10 +56,10 @@ export async function courierAccountFor(sql: Sql, couriers: Couriers, accountId:
   }
   const hasCredentials = Object.keys(row.credentials ?? {}).length > 0;
   return {
-    credentials: hasCredentials || !couriers.simulator ? row.credentials : DEMO_CREDENTIALS[slug],
+    credentials: hasCredentials || !couriers.simulator ? row.credentials : demoCredentials(slug),
     senderOrigin: row.sender_origin,
     shipmentTerms: row.shipment_terms,
-    push: { url: couriers.selfOrigin() + PUSH_PATH, token: row.push_token },
+    push: { url: couriers.selfOrigin() + pushPath(slug), token: row.push_token },
   };
 }
 
@@ -68,7 +72,7 @@ export async function integrationByPushToken(sql: Sql, slug: CourierSlug, token:
   return rows[0]?.account_id ?? null;
 }
 
-/** All three couriers for an account, enabled or not (the operator console's settings). */
+/** Every registered courier for an account, enabled or not (the operator console's settings). */
 export async function listIntegrations(sql: Sql, accountId: string, slugs: readonly CourierSlug[]) {
   const { rows } = await sql.query(`SELECT ${VIEW}, credentials FROM courier_integrations WHERE account_id = $1`, [accountId]);
   return slugs.map((slug) => {

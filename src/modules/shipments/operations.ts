@@ -6,7 +6,7 @@ import { Closed, Nullable, Uuid } from '../../platform/schema.ts';
 import type { CourierSlug } from '../../couriers/adapter.ts';
 import { getOrder } from '../orders/queries.ts';
 import { latestShipmentOf } from './queries.ts';
-import { Shipment } from './schema.ts';
+import { CourierSlugSchema as Courier, Shipment } from './schema.ts';
 import { createShipment, planShipment, type ShipmentDeps } from './create.ts';
 import { cancelShipment, isCancellable } from './cancel.ts';
 import { courierAccountFor } from './integrations.ts';
@@ -14,7 +14,6 @@ import { getShipment } from './view.ts';
 
 const TAGS = ['Shipments'];
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
-const Courier = Type.Unsafe<CourierSlug>({ type: 'string', enum: ['courier_a', 'courier_b', 'courier_c'] });
 const ShipmentIdParams = Closed({ id: Uuid({ description: 'Shipment id.' }) });
 const OfficeId = Type.Unsafe<string | number>({ type: ['string', 'integer'] });
 
@@ -153,8 +152,8 @@ export const cancelShipmentOp = defineOperation({
   tags: TAGS,
   summary: 'Cancel a waybill',
   description:
-    'courier_a and courier_b confirm the cancellation (courier_cancelled and courier_confirmed true); courier_c has no cancel API, so the ' +
-    'waybill is cancelled locally with an explanatory note. A cancelled, delivered, refused or returned shipment gives 409. A shipped order goes back ' +
+    'A courier with a cancel API confirms the cancellation (courier_cancelled and courier_confirmed true; courier_a and courier_b); one ' +
+    'without (courier_c) has the waybill cancelled locally with an explanatory note. A cancelled, delivered, refused or returned shipment gives 409. A shipped order goes back ' +
     'to processing when no live shipment remains. Dry run says whether it is cancellable.',
   params: ShipmentIdParams,
   body: Closed({ reason: Type.Optional(Type.String({ maxLength: 500 })) }),

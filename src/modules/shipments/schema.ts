@@ -1,6 +1,10 @@
 // SPEC Shipment and ShipmentSummary views.
 import { Type } from 'typebox';
 import { Closed, DateTime, Nullable, NullableDateTime, Uuid } from '../../platform/schema.ts';
+import { COURIER_SLUGS } from '../../couriers/providers.ts';
+
+/** A registered courier's slug: the enum is the registry's own (live) list. */
+export const CourierSlugSchema = Type.Unsafe<string>({ type: 'string', enum: COURIER_SLUGS });
 
 export const SHIPMENT_STATUSES = ['pending', 'picked_up', 'in_transit', 'delivered', 'cancelled', 'refused', 'returned'] as const;
 export const ShipmentStatus = Type.Unsafe<(typeof SHIPMENT_STATUSES)[number]>({

@@ -1,14 +1,13 @@
-// Getting courier statuses in: the 15-minute poll for courier_a and
-// courier_b (batched per account and courier), and courier_c's push.
+// Getting courier statuses in: the 15-minute poll of the polled couriers
+// (batched per account and courier), and the pushing couriers' reports.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Db } from '../../platform/db.ts';
 import { AppError, unauthorized } from '../../platform/errors.ts';
-import { isSupportedInstant } from '../../platform/dates.ts';
-import type { CourierEvent, CourierSlug } from '../../couriers/adapter.ts';
-import { courierCEvent } from '../../couriers/courier-c.ts';
+import type { CourierSlug } from '../../couriers/adapter.ts';
+import { courierProviders } from '../../couriers/providers.ts';
 import type { Couriers } from '../../couriers/registry.ts';
 import type { OrderChangeDeps } from '../orders/commands.ts';
-import { courierAccountFor, integrationByPushToken, PUSH_PATH } from './integrations.ts';
+import { courierAccountFor, integrationByPushToken, pushPath } from './integrations.ts';
 import { applyCourierEvents } from './mirror.ts';
 
 const POLL_BATCH = 100;
@@ -17,8 +16,9 @@ export async function runCourierPoll(db: Db, couriers: Couriers, deps: OrderChan
   const { rows } = await db.query<{ account_id: string; courier_slug: CourierSlug; id: string; tracking_number: string }>(
     `SELECT s.account_id, s.courier_slug, s.id, s.tracking_number FROM shipments s
        JOIN courier_integrations i ON i.account_id = s.account_id AND i.slug = s.courier_slug AND i.enabled
-      WHERE s.courier_slug IN ('courier_a', 'courier_b') AND s.status IN ('pending', 'picked_up', 'in_transit') AND s.tracking_number IS NOT NULL
+      WHERE s.courier_slug = ANY($1::text[]) AND s.status IN ('pending', 'picked_up', 'in_transit') AND s.tracking_number IS NOT NULL
       ORDER BY s.account_id, s.courier_slug, s.created_at`,
+    [couriers.polled()],
   );
   const groups = new Map<string, typeof rows>();
   for (const row of rows) {
@@ -47,29 +47,23 @@ export async function runCourierPoll(db: Db, couriers: Couriers, deps: OrderChan
   return changed;
 }
 
-/** courier_c reports here with the per-integration token it was given at waybill creation. */
+/** Pushing couriers report here with the per-integration token they were given at waybill creation. */
 export function registerCourierPush(app: FastifyInstance, deps: { db: Db; orderDeps: OrderChangeDeps }): void {
-  app.post(PUSH_PATH, async (request, reply) => {
-    const match = /^Token ([A-Za-z0-9]+)$/.exec(request.headers.authorization ?? '');
-    const accountId = match ? await integrationByPushToken(deps.db, 'courier_c', match[1]) : null;
-    if (!accountId) throw unauthorized('unknown courier integration token');
-    const body = request.body as { barcode?: unknown; events?: unknown } | undefined;
-    if (typeof body?.barcode !== 'string' || !Array.isArray(body.events)) {
-      throw new AppError('validation_failed', 'expected {barcode, events: [{occurred_at, state, note}]}');
-    }
-    const events: CourierEvent[] = [];
-    for (const e of body.events as Array<Record<string, unknown>>) {
-      if (typeof e?.occurred_at !== 'string' || !isSupportedInstant(Date.parse(e.occurred_at)) || typeof e.state !== 'string') {
-        throw new AppError('validation_failed', 'each event needs occurred_at (ISO 8601, years 0001-9999) and state');
-      }
-      events.push(courierCEvent(body.barcode, e as { occurred_at: string; state: string; note?: string }));
-    }
-    const { rows } = await deps.db.query<{ id: string }>(
-      "SELECT id FROM shipments WHERE account_id = $1 AND courier_slug = 'courier_c' AND tracking_number = $2",
-      [accountId, body.barcode],
-    );
-    if (!rows[0]) throw new AppError('not_found', 'unknown barcode');
-    await applyCourierEvents(deps.db, deps.orderDeps, accountId, rows[0].id, events);
-    return reply.code(200).send({ ok: true });
-  });
+  for (const provider of courierProviders()) {
+    const push = provider.push;
+    if (!push) continue;
+    app.post(pushPath(provider.slug), async (request, reply) => {
+      const token = push.token(request.headers);
+      const accountId = token ? await integrationByPushToken(deps.db, provider.slug, token) : null;
+      if (!accountId) throw unauthorized('unknown courier integration token');
+      const report = push.read(request.body);
+      const { rows } = await deps.db.query<{ id: string }>(
+        'SELECT id FROM shipments WHERE account_id = $1 AND courier_slug = $2 AND tracking_number = $3',
+        [accountId, provider.slug, report.trackingNumber],
+      );
+      if (!rows[0]) throw new AppError('not_found', 'unknown tracking number');
+      await applyCourierEvents(deps.db, deps.orderDeps, accountId, rows[0].id, report.events);
+      return reply.code(200).send({ ok: true });
+    });
+  }
 }

@@ -5,9 +5,11 @@
 //   POST /v1/shipments/{n}/cancel -> 200 {cancelled: true} | 409 {error: {code, message}}
 //   GET  /v1/shipments/{n}/label  -> application/pdf
 //   POST /v1/tracking {shipmentNumbers} -> {results: [{shipmentNumber, events: [{timestamp, statusCode, description}]}]}
-import type { CourierAccount, CourierAdapter, CourierEvent, NormalizedStatus, Waybill, WaybillRequest } from './adapter.ts';
-import { courierError } from './adapter.ts';
-import { courierFetch, failureFor, type CourierResponse } from './http.ts';
+import type { CourierAccount, CourierAdapter, CourierEvent, NormalizedStatus, Waybill, WaybillRequest } from '../adapter.ts';
+import { courierError } from '../adapter.ts';
+import type { CourierProvider } from '../provider.ts';
+import { simulatedCourierA } from '../simulator/courier-a.ts';
+import { courierFetch, failureFor, type CourierResponse } from '../http.ts';
 
 export const COURIER_A_STATUSES: Record<string, NormalizedStatus> = {
   REGISTERED: 'pending',
@@ -83,3 +85,11 @@ export function createCourierA(baseUrl: () => string, timeoutMs: number): Courie
     },
   };
 }
+
+export const courierA: CourierProvider = {
+  slug: 'courier_a',
+  urlVariable: 'COURIER_A_URL',
+  statuses: Object.entries(COURIER_A_STATUSES),
+  createAdapter: createCourierA,
+  simulator: simulatedCourierA,
+};

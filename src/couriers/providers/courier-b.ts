@@ -5,9 +5,11 @@
 //   DELETE /api/waybill/{awb}    -> {ok: true}
 //   GET    /api/waybill/{awb}/pdf -> application/pdf
 //   GET    /api/tracking?awb=a,b  -> {ok: true, items: [{awb, history: [{ts, code, text}]}]}
-import type { CourierAccount, CourierAdapter, CourierEvent, NormalizedStatus, Waybill } from './adapter.ts';
-import { courierError } from './adapter.ts';
-import { courierFetch, failureFor, type CourierResponse } from './http.ts';
+import type { CourierAccount, CourierAdapter, CourierEvent, NormalizedStatus, Waybill } from '../adapter.ts';
+import { courierError } from '../adapter.ts';
+import type { CourierProvider } from '../provider.ts';
+import { simulatedCourierB } from '../simulator/courier-b.ts';
+import { courierFetch, failureFor, type CourierResponse } from '../http.ts';
 
 export const COURIER_B_STATUSES: Record<number, NormalizedStatus> = {
   10: 'pending',
@@ -93,3 +95,11 @@ export function createCourierB(baseUrl: () => string, timeoutMs: number): Courie
     },
   };
 }
+
+export const courierB: CourierProvider = {
+  slug: 'courier_b',
+  urlVariable: 'COURIER_B_URL',
+  statuses: Object.entries(COURIER_B_STATUSES).map(([code, status]) => [Number(code), status] as const),
+  createAdapter: createCourierB,
+  simulator: simulatedCourierB,
+};

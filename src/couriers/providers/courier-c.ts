@@ -4,9 +4,13 @@
 //   POST /parcels                    -> 201 {parcel: {barcode, tariff}}  (body carries notify_url, notify_token)
 //   GET  /parcels/{barcode}/sticker  -> application/pdf
 //   push: POST <notify_url>  Authorization: Token <notify_token>  {barcode, events: [{occurred_at, state, note}]}
-import type { CourierAccount, CourierAdapter, CourierEvent, NormalizedStatus, Waybill } from './adapter.ts';
-import { courierError } from './adapter.ts';
-import { courierFetch, failureFor, type CourierResponse } from './http.ts';
+import type { CourierAccount, CourierAdapter, CourierEvent, NormalizedStatus, Waybill } from '../adapter.ts';
+import { courierError } from '../adapter.ts';
+import type { CourierProvider, CourierPush } from '../provider.ts';
+import { AppError } from '../../platform/errors.ts';
+import { isSupportedInstant } from '../../platform/dates.ts';
+import { simulatedCourierC } from '../simulator/courier-c.ts';
+import { courierFetch, failureFor, type CourierResponse } from '../http.ts';
 
 export const COURIER_C_STATES: Record<string, NormalizedStatus> = {
   accepted: 'pending',
@@ -19,9 +23,31 @@ export const COURIER_C_STATES: Record<string, NormalizedStatus> = {
 };
 
 /** Normalises one pushed courier_c event. */
-export function courierCEvent(barcode: string, e: { occurred_at: string; state: string; note?: string | null }): CourierEvent {
+function courierCEvent(barcode: string, e: { occurred_at: string; state: string; note?: string | null }): CourierEvent {
   return { trackingNumber: barcode, at: new Date(e.occurred_at).toISOString(), code: e.state, label: e.note ?? null, status: COURIER_C_STATES[e.state] ?? null };
 }
+
+/** courier_c reports with `Authorization: Token <notify_token>` and {barcode, events: [{occurred_at, state, note}]}. */
+const courierCPush: CourierPush = {
+  token(headers) {
+    const match = /^Token ([A-Za-z0-9]+)$/.exec(String(headers.authorization ?? ''));
+    return match ? match[1] : null;
+  },
+  read(report) {
+    const body = report as { barcode?: unknown; events?: unknown } | undefined;
+    if (typeof body?.barcode !== 'string' || !Array.isArray(body.events)) {
+      throw new AppError('validation_failed', 'expected {barcode, events: [{occurred_at, state, note}]}');
+    }
+    const events: CourierEvent[] = [];
+    for (const e of body.events as Array<Record<string, unknown>>) {
+      if (typeof e?.occurred_at !== 'string' || !isSupportedInstant(Date.parse(e.occurred_at)) || typeof e.state !== 'string') {
+        throw new AppError('validation_failed', 'each event needs occurred_at (ISO 8601, years 0001-9999) and state');
+      }
+      events.push(courierCEvent(body.barcode, e as { occurred_at: string; state: string; note?: string }));
+    }
+    return { trackingNumber: body.barcode, events };
+  },
+};
 
 export function createCourierC(baseUrl: () => string, timeoutMs: number): CourierAdapter {
   const slug = 'courier_c';
@@ -73,3 +99,12 @@ export function createCourierC(baseUrl: () => string, timeoutMs: number): Courie
     },
   };
 }
+
+export const courierC: CourierProvider = {
+  slug: 'courier_c',
+  urlVariable: 'COURIER_C_URL',
+  statuses: Object.entries(COURIER_C_STATES),
+  createAdapter: createCourierC,
+  push: courierCPush,
+  simulator: simulatedCourierC,
+};

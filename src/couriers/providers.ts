@@ -1,0 +1,34 @@
+// The courier registry: one line per courier. Everything that lists
+// couriers (config, schema enums, validation, the poll, push routes, the
+// simulator) reads it, so a courier added here is known everywhere.
+// Register before the app is built: operation schemas read the list then.
+import type { CourierProvider } from './provider.ts';
+import { courierA } from './providers/courier-a.ts';
+import { courierB } from './providers/courier-b.ts';
+import { courierC } from './providers/courier-c.ts';
+
+const providers = new Map<string, CourierProvider>();
+/** The registered slugs, in registration order; a live list (schemas hold this very array). */
+export const COURIER_SLUGS: string[] = [];
+
+export function registerCourier(provider: CourierProvider): void {
+  if (providers.has(provider.slug)) throw new Error(`courier ${provider.slug} is registered twice`);
+  providers.set(provider.slug, provider);
+  COURIER_SLUGS.push(provider.slug);
+}
+
+export function courierProviders(): CourierProvider[] {
+  return [...providers.values()];
+}
+
+export function courierProvider(slug: string): CourierProvider | undefined {
+  return providers.get(slug);
+}
+
+export function isCourierSlug(slug: unknown): slug is string {
+  return typeof slug === 'string' && providers.has(slug);
+}
+
+registerCourier(courierA);
+registerCourier(courierB);
+registerCourier(courierC);
