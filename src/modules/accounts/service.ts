@@ -94,3 +94,13 @@ export async function revokeKey(tx: Sql, keyId: string) {
   if (!rows[0]) throw notFound('key');
   return rows[0];
 }
+
+/** The account's next order number, and the service-wide order number, taken in the caller's transaction (GAPS General). */
+export async function takeOrderNumbers(tx: Sql, accountId: string): Promise<{ number: number; order_number: number }> {
+  const { rows } = await tx.query<{ number: number; order_number: number }>(
+    `UPDATE accounts SET next_order_number = next_order_number + 1 WHERE id = $1
+     RETURNING next_order_number - 1 AS number, nextval('order_number_seq') AS order_number`,
+    [accountId],
+  );
+  return rows[0];
+}

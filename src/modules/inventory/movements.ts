@@ -6,6 +6,7 @@ import type { Sql } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
 import { afterCursor, pageOf, sqlParameters } from '../../platform/paging.ts';
+import { writeProductStock, writeVariantStock } from '../products/stock-levels.ts';
 
 export type MovementType = 'sale' | 'release' | 'return' | 'delivery' | 'correction';
 
@@ -72,15 +73,8 @@ export async function planMovement(sql: Sql, accountId: string, m: MovementInput
 /** Writes one movement and the stock it changes. Call inside a transaction. */
 export async function applyMovement(tx: Sql, accountId: string, m: MovementInput): Promise<MovementPlan & { id: string }> {
   const plan = await planMovement(tx, accountId, m, { lock: true });
-  await tx.query('UPDATE products SET stock_quantity = $3, avg_cost = $4, updated_at = now() WHERE account_id = $1 AND id = $2', [
-    accountId,
-    m.productId,
-    plan.newStock,
-    plan.newCost,
-  ]);
-  if (m.variantId) {
-    await tx.query('UPDATE product_variants SET stock_quantity = $3 WHERE account_id = $1 AND id = $2', [accountId, m.variantId, plan.newVariantStock]);
-  }
+  await writeProductStock(tx, accountId, m.productId, plan.newStock, plan.newCost);
+  if (m.variantId) await writeVariantStock(tx, accountId, m.variantId, plan.newVariantStock);
   const id = crypto.randomUUID();
   await tx.query(
     `INSERT INTO stock_movements (id, account_id, product_id, variant_id, order_id, type, qty, unit_cost, note)

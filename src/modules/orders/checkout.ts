@@ -7,6 +7,7 @@ import { AppError } from '../../platform/errors.ts';
 import { emit } from '../../platform/events.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
 import { findOrder } from './queries.ts';
+import { takeOrderNumbers } from '../accounts/service.ts';
 import { recordSale } from '../inventory/order-stock.ts';
 import { refreshCustomerOfOrder } from '../customers/aggregates.ts';
 
@@ -97,11 +98,7 @@ export async function checkout(tx: Sql, accountId: string, input: CheckoutInput)
     : input.legacy!.quantity * input.legacy!.unit_price;
   // GAPS General: line items (or quantity x unit price) + delivery - discount, unless given.
   const total = input.total ?? Math.round((itemsTotal + (input.delivery_price ?? 0) - (input.discount_amount ?? 0)) * 100) / 100;
-  const { rows: numbers } = await tx.query<{ number: number; order_number: number }>(
-    `UPDATE accounts SET next_order_number = next_order_number + 1 WHERE id = $1
-     RETURNING next_order_number - 1 AS number, nextval('order_number_seq') AS order_number`,
-    [accountId],
-  );
+  const numbers = await takeOrderNumbers(tx, accountId);
   const id = crypto.randomUUID();
   const createdAt = input.created_at ? parseStrictDate('created_at', input.created_at) : null;
   await tx.query(
@@ -112,7 +109,7 @@ export async function checkout(tx: Sql, accountId: string, input: CheckoutInput)
      VALUES ($1, $2, $3, $4, 'new', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
        $24, $25, $26, $27, $28, $29, $30, coalesce($31::timestamptz, now()), now())`,
     [
-      id, accountId, numbers[0].number, numbers[0].order_number,
+      id, accountId, numbers.number, numbers.order_number,
       input.payment_status ?? (input.payment_method === 'free' ? 'paid' : 'pending'),
       input.payment_method, input.funnel_step ?? 'main', input.parent_order_id ?? null,
       total, input.delivery_price ?? null, input.discount_amount ?? null, input.coupon_code ?? null,

@@ -105,3 +105,34 @@ export async function changePaymentStatus(tx: Sql, accountId: string, orderId: s
   }
   return order;
 }
+
+/**
+ * A waybill was issued for the order (GAPS: the order's courier, tracking
+ * number and tracking URL come from it; a new or confirmed order moves to
+ * processing). Emits order.updated and, when the status moved,
+ * order.status_changed, in the caller's transaction.
+ */
+export async function recordWaybill(
+  tx: Sql,
+  accountId: string,
+  order: OrderView,
+  waybill: { courier: string; tracking_number: string; tracking_url: string },
+  source: EventSource,
+): Promise<OrderView> {
+  const nextStatus = order.status === 'new' || order.status === 'confirmed' ? 'processing' : order.status;
+  await tx.query(
+    `UPDATE orders SET courier = $3, tracking_number = $4, tracking_url = $5, status = $6, updated_at = now() WHERE account_id = $1 AND id = $2`,
+    [accountId, order.id, waybill.courier, waybill.tracking_number, waybill.tracking_url, nextStatus],
+  );
+  const updated = (await findOrder(tx, accountId, order.id))!;
+  await emit(tx, accountId, 'order.updated', { order: updated, changed: ['courier', 'tracking_number', 'tracking_url'], source });
+  if (nextStatus !== order.status) {
+    await emit(tx, accountId, 'order.status_changed', { order: updated, previous_status: order.status, status: nextStatus, source });
+  }
+  return updated;
+}
+
+/** Something the order view shows changed elsewhere (its shipment's status): `since` polling must see the order move. */
+export async function touchOrder(tx: Sql, accountId: string, orderId: string): Promise<void> {
+  await tx.query('UPDATE orders SET updated_at = now() WHERE account_id = $1 AND id = $2', [accountId, orderId]);
+}

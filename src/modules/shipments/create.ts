@@ -10,7 +10,8 @@ import { emit } from '../../platform/events.ts';
 import type { Couriers } from '../../couriers/registry.ts';
 import { COURIER_SLUGS, isCourierSlug } from '../../couriers/providers.ts';
 import type { CourierAccount, CourierSlug, WaybillRequest } from '../../couriers/adapter.ts';
-import { findOrder, lockOrder } from '../orders/queries.ts';
+import { lockOrder } from '../orders/queries.ts';
+import { recordWaybill } from '../orders/commands.ts';
 import type { OrderView } from '../orders/schema.ts';
 import { courierAccountFor } from './integrations.ts';
 import { getShipment, liveShipmentOf, summaryOf } from './view.ts';
@@ -131,19 +132,12 @@ export async function createShipment(deps: ShipmentDeps, accountId: string, inpu
           JSON.stringify(plan.account.senderOrigin ?? { mode: 'address' }), JSON.stringify(plan.shipment_terms), plan.content_label,
         ],
       );
-      // GAPS: the order's courier, tracking number and tracking URL are set from the waybill.
-      const nextStatus = order.status === 'new' || order.status === 'confirmed' ? 'processing' : order.status;
-      await tx.query(
-        `UPDATE orders SET courier = $3, tracking_number = $4, tracking_url = $5, status = $6, updated_at = now() WHERE account_id = $1 AND id = $2`,
-        [accountId, order.id, plan.courier, waybill.trackingNumber, adapter.trackingUrl(waybill.trackingNumber), nextStatus],
-      );
       const shipment = await getShipment(tx, accountId, id);
-      const updated = (await findOrder(tx, accountId, order.id))!;
       await emit(tx, accountId, 'shipment.created', { shipment, order_id: order.id, source: 'api' });
-      await emit(tx, accountId, 'order.updated', { order: updated, changed: ['courier', 'tracking_number', 'tracking_url'], source: 'api' });
-      if (nextStatus !== order.status) {
-        await emit(tx, accountId, 'order.status_changed', { order: updated, previous_status: order.status, status: nextStatus, source: 'api' });
-      }
+      // GAPS: the order's courier, tracking number and tracking URL are set from the waybill (the orders room writes them).
+      await recordWaybill(tx, accountId, order, {
+        courier: plan.courier, tracking_number: waybill.trackingNumber, tracking_url: adapter.trackingUrl(waybill.trackingNumber),
+      }, 'api');
       if (deps.failNextCommit()) throw new Error('injected failure after the courier accepted the waybill');
       return shipment;
     });

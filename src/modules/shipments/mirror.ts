@@ -5,7 +5,7 @@
 import type { Db } from '../../platform/db.ts';
 import { emit } from '../../platform/events.ts';
 import type { CourierEvent } from '../../couriers/adapter.ts';
-import { changeOrder, type OrderChangeDeps } from '../orders/commands.ts';
+import { changeOrder, touchOrder, type OrderChangeDeps } from '../orders/commands.ts';
 import { getShipment, TERMINAL_STATUSES } from './view.ts';
 
 /** GAPS: which courier statuses move the order, and where. */
@@ -51,7 +51,7 @@ export async function applyCourierEvents(db: Db, deps: OrderChangeDeps, accountI
     );
     if (last) {
       // The order view carries this shipment's summary: `since` polling must see it move.
-      await tx.query('UPDATE orders SET updated_at = now() WHERE account_id = $1 AND id = $2', [accountId, shipment.order_id]);
+      await touchOrder(tx, accountId, shipment.order_id);
     }
     for (const [i, step] of steps.entries()) {
       // Each event carries the shipment as it stood after that step; only the last step is the stored row.
