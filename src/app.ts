@@ -20,9 +20,13 @@ import { shipmentOperations } from './modules/shipments/operations.ts';
 import { customerOperations } from './modules/customers/operations.ts';
 import { bridgeOperations } from './modules/bridge/operations.ts';
 import { eventOperations } from './modules/events/operations.ts';
-import { registerCourierPush } from './modules/shipments/status-sync.ts';
+import { courierPushRoutes } from './modules/shipments/status-sync.ts';
 import { registerCourierSimulator } from './couriers/simulator/routes.ts';
-import { registerSink, sinkRoute } from './modules/webhooks/sink.ts';
+import { sinkRoute } from './modules/webhooks/sink.ts';
+import { fanOut } from './modules/webhooks/deliveries.ts';
+import { onEmit } from './platform/events.ts';
+import type { PublicRoute } from './platform/public-route.ts';
+import { registerPublicRoutes } from './transports/public-routes.ts';
 import { OPERATOR_BASE, checkAdminToken, registerAdminRoutes, type AdminRoute, type OperatorServices } from './operator/route.ts';
 import { registerMetrics } from './platform/metrics.ts';
 import { accountRoutes } from './operator/accounts-routes.ts';
@@ -37,6 +41,8 @@ export const operations: Operation[] = [
   ...orderOperations, ...shipmentOperations, ...productOperations, ...inventoryOperations, ...customerOperations,
   ...webhookOperations, ...eventOperations, ...bridgeOperations,
 ];
+/** Routes outside the API-key operations (no key; each checks its own token or id). */
+export const publicRoutes = (): PublicRoute[] => [sinkRoute, ...courierPushRoutes()];
 export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes, ...outsideRoutes, ...consoleRoutes(operations)];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -66,7 +72,7 @@ export function publicOpenApi(serverUrl: string) {
     },
     [
       ...operations.filter((op) => op.rest !== false).map((op) => ({ ...op, mcpTool: op.mcp === false ? (op.mcpVia ?? null) : op.name })),
-      { ...sinkRoute, mcpTool: null },
+      ...publicRoutes().filter((r) => r.documented).map((r) => ({ ...r, public: true, mcpTool: null })),
       apiIndexRoute,
     ],
   );
@@ -90,7 +96,20 @@ export function operatorOpenApi(serverUrl: string) {
   );
 }
 
-export async function buildApp(services: OperatorServices): Promise<FastifyInstance> {
+/**
+ * Who reacts to domain events, in the emitting transaction: read this to
+ * know every consumer. Returns the unsubscribe.
+ */
+export function subscribeReactions(): () => void {
+  const unsubscribe = [
+    // Webhooks: one delivery row per active subscription to the event.
+    onEmit(fanOut),
+  ];
+  return () => unsubscribe.forEach((u) => u());
+}
+
+/** `reactions: false` builds an app whose events nobody reacts to (tests of one room alone). */
+export async function buildApp(services: OperatorServices, options: { reactions?: boolean } = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: services.log,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -176,10 +195,13 @@ export async function buildApp(services: OperatorServices): Promise<FastifyInsta
   registerOperations(app, services, operations);
   registerMcp(app, services, operations);
   registerAdminRoutes(app, services, adminRoutes);
-  registerSink(app, { db: services.db, limiter: services.rateLimits.named('webhook_sink', 120) });
-  registerCourierPush(app, { db: services.db, orderDeps: { notifier: services.notifier } });
+  registerPublicRoutes(app, services, publicRoutes());
   // COURIER_MODE=live never mounts the simulator.
   if (services.couriers.simulator) registerCourierSimulator(app, services.couriers.simulator);
   registerConsole(app);
+  if (options.reactions !== false) {
+    const unsubscribe = subscribeReactions();
+    app.addHook('onClose', async () => unsubscribe());
+  }
   return app;
 }

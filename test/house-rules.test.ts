@@ -84,3 +84,31 @@ test('the SQL scan finds writes and ignores what only looks like one', () => {
   assert.deepEqual(writtenTables('SELECT * FROM orders FOR UPDATE SKIP LOCKED'), []);
   assert.deepEqual(writtenTables('SELECT * FROM orders o FOR UPDATE OF o'), []);
 });
+
+/** Relative imports of the TypeScript files under `dir`, as [file, resolved target relative to src]. */
+function importsUnder(dir: string): Array<[string, string]> {
+  const found: Array<[string, string]> = [];
+  const root = path.join(SRC, dir);
+  for (const file of fs.readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))) {
+    const full = path.join(root, file);
+    for (const m of code(full).matchAll(/\bfrom\s+'(\.[^']+)'|\bimport\(\s*'(\.[^']+)'\s*\)/g)) {
+      found.push([path.relative(SRC, full), path.relative(SRC, path.resolve(path.dirname(full), m[1] ?? m[2]))]);
+    }
+  }
+  return found;
+}
+
+test('the platform imports no room, courier, transport or operator code: rooms register into it', () => {
+  const outward = importsUnder('platform').filter(([, target]) => /^(modules|couriers|transports|operator)\//.test(target));
+  assert.deepEqual(outward, []);
+});
+
+test('rooms import no transport and no operator code', () => {
+  const outward = importsUnder('modules').filter(([, target]) => /^(transports|operator)\//.test(target));
+  assert.deepEqual(outward, []);
+});
+
+test('transports know no room', () => {
+  const outward = importsUnder('transports').filter(([, target]) => /^(modules|couriers)\//.test(target));
+  assert.deepEqual(outward, []);
+});

@@ -57,10 +57,9 @@ export interface CourierAdapter {
 
 export type CourierFailure = 'timeout' | 'unavailable' | 'refused' | 'auth' | 'bad_response' | 'not_supported';
 
-/** 502 courier_error with details.reason and details.detail (SPEC Shipments). */
+/** 502 courier_error with details.reason and details.detail (SPEC Shipments): timeout and unavailable say a retry may help. */
 export function courierError(slug: string, reason: CourierFailure, detail: string): AppError {
-  const retryable = reason === 'timeout' || reason === 'unavailable';
-  return new AppError('courier_error', `${slug}: ${reasonText[reason]}`, { reason, detail }, { retryable });
+  return new AppError('courier_error', `${slug}: ${reasonText[reason]}`, { reason, detail });
 }
 
 const reasonText: Record<CourierFailure, string> = {

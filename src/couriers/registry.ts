@@ -47,3 +47,10 @@ export function createCouriers(config: Config): Couriers {
     timeoutMs: config.courierTimeoutMs,
   };
 }
+
+declare module '../platform/services.ts' {
+  interface Services {
+    /** The registered couriers' adapters (and the simulator in simulator mode). */
+    couriers: Couriers;
+  }
+}

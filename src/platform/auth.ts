@@ -3,7 +3,6 @@
 import crypto from 'node:crypto';
 import type { Sql } from './db.ts';
 import { AppError, unauthorized } from './errors.ts';
-import type { Caller } from './operation.ts';
 import type { Scope } from './scopes.ts';
 
 export const KEY_PREFIX = 'merx_';
@@ -26,6 +25,14 @@ export function generateApiKey(): { key: string; prefix: string; hash: string } 
 
 export function hashApiKey(key: string): string {
   return crypto.createHash('sha256').update(key).digest('hex');
+}
+
+/** Who is calling: the account behind the API key, and the key itself. */
+export interface Caller {
+  accountId: string;
+  keyId: string;
+  keyPrefix: string;
+  scopes: readonly Scope[];
 }
 
 export interface AuthenticatedKey extends Caller {

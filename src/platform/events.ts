@@ -39,12 +39,25 @@ export function envelopeText(envelope: object): string {
   return JSON.stringify(envelope);
 }
 
-type Fanout = (tx: Sql, event: EmittedEvent) => Promise<void>;
-const fanouts: Fanout[] = [];
+export type Reaction = (tx: Sql, event: EmittedEvent) => Promise<unknown>;
+/** Subscribed reactions, each with how many running apps subscribed it (two instances in one process react once). */
+const reactions = new Map<Reaction, number>();
 
-/** Lets the delivery side (webhooks) add its rows in the same transaction as the event. */
-export function onEmit(fanout: Fanout): void {
-  fanouts.push(fanout);
+/**
+ * Subscribes a reaction to every emitted event, run in the event's own
+ * transaction (webhook fan-out adds its delivery rows there). The
+ * composition root (app.ts) subscribes; this returns the unsubscribe.
+ */
+export function onEmit(reaction: Reaction): () => void {
+  reactions.set(reaction, (reactions.get(reaction) ?? 0) + 1);
+  let subscribed = true;
+  return () => {
+    if (!subscribed) return;
+    subscribed = false;
+    const count = (reactions.get(reaction) ?? 1) - 1;
+    if (count > 0) reactions.set(reaction, count);
+    else reactions.delete(reaction);
+  };
 }
 
 export async function emit(
@@ -60,6 +73,6 @@ export async function emit(
     [id, accountId, event, EVENT_API_VERSION, JSON.stringify(data)],
   );
   const emitted: EmittedEvent = { id, event, account_id: accountId, api_version: EVENT_API_VERSION, created_at: rows[0].created_at, data };
-  for (const fanout of fanouts) await fanout(tx, emitted);
+  for (const reaction of reactions.keys()) await reaction(tx, emitted);
   return emitted;
 }

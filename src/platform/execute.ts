@@ -35,17 +35,11 @@ async function enforceAccountLimit(services: Services, op: Operation, caller: Ca
 
 /** `db`: where the operation writes (an idempotent request's fenced Db); dry runs always use their own read-only transaction. */
 export async function execute(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, dryRun: boolean, db: Db = services.db) {
+  if (op.feature && !op.feature.enabled(services.config)) {
+    throw new AppError('migration_pending', `${op.feature.name} is not enabled on this deployment yet`);
+  }
   if (!dryRun) await enforceAccountLimit(services, op, caller);
-  const context = (db: Db): OperationContext => ({
-    db,
-    caller,
-    dryRun,
-    config: services.config,
-    notifier: services.notifier,
-    deliveries: services.deliveries,
-    couriers: services.couriers,
-    faults: services.faults,
-  });
+  const context = (db: Db): OperationContext => ({ ...services, db, caller, dryRun });
   if (dryRun) {
     return services.db.tx((tx) => op.handler(context(boundTo(tx, services.db.kind)), input as never), { readOnly: true });
   }

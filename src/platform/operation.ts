@@ -1,36 +1,26 @@
 // DESIGN "one operation, three faces": every public operation is declared once
 // and the REST route, the MCP tool and the OpenAPI entry are derived from it.
 import type { Static, TObject, TSchema } from 'typebox';
-import type { Config } from '../config.ts';
 import type { Db } from './db.ts';
 import type { Scope } from './scopes.ts';
-import type { Notifier } from '../notify/notifier.ts';
-import type { DeliveryEngine } from '../modules/webhooks/engine.ts';
-import type { Couriers } from '../couriers/registry.ts';
-import type { Faults } from './auth.ts';
+import type { Caller } from './auth.ts';
+import type { Services } from './services.ts';
+import type { Config } from '../config.ts';
+
+export type { Caller };
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
-/** Who is calling: the account behind the API key, and the key itself. */
-export interface Caller {
-  accountId: string;
-  keyId: string;
-  keyPrefix: string;
-  scopes: readonly Scope[];
-}
-
-/** Everything a handler may touch. Services take `db` (or a transaction from it) as their first argument. */
-export interface OperationContext {
+/**
+ * Everything a handler may touch: the service's long-lived pieces (Services,
+ * which rooms extend) and this call. Services take `db` (or a transaction
+ * from it) as their first argument.
+ */
+export interface OperationContext extends Services {
   /** In a dry run this is a READ ONLY transaction: a write that slips through fails loudly. */
   db: Db;
   caller: Caller;
   dryRun: boolean;
-  config: Config;
-  notifier: Notifier;
-  /** Webhook delivery attempts that an operation makes itself (test, retry). */
-  deliveries: DeliveryEngine;
-  couriers: Couriers;
-  faults: Faults;
 }
 
 /** MCP tool annotations (what the tool does to the world). */
@@ -63,6 +53,8 @@ export interface OperationSpec<
    * own scopes cover.
    */
   alsoAdmittedBy?: Scope[];
+  /** A deployment feature the operation needs; the registry refuses with 503 migration_pending while it is off. */
+  feature?: FeatureGate;
   summary: string;
   /** For people and for AI agents: what it does, when to use it, what dry_run does. */
   description: string;
@@ -90,6 +82,12 @@ export interface OperationSpec<
     ctx: OperationContext,
     input: (P extends TObject ? Static<P> : {}) & (Q extends TObject ? Static<Q> : {}) & (B extends TObject ? Static<B> : {}),
   ) => Promise<Static<O> | (D extends TSchema ? Static<D> : never)>;
+}
+
+/** A feature a deployment may not have enabled yet (SPEC Inventory: FEATURE_INVENTORY). */
+export interface FeatureGate {
+  name: string;
+  enabled(config: Config): boolean;
 }
 
 export type Operation = OperationSpec<TObject | undefined, TObject | undefined, TObject | undefined, TSchema, TSchema | undefined>;

@@ -1,12 +1,13 @@
-// The long-lived pieces of one running service, built once in app.ts.
+// The long-lived pieces of one running service, built once in server.ts.
+// The platform lists its own plumbing here and imports no room: a room or
+// adapter that offers handlers a long-lived piece adds it by declaration
+// merging (`declare module '.../platform/services.ts'`), next to its code.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from './db.ts';
 import type { RateLimits } from './rate-limit.ts';
 import type { Faults } from './auth.ts';
 import type { Notifier } from '../notify/notifier.ts';
-import type { DeliveryEngine } from '../modules/webhooks/engine.ts';
-import type { Couriers } from '../couriers/registry.ts';
 
 export interface Services {
   config: Config;
@@ -14,8 +15,6 @@ export interface Services {
   rateLimits: RateLimits;
   faults: Faults;
   notifier: Notifier;
-  deliveries: DeliveryEngine;
-  couriers: Couriers;
   log: FastifyBaseLogger;
   deploySha: string;
 }

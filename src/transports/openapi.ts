@@ -23,6 +23,8 @@ export interface DescribedRoute {
   public?: boolean;
   /** The MCP tool that runs this operation; null for REST only. Left out of documents that have no MCP side. */
   mcpTool?: string | null;
+  /** A deployment feature the operation needs (503 migration_pending while it is off). */
+  feature?: { name: string };
   /** Scopes that admit a caller besides `scope`. */
   alsoAdmittedBy?: string[];
   /** A create: the path of the created resource, sent as Location. */
@@ -138,6 +140,7 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     const facts = [
       route.scope ? scopeSentence(route) : '',
       route.mcpTool === undefined ? '' : route.mcpTool ? `MCP tool: \`${route.mcpTool}\`.` : 'No MCP tool: REST only.',
+      route.feature ? `Needs the \`${route.feature.name}\` feature on this deployment (503 migration_pending while it is off).` : '',
     ].filter(Boolean);
     const operation: Record<string, unknown> = {
       operationId: route.name,
@@ -150,6 +153,7 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     if (route.scope) operation['x-required-scope'] = route.scope;
     if (route.alsoAdmittedBy?.length) operation['x-accepted-scopes'] = [route.scope, ...route.alsoAdmittedBy];
     if (route.mcpTool !== undefined) operation['x-mcp-tool'] = route.mcpTool;
+    if (route.feature) operation['x-required-feature'] = route.feature.name;
     if (route.public) operation.security = [];
     if (route.body) {
       operation.requestBody = { required: true, content: { 'application/json': { schema: withComponentRefs(route.body, components, true) } } };

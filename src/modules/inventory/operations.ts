@@ -1,6 +1,6 @@
 // The inventory operations: stock levels and the movement ledger.
 import { Type } from 'typebox';
-import { defineOperation, type OperationContext } from '../../platform/operation.ts';
+import { defineOperation, type FeatureGate } from '../../platform/operation.ts';
 import { AppError } from '../../platform/errors.ts';
 import { Closed, Cursor, DateTime, Limit, ListOf, Nullable, NullableUuid, StrictDate, Uuid } from '../../platform/schema.ts';
 import { applyMovement, listMovements, planMovement, type MovementType } from './movements.ts';
@@ -10,10 +10,8 @@ const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true 
 const TAGS = ['Inventory'];
 const MOVEMENT_TYPES = ['sale', 'release', 'return', 'delivery', 'correction'] as const;
 
-/** SPEC Inventory: 503 migration_pending where the feature is not enabled on this deployment. */
-function requireInventory(ctx: OperationContext): void {
-  if (!ctx.config.inventoryEnabled) throw new AppError('migration_pending', 'inventory is not enabled on this deployment yet');
-}
+/** SPEC Inventory: 503 migration_pending where the feature is not enabled on this deployment (the registry enforces it). */
+const INVENTORY: FeatureGate = { name: 'inventory', enabled: (config) => config.inventoryEnabled };
 
 const StockItem = Closed(
   {
@@ -52,6 +50,7 @@ export const getStockOp = defineOperation({
   method: 'GET',
   path: '/api/v1/inventory/stock',
   scope: 'inventory:read',
+  feature: INVENTORY,
   tags: TAGS,
   summary: 'Stock levels of active physical products',
   description:
@@ -61,7 +60,6 @@ export const getStockOp = defineOperation({
   output: Closed({ data: Type.Array(StockItem), default_threshold: Type.Integer() }),
   annotations: READ,
   handler: async (ctx, { product_id }) => {
-    requireInventory(ctx);
     return stockLevels(ctx.db, ctx.caller.accountId, product_id);
   },
 });
@@ -71,6 +69,7 @@ export const listMovementsOp = defineOperation({
   method: 'GET',
   path: '/api/v1/inventory/movements',
   scope: 'inventory:read',
+  feature: INVENTORY,
   tags: TAGS,
   summary: 'The stock movement ledger, newest first',
   description: 'Every stock change: sale, release, return (written by orders), delivery and correction. Filter by product_id, order_id, type, from/to.',
@@ -86,7 +85,6 @@ export const listMovementsOp = defineOperation({
   output: ListOf(Movement),
   annotations: READ,
   handler: async (ctx, input) => {
-    requireInventory(ctx);
     return listMovements(ctx.db, ctx.caller.accountId, input);
   },
 });
@@ -96,6 +94,7 @@ export const recordMovementOp = defineOperation({
   method: 'POST',
   path: '/api/v1/inventory/movements',
   scope: 'inventory:write',
+  feature: INVENTORY,
   tags: TAGS,
   summary: 'Record a delivery or a stock correction',
   description:
@@ -123,7 +122,6 @@ export const recordMovementOp = defineOperation({
   successStatus: 201,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   handler: async (ctx, input) => {
-    requireInventory(ctx);
     if (input.type === 'delivery' && input.qty <= 0) throw new AppError('validation_failed', 'a delivery needs qty > 0');
     if (input.type === 'correction' && input.qty === 0) throw new AppError('validation_failed', 'a correction needs a non-zero qty');
     if (input.type !== 'delivery' && input.unit_cost !== undefined) throw new AppError('validation_failed', 'unit_cost goes with deliveries only');

@@ -1,7 +1,9 @@
 // Getting courier statuses in: the 15-minute poll of the polled couriers
 // (batched per account and courier), and the pushing couriers' reports.
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
+import { Type } from 'typebox';
 import type { Db } from '../../platform/db.ts';
+import type { PublicRoute } from '../../platform/public-route.ts';
 import { AppError, unauthorized } from '../../platform/errors.ts';
 import type { CourierSlug } from '../../couriers/adapter.ts';
 import { courierProviders } from '../../couriers/providers.ts';
@@ -47,23 +49,34 @@ export async function runCourierPoll(db: Db, couriers: Couriers, deps: OrderChan
   return changed;
 }
 
-/** Pushing couriers report here with the per-integration token they were given at waybill creation. */
-export function registerCourierPush(app: FastifyInstance, deps: { db: Db; orderDeps: OrderChangeDeps }): void {
-  for (const provider of courierProviders()) {
+/** Pushing couriers report here with the per-integration token they were given at waybill creation (mounted by the transport layer). */
+export function courierPushRoutes(): PublicRoute[] {
+  return courierProviders().flatMap((provider) => {
     const push = provider.push;
-    if (!push) continue;
-    app.post(pushPath(provider.slug), async (request, reply) => {
-      const token = push.token(request.headers);
-      const accountId = token ? await integrationByPushToken(deps.db, provider.slug, token) : null;
-      if (!accountId) throw unauthorized('unknown courier integration token');
-      const report = push.read(request.body);
-      const { rows } = await deps.db.query<{ id: string }>(
-        'SELECT id FROM shipments WHERE account_id = $1 AND courier_slug = $2 AND tracking_number = $3',
-        [accountId, provider.slug, report.trackingNumber],
-      );
-      if (!rows[0]) throw new AppError('not_found', 'unknown tracking number');
-      await applyCourierEvents(deps.db, deps.orderDeps, accountId, rows[0].id, report.events);
-      return reply.code(200).send({ ok: true });
-    });
-  }
+    if (!push) return [];
+    const route: PublicRoute = {
+      name: `${provider.slug}_push`,
+      method: 'POST',
+      path: pushPath(provider.slug),
+      summary: `${provider.slug} reports statuses`,
+      description: 'The courier pushes status events for its waybills with the token it was given at waybill creation.',
+      tags: ['Shipments'],
+      output: Type.Object({ ok: Type.Literal(true) }),
+      documented: false,
+      async handler(services, request) {
+        const token = push.token(request.headers);
+        const accountId = token ? await integrationByPushToken(services.db, provider.slug, token) : null;
+        if (!accountId) throw unauthorized('unknown courier integration token');
+        const report = push.read(request.body);
+        const { rows } = await services.db.query<{ id: string }>(
+          'SELECT id FROM shipments WHERE account_id = $1 AND courier_slug = $2 AND tracking_number = $3',
+          [accountId, provider.slug, report.trackingNumber],
+        );
+        if (!rows[0]) throw new AppError('not_found', 'unknown tracking number');
+        await applyCourierEvents(services.db, { notifier: services.notifier }, accountId, rows[0].id, report.events);
+        return { status: 200, body: { ok: true } };
+      },
+    };
+    return [route];
+  });
 }

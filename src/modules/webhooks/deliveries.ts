@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Sql } from '../../platform/db.ts';
-import { envelopeJson, onEmit, type EmittedEvent } from '../../platform/events.ts';
+import { envelopeJson, type EmittedEvent } from '../../platform/events.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { AttemptOutcome } from './sender.ts';
 
@@ -39,10 +39,6 @@ export async function fanOut(tx: Sql, event: EmittedEvent): Promise<string[]> {
   if (ids.length) tx.afterCommit(() => newDeliveries.emit('created', ids));
   return ids;
 }
-
-onEmit(async (tx, event) => {
-  await fanOut(tx, event);
-});
 
 export async function insertDelivery(tx: Sql, accountId: string, webhookId: string, event: EmittedEvent): Promise<string> {
   const id = crypto.randomUUID();

@@ -1,11 +1,11 @@
 // What a delivery looks like to the receiver, for the OpenAPI document's
 // `webhooks` section (EXTENSIONS 4: the webhook-* headers are described there).
-import type { DescribedWebhook } from '../../transports/openapi.ts';
 import { Envelope } from '../events/schema.ts';
 
 const text = (description: string, schema: object = { type: 'string' }) => ({ description, schema });
 
-export const deliveryWebhooks: Record<string, DescribedWebhook> = {
+/** Shaped as the OpenAPI builder's DescribedWebhook (checked where app.ts passes it); a room imports no transport. */
+export const deliveryWebhooks = {
   event: {
     summary: 'A signed event delivery to a subscription URL',
     description:
