@@ -57,9 +57,10 @@ export interface CourierAdapter {
 
 export type CourierFailure = 'timeout' | 'unavailable' | 'refused' | 'auth' | 'bad_response' | 'not_supported';
 
-/** 502 courier_error with details.reason and details.detail (SPEC Shipments): timeout and unavailable say a retry may help. */
+/** 502 courier_error with details.reason and details.detail (SPEC Shipments). */
 export function courierError(slug: string, reason: CourierFailure, detail: string): AppError {
-  return new AppError('courier_error', `${slug}: ${reasonText[reason]}`, { reason, detail });
+  const retryable = reason === 'timeout' || reason === 'unavailable';
+  return new AppError('courier_error', `${slug}: ${reasonText[reason]}`, { reason, detail }, { retryable });
 }
 
 const reasonText: Record<CourierFailure, string> = {

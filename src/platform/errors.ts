@@ -35,6 +35,8 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly details: ErrorDetails | unknown[] | undefined;
   readonly scope: string | undefined;
+  /** Whether trying the same thing again later may succeed (courier outages, timeouts). */
+  readonly retryable: boolean;
   /** Extra response headers that belong to this error (Retry-After, WWW-Authenticate). */
   readonly headers: Record<string, string>;
 
@@ -42,12 +44,13 @@ export class AppError extends Error {
     code: ErrorCode,
     message: string,
     details?: ErrorDetails | unknown[],
-    options: { scope?: string; headers?: Record<string, string> } = {},
+    options: { scope?: string; retryable?: boolean; headers?: Record<string, string> } = {},
   ) {
     super(message);
     this.code = code;
     this.details = details;
     this.scope = options.scope;
+    this.retryable = options.retryable ?? false;
     this.headers = options.headers ?? {};
   }
 

@@ -4,13 +4,11 @@ import { defineOperation } from '../../platform/operation.ts';
 import { notFound } from '../../platform/errors.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
 import { Closed, Nullable, NullableUuid, StrictDate, Uuid } from '../../platform/schema.ts';
-import { BRIEF_KINDS, BRIEF_STATUSES, briefStatusView, getBrief, submitBrief } from './briefs.ts';
+import { BRIEF_KINDS, briefStatusView, getBrief, submitBrief } from './briefs.ts';
 import { computeFacts } from './facts.ts';
+import { Fact, Status } from './schema.ts';
 
 const TAGS = ['Bridge'];
-const Fact = Closed({ value: Nullable('integer'), source: Type.String(), computed_at: Type.String({ format: 'date-time' }) });
-const Status = Type.Unsafe<string>({ type: 'string', enum: [...BRIEF_STATUSES] });
-
 export const submitBriefOp = defineOperation({
   name: 'submit_brief',
   method: 'POST',

@@ -1,31 +1,10 @@
 // Computed segment filters (SPEC Customers and segments; GAPS value types),
 // compiled to SQL over customer_aggregates c.
-import { Type } from 'typebox';
 import type { Sql } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
-import { Closed, StrictDate, Uuid } from '../../platform/schema.ts';
 import { UNCOUNTED_STATUSES } from './aggregates.ts';
 
-const Count = () => Type.Optional(Type.Integer({ minimum: 0 }));
-export const SegmentFilters = Closed(
-  {
-    minTotal: Type.Optional(Type.Number({ description: 'total_spent >= minTotal' })),
-    maxTotal: Type.Optional(Type.Number({ description: 'total_spent <= maxTotal' })),
-    minOrders: Count(),
-    maxOrders: Count(),
-    lastOrderBeforeDaysAgo: Type.Optional(Type.Integer({ minimum: 0, description: 'last order more than N days ago' })),
-    lastOrderAfterDate: Type.Optional(StrictDate('last order at or after this date')),
-    lastOrderBeforeDate: Type.Optional(StrictDate('last order before this date')),
-    productId: Type.Optional(Uuid({ description: 'bought this product (line items, or the page selling it); a product of this account, else 404' })),
-    pageId: Type.Optional(Uuid({ description: 'ordered from this page; a page of this account, else 404' })),
-    inSegment: Type.Optional(Uuid({ description: 'member of that segment of this account (else 404); {inSegment: own id} alone makes a membership segment' })),
-    hasEmail: Type.Optional(Type.Boolean()),
-    hasPhone: Type.Optional(Type.Boolean()),
-    hasAbandonedCart: Type.Optional(Type.Boolean()),
-  },
-  { $id: 'SegmentFilters', description: 'Computed segment filters; unknown keys give 400.' },
-);
 export type Filters = Record<string, unknown>;
 
 const MAX_NESTING = 3;

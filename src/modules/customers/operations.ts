@@ -3,52 +3,16 @@ import crypto from 'node:crypto';
 import { Type } from 'typebox';
 import { defineOperation } from '../../platform/operation.ts';
 import { AppError } from '../../platform/errors.ts';
-import { Closed, DateTime, Nullable, Uuid } from '../../platform/schema.ts';
+import { Closed, DateTime, Uuid } from '../../platform/schema.ts';
 import { listCustomers } from './queries.ts';
-import { SegmentFilters } from './filters.ts';
+import { Customer, Members, Segment, SegmentFilters, SegmentIdParams, SegmentName } from './schema.ts';
 import {
   addMembers, checkFilters, countSegment, createSegment, deleteSegment, existingMembers, getSegmentView, listSegments, memberKeys,
-  MAX_MEMBERS_PER_CALL, removeMembers, requireMembershipSegment, updateSegment,
+  removeMembers, requireMembershipSegment, updateSegment,
 } from './segments.ts';
 
 const TAGS = ['Customers'];
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
-
-const Customer = Closed(
-  {
-    key: Type.String({ description: 'Lower-cased email, else phone.' }),
-    name: Nullable('string'),
-    email: Nullable('string'),
-    phone: Nullable('string'),
-    orders_count: Type.Integer(),
-    total_spent: Type.Number(),
-    first_order_at: DateTime(),
-    last_order_at: DateTime(),
-  },
-  { $id: 'Customer' },
-);
-
-const Segment = Closed(
-  {
-    id: Uuid(),
-    name: Type.String(),
-    filters: Type.Record(Type.String(), Type.Unknown()),
-    kind: Type.Unsafe<'membership' | 'computed'>({ type: 'string', enum: ['membership', 'computed'] }),
-    customer_count: Type.Integer(),
-    created_at: DateTime(),
-    updated_at: DateTime(),
-  },
-  { $id: 'Segment' },
-);
-
-const SegmentIdParams = Closed({ id: Uuid({ description: 'Segment id.' }) });
-const Members = Closed({
-  customers: Type.Array(
-    Closed({ email: Type.Optional(Type.String({ maxLength: 200 })), phone: Type.Optional(Type.String({ maxLength: 200 })) }),
-    { minItems: 1, maxItems: MAX_MEMBERS_PER_CALL, description: `1..${MAX_MEMBERS_PER_CALL} customers, each {email} or {phone} (email wins).` },
-  ),
-});
-const SegmentName = Type.String({ minLength: 1, maxLength: 200 });
 
 export const listCustomersOp = defineOperation({
   name: 'list_customers',

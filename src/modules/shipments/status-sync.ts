@@ -42,7 +42,11 @@ export async function runCourierPoll(db: Db, couriers: Couriers, deps: OrderChan
         }
       } catch (err) {
         // One courier or account failing must not stop the others; the next pass tries again.
-        log.warn({ err: (err as Error).message, accountId, slug }, 'courier poll failed for a batch');
+        const retryable = err instanceof AppError && err.retryable;
+        log.warn({ err: (err as Error).message, accountId, slug, retryable }, 'courier poll failed for a batch');
+        // STYLE 5: a courier that is down or timing out would fail this group's next batches the same way, each after
+        // its own timeout; leave them to the next pass. A batch the courier refused does not stop the batches after it.
+        if (retryable) break;
       }
     }
   }
