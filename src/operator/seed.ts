@@ -6,6 +6,7 @@ import type { Sql } from '../platform/db.ts';
 import { requireAccount } from '../modules/storefront/service.ts';
 import { AppError } from '../platform/errors.ts';
 import { rebuildCustomers } from '../modules/customers/aggregates.ts';
+import { COURIER_SLUGS } from '../couriers/providers.ts';
 
 export interface SeedInput {
   orders: number;
@@ -77,9 +78,9 @@ export async function seedAccount(tx: Sql, accountId: string, input: SeedInput) 
             (${sqlArray(FIRST)})[1 + cust % ${FIRST.length}] || ' ' || (${sqlArray(LAST)})[1 + (cust / ${FIRST.length}) % ${LAST.length}],
             'customer' || cust || '@example.com', '+3598' || lpad(cust::text, 8, '0'),
             'ul. Vitosha ' || (1 + cust % 200), (${sqlArray(CITIES)})[1 + cust % ${CITIES.length}], lpad((1000 + cust % 8000)::text, 4, '0'),
-            'courier', 'courier_' || chr(97 + g % 3), CASE WHEN g % 2 = 0 THEN 'office' ELSE 'home' END,
+            'courier', (${sqlArray(COURIER_SLUGS)})[1 + g % ${COURIER_SLUGS.length}], CASE WHEN g % 2 = 0 THEN 'office' ELSE 'home' END,
             CASE WHEN g % 2 = 0 THEN to_jsonb(100 + g % 50) ELSE NULL END,
-            CASE WHEN st.shipped THEN 'courier_' || chr(97 + g % 3) END,
+            CASE WHEN st.shipped THEN (${sqlArray(COURIER_SLUGS)})[1 + g % ${COURIER_SLUGS.length}] END,
             CASE WHEN st.shipped THEN 'TRK' || lpad(g::text, 10, '0') END,
             CASE WHEN st.shipped THEN 'https://track.example.com/TRK' || lpad(g::text, 10, '0') END,
             jsonb_build_array(jsonb_build_object('kind', 'main', 'product_id', ids[pi], 'variant_id', NULL, 'name', names[pi], 'sku', skus[pi],
