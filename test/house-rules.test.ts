@@ -112,3 +112,23 @@ test('transports know no room', () => {
   const outward = importsUnder('transports').filter(([, target]) => /^(modules|couriers)\//.test(target));
   assert.deepEqual(outward, []);
 });
+
+test('only the composition root subscribes reactions to domain events', () => {
+  const subscribers: string[] = [];
+  for (const file of fs.readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))) {
+    if (/\bonEmit\(/.test(code(path.join(SRC, file))) && file !== path.join('platform', 'events.ts')) subscribers.push(file);
+  }
+  assert.deepEqual(subscribers, ['app.ts']);
+});
+
+test('a gate declared on an operation is said in the OpenAPI document', async () => {
+  const { operations, publicOpenApi } = await import('../src/app.ts');
+  const doc = publicOpenApi('http://localhost') as { paths: Record<string, Record<string, Record<string, unknown>>> };
+  const gated = operations.filter((op) => op.feature);
+  assert.ok(gated.length >= 3, 'the inventory operations declare their feature');
+  for (const op of operations.filter((o) => o.rest !== false)) {
+    const entry = doc.paths[op.path.replace(/:([A-Za-z_]+)/g, '{$1}')][op.method.toLowerCase()];
+    assert.equal(entry['x-required-feature'], op.feature?.name, `${op.name}: x-required-feature`);
+    if (op.feature) assert.match(String(entry.description), /503 migration_pending/, `${op.name}: said in words`);
+  }
+});

@@ -14,6 +14,11 @@ export function useServiceInfo() {
   return useQuery({ queryKey: ['info'], queryFn: () => admin<{ data: ServiceInfo }>('GET', '/info').then((r) => r.data) });
 }
 
+/** The couriers the service has registered (src/couriers/providers.ts), for choosers and filters. */
+export function useCourierSlugs(): string[] {
+  return useServiceInfo().data?.couriers.map((c) => c.slug) ?? [];
+}
+
 export function App() {
   const [signedIn, setSignedIn] = useState(() => !!getToken());
   const queries = useQueryClient();

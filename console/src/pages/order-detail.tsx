@@ -5,9 +5,9 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { runOperation } from '../api';
-import { useServiceInfo } from '../app';
+import { useCourierSlugs, useServiceInfo } from '../app';
 import { Badge, ErrorNote, Json, money, Time } from '../components/ui';
-import { COURIERS, ORDER_STATUSES, type Order } from './orders';
+import { ORDER_STATUSES, type Order } from './orders';
 
 export function OrderDetail({ accountId }: { accountId: string }) {
   const { orderId = '' } = useParams();
@@ -69,6 +69,7 @@ export function OrderDetail({ accountId }: { accountId: string }) {
 }
 
 function ShipmentCard({ accountId, order, onChange }: { accountId: string; order: Order; onChange: () => void }) {
+  const couriers = useCourierSlugs();
   const [courier, setCourier] = useState('');
   const create = useMutation({
     mutationFn: (dryRun: boolean) => runOperation(accountId, 'create_shipment', { order_id: order.id, courier, dry_run: dryRun || undefined }),
@@ -93,7 +94,7 @@ function ShipmentCard({ accountId, order, onChange }: { accountId: string; order
             Courier
             <select value={courier} onChange={(e) => setCourier(e.target.value)}>
               <option value="">as chosen at checkout</option>
-              {COURIERS.map((c) => <option key={c} value={c}>{c}</option>)}
+              {couriers.map((c) => <option key={c} value={c}>{c}</option>)}
             </select>
           </label>
           <button type="button" className="secondary" onClick={() => create.mutate(true)} disabled={create.isPending}>Preview</button>

@@ -3,13 +3,13 @@
 import { useNavigate } from 'react-router';
 import { useQuery } from '@tanstack/react-query';
 import { runOperation, type Page } from '../api';
+import { useCourierSlugs } from '../app';
 import { Badge, ErrorNote, money, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
 import { useCursorPages, useUrlFilters } from '../components/paging';
 
 export const ORDER_STATUSES = ['new', 'confirmed', 'processing', 'shipped', 'delivered', 'cancelled', 'returned', 'refunded', 'archived'];
 export const SHIPMENT_STATUSES = ['pending', 'picked_up', 'in_transit', 'delivered', 'cancelled', 'refused', 'returned'];
-export const COURIERS = ['courier_a', 'courier_b', 'courier_c'];
 
 export interface Order {
   id: string;
@@ -37,6 +37,7 @@ export interface Order {
 const FILTERS = ['status', 'payment', 'courier', 'shipment_status', 'q', 'from', 'to', 'limit'] as const;
 
 export function OrdersTab({ accountId }: { accountId: string }) {
+  const couriers = useCourierSlugs();
   const navigate = useNavigate();
   const { values, set } = useUrlFilters(FILTERS);
   const { limit: perPage, ...filter } = values;
@@ -53,7 +54,7 @@ export function OrdersTab({ accountId }: { accountId: string }) {
         <input type="search" data-search placeholder="Customer, phone, email, tracking  ( / )" aria-label="Search orders" defaultValue={filter.q} onChange={(e) => set('q', e.target.value)} maxLength={100} />
         <Select label="Status" value={filter.status} options={ORDER_STATUSES} onChange={(v) => set('status', v)} all="All but archived" />
         <Select label="Payment" value={filter.payment} options={['paid', 'pending', 'refunded']} onChange={(v) => set('payment', v)} />
-        <Select label="Courier" value={filter.courier} options={[...COURIERS, 'none']} onChange={(v) => set('courier', v)} />
+        <Select label="Courier" value={filter.courier} options={[...couriers, 'none']} onChange={(v) => set('courier', v)} />
         <Select label="Shipment" value={filter.shipment_status} options={SHIPMENT_STATUSES} onChange={(v) => set('shipment_status', v)} />
         <label className="compact">From <input type="date" value={filter.from} onChange={(e) => set('from', e.target.value)} /></label>
         <label className="compact">To <input type="date" value={filter.to} onChange={(e) => set('to', e.target.value)} /></label>

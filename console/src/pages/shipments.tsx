@@ -5,7 +5,8 @@ import { admin, queryString, type Page } from '../api';
 import { Badge, ErrorNote, money, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
 import { useCursorPages, useUrlFilters } from '../components/paging';
-import { COURIERS, Select, SHIPMENT_STATUSES } from './orders';
+import { Select, SHIPMENT_STATUSES } from './orders';
+import { useCourierSlugs } from '../app';
 
 export interface Shipment {
   id: string;
@@ -28,6 +29,7 @@ export interface Shipment {
 }
 
 export function ShipmentsTab({ accountId }: { accountId: string }) {
+  const couriers = useCourierSlugs();
   const navigate = useNavigate();
   const { values, set } = useUrlFilters(['status', 'courier'] as const);
   const { status, courier } = values;
@@ -43,7 +45,7 @@ export function ShipmentsTab({ accountId }: { accountId: string }) {
     <div className="stack">
       <form className="filters" aria-label="Shipment filters" onSubmit={(e) => e.preventDefault()}>
         <Select label="Status" value={status} options={SHIPMENT_STATUSES} onChange={(v) => set('status', v)} />
-        <Select label="Courier" value={courier} options={COURIERS} onChange={(v) => set('courier', v)} />
+        <Select label="Courier" value={courier} options={couriers} onChange={(v) => set('courier', v)} />
       </form>
       <ErrorNote error={list.error} />
       <Table
