@@ -25,7 +25,8 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-export async function startService(config: Config, options: { pgliteTemplate?: Blob } = {}): Promise<RunningService> {
+/** `reactions: false`: nobody reacts to domain events (see app.ts subscribeReactions); tests of one room use it. */
+export async function startService(config: Config, options: { pgliteTemplate?: Blob; reactions?: boolean } = {}): Promise<RunningService> {
   const log = pino({ level: config.logLevel, redact: ['req.headers.authorization'] });
   const db = await openDb({ ...config, pgliteTemplate: options.pgliteTemplate });
   try {
@@ -53,7 +54,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       deploySha: resolveDeploySha(config.deploySha),
       adminToken: admin.token,
     };
-    const app = await buildApp(services);
+    const app = await buildApp(services, { reactions: options.reactions });
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;

@@ -42,7 +42,7 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(env: Record<string, string> = {}, options: { reactions?: boolean } = {}): Promise<TestService> {
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -56,7 +56,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     ...env,
   });
   const inMemory = !config.databaseUrl && config.dataDir.startsWith('memory://');
-  const service = await startService(config, inMemory ? { pgliteTemplate: await pgliteTemplate() } : {});
+  const service = await startService(config, { ...options, ...(inMemory ? { pgliteTemplate: await pgliteTemplate() } : {}) });
   return { url: service.url, service, close: () => service.close() };
 }
 
