@@ -181,7 +181,7 @@ test('If-Match: * matches any existing resource; a missing one is 404 with or wi
     assert.equal(res.status, 200, `${base}: ${res.text}`);
     assert.equal(res.headers.get('etag'), (await read(key, `${base}/${id}`)).etag);
     const missing = `${base}/${crypto.randomUUID()}`;
-    for (const headers of [{ 'If-Match': '*' }, { 'If-Match': '"abc"' }, { 'If-Match': '*', 'X-Merx-Dry-Run': '1' }, {}]) {
+    for (const headers of [{ 'If-Match': '*' }, { 'If-Match': '"abc"' }, { 'If-Match': '*', 'X-Merx-Dry-Run': '1' }, {}] as Array<Record<string, string>>) {
       const gone = await patch(key, missing, body, headers);
       assert.equal(gone.status, 404, `${missing} ${JSON.stringify(headers)}: ${gone.text}`);
       assert.equal(gone.body.error.code, 'not_found');
