@@ -79,7 +79,7 @@ export interface ServiceInfo {
   database: 'postgres' | 'pglite';
   deploy_sha: string;
   courier_mode: string;
-  couriers: Array<{ slug: string; mode: string | null }>;
+  couriers: Array<{ slug: string; mode: string | null; status_updates: 'poll' | 'push'; cancel: boolean }>;
   jobs: string[];
   scopes: string[];
   presets: Record<string, string[]>;

@@ -76,7 +76,14 @@ export function consoleRoutes(operations: Operation[]) {
           database: Type.Unsafe<'postgres' | 'pglite'>({ type: 'string', enum: ['postgres', 'pglite'] }),
           deploy_sha: Type.String(),
           courier_mode: Type.String(),
-          couriers: Type.Array(Closed({ slug: Type.String(), mode: Nullable('string', { description: 'Simulator mode; null in live mode.' }) })),
+          couriers: Type.Array(
+            Closed({
+              slug: Type.String(),
+              mode: Nullable('string', { description: 'Simulator mode; null in live mode.' }),
+              status_updates: Type.Unsafe<'poll' | 'push'>({ type: 'string', enum: ['poll', 'push'], description: 'How the courier reports statuses.' }),
+              cancel: Type.Boolean({ description: 'Whether the courier has a cancel API.' }),
+            }),
+          ),
           jobs: Type.Array(Type.String()),
           scopes: Type.Array(Type.String()),
           presets: Type.Record(Type.String(), Type.Array(Type.String())),
@@ -90,7 +97,10 @@ export function consoleRoutes(operations: Operation[]) {
           database: s.db.kind,
           deploy_sha: s.deploySha,
           courier_mode: s.config.courierMode,
-          couriers: COURIER_SLUGS.map((slug) => ({ slug, mode: s.couriers.simulator?.modes[slug] ?? null })),
+          couriers: COURIER_SLUGS.map((slug) => {
+            const { statusUpdates, cancel } = s.couriers.adapter(slug).capabilities;
+            return { slug, mode: s.couriers.simulator?.modes[slug] ?? null, status_updates: statusUpdates, cancel };
+          }),
           jobs: Object.keys(JOBS),
           scopes: [...SCOPES],
           presets: PRESETS,

@@ -5,10 +5,10 @@ import { Link, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin, downloadOperation, runOperation } from '../api';
 import { Badge, ErrorNote, Json, money, Time } from '../components/ui';
+import { useServiceInfo } from '../app';
 import { SHIPMENT_STATUSES } from './orders';
 import type { Shipment } from './shipments';
 
-const POLLED = ['courier_a', 'courier_b'];
 
 export function ShipmentDetail({ accountId }: { accountId: string }) {
   const { shipmentId = '' } = useParams();
@@ -83,11 +83,11 @@ export function ShipmentDetail({ accountId }: { accountId: string }) {
   );
 }
 
-/** The simulated courier reports a status; courier_c pushes it at once, courier_a and courier_b wait for the poll. */
+/** The simulated courier reports a status; a pushing courier sends it at once, a polled one waits for the poll. */
 function CourierEvent({ shipment, onChange }: { shipment: Shipment; onChange: () => void }) {
   const [status, setStatus] = useState('in_transit');
   const [label, setLabel] = useState('');
-  const polled = POLLED.includes(shipment.courier_slug ?? '');
+  const polled = useServiceInfo().data?.couriers.find((c) => c.slug === shipment.courier_slug)?.status_updates === 'poll';
   const report = useMutation({
     mutationFn: () => admin('POST', `/shipments/${shipment.id}/courier-events`, label ? { status, label } : { status }),
     onSuccess: onChange,
