@@ -12,6 +12,7 @@ import { resolveAdminToken } from './operator/admin-token.ts';
 import type { OperatorServices } from './operator/route.ts';
 import { buildApp } from './app.ts';
 import { DeliveryEngine } from './modules/webhooks/engine.ts';
+import { createMetricsRegistry } from './platform/metrics.ts';
 import { startSchedules } from './workers/schedule.ts';
 import { createCouriers } from './couriers/registry.ts';
 
@@ -34,11 +35,13 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     const rateLimits = createRateLimits(config.redisUrl, config.rateLimits, log);
     await rateLimits.settled();
     const notifier = createNotifier(config.smtpUrl, log);
+    const metrics = createMetricsRegistry();
     const deliveries = new DeliveryEngine({
       db,
       notifier,
       log,
       policy: { publicBaseUrl: config.publicBaseUrl, allowHosts: config.webhookAllowHosts },
+      metrics,
     });
     const couriers = createCouriers(config);
     const services: OperatorServices = {
@@ -50,6 +53,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       deliveries,
       couriers,
       log,
+      metrics,
       deploySha: resolveDeploySha(config.deploySha),
       adminToken: admin.token,
     };
@@ -57,7 +61,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    deliveries.start({ self: { host: config.host, port }, worker: config.workers });
+    await deliveries.start({ self: { host: config.host, port }, worker: config.workers });
     // In simulator mode the couriers live in this process: the adapters and the push URL use the real listening address.
     if (couriers.simulator) couriers.setSelfOrigin(`http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
     const stopSchedules = config.workers ? startSchedules(services) : () => {};
