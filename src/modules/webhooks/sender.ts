@@ -105,7 +105,7 @@ export class Senders {
     let entry = this.pools.get(key);
     if (!entry) {
       entry = {
-        pool: new Pool(origin, { connections: POOL_CONNECTIONS, pipelining: 1, keepAliveTimeout: 30_000, connect: { ...connect, timeout: ATTEMPT_TIMEOUT_MS } }),
+        pool: new Pool(origin, { connections: POOL_CONNECTIONS, pipelining: 1, allowH2: false, keepAliveTimeout: 30_000, connect: { ...connect, timeout: ATTEMPT_TIMEOUT_MS } }),
         lastUsed: 0,
       };
       this.pools.set(key, entry);
