@@ -7,7 +7,9 @@
 // Prints and writes deliveries per second, commit-to-receipt p50/p99, PATCH
 // throughput with subscriptions vs without, and who used the CPU, to
 // bench/RESULTS-webhooks.md. With BENCH_BEFORE_DIR=<another checkout> the same
-// run measures that tree first ("before") and this one after it, side by side.
+// run measures that tree first ("before") and this one after it, side by side:
+//   git archive main | tar -x -C /tmp/before && ln -s $PWD/node_modules /tmp/before/
+//   BENCH_BEFORE_DIR=/tmp/before BENCH_BEFORE_COMMIT=$(git rev-parse --short main) npm run bench:webhooks
 // The service children and databases are removed at the end, also on failure or Ctrl-C.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -683,11 +685,12 @@ async function runSide(label: string, root: string): Promise<Side> {
   }
 }
 
+/** The commit a tree was checked out at; a tree exported without git (git archive) names it in BENCH_BEFORE_COMMIT. */
 function gitCommit(root: string): string {
   try {
-    return execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    return execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {
-    return 'unknown';
+    return process.env.BENCH_BEFORE_COMMIT || 'unknown';
   }
 }
 

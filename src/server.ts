@@ -15,6 +15,7 @@ import { DeliveryEngine } from './modules/webhooks/engine.ts';
 import { createMetricsRegistry } from './platform/metrics.ts';
 import { startSchedules } from './workers/schedule.ts';
 import { createCouriers } from './couriers/registry.ts';
+import { courierCallMetrics } from './couriers/call-metrics.ts';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -36,6 +37,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     await rateLimits.settled();
     const notifier = createNotifier(config.smtpUrl, log);
     const metrics = createMetricsRegistry();
+    const stopCourierMetrics = courierCallMetrics(metrics);
     const deliveries = new DeliveryEngine({
       db,
       notifier,
@@ -74,6 +76,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       services,
       async close() {
         stopSchedules();
+        stopCourierMetrics();
         await app.close();
         await deliveries.stop();
         await rateLimits.close();

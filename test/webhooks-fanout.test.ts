@@ -14,7 +14,7 @@ import {
 import type { ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { openDb } from '../src/platform/db.ts';
 import { migrate } from '../src/platform/migrate.ts';
-import { DUE_CHANNEL, DueTimer } from '../src/modules/webhooks/due-timer.ts';
+import { DUE_CHANNEL, DueAnnouncer, DueTimer } from '../src/modules/webhooks/due-timer.ts';
 
 let world: ReceiverWorld;
 before(async () => {
@@ -121,6 +121,7 @@ test('the worker sleeps until the next due time and is woken by a notification, 
   let passes = 0;
   const errors: unknown[] = [];
   const timer = new DueTimer(db, async () => void passes++, (err) => errors.push(err));
+  const announcer = new DueAnnouncer(db, (err) => errors.push(err));
   try {
     await migrate(db);
     await timer.start();
@@ -129,17 +130,18 @@ test('the worker sleeps until the next due time and is woken by a notification, 
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(passes, 1);
     // An announcement of a due time wakes it at that time.
-    timer.announce(Date.now() + 200);
+    announcer.announce(Date.now() + 200);
     await eventually(async () => passes === 2, 'a pass after the announced due time');
     // Any connection's NOTIFY does too (another instance's engine, on PostgreSQL).
     await db.query('SELECT pg_notify($1, $2)', [DUE_CHANNEL, new Date().toISOString()]);
     await eventually(async () => passes === 3, 'a pass after a NOTIFY');
     // A notification of a later time than one already armed does not add a pass.
-    timer.announce(Date.now() + 3_600_000);
+    announcer.announce(Date.now() + 3_600_000);
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(passes, 3);
     assert.deepEqual(errors, []);
   } finally {
+    announcer.stop();
     await timer.stop();
     await db.close();
     await database.drop();
@@ -175,7 +177,7 @@ test('graceful shutdown waits for an attempt in flight and records it; the next 
   }
 });
 
-test('/metrics: deliveries by outcome, attempt latency, backlog, in flight per origin, dead deliveries, oldest pending age', async () => {
+test('/metrics: deliveries by outcome, attempt latency, backlog, in flight per origin, dead deliveries, oldest pending age, courier calls', async () => {
   const endpoint = world.receiver.endpoint('metrics');
   const { events } = await fiveSubscriptions([endpoint.url]);
   await events(3);
@@ -188,7 +190,7 @@ test('/metrics: deliveries by outcome, attempt latency, backlog, in flight per o
   }, 'delivered deliveries counted');
   for (const name of [
     'merx_webhook_attempt_duration_seconds_bucket', 'merx_webhook_backlog', 'merx_webhook_in_flight', 'merx_webhook_dead_deliveries',
-    'merx_webhook_oldest_pending_age_seconds',
+    'merx_webhook_oldest_pending_age_seconds', 'merx_courier_request_duration_seconds', 'merx_courier_errors_total',
   ]) {
     assert.match(text, new RegExp(`^# TYPE ${name.replace(/_bucket$/, '')} `, 'm'), name);
   }

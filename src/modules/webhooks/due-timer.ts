@@ -13,6 +13,43 @@ const LONGEST_SLEEP_MS = 5 * 60_000;
 /** Announcements of due times are coalesced: at most one NOTIFY per this interval. */
 const NOTIFY_EVERY_MS = 250;
 
+/** Tells every instance's worker (this one's included) that a delivery falls due at a time; coalesced. */
+export class DueAnnouncer {
+  private db: Db;
+  private onError: (err: unknown) => void;
+  private toAnnounce = Infinity;
+  private timer: NodeJS.Timeout | null = null;
+  private lastAnnounced = 0;
+  private stopped = false;
+
+  constructor(db: Db, onError: (err: unknown) => void) {
+    this.db = db;
+    this.onError = onError;
+  }
+
+  announce(at: number): void {
+    if (this.stopped || at >= this.toAnnounce) return;
+    this.toAnnounce = at;
+    if (this.timer) return;
+    const wait = Math.max(0, this.lastAnnounced + NOTIFY_EVERY_MS - Date.now());
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      const earliest = this.toAnnounce;
+      this.toAnnounce = Infinity;
+      this.lastAnnounced = Date.now();
+      this.db.query('SELECT pg_notify($1, $2)', [DUE_CHANNEL, new Date(earliest).toISOString()]).catch(this.onError);
+    }, wait);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
+
+/** The worker's alarm clock: listens for announced due times and runs a pass when the earliest arrives. */
 export class DueTimer {
   private db: Db;
   private pass: () => Promise<unknown>;
@@ -23,9 +60,6 @@ export class DueTimer {
   private again = false;
   private stopped = true;
   private unlisten: (() => Promise<void>) | null = null;
-  private toAnnounce = Infinity;
-  private announceTimer: NodeJS.Timeout | null = null;
-  private lastAnnounced = 0;
 
   constructor(db: Db, pass: () => Promise<unknown>, onError: (err: unknown) => void) {
     this.db = db;
@@ -45,25 +79,8 @@ export class DueTimer {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    if (this.announceTimer) clearTimeout(this.announceTimer);
-    this.timer = this.announceTimer = null;
+    this.timer = null;
     await this.unlisten?.().catch(() => {});
-  }
-
-  /** Tells every instance's worker that a delivery falls due at `at` (coalesced). */
-  announce(at: number): void {
-    if (at >= this.toAnnounce) return;
-    this.toAnnounce = at;
-    if (this.announceTimer) return;
-    const wait = Math.max(0, this.lastAnnounced + NOTIFY_EVERY_MS - Date.now());
-    this.announceTimer = setTimeout(() => {
-      this.announceTimer = null;
-      const earliest = this.toAnnounce;
-      this.toAnnounce = Infinity;
-      this.lastAnnounced = Date.now();
-      this.db.query('SELECT pg_notify($1, $2)', [DUE_CHANNEL, new Date(earliest).toISOString()]).catch(this.onError);
-    }, wait);
-    this.announceTimer.unref();
   }
 
   private arm(at: number): void {

@@ -23,7 +23,7 @@ import {
 } from './deliveries.ts';
 import { Lanes } from './lanes.ts';
 import { UrlChecks } from './url-checks.ts';
-import { DueTimer } from './due-timer.ts';
+import { DueAnnouncer, DueTimer } from './due-timer.ts';
 import { deliveryMetrics, type DeliveryMetrics } from './delivery-metrics.ts';
 
 const WORKER_BATCH = 100;
@@ -49,6 +49,7 @@ export class DeliveryEngine {
   private senders = new Senders();
   private self: SelfOrigin | null = null;
   private due: DueTimer | null = null;
+  private announcer: DueAnnouncer;
   private inFlight = new Set<Promise<unknown>>();
   private stopping = false;
   private metrics: DeliveryMetrics;
@@ -59,7 +60,7 @@ export class DeliveryEngine {
     if (this.stopping) return;
     for (const d of created) this.firstAttempts.push(d.webhookId, d.id);
     // Another instance's worker takes these over only if this one does not send them within the grace.
-    this.due?.announce(Date.now() + FIRST_ATTEMPT_GRACE_SEC * 1000);
+    this.announcer.announce(Date.now() + FIRST_ATTEMPT_GRACE_SEC * 1000);
   };
 
   constructor(deps: { db: Db; notifier: Notifier; log: FastifyBaseLogger; policy: UrlPolicy; metrics?: Registry }) {
@@ -67,6 +68,7 @@ export class DeliveryEngine {
     this.notifier = deps.notifier;
     this.log = deps.log;
     this.urls = new UrlChecks(deps.policy);
+    this.announcer = new DueAnnouncer(this.db, (err) => this.log.warn({ err }, 'webhook due-time notification failed'));
     this.firstAttempts = new Lanes((id) => this.track(this.attemptFirstQueued(id)));
     this.claims = new Batcher(
       async (ids) => {
@@ -98,6 +100,7 @@ export class DeliveryEngine {
     const bounded = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)));
     await Promise.race([Promise.allSettled([...this.inFlight]), bounded]);
     clearTimeout(timer);
+    this.announcer.stop();
     await this.senders.close();
   }
 
@@ -203,7 +206,7 @@ export class DeliveryEngine {
     } else {
       await this.recordWithSideEffects(delivery, outcome, settlement, now);
     }
-    if (settlement === 'retry_later') this.due?.announce(now.getTime() + 1000 * (BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0));
+    if (settlement === 'retry_later') this.announcer.announce(now.getTime() + 1000 * (BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0));
     return { outcome, settlement };
   }
 

@@ -1,9 +1,8 @@
 // Lanes: each subscription has its own bounded number of attempts in flight
 // and its own queue, so a subscriber that answers slowly (or not at all) only
 // ever holds up its own deliveries, never another subscription's. A global
-// ceiling bounds the whole instance (sockets, memory); a lane always gets at
-// least one slot under that ceiling... unless every slot is busy, in which
-// case the lanes take turns as slots free up.
+// ceiling bounds the whole instance (sockets, memory); when it is reached,
+// lanes with work take turns as slots free up.
 
 export const LANE_WIDTH = 32;
 export const MAX_IN_FLIGHT = 512;

@@ -13,8 +13,6 @@ import { signatureHeaders } from './signature.ts';
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 export const STORED_BODY_CHARS = 1000;
 const READ_LIMIT_BYTES = 64 * 1024;
-/** Connections per pool: above the per-subscription lane width, so lanes, not sockets, set the pace. */
-const POOL_CONNECTIONS = 256;
 /** An idle pool (no attempt to that origin for this long) is closed. */
 const POOL_IDLE_MS = 5 * 60_000;
 
@@ -105,7 +103,15 @@ export class Senders {
     let entry = this.pools.get(key);
     if (!entry) {
       entry = {
-        pool: new Pool(origin, { connections: POOL_CONNECTIONS, pipelining: 1, allowH2: false, keepAliveTimeout: 30_000, connect: { ...connect, timeout: ATTEMPT_TIMEOUT_MS } }),
+        pool: new Pool(origin, {
+          // No cap here: the lanes and the worker bound what is in flight, and a request must never queue behind a
+          // slow subscriber's for a socket. HTTP/1.1 only: no protocol probe holding requests while a first connection negotiates.
+          connections: null,
+          pipelining: 1,
+          allowH2: false,
+          keepAliveTimeout: 30_000,
+          connect: { ...connect, timeout: ATTEMPT_TIMEOUT_MS },
+        }),
         lastUsed: 0,
       };
       this.pools.set(key, entry);
