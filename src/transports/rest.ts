@@ -11,6 +11,7 @@ import {
 } from '../platform/idempotency.ts';
 import { compileOptional } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
+import { ETAG_HEADER, etagOf, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import { serializableSchema } from './schema-refs.ts';
@@ -69,6 +70,12 @@ async function claimKey(services: Services, op: Operation, request: FastifyReque
   return claimIdempotencyKey(services.db, request.caller!.accountId, key, requestFingerprint(op, parts));
 }
 
+/** A request header's value, several occurrences joined as one list. */
+function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
 /** A replay: the first answer's status, headers and bytes. An answer first given over MCP is shaped by this route's serialiser. */
 function replay(reply: FastifyReply, answer: StoredAnswer) {
   reply.code(answer.status).headers({ ...answer.headers, [REPLAYED_HEADER]: 'true' });
@@ -95,7 +102,15 @@ function operationRoute(services: Services, op: Operation) {
     validateParams(params);
     validateQuery(query);
     validateBody(body);
-    const result = await execute(services, op, caller, { ...body, ...query, ...params }, dryRun, claim?.run.fenced());
+    // EXTENSIONS 3: a versioned resource's write honours If-Match (checked by execute on the locked row).
+    const ifMatch = op.etag && isWrite(op) ? headerValue(request, IF_MATCH_HEADER) : undefined;
+    const result = await execute(services, op, caller, { ...body, ...query, ...params }, dryRun, claim?.run.fenced(), ifMatch);
+    if (op.etag) {
+      const etag = etagOf((result as { data: unknown }).data);
+      reply.header(ETAG_HEADER, etag);
+      const ifNoneMatch = isWrite(op) ? undefined : headerValue(request, IF_NONE_MATCH_HEADER);
+      if (ifNoneMatch !== undefined && ifNoneMatchHits(ifNoneMatch, etag)) return reply.code(304).send();
+    }
     if (op.produces && !dryRun) {
       const file = result as { body: Buffer; filename: string };
       return reply.type(op.produces).header('Content-Disposition', `attachment; filename="${file.filename}"`).send(file.body);
