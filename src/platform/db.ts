@@ -30,6 +30,12 @@ export interface TxOptions {
 export interface Db extends Sql {
   readonly kind: 'postgres' | 'pglite';
   tx<T>(fn: (tx: Sql) => Promise<T>, options?: TxOptions): Promise<T>;
+  /**
+   * LISTEN on a channel: PostgreSQL on a dedicated connection (reconnected if
+   * it drops), PGlite in process. `SELECT pg_notify(channel, payload)` from
+   * any instance reaches every listener. Returns the way to stop listening.
+   */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -55,8 +61,10 @@ function runCommitted(tasks: Array<() => void>): void {
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
   private pool: pg.Pool;
+  private connectionString: string;
 
   constructor(connectionString: string) {
+    this.connectionString = connectionString;
     const types = {
       getTypeParser: (oid: number, format?: any) => parsers[oid] ?? (pg.types.getTypeParser as any)(oid, format),
     };
@@ -105,6 +113,48 @@ class PostgresDb implements Db {
     }
   }
 
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    let stopped = false;
+    let client: pg.Client | null = null;
+    let retry: NodeJS.Timeout | null = null;
+    const connect = async (): Promise<void> => {
+      const next = new pg.Client({ connectionString: this.connectionString, application_name: `merx-listen-${channel}` });
+      // A dropped listening connection (server restart) reconnects after a pause instead of crashing the process.
+      const reconnect = () => {
+        if (stopped || client !== next) return;
+        client = null;
+        next.end().catch(() => {});
+        retry = setTimeout(() => void connect().catch(() => {}), 1000);
+        retry.unref();
+      };
+      next.on('error', reconnect);
+      next.on('end', reconnect);
+      next.on('notification', (message) => {
+        if (message.channel === channel) onNotify(message.payload ?? '');
+      });
+      client = next;
+      try {
+        await next.connect();
+        await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      } catch (err) {
+        reconnect();
+        throw err;
+      }
+    };
+    await connect().catch((err) => {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      throw err;
+    });
+    return async () => {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      const current = client;
+      client = null;
+      await current?.end().catch(() => {});
+    };
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }
@@ -150,6 +200,13 @@ export class PgliteDb implements Db {
     });
     runCommitted(committed);
     return result;
+  }
+
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    const unlisten = await this.pglite.listen(channel, onNotify);
+    return async () => {
+      if (!this.pglite.closed) await unlisten();
+    };
   }
 
   /** A tarball of the whole data directory, loadable with openDb({pgliteTemplate}). */

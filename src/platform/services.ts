@@ -3,6 +3,7 @@
 // adapter that offers handlers a long-lived piece adds it by declaration
 // merging (`declare module '.../platform/services.ts'`), next to its code.
 import type { FastifyBaseLogger } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Db } from './db.ts';
 import type { RateLimits } from './rate-limit.ts';
@@ -16,5 +17,7 @@ export interface Services {
   faults: Faults;
   notifier: Notifier;
   log: FastifyBaseLogger;
+  /** This service's Prometheus registry (/metrics). */
+  metrics: Registry;
   deploySha: string;
 }
