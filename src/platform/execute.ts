@@ -10,7 +10,7 @@ import { AppError } from './errors.ts';
 function boundTo(tx: Sql, kind: Db['kind']): Db {
   return {
     kind,
-    query: (text, params) => tx.query(text, params),
+    query: (text, params, options) => tx.query(text, params, options),
     exec: (script) => tx.exec(script),
     // A dry run never commits: nothing may run "after commit".
     afterCommit: () => {},

@@ -139,7 +139,7 @@ export class IdempotentRun {
     };
     return {
       kind: db.kind,
-      query: (text, params) => db.query(text, params),
+      query: (text, params, options) => db.query(text, params, options),
       exec: (script) => db.exec(script),
       afterCommit: (task) => db.afterCommit(task),
       tx: (fn, options) =>

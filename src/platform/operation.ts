@@ -8,6 +8,7 @@ import type { Notifier } from '../notify/notifier.ts';
 import type { DeliveryEngine } from '../modules/webhooks/engine.ts';
 import type { Couriers } from '../couriers/registry.ts';
 import type { Faults } from './auth.ts';
+import type { JsonText } from './json-text.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -89,7 +90,8 @@ export interface OperationSpec<
   handler: (
     ctx: OperationContext,
     input: (P extends TObject ? Static<P> : {}) & (Q extends TObject ? Static<Q> : {}) & (B extends TObject ? Static<B> : {}),
-  ) => Promise<Static<O> | (D extends TSchema ? Static<D> : never)>;
+    // JsonText: the output already written as JSON by PostgreSQL (issue 12), sent on unparsed.
+  ) => Promise<Static<O> | (D extends TSchema ? Static<D> : never) | JsonText>;
 }
 
 export type Operation = OperationSpec<TObject | undefined, TObject | undefined, TObject | undefined, TSchema, TSchema | undefined>;

@@ -7,6 +7,7 @@ import { admittingScopes, isWrite, type Operation } from '../platform/operation.
 import { checkIdempotencyKey, claimIdempotencyKey, requestFingerprint, type Claim, type StoredAnswer } from '../platform/idempotency.ts';
 import { compileValidator, type Validator } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
+import { JsonText, jsonOf } from '../platform/json-text.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import { argumentParts, toolArgumentsSchema, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
@@ -29,6 +30,12 @@ const rpcError = (id: Id, code: number, message: string, data?: unknown): RpcRes
   id,
   error: data === undefined ? { code, message } : { code, message, data },
 });
+
+/** A response as JSON text; a result PostgreSQL wrote is spliced in, not re-serialised. */
+function responseText(response: RpcResponse): string {
+  if (!(response.result instanceof JsonText)) return JSON.stringify(response);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":${response.result.text}}`;
+}
 
 class RpcFailure extends Error {
   readonly code: number;
@@ -102,7 +109,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     if (claim && 'replay' in claim) return { ...resultOf(claim.replay), _meta: { idempotent_replayed: true } };
     try {
       const output = await execute(services, tool.op, key, rest, isDryRun, claim?.run.fenced());
-      await claim?.run.finish({ status: tool.op.successStatus ?? 200, headers: {}, body: JSON.stringify(output), origin: 'mcp' });
+      await claim?.run.finish({ status: tool.op.successStatus ?? 200, headers: {}, body: jsonOf(output), origin: 'mcp' });
       return success(output);
     } catch (err) {
       const appError = toAppError(err);
@@ -132,6 +139,10 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
   }
 
   function success(output: unknown) {
+    // Issue 12: JSON PostgreSQL wrote goes in twice as it is, as structuredContent and (escaped) as the text content.
+    if (output instanceof JsonText) {
+      return new JsonText(`{"content":[{"type":"text","text":${JSON.stringify(output.text)}}],"structuredContent":${output.text},"isError":false}`);
+    }
     return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false };
   }
 
@@ -248,7 +259,8 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       if (response) responses.push(response);
     }
     if (responses.length === 0) return reply.code(202).send();
-    return reply.code(200).send(read.isBatch ? responses : responses[0]);
+    const body = read.isBatch ? `[${responses.map(responseText).join(',')}]` : responseText(responses[0]);
+    return reply.code(200).type('application/json; charset=utf-8').send(body);
   }
 
   app.register(async (scope) => {

@@ -11,6 +11,7 @@ import {
 } from '../platform/idempotency.ts';
 import { compileOptional } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
+import { JsonText, valueOf } from '../platform/json-text.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import { serializableSchema } from './schema-refs.ts';
@@ -102,8 +103,10 @@ function operationRoute(services: Services, op: Operation) {
     }
     // Previews have their own closed shape, assembled by the operation; the route's schema describes the real result.
     if (dryRun) reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
-    else if (op.location) reply.header('Location', op.location.replace(':id', (result as { data: { id: string } }).data.id));
+    else if (op.location) reply.header('Location', op.location.replace(':id', valueOf(result as { data: { id: string } }).data.id));
     reply.code(dryRun ? 200 : (op.successStatus ?? 200));
+    // Written by PostgreSQL in the contract's shape (issue 12): a JSON string is sent as it is.
+    if (result instanceof JsonText) return reply.type('application/json; charset=utf-8').send(result.text);
     return result;
   };
 }

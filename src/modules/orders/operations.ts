@@ -5,7 +5,8 @@ import { Type } from 'typebox';
 import { Shipment } from '../shipments/schema.ts';
 import { latestShipmentOf } from '../shipments/queries.ts';
 import { changeOrder, plannedChanges, wouldNotifyCustomer } from './commands.ts';
-import { getOrder, listOrders } from './queries.ts';
+import { getOrder, getOrderText, listOrders } from './queries.ts';
+import { JsonText } from '../../platform/json-text.ts';
 import { ListOrdersQuery, OrderEnvelope, OrderIdParams, OrderList, UpdateOrderBody, UpdateOrderPreview, UpdateOrderResult } from './schema.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
@@ -39,7 +40,7 @@ export const getOrderOp = defineOperation({
   params: OrderIdParams,
   output: OrderEnvelope,
   annotations: READ,
-  handler: async (ctx, input) => ({ data: await getOrder(ctx.db, ctx.caller.accountId, input.id) }),
+  handler: async (ctx, input) => JsonText.object({ data: await getOrderText(ctx.db, ctx.caller.accountId, input.id) }),
 });
 
 export const updateOrderOp = defineOperation({

@@ -1,0 +1,41 @@
+// A resource's public view written as one SQL expression (issue 12): PostgreSQL
+// builds the JSON exactly as the contract shapes it, so Node never decodes
+// the row nor serialises the answer. PostgREST is the model.
+//
+// The expressions reproduce what the JavaScript views printed, byte for byte
+// after a canonical sort (test/json-views.test.ts proves it per view, on
+// PostgreSQL and PGlite): timestamps as Date#toISOString (milliseconds, Z),
+// numeric money as the shortest number (12.5, not 12.50).
+
+/** The contract's date-time: 2026-11-22T03:01:40.120Z, whatever the session time zone. */
+export function isoTime(expr: string): string {
+  return `to_char((${expr}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
+/** A numeric column as JSON prints a JavaScript number: float8's shortest form (12.5, 100, 0.01). */
+export function jsonNumber(expr: string): string {
+  return `(${expr})::float8`;
+}
+
+/**
+ * An object of the view's fields in their declared order, written compactly
+ * ({"a":1}, as JSON.stringify prints): row_to_json over a one-row select.
+ * (json_build_object pads with spaces and measured slower.) Keys are SQL
+ * identifiers written here, never taken from input. jsonb document columns
+ * (line items, status events) keep PostgreSQL's jsonb spelling inside them.
+ */
+export function jsonObject(fields: Record<string, string>): string {
+  const columns = Object.entries(fields).map(([key, expr]) => `${expr} AS "${key}"`);
+  return `(SELECT row_to_json(v) FROM (SELECT ${columns.join(', ')}) v)`;
+}
+
+/** A view: where its rows come from and the expression that writes one row. */
+export interface JsonView {
+  /** The table and the alias every expression uses, e.g. `orders o`. */
+  from: string;
+  alias: string;
+  /** LATERAL joins the expression reads (a latest shipment, counts). */
+  joins?: string;
+  /** The row's JSON (a json_build_object). */
+  json: string;
+}

@@ -1,0 +1,78 @@
+// The JavaScript views as they were before PostgreSQL wrote them (issue 12),
+// kept as the reference the safety net (json-views.test.ts) compares the
+// database-built JSON with: the same rows, read by the same driver type
+// parsers, shaped by the old code.
+import type { Sql } from '../../src/platform/db.ts';
+
+export const LEGACY_ORDER_SQL = `SELECT o.id, o.number, o.order_number, o.status, o.payment_status, o.payment_method, o.funnel_step,
+  o.parent_order_id, o.total, o.delivery_price, o.discount_amount, o.coupon_code, o.refund_amount_cents, o.refunded_at,
+  o.customer_name, o.customer_email, o.customer_phone, o.customer_vat,
+  o.shipping_address, o.shipping_city, o.shipping_zip, o.shipping_method, o.courier_slug, o.courier_delivery_mode,
+  o.courier_office_id, o.courier, o.tracking_number, o.tracking_url, o.line_items, o.product_name, o.product_sku,
+  o.quantity, o.unit_price, o.notes, o.admin_notes, o.return_note, o.page_id, o.invoice_number, o.created_at, o.updated_at,
+  s.id AS s_id, s.courier_slug AS s_courier_slug, s.tracking_number AS s_tracking_number, s.status AS s_status,
+  s.last_status_label AS s_last_status_label, s.last_status_at AS s_last_status_at
+  FROM orders o LEFT JOIN LATERAL (
+    SELECT id, courier_slug, tracking_number, status, last_status_label, last_status_at FROM shipments
+     WHERE account_id = o.account_id AND order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1
+  ) s ON true
+ WHERE o.account_id = $1 AND o.id = $2`;
+
+export function toOrderView(r: Record<string, any>) {
+  return {
+    id: r.id,
+    number: r.number,
+    order_number: r.order_number,
+    status: r.status,
+    payment_status: r.payment_status,
+    payment_method: r.payment_method,
+    funnel_step: r.funnel_step,
+    parent_order_id: r.parent_order_id,
+    total: r.total,
+    delivery_price: r.delivery_price,
+    discount_amount: r.discount_amount,
+    coupon_code: r.coupon_code,
+    refund_amount_cents: r.refund_amount_cents,
+    refunded_at: r.refunded_at,
+    customer: { name: r.customer_name, email: r.customer_email, phone: r.customer_phone, vat: r.customer_vat },
+    shipping: {
+      address: r.shipping_address,
+      city: r.shipping_city,
+      zip: r.shipping_zip,
+      method: r.shipping_method,
+      courier_slug: r.courier_slug,
+      courier_delivery_mode: r.courier_delivery_mode,
+      courier_office_id: r.courier_office_id,
+    },
+    courier: r.courier,
+    tracking_number: r.tracking_number,
+    tracking_url: r.tracking_url,
+    line_items: r.line_items,
+    product_name: r.product_name,
+    product_sku: r.product_sku,
+    quantity: r.quantity,
+    unit_price: r.unit_price,
+    notes: r.notes,
+    admin_notes: r.admin_notes,
+    return_note: r.return_note,
+    page_id: r.page_id,
+    invoice_number: r.invoice_number,
+    shipment: r.s_id
+      ? {
+          id: r.s_id,
+          courier_slug: r.s_courier_slug,
+          tracking_number: r.s_tracking_number,
+          status: r.s_status,
+          last_status_label: r.s_last_status_label,
+          last_status_at: r.s_last_status_at,
+        }
+      : null,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+export async function legacyOrder(sql: Sql, accountId: string, orderId: string) {
+  const { rows } = await sql.query(LEGACY_ORDER_SQL, [accountId, orderId]);
+  return toOrderView(rows[0]);
+}

@@ -1,0 +1,100 @@
+// Contract safety net of issue 12: every view PostgreSQL writes is checked,
+// over rows covering every state and every nullable field, against the
+// contract's TypeBox schema and against the JavaScript view it replaced
+// (the same JSON after a canonical sort; the same bytes where no jsonb
+// document is inside). Runs on PGlite and, with DATABASE_URL, on PostgreSQL.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import type { TSchema } from 'typebox';
+import type { Db } from '../src/platform/db.ts';
+import { canonicalJson } from '../src/platform/canonical-json.ts';
+import { readOne } from '../src/platform/read-sql.ts';
+import type { JsonView } from '../src/platform/json-view.ts';
+import { ORDER_VIEW } from '../src/modules/orders/view.ts';
+import { Order, ORDER_STATUSES } from '../src/modules/orders/schema.ts';
+import { SHIPMENT_STATUSES } from '../src/modules/shipments/schema.ts';
+import { startTestService, type TestService } from './helpers/harness.ts';
+import { legacyOrder } from './helpers/legacy-views.ts';
+
+let service: TestService;
+let db: Db;
+let accountId: string;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+(addFormats as unknown as (a: Ajv2020) => void)(ajv);
+
+before(async () => {
+  service = await startTestService();
+  db = service.service.db;
+  accountId = crypto.randomUUID();
+  await db.query(`INSERT INTO accounts (id, name, email) VALUES ($1, 'Views', 'views@example.com')`, [accountId]);
+});
+after(() => service?.close());
+
+/** jsonb columns: their values go in as JSON text, strings and numbers too. */
+const JSONB_COLUMNS = new Set(['courier_office_id', 'invoice_number', 'line_items']);
+
+/** Columns a test row sets; the rest stay null (or their defaults). */
+async function insert(table: string, values: Record<string, unknown>): Promise<string> {
+  const id = (values.id as string) ?? crypto.randomUUID();
+  const row = { id, account_id: accountId, ...values };
+  const names = Object.keys(row);
+  await db.query(
+    `INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})`,
+    Object.entries(row).map(([k, v]) => (v !== null && (JSONB_COLUMNS.has(k) || typeof v === 'object') ? JSON.stringify(v) : v)),
+  );
+  return id;
+}
+
+/** The database-built view of one row: valid by the schema, equal to the old JavaScript view. */
+async function checkView(view: JsonView, schema: TSchema, id: string, legacy: unknown, exactBytes: boolean) {
+  const text = await readOne(db, view, `${view.alias}.account_id = $1 AND ${view.alias}.id = $2`, [accountId, id]);
+  assert.ok(text, `row ${id} has a view`);
+  const value = JSON.parse(text.text);
+  const validate = ajv.compile(schema);
+  assert.ok(validate(value), `schema: ${JSON.stringify(validate.errors)} in ${text.text}`);
+  assert.equal(canonicalJson(value), canonicalJson(legacy));
+  // Number and time formats are the old ones byte for byte (12.5, not 12.50; .120Z, not .12+00).
+  if (exactBytes) assert.equal(text.text, JSON.stringify(legacy));
+}
+
+const LINE_ITEMS = [
+  { kind: 'main', product_id: crypto.randomUUID(), variant_id: null, name: 'Mug "big"\n\tÄ ☕ 𝄞', sku: null, qty: 2, unit_price_cents: 1250, total_cents: 2500, delivery_type: 'physical', digital: false, note: '' },
+  { kind: 'gift', product_id: null, variant_id: crypto.randomUUID(), name: 'Card', sku: 'C-1', qty: 1, unit_price_cents: 0, total_cents: 0, delivery_type: 'digital', digital: true, note: 'x', extra: { a: [1, 2.5] } },
+];
+
+test('order: every status, legacy and line-item orders, every nullable field empty and set, latest shipment or none', async () => {
+  const cases: Array<{ values: Record<string, unknown>; documents: boolean }> = [];
+  cases.push({ values: { status: 'new', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' }, documents: false });
+  for (const [i, status] of ORDER_STATUSES.entries()) {
+    cases.push({
+      documents: i % 2 === 0,
+      values: {
+        number: i + 1, order_number: 9_007_199_254 + i, status, payment_status: 'paid', payment_method: 'cod', funnel_step: 'main',
+        parent_order_id: crypto.randomUUID(), total: ['12.50', '0.01', '9999999999.99', '100.00', '0.10', '1234.56'][i % 6],
+        delivery_price: '5.00', discount_amount: '0.30', coupon_code: 'SALE', refund_amount_cents: 120, refunded_at: '2026-03-04T05:06:07.009Z',
+        customer_name: 'Ана "Q" \\ Петрова \u0001', customer_email: 'ana@example.com', customer_phone: '+359 888', customer_vat: 'BG123',
+        shipping_address: 'ul. Vitosha 1\nfloor 2', shipping_city: 'Sofia', shipping_zip: '1000', shipping_method: 'courier',
+        courier_slug: 'courier_a', courier_delivery_mode: i % 2 ? 'home' : 'office', courier_office_id: i % 2 ? 'A-12' : 101,
+        courier: 'courier_a', tracking_number: `T${i}`, tracking_url: 'https://t.example/T', line_items: i % 2 === 0 ? LINE_ITEMS : null,
+        product_name: 'Mug', product_sku: 'M-1', quantity: 3, unit_price: '4.17', notes: 'ring twice', admin_notes: 'vip', return_note: 'broken',
+        page_id: crypto.randomUUID(), invoice_number: i % 2 ? 'INV-7' : 7,
+        created_at: `2026-02-0${(i % 9) + 1}T10:11:12.${String(i * 111).padStart(3, '0')}Z`, updated_at: '2026-12-31T23:59:59.999Z',
+      },
+    });
+  }
+  for (const [i, c] of cases.entries()) {
+    const id = await insert('orders', c.values);
+    if (i % 3 === 1) {
+      for (const [n, status] of [SHIPMENT_STATUSES[i % SHIPMENT_STATUSES.length], 'cancelled'].entries()) {
+        await insert('shipments', {
+          order_id: id, courier_slug: 'courier_b', tracking_number: `S${i}-${n}`, status, last_status_label: n ? null : 'On the way',
+          last_status_at: n ? null : '2026-05-06T07:08:09.100Z', created_at: `2026-04-0${n + 1}T00:00:00.000Z`,
+        });
+      }
+    }
+    await checkView(ORDER_VIEW, Order, id, await legacyOrder(db, accountId, id), !c.documents);
+  }
+});
