@@ -38,9 +38,24 @@ export interface TxOptions {
   readOnly?: boolean;
 }
 
+/** A LISTEN subscription; `onLost` ran when its connection broke (it reconnects on its own). */
+export interface Listener {
+  close(): Promise<void>;
+}
+
+export interface ListenHandlers {
+  onMessage(payload: string): void;
+  /** The connection broke: messages may have been missed until onReady runs again. */
+  onLost(): void;
+  /** Listening (again): from now on no message is missed. */
+  onReady(): void;
+}
+
 export interface Db extends Sql {
   readonly kind: 'postgres' | 'pglite';
   tx<T>(fn: (tx: Sql) => Promise<T>, options?: TxOptions): Promise<T>;
+  /** PostgreSQL LISTEN on a connection of its own (PGlite: in-process). */
+  listen(channel: string, handlers: ListenHandlers): Promise<Listener>;
   close(): Promise<void>;
 }
 
@@ -82,8 +97,10 @@ function runCommitted(tasks: Array<() => void>): void {
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
   private pool: pg.Pool;
+  private connectionString: string;
 
   constructor(connectionString: string, poolMax: number) {
+    this.connectionString = connectionString;
     const types = {
       getTypeParser: (oid: number, format?: any) => parsers[oid] ?? (pg.types.getTypeParser as any)(oid, format),
     };
@@ -132,9 +149,50 @@ class PostgresDb implements Db {
     }
   }
 
+  async listen(channel: string, handlers: ListenHandlers): Promise<Listener> {
+    return listenOn(this.connectionString, channel, handlers);
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+const RELISTEN_DELAY_MS = 1000;
+
+/** A dedicated client (not from the pool: LISTEN belongs to a session), reconnected after a failure. */
+async function listenOn(connectionString: string, channel: string, handlers: ListenHandlers): Promise<Listener> {
+  let closed = false;
+  let client: pg.Client | null = null;
+  let retry: NodeJS.Timeout | null = null;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString });
+    next.on('notification', (message) => message.channel === channel && handlers.onMessage(message.payload ?? ''));
+    const lost = () => {
+      if (client !== next) return;
+      client = null;
+      handlers.onLost();
+      next.end().catch(() => {});
+      if (!closed) retry = setTimeout(() => void connect().catch(lost), RELISTEN_DELAY_MS);
+    };
+    next.on('error', lost);
+    next.on('end', lost);
+    client = next;
+    await next.connect();
+    await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    if (closed) return void next.end().catch(() => {});
+    handlers.onReady();
+  };
+  await connect();
+  return {
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      const current = client;
+      client = null;
+      await current?.end().catch(() => {});
+    },
+  };
 }
 
 export class PgliteDb implements Db {
@@ -177,6 +235,12 @@ export class PgliteDb implements Db {
     });
     runCommitted(committed);
     return result;
+  }
+
+  async listen(channel: string, handlers: ListenHandlers): Promise<Listener> {
+    const unsubscribe = await this.pglite.listen(channel, (payload) => handlers.onMessage(payload));
+    handlers.onReady();
+    return { close: () => unsubscribe() };
   }
 
   /** A tarball of the whole data directory, loadable with openDb({pgliteTemplate}). */

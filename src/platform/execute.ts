@@ -15,6 +15,7 @@ function boundTo(tx: Sql, kind: Db['kind']): Db {
     // A dry run never commits: nothing may run "after commit".
     afterCommit: () => {},
     tx: (fn) => fn({ ...tx, afterCommit: () => {} }),
+    listen: () => Promise.reject(new Error('no LISTEN inside a dry run')),
     close: async () => {},
   };
 }

@@ -148,6 +148,7 @@ export class IdempotentRun {
           if (!options?.readOnly) await fence(tx);
           return result;
         }, options),
+      listen: (channel, handlers) => db.listen(channel, handlers),
       close: () => db.close(),
     };
   }

@@ -7,9 +7,13 @@
 // PostgreSQL and PGlite): timestamps as Date#toISOString (milliseconds, Z),
 // numeric money as the shortest number (12.5, not 12.50).
 
-/** The contract's date-time: 2026-11-22T03:01:40.120Z, whatever the session time zone. */
+/**
+ * The contract's date-time: 2026-11-22T03:01:40.120Z, whatever the session
+ * time zone. The colons are quoted literals so that no `:name` appears in
+ * the SQL (pgbench would take it for a variable when it runs this SQL).
+ */
 export function isoTime(expr: string): string {
-  return `to_char((${expr}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  return `to_char((${expr}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24":"MI":"SS.MS"Z"')`;
 }
 
 /** A numeric column as JSON prints a JavaScript number: float8's shortest form (12.5, 100, 0.01). */

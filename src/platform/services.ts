@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from './db.ts';
 import type { RateLimits } from './rate-limit.ts';
+import type { KeyCache } from './key-cache.ts';
 import type { Faults } from './auth.ts';
 import type { Notifier } from '../notify/notifier.ts';
 import type { DeliveryEngine } from '../modules/webhooks/engine.ts';
@@ -12,6 +13,8 @@ export interface Services {
   config: Config;
   db: Db;
   rateLimits: RateLimits;
+  /** API keys this instance has seen (issue 12). */
+  keys: KeyCache;
   faults: Faults;
   notifier: Notifier;
   deliveries: DeliveryEngine;

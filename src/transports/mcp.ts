@@ -1,7 +1,7 @@
 // POST /api/mcp: a thin JSON-RPC 2.0 layer over the operation registry
 // (DESIGN: MCP). Stateless Streamable HTTP: JSON responses, no sessions.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticate, requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
+import { requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
 import { AppError, mcpRefusalCode, toAppError, type ErrorCode } from '../platform/errors.ts';
 import { admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
 import { checkIdempotencyKey, claimIdempotencyKey, requestFingerprint, type Claim, type StoredAnswer } from '../platform/idempotency.ts';
@@ -246,7 +246,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
   }
 
   async function handle(request: FastifyRequest, reply: FastifyReply) {
-    const key = await authenticate(services.db, request.headers.authorization);
+    const key = await services.keys.authenticate(request.headers.authorization);
     const read = readMessages(request);
     // GAPS check order: 429 before 400.
     const admitted = await countMessages(key, 'refused' in read ? 1 : read.messages.length, reply);

@@ -2,7 +2,7 @@
 // checks scope, plan and rate limit in SPEC's order, validates, and hands the
 // input to the operation.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticate, requirePlan, requireScope } from '../platform/auth.ts';
+import { requirePlan, requireScope } from '../platform/auth.ts';
 import { AppError } from '../platform/errors.ts';
 import { admittingScopes, isWrite, type Caller, type Operation } from '../platform/operation.ts';
 import {
@@ -44,7 +44,7 @@ export function wantsDryRun(request: FastifyRequest): boolean {
  * comes after the 403s (docs/ARCHITECTURE.md).
  */
 async function admit(services: Services, op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<Caller> {
-  const key = await authenticate(services.db, request.headers.authorization);
+  const key = await services.keys.authenticate(request.headers.authorization);
   const outcome = await services.rateLimits.rest.consume(key.keyId);
   reply.header('X-RateLimit-Limit', outcome.limit).header('X-RateLimit-Remaining', outcome.remaining);
   requireScope(key, admittingScopes(op));
