@@ -17,7 +17,14 @@ import { ORDER_VIEW } from '../src/modules/orders/view.ts';
 import { Order, ORDER_STATUSES } from '../src/modules/orders/schema.ts';
 import { SHIPMENT_STATUSES } from '../src/modules/shipments/schema.ts';
 import { startTestService, type TestService } from './helpers/harness.ts';
-import { legacyOrder } from './helpers/legacy-views.ts';
+import { legacyMovement, legacyOrder, legacyProduct, legacyShipment, legacyStockItem } from './helpers/legacy-views.ts';
+import { SHIPMENT_VIEW } from '../src/modules/shipments/queries.ts';
+import { Shipment } from '../src/modules/shipments/schema.ts';
+import { PRODUCT_VIEW } from '../src/modules/products/queries.ts';
+import { Product } from '../src/modules/products/schema.ts';
+import { STOCK_ITEM_VIEW } from '../src/modules/inventory/stock.ts';
+import { MOVEMENT_VIEW } from '../src/modules/inventory/movements.ts';
+import { Movement, MOVEMENT_TYPES, StockItem } from '../src/modules/inventory/schema.ts';
 
 let service: TestService;
 let db: Db;
@@ -34,7 +41,10 @@ before(async () => {
 after(() => service?.close());
 
 /** jsonb columns: their values go in as JSON text, strings and numbers too. */
-const JSONB_COLUMNS = new Set(['courier_office_id', 'invoice_number', 'line_items']);
+const JSONB_COLUMNS = new Set([
+  'courier_office_id', 'invoice_number', 'line_items', 'status_events', 'office_id', 'recipient_address', 'parcel_dim_cm',
+  'sender_origin', 'shipment_terms', 'dim_cm',
+]);
 
 /** Columns a test row sets; the rest stay null (or their defaults). */
 async function insert(table: string, values: Record<string, unknown>): Promise<string> {
@@ -43,14 +53,15 @@ async function insert(table: string, values: Record<string, unknown>): Promise<s
   const names = Object.keys(row);
   await db.query(
     `INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})`,
-    Object.entries(row).map(([k, v]) => (v !== null && (JSONB_COLUMNS.has(k) || typeof v === 'object') ? JSON.stringify(v) : v)),
+    // jsonb as JSON text; arrays of other columns (text[]) as arrays.
+    Object.entries(row).map(([k, v]) => (v !== null && JSONB_COLUMNS.has(k) ? JSON.stringify(v) : v)),
   );
   return id;
 }
 
 /** The database-built view of one row: valid by the schema, equal to the old JavaScript view. */
-async function checkView(view: JsonView, schema: TSchema, id: string, legacy: unknown, exactBytes: boolean) {
-  const text = await readOne(db, view, `${view.alias}.account_id = $1 AND ${view.alias}.id = $2`, [accountId, id]);
+async function checkView(view: JsonView, schema: TSchema, id: string, legacy: unknown, exactBytes: boolean, extra: unknown[] = []) {
+  const text = await readOne(db, view, `${view.alias}.account_id = $1 AND ${view.alias}.id = $${2 + extra.length}`, [accountId, ...extra, id]);
   assert.ok(text, `row ${id} has a view`);
   const value = JSON.parse(text.text);
   const validate = ajv.compile(schema);
@@ -96,5 +107,76 @@ test('order: every status, legacy and line-item orders, every nullable field emp
       }
     }
     await checkView(ORDER_VIEW, Order, id, await legacyOrder(db, accountId, id), !c.documents);
+  }
+});
+
+test('shipment: every status, every nullable field empty and set, string and integer office ids, raw courier events', async () => {
+  const orderId = await insert('orders', { status: 'shipped' });
+  for (const [i, status] of SHIPMENT_STATUSES.entries()) {
+    const full = i % 2 === 1;
+    const id = await insert('shipments', {
+      order_id: orderId,
+      status,
+      created_at: `2026-06-0${i + 1}T01:02:03.${String(i * 7).padStart(3, '0')}Z`,
+      ...(full
+        ? {
+            courier_slug: 'courier_c', tracking_number: `W${i}`, last_status_label: 'Доставена "ok"', last_status_at: '2026-06-09T09:09:09.990Z',
+            status_events: [{ at: '2026-06-09T09:09:09Z', code: i, label: 'x' }, { at: '2026-06-10T00:00:00Z', code: 'DLV', label: null, raw: { a: 1 } }],
+            delivery_mode: 'home', office_id: i === 1 ? 'OF-1' : 77, recipient_address: i === 3 ? 'Sofia, ul. 1' : { city: 'Sofia', line: 'ul. 1' },
+            cod_amount: '25.50', shipping_cost: '4.99', parcel_weight_g: 1200, parcel_dim_cm: { l: 10, w: 20.5, h: 3 },
+            sender_origin: { office: 12 }, shipment_terms: { insured: true }, updated_at: '2026-06-11T00:00:00.001Z',
+          }
+        : {}),
+    });
+    await checkView(SHIPMENT_VIEW, Shipment, id, await legacyShipment(db, accountId, id), !full);
+  }
+});
+
+test('product: with and without variants, every nullable field empty and set, images, dimensions', async () => {
+  const bare = await insert('products', { name: 'Bare', created_at: '2026-07-01T00:00:00.000Z' });
+  await checkView(PRODUCT_VIEW, Product, bare, await legacyProduct(db, accountId, bare), true);
+  for (const [i, price] of ['12.50', '0.01', '100.00'].entries()) {
+    const id = await insert('products', {
+      name: `Mug "${i}" ☕`, marketing_name: 'Mug', sku: `M-${i}`, price, original_price: '19.90', active: i !== 1, delivery_type: 'digital',
+      offer_type: 'bundle', description: 'line\nbreak', images: [`https://img.example/${i}.png`, 'b"c'], stock_quantity: i, block_on_zero_stock: true,
+      low_stock_threshold: 3, weight_g: 250, dim_cm: i === 2 ? null : { l: 1, w: 2.5, h: 3 }, shipping_short_name: 'S', shipping_category: 'small',
+      catalog_hidden: true, language: 'bg', updated_at: '2026-07-02T00:00:00.500Z',
+    });
+    for (const [n, position] of [2, null, 1].entries()) {
+      await insert('product_variants', {
+        product_id: id, type: n ? 'size' : null, name: n ? `V${n}` : null, value: 'XL', price_delta: n === 1 ? '-1.50' : null,
+        stock_quantity: n === 2 ? null : 4, image_url: n ? 'https://img.example/v.png' : null, position,
+      });
+    }
+    await checkView(PRODUCT_VIEW, Product, id, await legacyProduct(db, accountId, id), i === 2);
+  }
+});
+
+test('stock item: tracked and untracked, low and not, own and default threshold, variants tracked or not', async () => {
+  for (const [i, stock] of [null, 0, 3, 50].entries()) {
+    const id = await insert('products', { name: `Stock ${i}`, sku: i ? `S-${i}` : null, stock_quantity: stock, low_stock_threshold: i === 2 ? null : 4, block_on_zero_stock: i === 1 });
+    if (i % 2) {
+      for (const [n, position] of [null, 1].entries()) {
+        await insert('product_variants', { product_id: id, name: n ? 'Red' : null, value: n ? 'red' : null, stock_quantity: n ? 2 : null, position });
+      }
+    }
+    // The view takes the account's default threshold as $2.
+    await checkView(STOCK_ITEM_VIEW, StockItem, id, await legacyStockItem(db, accountId, id, 5), false, [5]);
+  }
+});
+
+test('movement: every type, with and without variant, order and note', async () => {
+  const productId = await insert('products', { name: 'Moved' });
+  const variantId = await insert('product_variants', { product_id: productId, name: 'V' });
+  const orderId = await insert('orders', { status: 'new' });
+  for (const [i, type] of MOVEMENT_TYPES.entries()) {
+    const full = i % 2 === 0;
+    const id = await insert('stock_movements', {
+      product_id: productId, type, qty: i - 2, created_at: `2026-08-0${i + 1}T12:00:00.${String(i * 100 + 5).padStart(3, '0')}Z`,
+      ...(full ? { variant_id: variantId, note: 'counted "twice"', unit_cost: '1.2345' } : {}),
+      // One effect per order and type (a unique index): one movement carries the order.
+      ...(i === 0 ? { order_id: orderId } : {}),
+    });
+    await checkView(MOVEMENT_VIEW, Movement, id, await legacyMovement(db, accountId, id), true);
   }
 });

@@ -30,7 +30,13 @@ export function jsonNumber(expr: string): string {
  */
 export function jsonObject(fields: Record<string, string>): string {
   const columns = Object.entries(fields).map(([key, expr]) => `${expr} AS "${key}"`);
-  return `(SELECT row_to_json(v) FROM (SELECT ${columns.join(', ')}) v)`;
+  // An alias no view uses for its own tables.
+  return `(SELECT row_to_json(json_view_row) FROM (SELECT ${columns.join(', ')}) json_view_row)`;
+}
+
+/** A JSON array of `json` (one object per row of `from`), in `orderBy` order; [] when none. */
+export function jsonArray(json: string, from: string, orderBy: string): string {
+  return `array_to_json(ARRAY(SELECT ${json} FROM ${from} ORDER BY ${orderBy}))`;
 }
 
 /** A view: where its rows come from and the expression that writes one row. */

@@ -76,3 +76,53 @@ export async function legacyOrder(sql: Sql, accountId: string, orderId: string) 
   const { rows } = await sql.query(LEGACY_ORDER_SQL, [accountId, orderId]);
   return toOrderView(rows[0]);
 }
+
+/** The Shipment view was the row as the driver's type parsers read it. */
+export async function legacyShipment(sql: Sql, accountId: string, shipmentId: string) {
+  const { rows } = await sql.query(
+    `SELECT id, order_id, courier_slug, tracking_number, status, last_status_label, last_status_at,
+       status_events, delivery_mode, office_id, recipient_address, cod_amount, shipping_cost, parcel_weight_g,
+       parcel_dim_cm, sender_origin, shipment_terms, created_at, updated_at FROM shipments WHERE account_id = $1 AND id = $2`,
+    [accountId, shipmentId],
+  );
+  return rows[0];
+}
+
+/** The Product view was the row plus its variants, read in a second query. */
+export async function legacyProduct(sql: Sql, accountId: string, productId: string) {
+  const { rows } = await sql.query(
+    `SELECT id, name, marketing_name, sku, price, original_price, active, delivery_type, offer_type, description, images,
+       stock_quantity, block_on_zero_stock, low_stock_threshold, weight_g, dim_cm, shipping_short_name, shipping_category,
+       catalog_hidden, language, created_at, updated_at FROM products WHERE account_id = $1 AND id = $2`,
+    [accountId, productId],
+  );
+  const { rows: variants } = await sql.query(
+    `SELECT id, type, name, value, price_delta, stock_quantity, image_url, position FROM product_variants
+      WHERE account_id = $1 AND product_id = $2 ORDER BY position NULLS LAST, id`,
+    [accountId, productId],
+  );
+  return { ...rows[0], variants };
+}
+
+/** The stock levels were built half in SQL (variants with json_agg) and half from the row. */
+export async function legacyStockItem(sql: Sql, accountId: string, productId: string, defaultThreshold: number) {
+  const { rows } = await sql.query(
+    `SELECT p.id AS product_id, p.name, p.sku, p.stock_quantity IS NOT NULL AS tracked, coalesce(p.stock_quantity, 0) AS stock_quantity,
+            p.low_stock_threshold, coalesce(p.low_stock_threshold, $2) AS effective_threshold,
+            (p.stock_quantity IS NOT NULL AND p.stock_quantity <= coalesce(p.low_stock_threshold, $2)) AS low, p.block_on_zero_stock,
+            coalesce((SELECT json_agg(json_build_object('id', v.id, 'name', v.name, 'value', v.value,
+                        'stock_quantity', coalesce(v.stock_quantity, 0), 'tracked', v.stock_quantity IS NOT NULL) ORDER BY v.position, v.id)
+                        FROM product_variants v WHERE v.account_id = p.account_id AND v.product_id = p.id), '[]'::json) AS variants
+       FROM products p WHERE p.account_id = $1 AND p.id = $3`,
+    [accountId, defaultThreshold, productId],
+  );
+  return rows[0];
+}
+
+export async function legacyMovement(sql: Sql, accountId: string, movementId: string) {
+  const { rows } = await sql.query(
+    'SELECT id, product_id, variant_id, order_id, type, qty, note, created_at FROM stock_movements WHERE account_id = $1 AND id = $2',
+    [accountId, movementId],
+  );
+  return rows[0];
+}

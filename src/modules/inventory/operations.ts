@@ -2,50 +2,18 @@
 import { Type } from 'typebox';
 import { defineOperation, type OperationContext } from '../../platform/operation.ts';
 import { AppError } from '../../platform/errors.ts';
-import { Closed, Cursor, DateTime, Limit, ListOf, Nullable, NullableUuid, StrictDate, Uuid } from '../../platform/schema.ts';
+import { Closed, Cursor, Limit, ListOf, Nullable, NullableUuid, StrictDate, Uuid } from '../../platform/schema.ts';
 import { applyMovement, listMovements, planMovement, type MovementType } from './movements.ts';
 import { stockLevels } from './stock.ts';
+import { Movement, MOVEMENT_TYPES, StockItem } from './schema.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const TAGS = ['Inventory'];
-const MOVEMENT_TYPES = ['sale', 'release', 'return', 'delivery', 'correction'] as const;
 
 /** SPEC Inventory: 503 migration_pending where the feature is not enabled on this deployment. */
 function requireInventory(ctx: OperationContext): void {
   if (!ctx.config.inventoryEnabled) throw new AppError('migration_pending', 'inventory is not enabled on this deployment yet');
 }
-
-const StockItem = Closed(
-  {
-    product_id: Uuid(),
-    name: Type.String(),
-    sku: Nullable('string'),
-    tracked: Type.Boolean({ description: 'false: stock is not tracked (stock_quantity shows 0).' }),
-    stock_quantity: Type.Integer(),
-    low_stock_threshold: Nullable('integer'),
-    effective_threshold: Type.Integer({ description: "low_stock_threshold, else the account's default_threshold." }),
-    low: Type.Boolean(),
-    block_on_zero_stock: Type.Boolean(),
-    variants: Type.Array(
-      Closed({ id: Uuid(), name: Nullable('string'), value: Nullable('string'), stock_quantity: Type.Integer(), tracked: Type.Boolean() }),
-    ),
-  },
-  { $id: 'StockItem' },
-);
-
-const Movement = Closed(
-  {
-    id: Uuid(),
-    product_id: Uuid(),
-    variant_id: NullableUuid(),
-    order_id: NullableUuid(),
-    type: Type.Unsafe<MovementType>({ type: 'string', enum: [...MOVEMENT_TYPES] }),
-    qty: Type.Integer({ description: 'Signed.' }),
-    note: Nullable('string'),
-    created_at: DateTime(),
-  },
-  { $id: 'StockMovement' },
-);
 
 export const getStockOp = defineOperation({
   name: 'get_inventory_stock',

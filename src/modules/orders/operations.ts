@@ -3,7 +3,7 @@ import { defineOperation } from '../../platform/operation.ts';
 import { Closed } from '../../platform/schema.ts';
 import { Type } from 'typebox';
 import { Shipment } from '../shipments/schema.ts';
-import { latestShipmentOf } from '../shipments/queries.ts';
+import { latestShipmentText } from '../shipments/queries.ts';
 import { changeOrder, plannedChanges, wouldNotifyCustomer } from './commands.ts';
 import { getOrder, getOrderText, listOrders } from './queries.ts';
 import { JsonText } from '../../platform/json-text.ts';
@@ -98,7 +98,7 @@ export const getOrderShipmentOp = defineOperation({
   annotations: READ,
   handler: async (ctx, input) => {
     await getOrder(ctx.db, ctx.caller.accountId, input.id);
-    return { data: await latestShipmentOf(ctx.db, ctx.caller.accountId, input.id) };
+    return JsonText.object({ data: await latestShipmentText(ctx.db, ctx.caller.accountId, input.id) });
   },
 });
 
