@@ -25,8 +25,9 @@ export function jsonNumber(expr: string): string {
  * An object of the view's fields in their declared order, written compactly
  * ({"a":1}, as JSON.stringify prints): row_to_json over a one-row select.
  * (json_build_object pads with spaces and measured slower.) Keys are SQL
- * identifiers written here, never taken from input. jsonb document columns
- * (line items, status events) keep PostgreSQL's jsonb spelling inside them.
+ * identifiers written here, never taken from input. A jsonb document goes in
+ * through its compact *_json twin (migration 014), never as jsonb, which
+ * PostgreSQL prints with spaces.
  */
 export function jsonObject(fields: Record<string, string>): string {
   const columns = Object.entries(fields).map(([key, expr]) => `${expr} AS "${key}"`);

@@ -25,7 +25,7 @@ export async function readOne(sql: Sql, view: JsonView, where: string, params: u
   return rows[0] ? new JsonText(rows[0].v) : null;
 }
 
-/** The views of many rows in the order the query gives, as one JSON array. */
+/** The views of many rows as one JSON array; `orderBy` may end in LIMIT/OFFSET (offset-paged lists). */
 export async function readArray(sql: Sql, view: JsonView, where: string, params: unknown[], orderBy: string): Promise<JsonText> {
   const { rows } = await sql.query<{ v: string }>(
     `SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where} ORDER BY ${orderBy}`,

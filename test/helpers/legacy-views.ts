@@ -126,3 +126,20 @@ export async function legacyMovement(sql: Sql, accountId: string, movementId: st
   );
   return rows[0];
 }
+
+export async function legacyCustomer(sql: Sql, accountId: string, key: string) {
+  const { rows } = await sql.query(
+    'SELECT key, name, email, phone, orders_count, total_spent, first_order_at, last_order_at FROM customer_aggregates WHERE account_id = $1 AND key = $2',
+    [accountId, key],
+  );
+  return rows[0];
+}
+
+export async function legacyDelivery(sql: Sql, accountId: string, deliveryId: string) {
+  const { rows } = await sql.query(
+    `SELECT id, webhook_id, event_id, event, status, attempt, next_attempt_at, last_status_code, last_error,
+       response_body, delivered_at, created_at FROM webhook_deliveries WHERE account_id = $1 AND id = $2`,
+    [accountId, deliveryId],
+  );
+  return rows[0];
+}

@@ -56,17 +56,13 @@ export async function callToolError(base: string, key: string, name: string, arg
   return res.body.error as { code: number; message: string; data?: unknown };
 }
 
-/**
- * SPEC MCP: content[0].text is the stringified JSON of structuredContent (the
- * same JSON; a view PostgreSQL wrote may space its jsonb documents differently
- * from JSON.stringify, issue 12).
- */
+/** SPEC MCP: content[0].text is the stringified JSON of structuredContent. */
 export function assertToolResultShape(result: ToolResult): void {
   assert.ok(result && typeof result === 'object', 'tool result is an object');
   assert.equal(typeof result.isError, 'boolean');
   assert.ok(Array.isArray(result.content) && result.content.length >= 1, 'content has at least one item');
   assert.equal(result.content[0].type, 'text');
-  assert.deepStrictEqual(JSON.parse(result.content[0].text), result.structuredContent);
+  assert.equal(result.content[0].text, JSON.stringify(result.structuredContent));
 }
 
 /** SPEC Errors (MCP): a domain refusal is {isError: true, structuredContent: {error: CODE, reason}}. */

@@ -14,7 +14,7 @@ import {
 const TAGS = ['Customers'];
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 
-const Customer = Closed(
+export const Customer = Closed(
   {
     key: Type.String({ description: 'Lower-cased email, else phone.' }),
     name: Nullable('string'),

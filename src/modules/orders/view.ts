@@ -50,7 +50,7 @@ export const ORDER_VIEW: JsonView = {
     courier: 'o.courier',
     tracking_number: 'o.tracking_number',
     tracking_url: 'o.tracking_url',
-    line_items: 'o.line_items',
+    line_items: 'o.line_items_json',
     product_name: 'o.product_name',
     product_sku: 'o.product_sku',
     quantity: 'o.quantity',

@@ -38,7 +38,7 @@ export const PRODUCT_VIEW: JsonView = {
     block_on_zero_stock: 'p.block_on_zero_stock',
     low_stock_threshold: 'p.low_stock_threshold',
     weight_g: 'p.weight_g',
-    dim_cm: 'p.dim_cm',
+    dim_cm: 'p.dim_cm_json',
     shipping_short_name: 'p.shipping_short_name',
     shipping_category: 'p.shipping_category',
     catalog_hidden: 'p.catalog_hidden',

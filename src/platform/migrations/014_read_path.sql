@@ -25,3 +25,21 @@ CREATE TRIGGER accounts_announce_change AFTER UPDATE ON accounts FOR EACH ROW
   EXECUTE FUNCTION merx_announce_key_change();
 CREATE TRIGGER accounts_announce_delete AFTER DELETE ON accounts FOR EACH ROW
   EXECUTE FUNCTION merx_announce_key_change();
+
+-- Issue 12: PostgreSQL writes the views. jsonb prints ", " and ": " where
+-- JSON.stringify prints none (and MCP's text content must be exactly the
+-- stringified structuredContent), so each JSON document a view shows is
+-- kept once more as compact json text, computed once when the row is
+-- written; the views copy it verbatim. Outside strings jsonb's spelling
+-- holds no other whitespace.
+CREATE FUNCTION merx_compact_json(doc jsonb) RETURNS json LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN regexp_replace(doc::text, '("(?:[^"\\]|\\.)*")|[ \n]+', '\1', 'g')::json;
+
+ALTER TABLE orders ADD COLUMN line_items_json json GENERATED ALWAYS AS (merx_compact_json(line_items)) STORED;
+ALTER TABLE shipments
+  ADD COLUMN status_events_json json GENERATED ALWAYS AS (merx_compact_json(status_events)) STORED,
+  ADD COLUMN recipient_address_json json GENERATED ALWAYS AS (merx_compact_json(recipient_address)) STORED,
+  ADD COLUMN parcel_dim_cm_json json GENERATED ALWAYS AS (merx_compact_json(parcel_dim_cm)) STORED,
+  ADD COLUMN sender_origin_json json GENERATED ALWAYS AS (merx_compact_json(sender_origin)) STORED,
+  ADD COLUMN shipment_terms_json json GENERATED ALWAYS AS (merx_compact_json(shipment_terms)) STORED;
+ALTER TABLE products ADD COLUMN dim_cm_json json GENERATED ALWAYS AS (merx_compact_json(dim_cm)) STORED;
