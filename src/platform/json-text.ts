@@ -2,8 +2,11 @@
 // transports send the text on as it is, never parsing and re-serialising it.
 export class JsonText {
   readonly text: string;
-  constructor(text: string) {
+  /** The fields it was written from, when JsonText.object wrote it (an answer's `data`, for its ETag). */
+  readonly fields: Readonly<Record<string, unknown>> | null;
+  constructor(text: string, fields: Record<string, unknown> | null = null) {
     this.text = text;
+    this.fields = fields;
   }
 
   /** The slow, correct path for code that stringifies an answer holding one (an idempotency record, a test). */
@@ -14,7 +17,7 @@ export class JsonText {
   /** An object written around pieces of JSON text: `{"data":<view>}`. */
   static object(fields: Record<string, JsonText | unknown>): JsonText {
     const parts = Object.entries(fields).map(([key, value]) => `${JSON.stringify(key)}:${jsonOf(value)}`);
-    return new JsonText(`{${parts.join(',')}}`);
+    return new JsonText(`{${parts.join(',')}}`, fields);
   }
 }
 
@@ -26,4 +29,10 @@ export function jsonOf(value: unknown): string {
 /** An answer as a value: JsonText parsed, anything else unchanged (for code that needs the object). */
 export function valueOf<T>(value: T | JsonText): T {
   return value instanceof JsonText ? (JSON.parse(value.text) as T) : value;
+}
+
+/** An answer's `data` as a value, parsing only that part of an answer PostgreSQL wrote. */
+export function dataOf(answer: unknown): unknown {
+  if (answer instanceof JsonText) return valueOf(answer.fields ? answer.fields.data : (JSON.parse(answer.text) as { data: unknown }).data);
+  return (answer as { data: unknown }).data;
 }
