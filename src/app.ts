@@ -10,7 +10,7 @@ import { registerReferencePages } from './transports/docs-page.ts';
 import { docsDocument } from './transports/docs-document.ts';
 import { loadGuides } from './transports/guides.ts';
 import { apiIndexRoute, registerApiIndex } from './transports/api-index.ts';
-import { API_DESCRIPTION, COMMON_HEADERS, ERROR_STATUSES, IDEMPOTENCY_HEADERS } from './transports/api-description.ts';
+import { API_DESCRIPTION, COMMON_HEADERS, ERROR_STATUSES, IDEMPOTENCY_HEADERS, VERSIONING_HEADERS } from './transports/api-description.ts';
 import { deliveryWebhooks } from './modules/webhooks/delivery-description.ts';
 import { orderOperations } from './modules/orders/operations.ts';
 import { webhookOperations } from './modules/webhooks/operations.ts';
@@ -62,6 +62,7 @@ export function publicOpenApi(serverUrl: string) {
       errorStatuses: ERROR_STATUSES,
       dryRunHeader: 'X-Merx-Dry-Run',
       idempotency: IDEMPOTENCY_HEADERS,
+      versioning: VERSIONING_HEADERS,
       webhooks: deliveryWebhooks,
     },
     [

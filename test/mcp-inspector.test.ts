@@ -28,7 +28,7 @@ const SPEC_TOOLS = [
   'update_segment', 'delete_segment', 'add_segment_members', 'remove_segment_members', 'add_customer_note', 'list_webhooks', 'list_webhook_deliveries',
   'create_webhook', 'update_webhook', 'delete_webhook', 'test_webhook', 'submit_brief', 'get_status', 'get_facts',
   // EXTENSIONS
-  'list_events', 'rotate_webhook_secret', 'verify_webhook_signature',
+  'list_events', 'rotate_webhook_secret', 'verify_webhook_signature', 'get_webhook',
 ];
 const ALL_SCOPES = [
   'orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'inventory:write', 'products:read', 'products:write',

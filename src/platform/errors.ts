@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   validation_failed: 400,
   not_found: 404,
   conflict: 409,
+  /** EXTENSIONS 3: If-Match does not match the current ETag. */
+  precondition_failed: 412,
   payload_too_large: 413,
   request_timeout: 408,
   headers_too_large: 431,

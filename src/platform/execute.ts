@@ -1,23 +1,31 @@
 // Runs one operation for one caller, the same way for REST and MCP.
 // A dry run is the same handler inside a READ ONLY transaction, where
-// nothing registered to run after commit ever runs.
+// nothing registered to run after commit ever runs. A write with If-Match
+// (EXTENSIONS 3) runs its handler inside the transaction that locked the row
+// and checked the precondition, so no other change can slip in between.
 import type { Db, Sql } from './db.ts';
 import type { Caller, Operation, OperationContext } from './operation.ts';
 import type { Services } from './services.ts';
 import { AppError } from './errors.ts';
+import { checkIfMatch } from './etag.ts';
 
-/** A Db whose every query, and every nested transaction, runs in `tx`. */
-function boundTo(tx: Sql, kind: Db['kind']): Db {
+/** A Db whose every query, and every nested transaction, runs in `tx`; `commits: false` for a dry run, which never commits. */
+function boundTo(tx: Sql, kind: Db['kind'], commits: boolean): Db {
+  const inner: Sql = commits ? tx : { ...tx, afterCommit: () => {} };
   return {
     kind,
-    query: (text, params, options) => tx.query(text, params, options),
-    exec: (script) => tx.exec(script),
-    // A dry run never commits: nothing may run "after commit".
-    afterCommit: () => {},
-    tx: (fn) => fn({ ...tx, afterCommit: () => {} }),
-    listen: () => Promise.reject(new Error('no LISTEN inside a dry run')),
+    query: (text, params, options) => inner.query(text, params, options),
+    exec: (script) => inner.exec(script),
+    afterCommit: (task) => inner.afterCommit(task),
+    tx: (fn) => fn(inner),
+    listen: () => Promise.reject(new Error('no LISTEN inside a transaction')),
     close: async () => {},
   };
+}
+
+/** EXTENSIONS 3: 404 when the resource is missing (even for `*`), 412 when If-Match does not admit its current ETag. */
+async function checkPrecondition(op: Operation, sql: Sql, caller: Caller, input: Record<string, unknown>, ifMatch: string, lock: boolean) {
+  checkIfMatch(ifMatch, await op.etag!.current(sql, caller.accountId, String(input.id), { lock }));
 }
 
 /** SPEC Limits: some operations have a per-account limit besides the key's. */
@@ -34,8 +42,13 @@ async function enforceAccountLimit(services: Services, op: Operation, caller: Ca
   }
 }
 
-/** `db`: where the operation writes (an idempotent request's fenced Db); dry runs always use their own read-only transaction. */
-export async function execute(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, dryRun: boolean, db: Db = services.db) {
+/**
+ * `db`: where the operation writes (an idempotent request's fenced Db); dry runs always use their own read-only transaction.
+ * `ifMatch`: the caller's If-Match, honoured by operations that declare `etag` (dry runs too).
+ */
+export async function execute(
+  services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, dryRun: boolean, db: Db = services.db, ifMatch?: string,
+) {
   if (!dryRun) await enforceAccountLimit(services, op, caller);
   const context = (db: Db): OperationContext => ({
     db,
@@ -47,8 +60,19 @@ export async function execute(services: Services, op: Operation, caller: Caller,
     couriers: services.couriers,
     faults: services.faults,
   });
+  const precondition = op.etag && ifMatch !== undefined ? ifMatch : undefined;
   if (dryRun) {
-    return services.db.tx((tx) => op.handler(context(boundTo(tx, services.db.kind)), input as never), { readOnly: true });
+    return services.db.tx(async (tx) => {
+      // A read-only transaction cannot lock; a dry run changes nothing that a lock would protect.
+      if (precondition !== undefined) await checkPrecondition(op, tx, caller, input, precondition, false);
+      return op.handler(context(boundTo(tx, services.db.kind, false)), input as never);
+    }, { readOnly: true });
+  }
+  if (precondition !== undefined) {
+    return db.tx(async (tx) => {
+      await checkPrecondition(op, tx, caller, input, precondition, true);
+      return op.handler(context(boundTo(tx, db.kind, true)), input as never);
+    });
   }
   return op.handler(context(db), input as never);
 }

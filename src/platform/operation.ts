@@ -2,7 +2,7 @@
 // and the REST route, the MCP tool and the OpenAPI entry are derived from it.
 import type { Static, TObject, TSchema } from 'typebox';
 import type { Config } from '../config.ts';
-import type { Db } from './db.ts';
+import type { Db, Sql } from './db.ts';
 import type { Scope } from './scopes.ts';
 import type { Notifier } from '../notify/notifier.ts';
 import type { DeliveryEngine } from '../modules/webhooks/engine.ts';
@@ -44,6 +44,18 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
+/**
+ * EXTENSIONS 3: an operation whose answer's `data` is a versioned resource
+ * (order, product, webhook subscription). Its answers carry the ETag of that
+ * `data`; a read honours If-None-Match (304), a write If-Match (REST header,
+ * MCP `_meta.if_match`), checked against `current` inside the write's own
+ * transaction on the locked row, before the handler runs.
+ */
+export interface Versioned {
+  /** The resource `:id` names, as the operation serves it; `lock` takes its row lock for the transaction. Throws not_found. */
+  current: (sql: Sql, accountId: string, id: string, options: { lock: boolean }) => Promise<unknown>;
+}
+
 export interface OperationSpec<
   P extends TObject | undefined,
   Q extends TObject | undefined,
@@ -83,6 +95,8 @@ export interface OperationSpec<
   /** A REST-only operation that MCP reaches through another tool: that tool's name (docs and OpenAPI say so). */
   mcpVia?: string;
   annotations: ToolAnnotations;
+  /** The answer's `data` is a versioned resource: ETag, If-Match (writes), If-None-Match (reads). */
+  etag?: Versioned;
   /** A binary answer (REST only): the handler returns {body, filename}. */
   produces?: 'application/pdf';
   /** A per-account limit of this operation on top of the key's own (SPEC Limits: webhook test and retry). */

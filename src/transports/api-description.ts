@@ -1,6 +1,7 @@
 // The public OpenAPI document's info and the decisions it records (GAPS.md:
 // "Each decision appears in the OpenAPI document").
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../platform/idempotency.ts';
+import { ETAG_HEADER, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../platform/etag.ts';
 export const API_DESCRIPTION = `
 Merx is a commerce operations API: one merchant account's orders, shipments, inventory, products, customers,
 segments and webhook subscriptions, over REST (this document), an MCP tool server at \`POST /api/mcp\` with the
@@ -46,6 +47,7 @@ Every error is \`{error: {code, message, scope?, details?}}\`: \`code\` is stabl
 | \`not_found\` | 404 | no such route, or no such row in this account (rows of other accounts too, never 403) |
 | \`method_not_allowed\` | 405 | wrong method; \`Allow\` lists the right ones |
 | \`request_timeout\` | 408 | the request was not received in time |
+| \`precondition_failed\` | 412 | \`If-Match\` does not match the resource's current ETag (orders, products, webhook subscriptions); nothing changed; \`details.current_etag\` is the current one |
 | \`conflict\` | 409 | live shipment (\`details.shipment\`), terminal shipment, 20-subscription limit, delivery already delivered, inactive webhook on test, members on a computed segment |
 | \`payload_too_large\` | 413 | a body over 1 MiB |
 | \`headers_too_large\` | 431 | the request line and headers exceed 16 KB |
@@ -65,6 +67,11 @@ upper-cased (\`NOT_FOUND\`, \`CONFLICT\`, ...).
 - **Idempotency keys**: every write accepts \`Idempotency-Key\` (MCP: \`params._meta.idempotency_key\`). The first answer is
   stored for 24 hours and replayed with \`Idempotent-Replayed: true\`; nothing runs twice, also across instances. Reuse with
   another request is 409 \`idempotency_key_reused\`, a key still running 409 \`idempotency_key_in_use\` (in \`details.reason\`).
+- **ETag / If-Match**: \`GET\` and \`PATCH\` of an order, a product and a webhook subscription answer with a strong \`ETag\`
+  that changes whenever the resource changes, by any path. \`PATCH\` with \`If-Match\` (MCP: \`params._meta.if_match\`; reads
+  give the tag in \`_meta.etag\`) changes nothing and answers 412 \`precondition_failed\` with \`details.current_etag\` when the
+  resource changed meanwhile; \`If-Match: *\` matches any existing resource; dry runs check it too. \`GET\` with a matching
+  \`If-None-Match\` answers 304 with no body.
 - **Standard Webhooks**: every delivery also carries \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` (see the
   \`webhooks\` section). \`POST /api/v1/webhooks/{id}/rotate-secret\` rotates the secret with both signing until the old expires;
   \`POST /api/v1/webhooks/{id}/verify-signature\` says why a receiver's verification fails.
@@ -85,6 +92,29 @@ export const IDEMPOTENCY_HEADERS = {
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' },
   },
   replayed: { name: REPLAYED_HEADER, description: 'true when this answer is the stored answer of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+};
+
+/** EXTENSIONS 3 in the document: the headers and answers of versioned resources (orders, products, webhook subscriptions). */
+export const VERSIONING_HEADERS = {
+  etag: {
+    name: ETAG_HEADER,
+    description: 'Strong entity tag of the resource in `data` (for a dry run: of the current resource); it changes whenever the resource changes, by any path.',
+    schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]+"$' },
+  },
+  ifMatch: {
+    name: IF_MATCH_HEADER,
+    description:
+      'Change the resource only if it is still the version you read: an ETag from a GET or PATCH answer (several comma-separated, or * for any ' +
+      'existing resource). On a mismatch nothing changes and the answer is 412 precondition_failed with details.current_etag. Dry runs check it too.',
+    schema: { type: 'string', minLength: 1 },
+  },
+  ifNoneMatch: {
+    name: IF_NONE_MATCH_HEADER,
+    description: 'The ETag of the copy you hold (several comma-separated, or *): when it is still current the answer is 304 with no body.',
+    schema: { type: 'string', minLength: 1 },
+  },
+  notModified: 'Not modified: the ETag in If-None-Match is current; no body.',
+  preconditionFailed: 'precondition_failed: If-Match does not match the current ETag (details.current_etag, also in ETag); nothing changed',
 };
 
 export const ERROR_STATUSES = {

@@ -4,10 +4,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
 import { AppError, mcpRefusalCode, toAppError, type ErrorCode } from '../platform/errors.ts';
 import { admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
-import { checkIdempotencyKey, claimIdempotencyKey, requestFingerprint, type Claim, type StoredAnswer } from '../platform/idempotency.ts';
+import {
+  checkIdempotencyKey, claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type Claim, type StoredAnswer,
+} from '../platform/idempotency.ts';
 import { compileValidator, type Validator } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
-import { JsonText, jsonOf } from '../platform/json-text.ts';
+import { JsonText, dataOf, jsonOf } from '../platform/json-text.ts';
+import { etagOf } from '../platform/etag.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import { argumentParts, toolArgumentsSchema, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
@@ -62,6 +65,18 @@ function buildTools(operations: Operation[]): Map<string, Tool> {
   return tools;
 }
 
+const lowerCased = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+/** The headers of an answer that its replays repeat (an ETag), as REST stores them. */
+const replayedHeaders = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(lowerCased(headers)).filter(([name]) => REPLAYED_RESPONSE_HEADERS.includes(name)));
+
+interface ToolResult {
+  content: Array<{ type: string; text: string }>;
+  structuredContent: unknown;
+  isError: boolean;
+  _meta?: Record<string, unknown>;
+}
+
 function isRequestShape(msg: unknown): msg is { jsonrpc: '2.0'; method: string; id?: Id; params?: unknown } {
   if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return false;
   const m = msg as Record<string, unknown>;
@@ -101,25 +116,47 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     const { dry_run: dryRun, ...rest } = input;
     const isDryRun = dryRun === true && tool.op.dryRunOutput !== undefined;
     let claim: Claim | null;
+    let ifMatch: string | undefined;
     try {
+      ifMatch = ifMatchOf(tool.op, params);
       claim = await claimToolKey(key, tool.op, params, args as Record<string, unknown>, isDryRun);
     } catch (err) {
       return refusal(toAppError(err));
     }
-    if (claim && 'replay' in claim) return { ...resultOf(claim.replay), _meta: { idempotent_replayed: true } };
+    if (claim && 'replay' in claim) {
+      const replayed: ToolResult = resultOf(claim.replay);
+      return { ...replayed, _meta: { ...replayed._meta, idempotent_replayed: true } };
+    }
     try {
-      const output = await execute(services, tool.op, key, rest, isDryRun, claim?.run.fenced());
-      await claim?.run.finish({ status: tool.op.successStatus ?? 200, headers: {}, body: jsonOf(output), origin: 'mcp' });
-      return success(output);
+      const output = await execute(services, tool.op, key, rest, isDryRun, claim?.run.fenced(), ifMatch);
+      const headers = versionHeaders(tool.op, output);
+      await claim?.run.finish({ status: tool.op.successStatus ?? 200, headers, body: jsonOf(output), origin: 'mcp' });
+      return success(output, headers.etag);
     } catch (err) {
       const appError = toAppError(err);
-      await claim?.run.finish({ status: appError.status, headers: {}, body: JSON.stringify(appError.toBody()), origin: 'mcp' });
+      await claim?.run.finish({ status: appError.status, headers: replayedHeaders(appError.headers), body: JSON.stringify(appError.toBody()), origin: 'mcp' });
       if (appError.code === 'internal_error') {
         services.log.error({ err, tool: tool.op.name }, 'tool failed');
         throw new RpcFailure(-32603, 'internal error');
       }
       return refusal(appError);
     }
+  }
+
+  /** EXTENSIONS 3 on MCP: params._meta.if_match on the update tool of a versioned resource (an ETag, or *). */
+  function ifMatchOf(op: Operation, params: Record<string, unknown>): string | undefined {
+    const meta = params._meta;
+    const value = meta && typeof meta === 'object' ? (meta as Record<string, unknown>).if_match : undefined;
+    if (!op.etag || !isWrite(op) || value === undefined) return undefined;
+    if (typeof value !== 'string' || value.trim() === '') {
+      throw new AppError('validation_failed', '_meta.if_match must be the ETag a read returned in _meta.etag, or *');
+    }
+    return value;
+  }
+
+  /** The answer headers REST would send for this result (ETag), kept with a stored answer. */
+  function versionHeaders(op: Operation, output: unknown): Record<string, string> {
+    return op.etag ? { etag: etagOf(dataOf(output)) } : {};
   }
 
   /** EXTENSIONS 2 on MCP: params._meta.idempotency_key on a write tool, in the key space REST uses. */
@@ -135,20 +172,29 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
   /** A stored answer (from either transport) as a tool result. */
   function resultOf(answer: StoredAnswer) {
     const body = JSON.parse(answer.body);
-    return answer.status < 400 ? success(body) : refusal(new AppError(body.error.code as ErrorCode, body.error.message));
+    const etag = answer.headers.etag;
+    // A stored body is parsed: never JsonText here.
+    if (answer.status < 400) return success(body, etag) as ToolResult;
+    return refusal(new AppError(body.error.code as ErrorCode, body.error.message, undefined, { headers: etag ? { ETag: etag } : {} }));
   }
 
-  function success(output: unknown) {
+  /** `etag`: the version of a versioned resource, in _meta (EXTENSIONS 3: no field inside the resource). */
+  function success(output: unknown, etag?: string): ToolResult | JsonText {
     // Issue 12: JSON PostgreSQL wrote goes in twice as it is, as structuredContent and (escaped) as the text content.
     if (output instanceof JsonText) {
-      return new JsonText(`{"content":[{"type":"text","text":${JSON.stringify(output.text)}}],"structuredContent":${output.text},"isError":false}`);
+      const meta = etag ? `,"_meta":{"etag":${JSON.stringify(etag)}}` : '';
+      return new JsonText(`{"content":[{"type":"text","text":${JSON.stringify(output.text)}}],"structuredContent":${output.text},"isError":false${meta}}`);
     }
-    return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false };
+    const result = { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false };
+    return etag ? { ...result, _meta: { etag } } : result;
   }
 
-  function refusal(error: AppError) {
+  /** A 412 refusal carries the current version in _meta.etag, as REST sends it in ETag. */
+  function refusal(error: AppError): ToolResult {
     const body = { error: mcpRefusalCode(error.code), reason: error.message };
-    return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
+    const result = { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
+    const etag = lowerCased(error.headers).etag;
+    return etag ? { ...result, _meta: { etag } } : result;
   }
 
   async function dispatch(key: AuthenticatedKey, msg: { method: string; id?: Id; params?: unknown }): Promise<unknown> {

@@ -27,6 +27,8 @@ export interface DescribedRoute {
   alsoAdmittedBy?: string[];
   /** A create: the path of the created resource, sent as Location. */
   location?: string;
+  /** EXTENSIONS 3: the answer's data is a versioned resource (ETag; If-None-Match on a read, If-Match on a write). */
+  etag?: unknown;
   /** MCP annotations; a route that is not read-only takes the idempotency key header. */
   annotations?: { readOnlyHint: boolean };
 }
@@ -56,11 +58,25 @@ export interface DocumentInfo {
   /** Write operations take `request` and mark replayed answers with `replayed`. */
   idempotency?: { request: HeaderDoc & { name: string }; replayed: HeaderDoc & { name: string } };
   webhooks?: Record<string, DescribedWebhook>;
+  /** Versioned resources (routes with `etag`): the headers and the 304 and 412 answers. */
+  versioning?: {
+    etag: HeaderDoc & { name: string };
+    ifMatch: HeaderDoc & { name: string };
+    ifNoneMatch: HeaderDoc & { name: string };
+    notModified: string;
+    preconditionFailed: string;
+  };
 }
 
 const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, '{$1}');
 
 const takesIdempotencyKey = (route: DescribedRoute) => route.annotations?.readOnlyHint === false;
+
+/** The If-None-Match (read) or If-Match (write) header a versioned route takes. */
+function conditionalHeader(route: DescribedRoute, info: DocumentInfo) {
+  if (!info.versioning || !route.etag) return undefined;
+  return takesIdempotencyKey(route) ? info.versioning.ifMatch : info.versioning.ifNoneMatch;
+}
 
 function parameters(route: DescribedRoute, components: Record<string, unknown>, info: DocumentInfo) {
   const dryRunHeader = info.dryRunHeader;
@@ -94,6 +110,8 @@ function parameters(route: DescribedRoute, components: Record<string, unknown>, 
     const { name, description, schema } = info.idempotency.request;
     list.push({ name, in: 'header', required: false, description, schema });
   }
+  const conditional = conditionalHeader(route, info);
+  if (conditional) list.push({ name: conditional.name, in: 'header', required: false, description: conditional.description, schema: conditional.schema });
   return list;
 }
 
@@ -113,10 +131,12 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
       info.idempotency && takesIdempotencyKey(route)
         ? { ...info.commonHeaders, [info.idempotency.replayed.name]: { description: info.idempotency.replayed.description, schema: info.idempotency.replayed.schema } }
         : info.commonHeaders;
+    const versioning = route.etag ? info.versioning : undefined;
+    const etagHeader = versioning ? { [versioning.etag.name]: { description: versioning.etag.description, schema: versioning.etag.schema } } : {};
     const output = withComponentRefs(route.output, components, true);
     const successHeaders = route.location
       ? { ...headers, Location: { description: `Where the created resource is read: ${openApiPath(route.location)}.`, schema: { type: 'string' } } }
-      : headers;
+      : { ...headers, ...etagHeader };
     const responses: Record<string, unknown> = {
       [status]: { description: 'Success', headers: successHeaders, content: { [route.produces ?? 'application/json']: { schema: output } } },
     };
@@ -125,15 +145,20 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
       if (status === '200') {
         responses['200'] = {
           description: 'Success, or the dry-run preview when the dry-run header is set',
-          headers,
+          headers: successHeaders,
           content: { 'application/json': { schema: { anyOf: [output, (preview.content['application/json'] as { schema: unknown }).schema] } } },
         };
       } else {
-        responses['200'] = { ...preview, headers };
+        responses['200'] = { ...preview, headers: { ...headers, ...etagHeader } };
       }
     }
     for (const [code, description] of Object.entries(info.errorStatuses)) {
       responses[code] = { description, headers, content: { 'application/json': { schema: errorSchema } } };
+    }
+    if (versioning && takesIdempotencyKey(route)) {
+      responses['412'] = { description: versioning.preconditionFailed, headers: { ...headers, ...etagHeader }, content: { 'application/json': { schema: errorSchema } } };
+    } else if (versioning) {
+      responses['304'] = { description: versioning.notModified, headers: { ...headers, ...etagHeader } };
     }
     const facts = [
       route.scope ? scopeSentence(route) : '',

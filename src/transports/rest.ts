@@ -11,7 +11,8 @@ import {
 } from '../platform/idempotency.ts';
 import { compileOptional } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
-import { JsonText, valueOf } from '../platform/json-text.ts';
+import { dataOf, JsonText } from '../platform/json-text.ts';
+import { ETAG_HEADER, etagOf, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import { serializableSchema } from './schema-refs.ts';
@@ -70,6 +71,12 @@ async function claimKey(services: Services, op: Operation, request: FastifyReque
   return claimIdempotencyKey(services.db, request.caller!.accountId, key, requestFingerprint(op, parts));
 }
 
+/** A request header's value, several occurrences joined as one list. */
+function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
 /** A replay: the first answer's status, headers and bytes. An answer first given over MCP is shaped by this route's serialiser. */
 function replay(reply: FastifyReply, answer: StoredAnswer) {
   reply.code(answer.status).headers({ ...answer.headers, [REPLAYED_HEADER]: 'true' });
@@ -96,14 +103,23 @@ function operationRoute(services: Services, op: Operation) {
     validateParams(params);
     validateQuery(query);
     validateBody(body);
-    const result = await execute(services, op, caller, { ...body, ...query, ...params }, dryRun, claim?.run.fenced());
+    // EXTENSIONS 3: a versioned resource's write honours If-Match (checked by execute on the locked row).
+    const ifMatch = op.etag && isWrite(op) ? headerValue(request, IF_MATCH_HEADER) : undefined;
+    const result = await execute(services, op, caller, { ...body, ...query, ...params }, dryRun, claim?.run.fenced(), ifMatch);
+    if (op.etag) {
+      // The same function of the same view as If-Match checks: a view PostgreSQL wrote is parsed for it (data only).
+      const etag = etagOf(dataOf(result));
+      reply.header(ETAG_HEADER, etag);
+      const ifNoneMatch = isWrite(op) ? undefined : headerValue(request, IF_NONE_MATCH_HEADER);
+      if (ifNoneMatch !== undefined && ifNoneMatchHits(ifNoneMatch, etag)) return reply.code(304).send();
+    }
     if (op.produces && !dryRun) {
       const file = result as { body: Buffer; filename: string };
       return reply.type(op.produces).header('Content-Disposition', `attachment; filename="${file.filename}"`).send(file.body);
     }
     // Previews have their own closed shape, assembled by the operation; the route's schema describes the real result.
     if (dryRun) reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
-    else if (op.location) reply.header('Location', op.location.replace(':id', valueOf(result as { data: { id: string } }).data.id));
+    else if (op.location) reply.header('Location', op.location.replace(':id', (dataOf(result) as { id: string }).id));
     reply.code(dryRun ? 200 : (op.successStatus ?? 200));
     // Written by PostgreSQL in the contract's shape (issue 12): a JSON string is sent as it is.
     if (result instanceof JsonText) return reply.type('application/json; charset=utf-8').send(result.text);

@@ -1,15 +1,20 @@
 // The order operations: declared once, exposed on REST, MCP and OpenAPI.
-import { defineOperation } from '../../platform/operation.ts';
+import { defineOperation, type Versioned } from '../../platform/operation.ts';
 import { Closed } from '../../platform/schema.ts';
 import { Type } from 'typebox';
 import { Shipment } from '../shipments/schema.ts';
 import { latestShipmentText } from '../shipments/queries.ts';
 import { changeOrder, plannedChanges, wouldNotifyCustomer } from './commands.ts';
-import { getOrder, getOrderText, listOrders } from './queries.ts';
+import { getOrder, getOrderText, listOrders, lockOrder } from './queries.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import { ListOrdersQuery, OrderEnvelope, OrderIdParams, OrderList, UpdateOrderBody, UpdateOrderPreview, UpdateOrderResult } from './schema.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+
+/** EXTENSIONS 3: the order as GET serves it, for ETag and If-Match. */
+const orderVersion: Versioned = {
+  current: (sql, accountId, id, { lock }) => (lock ? lockOrder(sql, accountId, id) : getOrder(sql, accountId, id)),
+};
 
 export const listOrdersOp = defineOperation({
   name: 'list_orders',
@@ -39,6 +44,7 @@ export const getOrderOp = defineOperation({
   description: 'Returns one order by its id (a UUID, not the order number). Orders of other accounts answer not_found.',
   params: OrderIdParams,
   output: OrderEnvelope,
+  etag: orderVersion,
   annotations: READ,
   handler: async (ctx, input) => JsonText.object({ data: await getOrderText(ctx.db, ctx.caller.accountId, input.id) }),
 });
@@ -60,6 +66,7 @@ export const updateOrderOp = defineOperation({
   body: UpdateOrderBody,
   output: UpdateOrderResult,
   dryRunOutput: UpdateOrderPreview,
+  etag: orderVersion,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: async (ctx, input) => {
     const { id, ...body } = input;

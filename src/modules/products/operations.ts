@@ -1,6 +1,6 @@
 // The product operations: declared once, exposed on REST, MCP and OpenAPI.
 import { Type } from 'typebox';
-import { defineOperation } from '../../platform/operation.ts';
+import { defineOperation, type Versioned } from '../../platform/operation.ts';
 import { Closed } from '../../platform/schema.ts';
 import { createProduct, normalizedNewProduct, productChanges, updateProduct } from './commands.ts';
 import { getProduct, getProductText, listProducts } from './queries.ts';
@@ -9,6 +9,14 @@ import { Changes, CreateProductBody, ListProductsQuery, Product, ProductEnvelope
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const TAGS = ['Products'];
+
+/** EXTENSIONS 3: the product as GET serves it (variants and stock included), for ETag and If-Match. */
+const productVersion: Versioned = {
+  current: async (sql, accountId, id, { lock }) => {
+    if (lock) await sql.query('SELECT 1 FROM products WHERE account_id = $1 AND id = $2 FOR UPDATE', [accountId, id]);
+    return getProduct(sql, accountId, id);
+  },
+};
 
 export const listProductsOp = defineOperation({
   name: 'list_products',
@@ -36,6 +44,7 @@ export const getProductOp = defineOperation({
   description: 'Returns one product with its variants; deactivated products are readable too.',
   params: ProductIdParams,
   output: ProductEnvelope,
+  etag: productVersion,
   annotations: READ,
   handler: async (ctx, { id }) => JsonText.object({ data: await getProductText(ctx.db, ctx.caller.accountId, id) }),
 });
@@ -77,6 +86,7 @@ export const updateProductOp = defineOperation({
   body: UpdateProductBody,
   output: ProductEnvelope,
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Product, changes: Changes }),
+  etag: productVersion,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: async (ctx, { id, ...input }) => {
     const accountId = ctx.caller.accountId;

@@ -1,6 +1,6 @@
 // The webhook operations: declared once, exposed on REST, MCP and OpenAPI.
 import { Type } from 'typebox';
-import { defineOperation, type OperationContext } from '../../platform/operation.ts';
+import { defineOperation, type OperationContext, type Versioned } from '../../platform/operation.ts';
 import { Closed, DateTime, Uuid } from '../../platform/schema.ts';
 import { emit, SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
 import { AppError } from '../../platform/errors.ts';
@@ -21,6 +21,11 @@ const TAGS = ['Webhooks'];
 
 const policyOf = (ctx: OperationContext) => ({ publicBaseUrl: ctx.config.publicBaseUrl, allowHosts: ctx.config.webhookAllowHosts });
 
+/** EXTENSIONS 3: the subscription as GET serves it (never its secret), for ETag and If-Match. */
+const subscriptionVersion: Versioned = {
+  current: async (sql, accountId, id, { lock }) => toSubscriptionView(await findSubscription(sql, accountId, id, { lock })),
+};
+
 export const listWebhooksOp = defineOperation({
   name: 'list_webhooks',
   method: 'GET',
@@ -32,6 +37,23 @@ export const listWebhooksOp = defineOperation({
   output: Closed({ data: Type.Array(Subscription), events: Type.Array(Type.String()) }),
   annotations: READ,
   handler: async (ctx) => ({ data: await listSubscriptions(ctx.db, ctx.caller.accountId), events: [...SUBSCRIBABLE_EVENTS] }),
+});
+
+export const getWebhookOp = defineOperation({
+  name: 'get_webhook',
+  method: 'GET',
+  path: '/api/v1/webhooks/:id',
+  scope: 'webhooks:read',
+  tags: TAGS,
+  summary: 'Get one webhook subscription',
+  description:
+    'Returns one subscription (never its secret) with its ETag; send that ETag as If-Match (MCP: _meta.if_match) on update_webhook ' +
+    'so that a change made meanwhile by someone else is refused (412) instead of overwritten.',
+  params: WebhookIdParams,
+  output: Closed({ data: Subscription }),
+  etag: subscriptionVersion,
+  annotations: READ,
+  handler: async (ctx, { id }) => ({ data: toSubscriptionView(await findSubscription(ctx.db, ctx.caller.accountId, id)) }),
 });
 
 export const createWebhookOp = defineOperation({
@@ -78,6 +100,7 @@ export const updateWebhookOp = defineOperation({
   body: UpdateWebhookBody,
   output: Closed({ data: Subscription }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Subscription, changes: Type.Record(Type.String(), Type.Unknown()) }),
+  etag: subscriptionVersion,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: async (ctx, { id, ...changes }) => {
     if (changes.events) changes.events = checkEvents(changes.events);
@@ -243,6 +266,6 @@ export const verifySignatureOp = defineOperation({
 });
 
 export const webhookOperations = [
-  listWebhooksOp, createWebhookOp, updateWebhookOp, deleteWebhookOp, listWebhookDeliveriesOp, testWebhookOp, retryDeliveryOp,
+  listWebhooksOp, getWebhookOp, createWebhookOp, updateWebhookOp, deleteWebhookOp, listWebhookDeliveriesOp, testWebhookOp, retryDeliveryOp,
   rotateSecretOp, verifySignatureOp,
 ];

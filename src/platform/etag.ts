@@ -1,0 +1,55 @@
+// EXTENSIONS 3, optimistic concurrency: one strong ETag per resource, the
+// hash of its view as served. Hashing the view (not a version column) makes
+// the tag change whatever path changed the resource (API, admin, courier
+// mirror, checkout, payment, a shipment summary or stock moving), and needs
+// no path to remember to bump anything. GET, PATCH answers and the If-Match
+// check all call etagOf, so they can never disagree.
+import crypto from 'node:crypto';
+import { canonicalJson } from './canonical-json.ts';
+import { AppError } from './errors.ts';
+
+export const ETAG_HEADER = 'ETag';
+export const IF_MATCH_HEADER = 'If-Match';
+export const IF_NONE_MATCH_HEADER = 'If-None-Match';
+
+/**
+ * The strong ETag of a resource view (the `data` an answer serves). Keys are
+ * sorted, so the tag depends on the values alone; a read path that builds the
+ * view as JSON text must hash the same canonical form.
+ */
+export function etagOf(view: unknown): string {
+  return `"${crypto.createHash('sha256').update(canonicalJson(view)).digest('base64url').slice(0, 32)}"`;
+}
+
+/** The entity tags of an If-Match / If-None-Match value: `*`, or a comma-separated list (an unquoted tag is taken as quoted). */
+function listedTags(value: string): string[] {
+  return value.split(',').map((tag) => tag.trim()).filter(Boolean);
+}
+
+const opaque = (tag: string) => (tag.startsWith('"') && tag.endsWith('"') && tag.length >= 2 ? tag.slice(1, -1) : tag);
+
+/** RFC 9110 If-Match: strong comparison; `*` matches any existing resource; a weak tag (W/) never matches. */
+export function ifMatchAllows(value: string, etag: string): boolean {
+  return listedTags(value).some((tag) => tag === '*' || (!tag.startsWith('W/') && opaque(tag) === opaque(etag)));
+}
+
+/** RFC 9110 If-None-Match: weak comparison; true when the client's copy is current (answer 304). */
+export function ifNoneMatchHits(value: string, etag: string): boolean {
+  return listedTags(value).some((tag) => tag === '*' || opaque(tag.replace(/^W\//, '')) === opaque(etag));
+}
+
+/** 412: the resource changed since the caller read it; nothing was changed. */
+export function preconditionFailed(currentEtag: string): AppError {
+  return new AppError(
+    'precondition_failed',
+    `the resource changed since you read it (If-Match does not match its current ETag ${currentEtag}); read it again and retry`,
+    { current_etag: currentEtag },
+    { headers: { [ETAG_HEADER]: currentEtag } },
+  );
+}
+
+/** Throws 412 unless `ifMatch` admits the current view. */
+export function checkIfMatch(ifMatch: string, currentView: unknown): void {
+  const current = etagOf(currentView);
+  if (!ifMatchAllows(ifMatch, current)) throw preconditionFailed(current);
+}
