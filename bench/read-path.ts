@@ -34,6 +34,15 @@ const DEEP_PAGE = 200;
 const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS-read-path.md');
 const MCP_VERSION = '2025-06-18';
 
+const HOW_TO_READ = [
+  'Written by `npm run bench:read-path` (bench/read-path.ts); each run appends its section. The API and pgbench share the',
+  "machine (2 cores) with PostgreSQL, with autocannon, and with whatever else runs: the load average is printed with each",
+  'run, and only the side-by-side ratios of one run compare. pgbench runs the SQL recorded from the measured checkout',
+  "(main's: plain columns decoded by Node; this branch's: the view built as JSON), so the ratio's denominator is what that",
+  "checkout asks of PostgreSQL. The order-by-id pgbench side has one script per id (the id written into the script, the",
+  'account a bound parameter), picked at random. "page N vs page 1" is throughput, so 1.2x slower reads as >= 83%.',
+].join('\n');
+
 const { log, cleanups, createDatabase, run } = benchTools('read-path', ADMIN_URL, 'merx_readpath');
 
 interface Side {
@@ -209,7 +218,7 @@ async function main(): Promise<void> {
     ...rows,
     '',
   ].join('\n');
-  const header = '# Read path benchmark (issue 12)\n\nWritten by `npm run bench:read-path` (bench/read-path.ts). Each run appends its section.\n\n';
+  const header = `# Read path benchmark (issue 12)\n\n${HOW_TO_READ}\n\n`;
   const existing = fs.existsSync(RESULTS_FILE) ? fs.readFileSync(RESULTS_FILE, 'utf8') : header;
   fs.writeFileSync(RESULTS_FILE, `${existing.trimEnd()}\n\n${section}`);
   log(`wrote ${path.relative(process.cwd(), RESULTS_FILE)}`);

@@ -18,6 +18,7 @@ import { ORDER_VIEW } from '../src/modules/orders/view.ts';
 import { Order, ORDER_STATUSES } from '../src/modules/orders/schema.ts';
 import { SHIPMENT_STATUSES } from '../src/modules/shipments/schema.ts';
 import { startTestService, type TestService } from './helpers/harness.ts';
+import { isolatedDatabase, type IsolatedDatabase } from './helpers/webhooks.ts';
 import { legacyCustomer, legacyDelivery, legacyMovement, legacyOrder, legacyProduct, legacyShipment, legacyStockItem } from './helpers/legacy-views.ts';
 import { SHIPMENT_VIEW } from '../src/modules/shipments/queries.ts';
 import { Shipment } from '../src/modules/shipments/schema.ts';
@@ -37,13 +38,21 @@ let accountId: string;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
 
+let data: IsolatedDatabase;
+
 before(async () => {
-  service = await startTestService();
+  // Rows written straight into the tables (stock without movements, say) would break the whole-database checks of
+  // other suites sharing a PostgreSQL database: this file gets a database of its own.
+  data = await isolatedDatabase();
+  service = await startTestService(data.env);
   db = service.service.db;
   accountId = crypto.randomUUID();
   await db.query(`INSERT INTO accounts (id, name, email) VALUES ($1, 'Views', 'views@example.com')`, [accountId]);
 });
-after(() => service?.close());
+after(async () => {
+  await service?.close();
+  await data?.drop();
+});
 
 /** jsonb columns: their values go in as JSON text, strings and numbers too. */
 const JSONB_COLUMNS = new Set([
