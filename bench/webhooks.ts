@@ -1,21 +1,23 @@
-// node bench/webhooks.ts — the webhook delivery engine under fan-out load:
-// 10,000 order.status_changed events (one PATCH /api/v1/orders/{id} each, at
-// a bounded concurrency) to 5 subscriptions on a local HTTPS receiver, i.e.
-// 50,000 deliveries. Measures deliveries per second at the receiver, the
-// commit-to-receipt latency of every delivery (arrival time minus the
-// envelope's created_at), the API's own PATCH throughput and latency while it
-// fans out (next to a short baseline with no subscriptions), retries and
-// duplicates, and who used the CPU. Every signature is verified.
-// Writes bench/RESULTS-webhooks.md; the service child and the database are
-// removed at the end, also on failure or Ctrl-C.
-// Self-contained on purpose: bench/run.ts (orders) is maintained separately.
+// node bench/webhooks.ts — the webhook delivery engine under fan-out load
+// (issue 16): 5 subscriptions to order.updated on a local HTTPS receiver that
+// verifies every signature and counts duplicates;
+// - a closed-loop burst: 2,000 PATCH /api/v1/orders/{id}, 20 in flight
+//   (10,000 deliveries), next to the same burst with no subscription;
+// - an open loop below capacity: 150 PATCH a second for 20 s.
+// Prints and writes deliveries per second, commit-to-receipt p50/p99, PATCH
+// throughput with subscriptions vs without, and who used the CPU, to
+// bench/RESULTS-webhooks.md. With BENCH_BEFORE_DIR=<another checkout> the same
+// run measures that tree first ("before") and this one after it, side by side:
+//   git archive main | tar -x -C /tmp/before && ln -s $PWD/node_modules /tmp/before/
+//   BENCH_BEFORE_DIR=/tmp/before BENCH_BEFORE_COMMIT=$(git rev-parse --short main) npm run bench:webhooks
+// The service children and databases are removed at the end, also on failure or Ctrl-C.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import https from 'node:https';
 import crypto from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { testCertificates } from '../test/helpers/https-receiver.ts';
 import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
@@ -28,20 +30,23 @@ function setting(name: string, fallback: number): number {
 }
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
-const EVENTS = setting('BENCH_EVENTS', 10_000);
+const EVENTS = setting('BENCH_EVENTS', 2_000);
 const SUBSCRIPTIONS = setting('BENCH_SUBSCRIPTIONS', 5);
 const CONCURRENCY = setting('BENCH_CONCURRENCY', 20);
-const BASELINE_EVENTS = setting('BENCH_BASELINE_EVENTS', 1_000);
+const BASELINE_EVENTS = setting('BENCH_BASELINE_EVENTS', 2_000);
+/** Unmeasured PATCHes before the baseline (JIT, pools, caches). */
+const WARMUP_EVENTS = 200;
+const OPEN_RATE = setting('BENCH_OPEN_RATE', 150);
+const OPEN_SECONDS = setting('BENCH_OPEN_SECONDS', 20);
 /** The PATCH load stops early after this many seconds (the run then reports how many events it made). */
 const LOAD_BUDGET_SECONDS = setting('BENCH_LOAD_BUDGET_SECONDS', 180);
 /** After the last PATCH answered: how long to wait for the remaining deliveries. */
 const DRAIN_SECONDS = setting('BENCH_DRAIN_SECONDS', 300);
 const QUIET_WAIT_SECONDS = setting('BENCH_QUIET_WAIT_SECONDS', 60);
-const BUCKET_SECONDS = setting('BENCH_BUCKET_SECONDS', 5);
 const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS-webhooks.md');
-const MAIN = path.join(import.meta.dirname, '..', 'src', 'main.ts');
+const ROOT = path.join(import.meta.dirname, '..');
 const SCOPES = ['webhooks:read', 'webhooks:write', 'orders:read', 'orders:write'];
-const EVENT_NAME = 'order.status_changed';
+const EVENT_NAME = 'order.updated';
 const ADMIN_TOKEN = `bench-webhooks-${crypto.randomBytes(12).toString('hex')}`;
 
 const log = (message: string) => process.stdout.write(`[bench:webhooks ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -96,10 +101,11 @@ interface Service {
   url: string;
   pid: number;
   death(): string | null;
+  stop(): Promise<void>;
 }
 
-function startService(env: Record<string, string>): Promise<Service> {
-  const child: ChildProcess = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function startService(main: string, env: Record<string, string>): Promise<Service> {
+  const child: ChildProcess = spawn(process.execPath, [main], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let death: string | null = null;
   let pending = '';
@@ -116,16 +122,14 @@ function startService(env: Record<string, string>): Promise<Service> {
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
   child.once('exit', (code, signal) => (death = `service exited (code ${code}, signal ${signal}); last output:\n${output.slice(-4000)}`));
-  cleanups.push({
-    name: 'stop service',
-    run: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        child.once('exit', () => (clearTimeout(force), resolve()));
-        child.kill('SIGTERM');
-      }),
-  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const force = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      child.once('exit', () => (clearTimeout(force), resolve()));
+      child.kill('SIGTERM');
+    });
+  cleanups.push({ name: 'stop service', run: stop });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start in 60 s:\n${output}`)), 60_000);
     child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`service exited with ${code}:\n${output}`))));
@@ -134,7 +138,7 @@ function startService(env: Record<string, string>): Promise<Service> {
       if (!match) return;
       clearTimeout(timer);
       child.stdout!.off('data', watch);
-      resolve({ url: match[1], pid: child.pid!, death: () => death });
+      resolve({ url: match[1], pid: child.pid!, death: () => death, stop });
     };
     child.stdout!.on('data', watch);
   });
@@ -159,7 +163,8 @@ function collectServiceLog(text: string): void {
 
 // ---------------------------------------------------------------- HTTP client
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(CONCURRENCY, 4) });
+// Enough sockets for the open loop to start PATCHes on schedule even when answers slow down.
+const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(CONCURRENCY, 64) });
 
 interface Answer {
   status: number;
@@ -296,8 +301,9 @@ async function startReceiver(): Promise<Receiver> {
       receiver.arrivals.push({ at, latencyMs: at - Date.parse(envelope.created_at), orderId: envelope.data?.order?.id ?? '' });
     });
   });
-  server.keepAliveTimeout = 1000;
-  // The service opens one connection per delivery (agent: false): a deep accept queue keeps SYN drops out of the numbers.
+  // Node's default idle keep-alive (5 s), as a typical receiver: connections are reused across a burst.
+  server.keepAliveTimeout = 5000;
+  // A service may open many connections at once: a deep accept queue keeps SYN drops out of the numbers.
   await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
@@ -418,90 +424,6 @@ async function waitForQuiet(seconds: number, threshold = 0.3): Promise<number | 
   while (busy !== null && busy > threshold && Date.now() < deadline) busy = await busyCores();
   return busy;
 }
-
-// ---------------------------------------------------------------- probes
-
-/**
- * The service's responsiveness: GET /healthz (no database work) every 250 ms on
- * its own connection, so its latency is the service's event-loop delay plus
- * loopback HTTP, not a wait behind the PATCH load.
- */
-function startHealthProbe(base: string): { stop(): number[] } {
-  const probeAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const samples: number[] = [];
-  let running = true;
-  const loop = async () => {
-    while (running) {
-      const started = performance.now();
-      try {
-        await new Promise<void>((resolve, reject) => {
-          const req = http.get(new URL('/healthz', base), { agent: probeAgent }, (res) => {
-            res.resume();
-            res.on('end', () => resolve());
-          });
-          req.on('error', reject);
-        });
-        samples.push(performance.now() - started);
-      } catch {
-        samples.push(Infinity);
-      }
-      await sleep(250);
-    }
-  };
-  void loop();
-  return {
-    stop() {
-      running = false;
-      probeAgent.destroy();
-      return samples;
-    },
-  };
-}
-
-interface PgActivity {
-  samples: number;
-  /** Mean number of the service's connections per state (active, idle in transaction, idle). */
-  states: Map<string, number>;
-  /** Share of samples x connections that were active and waiting, by wait event. */
-  waits: Map<string, number>;
-}
-
-/** Samples pg_stat_activity of the bench database (the service's pool: 10 connections) twice a second. */
-function startPgSampler(pool: pg.Pool, database: string): { stop(): Promise<PgActivity> } {
-  const states = new Map<string, number>();
-  const waits = new Map<string, number>();
-  let samples = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      try {
-        const { rows } = await pool.query<{ state: string | null; wait: string | null }>(
-          `SELECT state, CASE WHEN wait_event IS NULL THEN NULL ELSE wait_event_type || ':' || wait_event END AS wait
-             FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'merx-bench'`,
-          [database],
-        );
-        samples++;
-        for (const r of rows) {
-          const state = r.state ?? 'unknown';
-          states.set(state, (states.get(state) ?? 0) + 1);
-          if (state === 'active' && r.wait) waits.set(r.wait, (waits.get(r.wait) ?? 0) + 1);
-        }
-      } catch {
-        // the database is going away: stop sampling
-      }
-      await sleep(500);
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      const mean = (m: Map<string, number>) => new Map([...m].map(([k, v]) => [k, v / Math.max(1, samples)]));
-      return { samples, states: mean(states), waits: mean(waits) };
-    },
-  };
-}
-
 // ---------------------------------------------------------------- statistics
 
 function percentile(sorted: number[], p: number): number {
@@ -526,6 +448,8 @@ function dist(values: number[]): Dist {
 
 // ---------------------------------------------------------------- load
 
+// ---------------------------------------------------------------- load
+
 interface PatchSample {
   orderId: string;
   sentAt: number;
@@ -537,7 +461,7 @@ interface PatchSample {
 
 interface LoadResult {
   samples: PatchSample[];
-  /** PATCHes answered 200 with status_changed: true, i.e. events committed. */
+  /** PATCHes answered 200, i.e. events committed. */
   events: number;
   seconds: number;
   errors: Map<string, number>;
@@ -545,88 +469,137 @@ interface LoadResult {
   endedAt: number;
 }
 
-/** PATCH status changes over the given orders, CONCURRENCY at a time, as fast as the API answers. */
-async function patchOrders(base: string, key: string, orders: Array<{ id: string; status: string }>, budgetSeconds = Infinity): Promise<LoadResult> {
-  const samples: PatchSample[] = [];
-  const errors = new Map<string, number>();
+/** One PATCH of an order's admin notes: exactly one order.updated, no stock or notice side effects. */
+async function patchOnce(base: string, key: string, orderId: string, note: string, into: LoadResult): Promise<void> {
+  const sentAt = wallNow();
+  let code = 0;
+  try {
+    const res = await request(base, 'PATCH', `/api/v1/orders/${orderId}`, key, { admin_notes: note });
+    code = res.status;
+    if (res.status === 200) into.events++;
+    else {
+      const what = `${res.status} ${res.json?.error?.code ?? res.text.slice(0, 80)}`;
+      into.errors.set(what, (into.errors.get(what) ?? 0) + 1);
+    }
+  } catch (err) {
+    const what = `network ${err instanceof Error ? err.message : String(err)}`;
+    into.errors.set(what, (into.errors.get(what) ?? 0) + 1);
+  }
+  const doneAt = wallNow();
+  into.samples.push({ orderId, sentAt, doneAt, ms: doneAt - sentAt, status: code });
+}
+
+function emptyLoad(): LoadResult {
+  const now = wallNow();
+  return { samples: [], events: 0, seconds: 0, errors: new Map(), startedAt: now, endedAt: now };
+}
+
+/** Closed loop: one PATCH per order, CONCURRENCY at a time, as fast as the API answers. */
+async function patchBurst(base: string, key: string, orders: string[], tag: string): Promise<LoadResult> {
+  const load = emptyLoad();
   let next = 0;
-  let events = 0;
-  const startedAt = wallNow();
-  const deadline = startedAt + budgetSeconds * 1000;
   const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= orders.length || wallNow() > deadline || interrupted) return;
-      const order = orders[i];
-      // processing <-> confirmed: no stock movement, no customer notice, exactly one order.status_changed.
-      const status = order.status === 'processing' ? 'confirmed' : 'processing';
-      const sentAt = wallNow();
-      let code = 0;
-      try {
-        const res = await request(base, 'PATCH', `/api/v1/orders/${order.id}`, key, { status });
-        code = res.status;
-        if (res.status === 200 && res.json?.status_changed === true) events++;
-        if (res.status !== 200 || res.json?.status_changed !== true) {
-          const what = `${res.status} ${res.json?.error?.code ?? (res.json?.status_changed === false ? 'status_changed false' : res.text.slice(0, 80))}`;
-          errors.set(what, (errors.get(what) ?? 0) + 1);
-        }
-      } catch (err) {
-        const what = `network ${err instanceof Error ? err.message : String(err)}`;
-        errors.set(what, (errors.get(what) ?? 0) + 1);
-      }
-      const doneAt = wallNow();
-      samples.push({ orderId: order.id, sentAt, doneAt, ms: doneAt - sentAt, status: code });
+    for (let i = next++; i < orders.length && wallNow() < load.startedAt + LOAD_BUDGET_SECONDS * 1000 && !interrupted; i = next++) {
+      await patchOnce(base, key, orders[i], `${tag} ${i}`, load);
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  const endedAt = wallNow();
-  return { samples, events, seconds: (endedAt - startedAt) / 1000, errors, startedAt, endedAt };
+  load.endedAt = wallNow();
+  load.seconds = (load.endedAt - load.startedAt) / 1000;
+  return load;
 }
 
-// ---------------------------------------------------------------- report
-
-const fmt = (v: number, digits = 0) => (Number.isFinite(v) ? v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a');
-const ms = (v: number) => (Number.isFinite(v) ? (v >= 100 ? fmt(v, 0) : fmt(v, 1)) : 'n/a');
-
-interface Timeline {
-  from: number;
-  patches: number;
-  patchP99: number;
-  deliveries: number;
-  deliveryP50: number;
-  deliveryP99: number;
-}
-
-function timeline(t0: number, patches: PatchSample[], arrivals: Arrival[]): Timeline[] {
-  const width = BUCKET_SECONDS * 1000;
-  const rows: Timeline[] = [];
-  const bucketOf = (t: number) => Math.max(0, Math.floor((t - t0) / width));
-  const p: number[][] = [];
-  const d: number[][] = [];
-  for (const s of patches) (p[bucketOf(s.doneAt)] ??= []).push(s.ms);
-  for (const a of arrivals) (d[bucketOf(a.at)] ??= []).push(a.latencyMs);
-  const count = Math.max(p.length, d.length);
-  for (let i = 0; i < count; i++) {
-    const pd = dist(p[i] ?? []);
-    const dd = dist(d[i] ?? []);
-    rows.push({ from: i * BUCKET_SECONDS, patches: pd.n, patchP99: pd.p99, deliveries: dd.n, deliveryP50: dd.p50, deliveryP99: dd.p99 });
+/** Open loop: PATCHes started on a fixed schedule (`rate` a second), whatever the answers take. */
+async function patchOpenLoop(base: string, key: string, orders: string[], rate: number, seconds: number): Promise<LoadResult> {
+  const load = emptyLoad();
+  const running = new Set<Promise<void>>();
+  const total = rate * seconds;
+  for (let i = 0; i < total && !interrupted; i++) {
+    const wait = load.startedAt + (i * 1000) / rate - wallNow();
+    if (wait > 1) await sleep(wait);
+    const work = patchOnce(base, key, orders[i % orders.length], `open ${i}`, load);
+    running.add(work);
+    void work.finally(() => running.delete(work));
   }
-  return rows;
+  await Promise.all(running);
+  load.endedAt = wallNow();
+  load.seconds = (load.endedAt - load.startedAt) / 1000;
+  return load;
 }
 
-// ---------------------------------------------------------------- main
+/** Waits until the receiver has `expected` unique deliveries (or the drain budget ends, or the service died). */
+async function drain(receiver: Receiver, expected: number, service: Service): Promise<void> {
+  const deadline = Date.now() + DRAIN_SECONDS * 1000;
+  const progress = setInterval(() => log(`  received ${receiver.unique}/${expected}`), 10_000);
+  while (receiver.unique < expected && Date.now() < deadline && !service.death() && !interrupted) await sleep(100);
+  clearInterval(progress);
+  // A short grace for late duplicates, not part of any timing.
+  await sleep(1000);
+}
 
-async function main() {
-  const startedRun = Date.now();
-  const pgVersion = (await adminQuery<{ server_version: string }>('SHOW server_version'))[0].server_version;
-  const quietBefore = await waitForQuiet(QUIET_WAIT_SECONDS);
-  log(`machine busy before start: ${quietBefore === null ? 'n/a' : `${quietBefore.toFixed(2)} cores`}`);
+// ---------------------------------------------------------------- one side
 
+interface Phase {
+  load: LoadResult;
+  expected: number;
+  received: number;
+  duplicates: number;
+  /** Deliveries per second, first PATCH to last receipt. */
+  rate: number;
+  latency: Dist;
+  cpu: CpuReport | null;
+}
+
+interface Side {
+  label: string;
+  commit: string;
+  baseline: LoadResult;
+  burst: Phase;
+  open: Phase;
+  badSignatures: number;
+  verified: number;
+  malformed: string[];
+  recorded: Array<{ status: string; attempt: number; n: number }>;
+  log: string[];
+  death: string | null;
+}
+
+async function runPhase(
+  receiver: Receiver,
+  service: Service,
+  pgPids: () => Promise<number[]>,
+  run: () => Promise<LoadResult>,
+): Promise<Phase> {
+  const firstArrival = receiver.arrivals.length;
+  const uniqueBefore = receiver.unique;
+  const duplicatesBefore = receiver.duplicates;
+  const cpu = new CpuWindow({ bench: process.pid, service: service.pid }, await pgPids(), pgPids);
+  const load = await run();
+  const expected = load.events * SUBSCRIPTIONS;
+  log(`  ${load.events} events in ${load.seconds.toFixed(1)} s (${(load.samples.length / load.seconds).toFixed(0)} PATCH/s); received so far ${receiver.unique - uniqueBefore}/${expected}`);
+  await drain(receiver, uniqueBefore + expected, service);
+  const cpuReport = await cpu.end();
+  const arrivals = receiver.arrivals.slice(firstArrival);
+  const last = arrivals.reduce((m, a) => Math.max(m, a.at), -Infinity);
+  return {
+    load,
+    expected,
+    received: receiver.unique - uniqueBefore,
+    duplicates: receiver.duplicates - duplicatesBefore,
+    rate: arrivals.length / ((last - load.startedAt) / 1000),
+    latency: dist(arrivals.map((a) => a.latencyMs)),
+    cpu: cpuReport,
+  };
+}
+
+async function runSide(label: string, root: string): Promise<Side> {
+  const commit = gitCommit(root);
+  log(`== ${label}: ${root} (${commit})`);
+  serviceLog.counts.clear();
+  serviceLog.examples.length = 0;
   const db = await createDatabase();
   const receiver = await startReceiver();
-  log(`receiver ${receiver.origin} (CA ${receiver.caFile})`);
-
-  const serviceEnv = {
+  const service = await startService(path.join(root, 'src', 'main.ts'), {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_URL: db.url,
@@ -638,279 +611,166 @@ async function main() {
     RATE_LIMIT_REST_PER_MINUTE: '10000000',
     // e.g. BENCH_SERVICE_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service only.
     ...(process.env.BENCH_SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVICE_NODE_OPTIONS } : {}),
-  };
-  const service = await startService(serviceEnv);
+  });
   log(`service ${service.url} (pid ${service.pid})`);
-
-  const pool = new pg.Pool({ connectionString: db.url, max: 3, application_name: 'merx-bench' });
-  cleanups.push({ name: 'close bench pool', run: () => pool.end() });
+  const pool = new pg.Pool({ connectionString: db.url, max: 2, application_name: 'merx-bench' });
   const pgPids = async () =>
     (await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name <> 'merx-bench'", [db.name])).rows.map((r) => r.pid);
+  try {
+    const account = await must(request(service.url, 'POST', '/admin/api/accounts', ADMIN_TOKEN, { name: 'Bench Webhooks', email: 'bench-webhooks@example.com', plan: 'pro' }), 'create account');
+    const accountId: string = account.data.id;
+    const issued = await must(request(service.url, 'POST', `/admin/api/accounts/${accountId}/keys`, ADMIN_TOKEN, { name: 'bench-webhooks', scopes: SCOPES }), 'issue key');
+    const key: string = issued.key;
+    const wanted = BASELINE_EVENTS + WARMUP_EVENTS + EVENTS;
+    await must(request(service.url, 'POST', `/admin/api/accounts/${accountId}/seed`, ADMIN_TOKEN, { orders: wanted, products: 20, seed: 11 }), 'seed');
+    const { rows } = await pool.query<{ id: string }>('SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text)', [accountId]);
+    if (rows.length < wanted) throw new Error(`the seed made ${rows.length} orders, expected ${wanted}`);
+    await pool.query('VACUUM (ANALYZE) orders');
+    const ids = rows.map((r) => r.id);
+    const warmupOrders = ids.slice(0, WARMUP_EVENTS);
+    const baselineOrders = ids.slice(WARMUP_EVENTS, WARMUP_EVENTS + BASELINE_EVENTS);
+    const burstOrders = ids.slice(WARMUP_EVENTS + BASELINE_EVENTS);
 
-  // Account, key, orders (the seed writes orders without events).
-  const account = await must(request(service.url, 'POST', '/admin/api/accounts', ADMIN_TOKEN, { name: 'Bench Webhooks', email: 'bench-webhooks@example.com', plan: 'pro' }), 'create account');
-  const accountId: string = account.data.id;
-  const issued = await must(request(service.url, 'POST', `/admin/api/accounts/${accountId}/keys`, ADMIN_TOKEN, { name: 'bench-webhooks', scopes: SCOPES }), 'issue key');
-  const key: string = issued.key;
-  const seedStarted = performance.now();
-  await must(request(service.url, 'POST', `/admin/api/accounts/${accountId}/seed`, ADMIN_TOKEN, { orders: EVENTS + BASELINE_EVENTS, products: 20, seed: 11 }), 'seed');
-  const seedSeconds = (performance.now() - seedStarted) / 1000;
-  const { rows: orders } = await pool.query<{ id: string; status: string }>('SELECT id, status FROM orders WHERE account_id = $1 ORDER BY md5(id::text)', [accountId]);
-  if (orders.length < EVENTS + BASELINE_EVENTS) throw new Error(`the seed made ${orders.length} orders, expected ${EVENTS + BASELINE_EVENTS}`);
-  await pool.query('VACUUM (ANALYZE) orders');
-  log(`seeded ${orders.length} orders in ${seedSeconds.toFixed(1)} s`);
-  const baselineOrders = orders.slice(0, BASELINE_EVENTS);
-  const mainOrders = orders.slice(BASELINE_EVENTS, BASELINE_EVENTS + EVENTS);
-
-  // Baseline: the same PATCH with no subscription (events are written, nothing fans out).
-  let baseline: LoadResult | null = null;
-  let baselineHealth: Dist | null = null;
-  if (BASELINE_EVENTS > 0) {
-    await patchOrders(service.url, key, baselineOrders.slice(0, Math.min(200, baselineOrders.length))); // warm-up, not measured
+    // Baseline: the same PATCH burst with no subscription (events are written, nothing fans out).
+    await patchBurst(service.url, key, warmupOrders, 'warm-up');
     await waitForQuiet(10);
-    const probe = startHealthProbe(service.url);
-    baseline = await patchOrders(service.url, key, baselineOrders.slice(200));
-    baselineHealth = dist(probe.stop());
+    const baseline = await patchBurst(service.url, key, baselineOrders, 'baseline');
     log(`baseline (no subscriptions): ${baseline.samples.length} PATCH in ${baseline.seconds.toFixed(1)} s`);
-  }
-  const { rows: baselineDeliveries } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries');
 
-  // Five subscriptions to the receiver, distinct paths.
-  const subscriptions: Array<{ id: string; path: string }> = [];
-  for (let i = 1; i <= SUBSCRIPTIONS; i++) {
-    const hookPath = `/hook-${i}/${crypto.randomUUID()}`;
-    const created = await must(
-      request(service.url, 'POST', '/api/v1/webhooks', key, { url: receiver.origin + hookPath, events: [EVENT_NAME], description: `bench ${i}` }),
-      `create webhook ${i}`,
-    );
-    receiver.secrets.set(hookPath, created.secret);
-    subscriptions.push({ id: created.data.id, path: hookPath });
-  }
-  log(`${SUBSCRIPTIONS} subscriptions to ${receiver.origin}/hook-N/<uuid> for ${EVENT_NAME}`);
-
-  // Warm the HTTPS path once (first TLS context, first handshake) before measuring.
-  await must(request(service.url, 'POST', `/api/v1/webhooks/${subscriptions[0].id}/test`, key), 'test delivery');
-  receiver.arrivals.length = 0; // the test event is not part of the run (its path count stays out too)
-  receiver.unique = 0;
-  receiver.perPath.clear();
-  receiver.verified = 0;
-  const { rows: eventsBefore } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE account_id = $1 AND event = $2', [accountId, EVENT_NAME]);
-
-  const quietMain = await waitForQuiet(Math.min(20, QUIET_WAIT_SECONDS));
-  log(`machine busy before the run: ${quietMain === null ? 'n/a' : `${quietMain.toFixed(2)} cores`}`);
-  let expected = EVENTS * SUBSCRIPTIONS;
-  const cpu = new CpuWindow({ bench: process.pid, service: service.pid }, await pgPids(), pgPids);
-  const memBefore = process.memoryUsage().rss;
-  log(`run: ${EVENTS} PATCH at concurrency ${CONCURRENCY} (budget ${LOAD_BUDGET_SECONDS} s) -> expect ${expected} deliveries`);
-  const health = startHealthProbe(service.url);
-  const activity = startPgSampler(pool, db.name);
-  const progress = setInterval(() => log(`  received ${receiver.unique}/${expected}`), 10_000);
-  const load = await patchOrders(service.url, key, mainOrders, LOAD_BUDGET_SECONDS);
-  const complete = load.samples.length === EVENTS;
-  expected = load.events * SUBSCRIPTIONS;
-  log(
-    `PATCH done in ${load.seconds.toFixed(1)} s: ${load.events} events` +
-      `${complete ? '' : ` (STOPPED by the ${LOAD_BUDGET_SECONDS} s budget, ${EVENTS - load.samples.length} PATCH not sent)`}; received so far ${receiver.unique}/${expected}`,
-  );
-  const receivedAtLoadEnd = receiver.unique;
-
-  // Drain: wait for the remaining deliveries (or the deadline; the service may also die).
-  const drainDeadline = Date.now() + DRAIN_SECONDS * 1000;
-  while (receiver.unique < expected && Date.now() < drainDeadline && !service.death() && !interrupted) await sleep(200);
-  clearInterval(progress);
-  const drainedAt = wallNow();
-  if (interrupted) throw new Error('interrupted');
-  const cpuReport = await cpu.end();
-  const runHealth = dist(health.stop());
-  const pgActivity = await activity.stop();
-  // A short grace for late duplicates (a retry racing a slow first attempt), not part of the timing.
-  await sleep(1000);
-  log(`received ${receiver.unique}/${expected} unique deliveries (${receiver.duplicates} duplicates)`);
-  if (service.death()) log(service.death()!);
-
-  // What the service recorded.
-  const { rows: byStatus } = await pool.query<{ status: string; attempt: number; last_error: string | null; n: number }>(
-    `SELECT d.status, d.attempt, d.last_error, count(*)::int AS n FROM webhook_deliveries d
-       JOIN webhook_subscriptions s ON s.id = d.webhook_id WHERE s.id = ANY($1::uuid[]) AND d.event = $2
-      GROUP BY 1, 2, 3 ORDER BY n DESC`,
-    [subscriptions.map((s) => s.id), EVENT_NAME],
-  );
-  const { rows: counts } = await pool.query<{ events: number; deliveries: number }>(
-    `SELECT (SELECT count(*)::int FROM events WHERE account_id = $1 AND event = $2) - $3 AS events,
-            (SELECT count(*)::int FROM webhook_deliveries WHERE account_id = $1 AND event = $2) AS deliveries`,
-    [accountId, EVENT_NAME, eventsBefore[0].n],
-  );
-  const { rows: recorded } = await pool.query<{ n: number; p50: number; p99: number; max: number }>(
-    `SELECT count(*)::int AS n,
-            percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM d.delivered_at - e.created_at) * 1000) AS p50,
-            percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM d.delivered_at - e.created_at) * 1000) AS p99,
-            max(extract(epoch FROM d.delivered_at - e.created_at) * 1000) AS max
-       FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-      WHERE d.account_id = $1 AND d.event = $2 AND d.status = 'delivered'`,
-    [accountId, EVENT_NAME],
-  );
-  // The same through the public API: the newest deliveries of each subscription.
-  const apiSample: Record<string, number> = {};
-  for (const s of subscriptions) {
-    const listed = await must(request(service.url, 'GET', `/api/v1/webhooks/${s.id}/deliveries?limit=200`, key), 'list deliveries');
-    for (const d of listed.data as Array<{ status: string; attempt: number }>) {
-      const k = `${d.status}, attempt ${d.attempt}`;
-      apiSample[k] = (apiSample[k] ?? 0) + 1;
+    for (let i = 1; i <= SUBSCRIPTIONS; i++) {
+      const hookPath = `/hook-${i}/${crypto.randomUUID()}`;
+      const created = await must(
+        request(service.url, 'POST', '/api/v1/webhooks', key, { url: receiver.origin + hookPath, events: [EVENT_NAME], description: `bench ${i}` }),
+        `create webhook ${i}`,
+      );
+      receiver.secrets.set(hookPath, created.secret);
     }
+    // Warm the HTTPS path (TLS context, first handshakes) with a few events, not measured.
+    await patchBurst(service.url, key, warmupOrders.slice(0, 40), 'warm-up 2');
+    await drain(receiver, 40 * SUBSCRIPTIONS, service);
+    await waitForQuiet(Math.min(20, QUIET_WAIT_SECONDS));
+
+    log(`burst: ${burstOrders.length} PATCH, ${CONCURRENCY} in flight -> ${burstOrders.length * SUBSCRIPTIONS} deliveries`);
+    const burst = await runPhase(receiver, service, pgPids, () => patchBurst(service.url, key, burstOrders, 'burst'));
+    await waitForQuiet(Math.min(20, QUIET_WAIT_SECONDS));
+    log(`open loop: ${OPEN_RATE} events/s for ${OPEN_SECONDS} s -> ${OPEN_RATE * OPEN_SECONDS * SUBSCRIPTIONS} deliveries`);
+    const open = await runPhase(receiver, service, pgPids, () => patchOpenLoop(service.url, key, burstOrders, OPEN_RATE, OPEN_SECONDS));
+
+    const { rows: recorded } = await pool.query<{ status: string; attempt: number; n: number }>(
+      `SELECT status, attempt, count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 GROUP BY 1, 2 ORDER BY 3 DESC`,
+      [accountId],
+    );
+    const side: Side = {
+      label,
+      commit,
+      baseline,
+      burst,
+      open,
+      badSignatures: receiver.badSignatures,
+      verified: receiver.verified,
+      malformed: [...receiver.malformed],
+      recorded,
+      log: [...serviceLog.counts.entries()].map(([k, n]) => `${k} × ${n}`),
+      death: service.death(),
+    };
+    log(
+      `${label}: burst ${fmt(burst.rate)} deliveries/s, p50 ${ms(burst.latency.p50)} p99 ${ms(burst.latency.p99)} ms; ` +
+        `open loop p50 ${ms(open.latency.p50)} p99 ${ms(open.latency.p99)} ms; PATCH ${fmt(patchRate(burst.load))}/s vs ${fmt(patchRate(baseline))}/s without subscriptions`,
+    );
+    return side;
+  } finally {
+    await pool.end();
+    await service.stop();
+    await receiver.close();
   }
-  const memAfter = process.memoryUsage().rss;
+}
 
-  // Numbers.
-  const arrivals = receiver.arrivals;
-  const latency = dist(arrivals.map((a) => a.latencyMs));
-  const doneByOrder = new Map(load.samples.map((s) => [s.orderId, s.doneAt]));
-  const afterAnswer = dist(arrivals.filter((a) => doneByOrder.has(a.orderId)).map((a) => a.at - doneByOrder.get(a.orderId)!));
-  const lastArrival = arrivals.reduce((m, a) => Math.max(m, a.at), -Infinity);
-  const runSeconds = (lastArrival - load.startedAt) / 1000;
-  const deliveryRate = arrivals.length / runSeconds;
-  const duringLoad = arrivals.filter((a) => a.at <= load.endedAt).length;
-  const rateDuringLoad = duringLoad / load.seconds;
-  const afterLoadSeconds = Math.max(0, (lastArrival - load.endedAt) / 1000);
-  const rateAfterLoad = afterLoadSeconds > 0 ? (arrivals.length - duringLoad) / afterLoadSeconds : NaN;
-  const patch = dist(load.samples.map((s) => s.ms));
-  const patchRate = load.samples.length / load.seconds;
-  const base = baseline ? dist(baseline.samples.map((s) => s.ms)) : null;
-  const baseRate = baseline ? baseline.samples.length / baseline.seconds : NaN;
-  const retried = byStatus.filter((r) => r.attempt > 1).reduce((s, r) => s + r.n, 0);
-  const notDelivered = byStatus.filter((r) => r.status !== 'delivered').reduce((s, r) => s + r.n, 0);
-  const lost = expected - receiver.unique;
-  const rows = timeline(load.startedAt, load.samples, arrivals);
-  const valid = complete && lost === 0 && serviceLog.counts.size === 0 && load.errors.size === 0 && receiver.badSignatures === 0 && receiver.malformed.length === 0 && !service.death();
+/** The commit a tree was checked out at; a tree exported without git (git archive) names it in BENCH_BEFORE_COMMIT. */
+function gitCommit(root: string): string {
+  try {
+    return execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return process.env.BENCH_BEFORE_COMMIT || 'unknown';
+  }
+}
 
+// ---------------------------------------------------------------- report
+
+const fmt = (v: number, digits = 0) => (Number.isFinite(v) ? v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a');
+const ms = (v: number) => (Number.isFinite(v) ? (v >= 100 ? fmt(v, 0) : fmt(v, 1)) : 'n/a');
+const patchRate = (load: LoadResult) => load.samples.length / load.seconds;
+const cores = (v: number | undefined) => (v === undefined ? 'n/a' : v.toFixed(2));
+
+function valid(side: Side): boolean {
+  const phases = [side.burst, side.open];
+  return (
+    phases.every((p) => p.received === p.expected && p.load.errors.size === 0) &&
+    side.baseline.errors.size === 0 &&
+    side.badSignatures === 0 &&
+    side.malformed.length === 0 &&
+    side.death === null
+  );
+}
+
+function report(sides: Side[], started: number, pgVersion: string, quiet: number | null): string {
   const cpus = os.cpus();
-  const lines: string[] = [];
-  const push = (...l: string[]) => lines.push(...l);
-  push(
+  const col = (f: (s: Side) => string) => sides.map(f).join(' | ');
+  const lost = (p: Phase) => p.expected - p.received;
+  const lines = [
     '# Webhook fan-out benchmark',
     '',
     'Generated by `node bench/webhooks.ts` (do not edit by hand; rerun instead).',
     '',
-    `- Date: ${new Date(startedRun).toISOString()} (run took ${((Date.now() - startedRun) / 1000).toFixed(0)} s)`,
-    `- Machine: ${os.type()} ${os.release()} ${os.arch()}, ${cpus.length} × ${cpus[0]?.model ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM`,
+    `- Date: ${new Date(started).toISOString()} (run took ${((Date.now() - started) / 1000).toFixed(0)} s)`,
+    `- Machine: ${os.type()} ${os.release()} ${os.arch()}, ${cpus.length} × ${cpus[0]?.model ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM; busy before the run (other work): ${quiet === null ? 'n/a' : `${quiet.toFixed(2)} cores`}`,
     `- Node ${process.version}, PostgreSQL ${pgVersion}`,
-    `- Service: child process \`node src/main.ts\` (pg pool 10, workers on: first attempts in-process after commit, minute worker for retries), ` +
-      '`LOG_LEVEL=warn`, `SEED_DEMO=0`, `WEBHOOK_ALLOW_HOSTS=127.0.0.1`, `NODE_EXTRA_CA_CERTS=<throwaway CA>`, `RATE_LIMIT_REST_PER_MINUTE=10000000`',
-    `- Receiver: HTTPS on 127.0.0.1 in the bench process (certificate from test/helpers/https-receiver.ts \`testCertificates\`), answers 200 at once, verifies every signature`,
-    `- Load: ${fmt(EVENTS)} × \`PATCH /api/v1/orders/{id}\` \`{status}\` (processing ↔ confirmed: one \`${EVENT_NAME}\` each, no stock or notice side effects) ` +
-      `over orders made by the operator seed, ${CONCURRENCY} concurrent keep-alive connections, one key; ` +
-      `budget ${LOAD_BUDGET_SECONDS} s for the load, then up to ${DRAIN_SECONDS} s for the remaining deliveries`,
-    complete
-      ? `- Events made: ${fmt(load.events)} of ${fmt(EVENTS)}`
-      : `- **Events made: ${fmt(load.events)} of ${fmt(EVENTS)}: the load was stopped by its ${LOAD_BUDGET_SECONDS} s budget** (${fmt(EVENTS - load.samples.length)} PATCH not sent)`,
-    `- Subscriptions: ${SUBSCRIPTIONS}, distinct paths, each to \`${EVENT_NAME}\` → ${fmt(expected)} deliveries expected for the events made`,
-    `- Machine busy before the run (other work): ${quietMain === null ? 'n/a' : `${quietMain.toFixed(2)} cores`}`,
+    '- Service: child process `node src/main.ts` (pg pool 10, workers on), `LOG_LEVEL=warn`, `WEBHOOK_ALLOW_HOSTS=127.0.0.1`, `NODE_EXTRA_CA_CERTS=<throwaway CA>`, `RATE_LIMIT_REST_PER_MINUTE=10000000`; each side on a fresh database',
+    '- Receiver: HTTPS on 127.0.0.1 in the bench process, answers 200 at once, verifies every signature, counts duplicates (same event to the same path again)',
+    `- ${SUBSCRIPTIONS} subscriptions to \`${EVENT_NAME}\`, distinct paths; each \`PATCH /api/v1/orders/{id}\` \`{admin_notes}\` makes one event, so ${SUBSCRIPTIONS} deliveries`,
+    `- Burst (closed loop): ${fmt(EVENTS)} PATCH, ${CONCURRENCY} in flight, distinct orders. Open loop (below capacity): ${OPEN_RATE} PATCH/s for ${OPEN_SECONDS} s, started on schedule whatever the answers take`,
+    `- Baseline: the same ${fmt(BASELINE_EVENTS)}-PATCH burst before any subscription exists (after ${WARMUP_EVENTS} unmeasured)`,
+    '- Commit-to-receipt: receiver arrival minus the envelope `created_at` (the event row\'s `now()`, its transaction\'s start)',
     '',
-    valid
-      ? '**Run valid**: every delivery arrived once or more, every signature verified, every PATCH answered 200 with a status change.'
-      : complete
-        ? '**Run INVALID**: see the checks below.'
-        : `**Run INCOMPLETE**: the service made ${fmt(load.events)} of ${fmt(EVENTS)} events within the ${LOAD_BUDGET_SECONDS} s load budget; the rates and latencies below are for those.`,
+    `| | ${col((s) => `${s.label} (\`${s.commit}\`)`)} |`,
+    `|---|${sides.map(() => '---').join('|')}|`,
+    `| Run valid (nothing lost, no bad signature, no error) | ${col((s) => (valid(s) ? 'yes' : '**NO**'))} |`,
+    `| **Burst: signed deliveries per second** (first PATCH → last receipt) | ${col((s) => `**${fmt(s.burst.rate)}**`)} |`,
+    `| Burst: commit-to-receipt p50 / p99 ms | ${col((s) => `${ms(s.burst.latency.p50)} / **${ms(s.burst.latency.p99)}**`)} |`,
+    `| Burst: PATCH/s with ${SUBSCRIPTIONS} subscriptions / without (ratio) | ${col((s) => `${fmt(patchRate(s.burst.load))} / ${fmt(patchRate(s.baseline))} (**${((patchRate(s.burst.load) / patchRate(s.baseline)) * 100).toFixed(0)} %**)`)} |`,
+    `| Burst: PATCH p99 ms with / without | ${col((s) => `${ms(dist(s.burst.load.samples.map((x) => x.ms)).p99)} / ${ms(dist(s.baseline.samples.map((x) => x.ms)).p99)}`)} |`,
+    `| Burst: CPU cores, service / PostgreSQL / bench / other | ${col((s) => `${cores(s.burst.cpu?.service)} / ${cores(s.burst.cpu?.postgres)} / ${cores(s.burst.cpu?.bench)} / ${cores(s.burst.cpu?.other)}`)} |`,
+    `| **Open loop: commit-to-receipt p50 / p99 ms** | ${col((s) => `${ms(s.open.latency.p50)} / **${ms(s.open.latency.p99)}**`)} |`,
+    `| Open loop: deliveries per second; PATCH p99 ms | ${col((s) => `${fmt(s.open.rate)}; ${ms(dist(s.open.load.samples.map((x) => x.ms)).p99)}`)} |`,
+    `| Open loop: CPU cores, service / PostgreSQL / other | ${col((s) => `${cores(s.open.cpu?.service)} / ${cores(s.open.cpu?.postgres)} / ${cores(s.open.cpu?.other)}`)} |`,
+    `| Lost (burst + open) | ${col((s) => fmt(lost(s.burst) + lost(s.open)))} |`,
+    `| Duplicated (burst + open) | ${col((s) => fmt(s.burst.duplicates + s.open.duplicates))} |`,
+    `| Signatures verified / bad | ${col((s) => `${fmt(s.verified)} / ${fmt(s.badSignatures)}`)} |`,
+    `| Delivery rows by status, attempt | ${col((s) => s.recorded.map((r) => `${r.status} ${r.attempt}: ${fmt(r.n)}`).join('; '))} |`,
+    `| Service log (warn and above) | ${col((s) => (s.log.length ? s.log.join('; ').replace(/\|/g, '/') : 'nothing'))} |`,
+    `| PATCH errors | ${col((s) => [...s.baseline.errors, ...s.burst.load.errors, ...s.open.load.errors].map(([k, n]) => `${k} × ${n}`).join('; ') || 'none')} |`,
     '',
-    '## Deliveries',
+    'Trust a column only when "other" CPU is near 0: the machine is shared, and every process here competes for its cores.',
     '',
-    '| | |',
-    '|---|---|',
-    `| Received (unique per subscription and event) | **${fmt(receiver.unique)} / ${fmt(expected)}** |`,
-    `| Duplicates (same event to the same path again) | ${fmt(receiver.duplicates)} |`,
-    `| Per path | ${[...receiver.perPath.values()].map((n) => fmt(n)).join(', ') || 'none'} |`,
-    `| Signatures verified / bad | ${fmt(receiver.verified)} / ${fmt(receiver.badSignatures)} |`,
-    `| Deliveries per second, first PATCH → last receipt (${runSeconds.toFixed(1)} s) | **${fmt(deliveryRate, 0)}** |`,
-    `| … while the PATCH load ran (${load.seconds.toFixed(1)} s, ${fmt(duringLoad)} received) | ${fmt(rateDuringLoad, 0)} |`,
-    `| … after it, draining the backlog (${afterLoadSeconds.toFixed(1)} s, ${fmt(arrivals.length - duringLoad)} received) | ${fmt(rateAfterLoad, 0)} |`,
-    `| Received when the last PATCH answered | ${fmt(receivedAtLoadEnd)} (${((receivedAtLoadEnd / expected) * 100).toFixed(1)} %) |`,
-    '',
-    '### Commit-to-receipt latency',
-    '',
-    'Receiver arrival time minus the envelope `created_at` (the event row\'s `now()`: its transaction\'s start, so a few ms of the',
-    'PATCH transaction are included) — and, as a cross-check from the client side, arrival minus the moment the PATCH answer was read',
-    '(the transaction had committed by then; a lower bound on commit-to-receipt).',
-    '',
-    '| ms | n | p50 | p95 | p99 | max | mean |',
-    '|---|---|---|---|---|---|---|',
-    `| receipt − created_at | ${fmt(latency.n)} | **${ms(latency.p50)}** | ${ms(latency.p95)} | **${ms(latency.p99)}** | ${ms(latency.max)} | ${ms(latency.mean)} |`,
-    `| receipt − PATCH answered | ${fmt(afterAnswer.n)} | ${ms(afterAnswer.p50)} | ${ms(afterAnswer.p95)} | ${ms(afterAnswer.p99)} | ${ms(afterAnswer.max)} | ${ms(afterAnswer.mean)} |`,
-    `| delivered_at − created_at (the service's own record) | ${fmt(recorded[0]?.n ?? 0)} | ${ms(Number(recorded[0]?.p50))} | | ${ms(Number(recorded[0]?.p99))} | ${ms(Number(recorded[0]?.max))} | |`,
-    '',
-    '## The API while it fans out',
-    '',
-    '| PATCH /api/v1/orders/{id} | requests | req/s | p50 ms | p95 ms | p99 ms | max ms | errors |',
-    '|---|---|---|---|---|---|---|---|',
-    ...(baseline && base
-      ? [`| baseline, no subscriptions | ${fmt(base.n)} | ${fmt(baseRate, 0)} | ${ms(base.p50)} | ${ms(base.p95)} | ${ms(base.p99)} | ${ms(base.max)} | ${[...baseline.errors.values()].reduce((a, b) => a + b, 0)} |`]
-      : []),
-    `| with ${SUBSCRIPTIONS} subscriptions (the run) | ${fmt(patch.n)} | **${fmt(patchRate, 0)}** | ${ms(patch.p50)} | ${ms(patch.p95)} | **${ms(patch.p99)}** | ${ms(patch.max)} | ${[...load.errors.values()].reduce((a, b) => a + b, 0)} |`,
-    '',
-    ...(load.errors.size ? ['PATCH errors: ' + [...load.errors.entries()].map(([k, n]) => `${k} × ${n}`).join('; '), ''] : []),
-    '## What the service recorded',
-    '',
-    `Events \`${EVENT_NAME}\` written during the run: ${fmt(counts[0].events)} (PATCHes that changed a status: ${fmt(load.events)}); delivery rows: ${fmt(counts[0].deliveries)} (expected ${fmt(expected)}); ` +
-      `delivery rows made during the baseline (no subscriptions): ${baselineDeliveries[0].n}.`,
-    '',
-    '| status | attempt | last_error | rows |',
-    '|---|---|---|---|',
-    ...byStatus.map((r) => `| ${r.status} | ${r.attempt} | ${r.last_error ? `\`${r.last_error.slice(0, 120)}\`` : ''} | ${fmt(r.n)} |`),
-    '',
-    `Needed a retry (attempt > 1): **${fmt(retried)}**; not delivered at the end: **${fmt(notDelivered)}**.`,
-    `Through the API (\`GET /api/v1/webhooks/{id}/deliveries?limit=200\`, newest 200 of each subscription): ` +
-      Object.entries(apiSample).map(([k, n]) => `${k}: ${n}`).join('; ') + '.',
-    '',
-    '## Timeline',
-    '',
-    `Per ${BUCKET_SECONDS} s from the first PATCH: PATCH answers (and their p99), deliveries received (and their commit-to-receipt p50/p99).`,
-    '',
-    '| from s | PATCH | PATCH p99 ms | deliveries | latency p50 ms | latency p99 ms |',
-    '|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.from} | ${fmt(r.patches)} | ${r.patches ? ms(r.patchP99) : ''} | ${fmt(r.deliveries)} | ${r.deliveries ? ms(r.deliveryP50) : ''} | ${r.deliveries ? ms(r.deliveryP99) : ''} |`),
-    '',
-    '## Where the time goes',
-    '',
-    'Service responsiveness: `GET /healthz` (no database work) every 250 ms on its own connection; its latency is mostly the service\'s event-loop delay.',
-    '',
-    '| /healthz ms | n | p50 | p95 | p99 | max |',
-    '|---|---|---|---|---|---|',
-    ...(baselineHealth ? [`| during the baseline | ${baselineHealth.n} | ${ms(baselineHealth.p50)} | ${ms(baselineHealth.p95)} | ${ms(baselineHealth.p99)} | ${ms(baselineHealth.max)} |`] : []),
-    `| during the run | ${runHealth.n} | ${ms(runHealth.p50)} | ${ms(runHealth.p95)} | ${ms(runHealth.p99)} | ${ms(runHealth.max)} |`,
-    '',
-    `The service's PostgreSQL connections (its pool holds at most 10), sampled ${pgActivity.samples} times during the run: mean number per state ` +
-      ([...pgActivity.states].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ') || 'none') +
-      '; active and waiting, by wait event: ' +
-      ([...pgActivity.waits].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ') || 'none') +
-      '. "idle in transaction" is a transaction waiting for the service to send its next statement.',
-    '',
-    '## CPU',
-    '',
-    cpuReport
-      ? `Cores' worth of CPU, averaged over the ${cpuReport.seconds.toFixed(1)} s from the first PATCH to the end of the drain (${cpus.length} cores): ` +
-          `service ${cpuReport.service.toFixed(2)}, PostgreSQL backends of the bench database ${cpuReport.postgres.toFixed(2)}, ` +
-          `bench process (load generator + HTTPS receiver) ${cpuReport.bench.toFixed(2)}, **other processes ${cpuReport.other.toFixed(2)}** ` +
-          '(trust the numbers only when that is near 0). Bench process RSS ' +
-          `${(memBefore / 2 ** 20).toFixed(0)} → ${(memAfter / 2 ** 20).toFixed(0)} MiB.`
-      : 'n/a (no /proc).',
-    '',
-    '## Checks',
-    '',
-    `- Not received by the end of the drain: ${fmt(lost)}`,
-    `- Bad signatures: ${receiver.badSignatures}`,
-    `- Malformed or unexpected requests: ${receiver.malformed.length ? receiver.malformed.join('; ') : 'none'}`,
-    `- PATCH errors: ${load.errors.size ? [...load.errors.entries()].map(([k, n]) => `${k} × ${n}`).join('; ') : 'none'}`,
-    `- Service: ${service.death() ?? 'alive until the end'}`,
-    `- Service log (warn and above): ${serviceLog.counts.size ? [...serviceLog.counts.entries()].map(([k, n]) => `${k} × ${n}`).join('; ') : 'nothing'}`,
-    ...(serviceLog.examples.length ? ['', '```', ...serviceLog.examples, '```'] : []),
-    '',
-  );
+  ];
+  for (const s of sides) if (s.death) lines.push(`${s.label}: ${s.death}`, '');
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<boolean> {
+  const started = Date.now();
+  const pgVersion = (await adminQuery<{ server_version: string }>('SHOW server_version'))[0].server_version;
+  const quiet = await waitForQuiet(QUIET_WAIT_SECONDS);
+  log(`machine busy before start: ${quiet === null ? 'n/a' : `${quiet.toFixed(2)} cores`}`);
+  const sides: Side[] = [];
+  const before = process.env.BENCH_BEFORE_DIR;
+  if (before) sides.push(await runSide('before', path.resolve(before)));
+  sides.push(await runSide(before ? 'after' : 'this tree', ROOT));
   if (interrupted) throw new Error('interrupted');
-  fs.writeFileSync(RESULTS_FILE, lines.join('\n'));
+  fs.writeFileSync(RESULTS_FILE, report(sides, started, pgVersion, quiet));
   log(`wrote ${path.relative(process.cwd(), RESULTS_FILE)}`);
-  log(
-    `deliveries ${receiver.unique}/${expected}, ${deliveryRate.toFixed(0)}/s; latency p50 ${ms(latency.p50)} p95 ${ms(latency.p95)} p99 ${ms(latency.p99)} max ${ms(latency.max)} ms; ` +
-      `PATCH ${patchRate.toFixed(0)} req/s p99 ${ms(patch.p99)} ms (baseline ${fmt(baseRate, 0)} req/s p99 ${base ? ms(base.p99) : 'n/a'}); retried ${retried}; duplicates ${receiver.duplicates}`,
-  );
-  return valid;
+  return sides.every(valid);
 }
 
 let ok = false;

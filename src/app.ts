@@ -153,7 +153,7 @@ export async function buildApp(services: OperatorServices): Promise<FastifyInsta
     return redis === 'not_configured' ? { ok: true } : { ok: true, redis };
   });
   // Scraped with the operator token: metrics name routes and volumes, which are not public.
-  registerMetrics(app, (request) => checkAdminToken(request, services.adminToken));
+  registerMetrics(app, services.metrics, (request) => checkAdminToken(request, services.adminToken));
   const publicDoc = publicOpenApi(services.config.publicBaseUrl);
   app.get('/api/v1/openapi.json', async () => publicDoc);
   const readableDoc = docsDocument(publicDoc, operations, loadGuides());

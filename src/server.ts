@@ -13,8 +13,10 @@ import { resolveAdminToken } from './operator/admin-token.ts';
 import type { OperatorServices } from './operator/route.ts';
 import { buildApp } from './app.ts';
 import { DeliveryEngine } from './modules/webhooks/engine.ts';
+import { createMetricsRegistry } from './platform/metrics.ts';
 import { startSchedules } from './workers/schedule.ts';
 import { createCouriers } from './couriers/registry.ts';
+import { courierCallMetrics } from './couriers/call-metrics.ts';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -36,11 +38,14 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     const rateLimits = createRateLimits(config.redisUrl, config.rateLimits, log);
     await rateLimits.settled();
     const notifier = createNotifier(config.smtpUrl, log);
+    const metrics = createMetricsRegistry();
+    const stopCourierMetrics = courierCallMetrics(metrics);
     const deliveries = new DeliveryEngine({
       db,
       notifier,
       log,
       policy: { publicBaseUrl: config.publicBaseUrl, allowHosts: config.webhookAllowHosts },
+      metrics,
     });
     const couriers = createCouriers(config);
     keys = new KeyCache(db);
@@ -55,6 +60,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       deliveries,
       couriers,
       log,
+      metrics,
       deploySha: resolveDeploySha(config.deploySha),
       adminToken: admin.token,
     };
@@ -62,7 +68,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    deliveries.start({ self: { host: config.host, port }, worker: config.workers });
+    await deliveries.start({ self: { host: config.host, port }, worker: config.workers });
     // In simulator mode the couriers live in this process: the adapters and the push URL use the real listening address.
     if (couriers.simulator) couriers.setSelfOrigin(`http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
     const stopSchedules = config.workers ? startSchedules(services) : () => {};
@@ -75,6 +81,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       services,
       async close() {
         stopSchedules();
+        stopCourierMetrics();
         await app.close();
         await deliveries.stop();
         await rateLimits.close();

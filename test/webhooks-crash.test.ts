@@ -7,24 +7,22 @@
 // period: nothing is lost, delivery is at least once.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { operator, ADMIN_TOKEN } from './helpers/harness.ts';
+import { operator } from './helpers/harness.ts';
 import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.ts';
 import {
   isolatedDatabase, createWebhook, deliveriesOf, touchOrder, runDeliveryJob, assertSignedDelivery, type IsolatedDatabase,
 } from './helpers/webhooks.ts';
+import { freePort, killHard, startServiceChild, type ServiceChild } from './helpers/service-child.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECOND = 1000;
 
 let receiver: HttpsReceiver;
 // One database and port for the file: each scenario crashes and restarts the same service.
 let data: IsolatedDatabase;
 let port: number;
-let child: Child | null = null;
+let child: ServiceChild | null = null;
+
+const startChild = (port: number, data: IsolatedDatabase) => startServiceChild(port, { ...data.env, DEPLOY_SHA: 'crashtest00' }, receiver.caFile);
 
 before(async () => {
   receiver = await startHttpsReceiver();
@@ -37,71 +35,6 @@ after(async () => {
   await receiver?.close();
   await data?.drop();
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-interface Child {
-  url: string;
-  process: ChildProcess;
-  stderr(): string;
-}
-
-/** Starts `node src/main.ts` and waits for GET /healthz. */
-async function startChild(port: number, data: IsolatedDatabase): Promise<Child> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('NODE_TEST') && k !== 'DATABASE_URL' && k !== 'DATA_DIR') env[k] = v;
-  }
-  Object.assign(env, data.env, {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    ADMIN_TOKEN,
-    SEED_DEMO: '0',
-    WORKERS: '0',
-    WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
-    NODE_EXTRA_CA_CERTS: receiver.caFile,
-    LOG_LEVEL: 'error',
-    DEPLOY_SHA: 'crashtest00',
-  });
-  const child = spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120 * SECOND;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`the service exited during start-up (${child.exitCode ?? child.signalCode}): ${stderr}`);
-    }
-    try {
-      const res = await fetch(`${url}/healthz`);
-      if (res.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the service did not start within 120 s: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { url, process: child, stderr: () => stderr };
-}
-
-async function killHard(child: Child): Promise<void> {
-  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.process.once('exit', () => resolve()));
-  child.process.kill('SIGKILL');
-  await exited;
-}
 
 /** One crash scenario: `events` order PATCHes, then SIGKILL at `killWhen`, restart, grace, delivery. */
 async function crashAndRecover(killWhen: 'attempt_in_flight' | 'right_after_commit', events: number) {

@@ -1,6 +1,7 @@
 // Outbound HTTP to couriers: explicit timeouts, no redirects, failures mapped
 // to courier_error reasons that say whether a retry may help.
 import { courierError, type CourierFailure } from './adapter.ts';
+import { reportCourierCall } from './call-metrics.ts';
 
 export interface CourierResponse {
   status: number;
@@ -10,12 +11,17 @@ export interface CourierResponse {
 }
 
 export async function courierFetch(slug: string, timeoutMs: number, url: string, init: RequestInit): Promise<CourierResponse> {
+  const started = performance.now();
+  const report = (status: number | null, failure: CourierFailure | null) =>
+    reportCourierCall({ courier: slug, seconds: (performance.now() - started) / 1000, status, failure });
   let res: Response;
   try {
     res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
     const name = (err as Error).name;
-    if (name === 'TimeoutError' || name === 'AbortError') throw courierError(slug, 'timeout', `no answer within ${timeoutMs} ms`);
+    const timedOut = name === 'TimeoutError' || name === 'AbortError';
+    report(null, timedOut ? 'timeout' : 'unavailable');
+    if (timedOut) throw courierError(slug, 'timeout', `no answer within ${timeoutMs} ms`);
     throw courierError(slug, 'unavailable', `connection failed: ${(err as Error).message}`);
   }
   let body: Buffer;
@@ -23,8 +29,11 @@ export async function courierFetch(slug: string, timeoutMs: number, url: string,
     body = Buffer.from(await res.arrayBuffer());
   } catch (err) {
     const name = (err as Error).name;
-    throw courierError(slug, name === 'TimeoutError' ? 'timeout' : 'unavailable', `reading the answer failed: ${(err as Error).message}`);
+    const reason = name === 'TimeoutError' ? 'timeout' : 'unavailable';
+    report(res.status, reason);
+    throw courierError(slug, reason, `reading the answer failed: ${(err as Error).message}`);
   }
+  report(res.status, failureFor(res.status));
   return {
     status: res.status,
     headers: res.headers,

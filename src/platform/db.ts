@@ -38,24 +38,23 @@ export interface TxOptions {
   readOnly?: boolean;
 }
 
-/** A LISTEN subscription; `onLost` ran when its connection broke (it reconnects on its own). */
-export interface Listener {
-  close(): Promise<void>;
-}
-
-export interface ListenHandlers {
-  onMessage(payload: string): void;
-  /** The connection broke: messages may have been missed until onReady runs again. */
+/** Who needs to know whether notifications can be missed (a cache that must not outlive one): see listen(). */
+export interface ListenState {
+  /** The connection broke: notifications may be missed until onReady runs again. */
   onLost(): void;
-  /** Listening (again): from now on no message is missed. */
+  /** Listening (again): from now on no notification is missed. */
   onReady(): void;
 }
 
 export interface Db extends Sql {
   readonly kind: 'postgres' | 'pglite';
   tx<T>(fn: (tx: Sql) => Promise<T>, options?: TxOptions): Promise<T>;
-  /** PostgreSQL LISTEN on a connection of its own (PGlite: in-process). */
-  listen(channel: string, handlers: ListenHandlers): Promise<Listener>;
+  /**
+   * LISTEN on a channel: PostgreSQL on a dedicated connection (reconnected if
+   * it drops), PGlite in process. `SELECT pg_notify(channel, payload)` from
+   * any instance reaches every listener. Returns the way to stop listening.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, state?: ListenState): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -149,8 +148,48 @@ class PostgresDb implements Db {
     }
   }
 
-  async listen(channel: string, handlers: ListenHandlers): Promise<Listener> {
-    return listenOn(this.connectionString, channel, handlers);
+  async listen(channel: string, onNotify: (payload: string) => void, state?: ListenState): Promise<() => Promise<void>> {
+    let stopped = false;
+    let client: pg.Client | null = null;
+    let retry: NodeJS.Timeout | null = null;
+    const connect = async (): Promise<void> => {
+      const next = new pg.Client({ connectionString: this.connectionString, application_name: `merx-listen-${channel}` });
+      // A dropped listening connection (server restart) reconnects after a pause instead of crashing the process.
+      const reconnect = () => {
+        if (stopped || client !== next) return;
+        client = null;
+        state?.onLost();
+        next.end().catch(() => {});
+        retry = setTimeout(() => void connect().catch(() => {}), 1000);
+        retry.unref();
+      };
+      next.on('error', reconnect);
+      next.on('end', reconnect);
+      next.on('notification', (message) => {
+        if (message.channel === channel) onNotify(message.payload ?? '');
+      });
+      client = next;
+      try {
+        await next.connect();
+        await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+        if (!stopped) state?.onReady();
+      } catch (err) {
+        reconnect();
+        throw err;
+      }
+    };
+    await connect().catch((err) => {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      throw err;
+    });
+    return async () => {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      const current = client;
+      client = null;
+      await current?.end().catch(() => {});
+    };
   }
 
   async close(): Promise<void> {
@@ -158,42 +197,6 @@ class PostgresDb implements Db {
   }
 }
 
-const RELISTEN_DELAY_MS = 1000;
-
-/** A dedicated client (not from the pool: LISTEN belongs to a session), reconnected after a failure. */
-async function listenOn(connectionString: string, channel: string, handlers: ListenHandlers): Promise<Listener> {
-  let closed = false;
-  let client: pg.Client | null = null;
-  let retry: NodeJS.Timeout | null = null;
-  const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString });
-    next.on('notification', (message) => message.channel === channel && handlers.onMessage(message.payload ?? ''));
-    const lost = () => {
-      if (client !== next) return;
-      client = null;
-      handlers.onLost();
-      next.end().catch(() => {});
-      if (!closed) retry = setTimeout(() => void connect().catch(lost), RELISTEN_DELAY_MS);
-    };
-    next.on('error', lost);
-    next.on('end', lost);
-    client = next;
-    await next.connect();
-    await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-    if (closed) return void next.end().catch(() => {});
-    handlers.onReady();
-  };
-  await connect();
-  return {
-    async close() {
-      closed = true;
-      if (retry) clearTimeout(retry);
-      const current = client;
-      client = null;
-      await current?.end().catch(() => {});
-    },
-  };
-}
 
 export class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
@@ -237,10 +240,13 @@ export class PgliteDb implements Db {
     return result;
   }
 
-  async listen(channel: string, handlers: ListenHandlers): Promise<Listener> {
-    const unsubscribe = await this.pglite.listen(channel, (payload) => handlers.onMessage(payload));
-    handlers.onReady();
-    return { close: () => unsubscribe() };
+  async listen(channel: string, onNotify: (payload: string) => void, state?: ListenState): Promise<() => Promise<void>> {
+    const unlisten = await this.pglite.listen(channel, onNotify);
+    // In process: nothing in between can drop a notification.
+    state?.onReady();
+    return async () => {
+      if (!this.pglite.closed) await unlisten();
+    };
   }
 
   /** A tarball of the whole data directory, loadable with openDb({pgliteTemplate}). */

@@ -18,7 +18,8 @@ function boundTo(tx: Sql, kind: Db['kind'], commits: boolean): Db {
     exec: (script) => inner.exec(script),
     afterCommit: (task) => inner.afterCommit(task),
     tx: (fn) => fn(inner),
-    listen: () => Promise.reject(new Error('no LISTEN inside a transaction')),
+    // Bound to one transaction: notifications are for the service's own Db.
+    listen: () => Promise.reject(new Error('a transaction-bound Db does not listen for notifications')),
     close: async () => {},
   };
 }

@@ -148,7 +148,7 @@ export class IdempotentRun {
           if (!options?.readOnly) await fence(tx);
           return result;
         }, options),
-      listen: (channel, handlers) => db.listen(channel, handlers),
+      listen: (channel, onNotify, state) => db.listen(channel, onNotify, state),
       close: () => db.close(),
     };
   }

@@ -5,7 +5,7 @@
 // commits, and every instance LISTENs and forgets the key at once. While the
 // listening connection is down nothing is cached, so a missed announcement
 // can never leave a revoked key working.
-import type { Db, Listener } from './db.ts';
+import type { Db } from './db.ts';
 import { bearerToken, hashApiKey, isKeyShaped, lookupKey, type AuthenticatedKey } from './auth.ts';
 import { unauthorized } from './errors.ts';
 
@@ -35,7 +35,7 @@ export class KeyCache {
   private readonly entries = new Map<string, Entry>();
   private readonly lastUsedWrites = new Map<string, number>();
   private readonly waiters = new Map<string, Set<() => void>>();
-  private listener: Listener | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
   private listening = false;
   /** Bumped by every announcement: a lookup that overlapped one does not store what it read. */
   private generation = 0;
@@ -45,8 +45,7 @@ export class KeyCache {
   }
 
   async start(): Promise<void> {
-    this.listener = await this.db.listen(KEY_CHANGES_CHANNEL, {
-      onMessage: (payload) => this.heard(payload),
+    this.unlisten = await this.db.listen(KEY_CHANGES_CHANNEL, (payload) => this.heard(payload), {
       onLost: () => {
         this.listening = false;
         this.generation++;
@@ -61,7 +60,7 @@ export class KeyCache {
   async stop(): Promise<void> {
     this.listening = false;
     this.entries.clear();
-    await this.listener?.close();
+    await this.unlisten?.();
   }
 
   /** Resolves a bearer header to the key and its account, or throws 401. */

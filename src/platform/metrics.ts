@@ -1,11 +1,17 @@
 // Prometheus metrics at /metrics (DESIGN: prom-client): process metrics and
 // one request histogram by route pattern, never by raw URL (ids would explode it).
+// One registry per running service (tests start several in one process); the
+// domain rooms add their own metrics to it (webhook deliveries, courier calls).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export function registerMetrics(app: FastifyInstance, authorise: (request: FastifyRequest) => void): void {
+export function createMetricsRegistry(): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'merx_' });
+  return registry;
+}
+
+export function registerMetrics(app: FastifyInstance, registry: Registry, authorise: (request: FastifyRequest) => void): void {
   const requests = new Histogram({
     name: 'merx_http_request_duration_seconds',
     help: 'HTTP requests by method, route pattern and status',

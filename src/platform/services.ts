@@ -1,5 +1,6 @@
 // The long-lived pieces of one running service, built once in app.ts.
 import type { FastifyBaseLogger } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Db } from './db.ts';
 import type { RateLimits } from './rate-limit.ts';
@@ -20,5 +21,7 @@ export interface Services {
   deliveries: DeliveryEngine;
   couriers: Couriers;
   log: FastifyBaseLogger;
+  /** This service's Prometheus registry (/metrics). */
+  metrics: Registry;
   deploySha: string;
 }

@@ -26,23 +26,31 @@ const LEASE_SEC = 120;
 export const DELIVERY_COLUMNS = `id, webhook_id, event_id, event, status, attempt, next_attempt_at, last_status_code, last_error,
   response_body, delivered_at, created_at`;
 
-/** New deliveries, announced after their transaction commits, for an immediate first attempt. */
+/** A delivery just committed, awaiting its first attempt. */
+export interface NewDelivery {
+  id: string;
+  webhookId: string;
+}
+
+/** New deliveries (NewDelivery[]), announced after their transaction commits, for an immediate first attempt. */
 export const newDeliveries = new EventEmitter();
 
 /** One delivery per (event, active subscription to it), in the event's own transaction. */
 export async function fanOut(tx: Sql, event: EmittedEvent): Promise<string[]> {
   if (event.event === 'test') return [];
-  const { rows } = await tx.query<{ id: string }>(
+  const { rows } = await tx.query<{ id: string; webhook_id: string }>(
     `INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, next_attempt_at)
      SELECT gen_random_uuid(), s.account_id, s.id, $2, $3, now() + make_interval(secs => $4)
        FROM webhook_subscriptions s
       WHERE s.account_id = $1 AND s.active AND $3 = ANY(s.events)
-     RETURNING id`,
+     RETURNING id, webhook_id`,
     [event.account_id, event.id, event.event, FIRST_ATTEMPT_GRACE_SEC],
   );
-  const ids = rows.map((r) => r.id);
-  if (ids.length) tx.afterCommit(() => newDeliveries.emit('created', ids));
-  return ids;
+  if (rows.length) {
+    const created: NewDelivery[] = rows.map((r) => ({ id: r.id, webhookId: r.webhook_id }));
+    tx.afterCommit(() => newDeliveries.emit('created', created));
+  }
+  return rows.map((r) => r.id);
 }
 
 onEmit(async (tx, event) => {
@@ -100,6 +108,16 @@ export async function claimFirstAttempt(sql: Sql, deliveryId: string): Promise<C
   return rows[0] ?? null;
 }
 
+/** Attempt 1 of many deliveries in one statement; those another instance or the worker took already are left out. */
+export async function claimFirstAttempts(sql: Sql, deliveryIds: string[]): Promise<ClaimedDelivery[]> {
+  const { rows } = await sql.query(
+    withContext(`UPDATE webhook_deliveries SET attempt = 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
+      WHERE id = ANY($1::uuid[]) AND status = 'pending' AND attempt = 0`),
+    [deliveryIds, LEASE_SEC],
+  );
+  return rows;
+}
+
 /** The worker's pass: due pending rows, SKIP LOCKED so several instances never take the same row. */
 export async function claimDue(sql: Sql, now: string, limit: number): Promise<ClaimedDelivery[]> {
   const { rows } = await sql.query(
@@ -145,6 +163,63 @@ export async function recordOutcome(tx: Sql, delivery: ClaimedDelivery, outcome:
     [delivery.id, status, outcome.statusCode, outcome.error, outcome.responseBody, now, delay],
   );
   return rowCount > 0;
+}
+
+/** An attempt's outcome that changes nothing but the delivery row and its subscription's last_* fields. */
+export interface RoutineOutcome {
+  delivery: ClaimedDelivery;
+  outcome: AttemptOutcome;
+  settlement: 'delivered' | 'retry_later';
+  /** The clock of the attempt (a job run may pass one ahead): the retry delay counts from it. */
+  now: string;
+}
+
+/**
+ * Records many routine outcomes in one statement: the delivery rows (as
+ * recordOutcome does) and, per subscription, last_triggered_at, the status
+ * code of its latest outcome in the batch, and dead_notified_at cleared when
+ * one was delivered. Returns, in order, whether each delivery row still existed.
+ */
+export async function recordRoutineOutcomes(sql: Sql, outcomes: RoutineOutcome[]): Promise<boolean[]> {
+  const records = outcomes.map((o, seq) => ({
+    seq,
+    id: o.delivery.id,
+    webhook_id: o.delivery.webhook_id,
+    status: o.settlement === 'delivered' ? 'delivered' : 'pending',
+    code: o.outcome.statusCode,
+    error: o.outcome.error,
+    body: o.outcome.responseBody,
+    base: o.now,
+    delay: BACKOFF_SEC[Math.min(o.delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0,
+  }));
+  const { rows } = await sql.query<{ id: string }>(
+    `WITH o AS (
+       SELECT * FROM json_to_recordset($1::json)
+         AS o(seq int, id uuid, webhook_id uuid, status text, code int, error text, body text, base timestamptz, delay int)
+     ), d AS (
+       UPDATE webhook_deliveries w
+          SET status = o.status, last_status_code = o.code, last_error = o.error, response_body = o.body,
+              delivered_at = CASE WHEN o.status = 'delivered' THEN now() ELSE w.delivered_at END,
+              next_attempt_at = CASE WHEN o.status = 'pending' THEN o.base + make_interval(secs => o.delay) ELSE w.next_attempt_at END,
+              updated_at = now()
+         FROM o WHERE w.id = o.id
+       RETURNING w.id
+     ), latest AS (
+       SELECT DISTINCT ON (o.webhook_id) o.webhook_id, o.code, bool_or(o.status = 'delivered') OVER (PARTITION BY o.webhook_id) AS delivered
+         FROM o JOIN d ON d.id = o.id
+        ORDER BY o.webhook_id, o.seq DESC
+     ), s AS (
+       UPDATE webhook_subscriptions s
+          SET last_triggered_at = now(), last_status_code = latest.code,
+              dead_notified_at = CASE WHEN latest.delivered THEN NULL ELSE s.dead_notified_at END, updated_at = now()
+         FROM latest WHERE s.id = latest.webhook_id
+       RETURNING s.id
+     )
+     SELECT d.id FROM d`,
+    [JSON.stringify(records)],
+  );
+  const recorded = new Set(rows.map((r) => r.id));
+  return outcomes.map((o) => recorded.has(o.delivery.id));
 }
 
 /** A delivery that cannot be sent at all (policy re-check failed, subscription inactive). */

@@ -1,24 +1,40 @@
-// The delivery engine: the first attempt right after commit, the minute
-// worker for due retries (and first attempts past their grace), and manual
-// retries and tests. Each attempt: lease the row, re-check the URL, send,
-// record the outcome with its side effects in one transaction.
+// The delivery engine: the first attempt right after commit, the worker for
+// due retries (and first attempts past their grace), and manual retries and
+// tests. Each attempt: lease the row, re-check the URL, send, record the
+// outcome with its side effects in one transaction.
+//
+// At volume: first attempts queue per subscription (lanes.ts) and are leased
+// in batches as lane slots free up; routine outcomes (delivered, retry later)
+// are recorded in batches, one statement each; the worker sleeps until the
+// earliest due time and is woken by NOTIFY (due-timer.ts), not by polling.
 import type { FastifyBaseLogger } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { Db } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 import { envelopeText } from '../../platform/events.ts';
+import { Batcher } from '../../platform/batcher.ts';
 import type { Notifier } from '../../notify/notifier.ts';
-import { checkWebhookUrl, type UrlPolicy } from './url-policy.ts';
-import { sendDelivery, type AttemptOutcome, type SelfOrigin } from './sender.ts';
+import type { UrlPolicy } from './url-policy.ts';
+import { ATTEMPT_TIMEOUT_MS, Senders, type AttemptOutcome, type SelfOrigin } from './sender.ts';
 import { deliveryAttemptId, liveSecrets } from './signature.ts';
 import {
-  claimDue, claimFirstAttempt, claimForRetry, markFailed, newDeliveries, recordOutcome, settle,
-  type ClaimedDelivery, type Settlement,
+  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, newDeliveries, recordOutcome,
+  recordRoutineOutcomes, settle, type ClaimedDelivery, type NewDelivery, type RoutineOutcome, type Settlement,
 } from './deliveries.ts';
+import { Lanes } from './lanes.ts';
+import { UrlChecks } from './url-checks.ts';
+import { DueAnnouncer, DueTimer } from './due-timer.ts';
+import { deliveryMetrics, type DeliveryMetrics } from './delivery-metrics.ts';
 
-const WORKER_INTERVAL_MS = 60_000;
-const WORKER_BATCH = 50;
-/** First attempts in flight at once; more wait their turn (or, after the grace, the worker). */
-const MAX_FIRST_ATTEMPTS = 16;
+const WORKER_BATCH = 100;
+/** Worker attempts in flight at once (each pass); more are claimed as these finish. */
+const WORKER_IN_FLIGHT = 256;
+const CLAIM_BATCH = 200;
+const RECORD_BATCH = 500;
+/** Graceful stop: attempts in flight get this long to finish (just over one attempt's timeout); the rest stay pending. */
+const STOP_WAIT_MS = ATTEMPT_TIMEOUT_MS + 2_000;
+/** PostgreSQL's serialization failure and deadlock: a batch that hit one is simply run again. */
+const RETRYABLE = new Set(['40001', '40P01']);
 
 export interface AttemptResult {
   outcome: AttemptOutcome;
@@ -29,58 +45,90 @@ export class DeliveryEngine {
   private db: Db;
   private notifier: Notifier;
   private log: FastifyBaseLogger;
-  private policy: UrlPolicy;
+  private urls: UrlChecks;
+  private senders = new Senders();
   private self: SelfOrigin | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private due: DueTimer | null = null;
+  private announcer: DueAnnouncer;
   private inFlight = new Set<Promise<unknown>>();
-  private queued: string[] = [];
-  private firstAttempts = 0;
-  private readonly onCreated = (ids: string[]) => {
-    this.queued.push(...ids);
-    this.drain();
+  private stopping = false;
+  private metrics: DeliveryMetrics;
+  private readonly firstAttempts: Lanes<string>;
+  private readonly claims: Batcher<string, ClaimedDelivery | null>;
+  private readonly routine: Batcher<RoutineOutcome, boolean>;
+  private readonly onCreated = (created: NewDelivery[]) => {
+    if (this.stopping) return;
+    for (const d of created) this.firstAttempts.push(d.webhookId, d.id);
+    // Another instance's worker takes these over only if this one does not send them within the grace.
+    this.announcer.announce(Date.now() + FIRST_ATTEMPT_GRACE_SEC * 1000);
   };
 
-  /** Immediate attempts share the service with API requests: a bounded number at a time. */
-  private drain(): void {
-    while (this.firstAttempts < MAX_FIRST_ATTEMPTS && this.queued.length) {
-      const id = this.queued.shift()!;
-      this.firstAttempts++;
-      this.track(
-        this.attemptFirst(id).finally(() => {
-          this.firstAttempts--;
-          this.drain();
-        }),
-      );
-    }
-  }
-
-  constructor(deps: { db: Db; notifier: Notifier; log: FastifyBaseLogger; policy: UrlPolicy }) {
+  constructor(deps: { db: Db; notifier: Notifier; log: FastifyBaseLogger; policy: UrlPolicy; metrics?: Registry }) {
     this.db = deps.db;
     this.notifier = deps.notifier;
     this.log = deps.log;
-    this.policy = deps.policy;
+    this.urls = new UrlChecks(deps.policy);
+    this.announcer = new DueAnnouncer(this.db, (err) => this.log.warn({ err }, 'webhook due-time notification failed'));
+    this.firstAttempts = new Lanes((id) => this.track(this.attemptFirstQueued(id)));
+    this.claims = new Batcher(
+      async (ids) => {
+        const claimed = new Map((await claimFirstAttempts(this.db, ids)).map((d) => [d.id, d]));
+        return ids.map((id) => claimed.get(id) ?? null);
+      },
+      { maxBatch: CLAIM_BATCH, parallel: 2 },
+    );
+    this.routine = new Batcher((outcomes) => this.retrying(() => recordRoutineOutcomes(this.db, outcomes)), { maxBatch: RECORD_BATCH, parallel: 2 });
+    this.metrics = deliveryMetrics(deps.metrics, this.db, () => this.firstAttempts.backlog);
   }
 
-  start(options: { self: SelfOrigin; worker: boolean }): void {
+  async start(options: { self: SelfOrigin; worker: boolean }): Promise<void> {
     this.self = options.self;
     newDeliveries.on('created', this.onCreated);
     if (options.worker) {
-      this.timer = setInterval(() => this.track(this.runDue(new Date())), WORKER_INTERVAL_MS);
-      this.timer.unref();
+      this.due = new DueTimer(this.db, () => this.runDue(new Date()), (err) => this.log.error({ err }, 'webhook worker pass failed'));
+      await this.due.start();
     }
   }
 
+  /** Stops taking work, waits (bounded) for attempts in flight, leaves everything else pending for the next process. */
   async stop(): Promise<void> {
+    this.stopping = true;
     newDeliveries.off('created', this.onCreated);
-    this.queued = []; // rows stay pending: the worker takes them over after the grace
-    if (this.timer) clearInterval(this.timer);
-    await Promise.allSettled([...this.inFlight]);
+    this.firstAttempts.clear(); // rows stay pending: the worker takes them over after the grace
+    await this.due?.stop();
+    let timer: NodeJS.Timeout | undefined;
+    const bounded = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)));
+    await Promise.race([Promise.allSettled([...this.inFlight]), bounded]);
+    clearTimeout(timer);
+    this.announcer.stop();
+    await this.senders.close();
   }
 
-  private track(work: Promise<unknown>): void {
-    const guarded = work.catch((err) => this.log.error({ err }, 'webhook delivery failed unexpectedly'));
+  private track<T>(work: Promise<T>): Promise<T | undefined> {
+    const guarded = work.catch((err) => {
+      this.log.error({ err }, 'webhook delivery failed unexpectedly');
+      return undefined;
+    });
     this.inFlight.add(guarded);
     void guarded.finally(() => this.inFlight.delete(guarded));
+    return guarded;
+  }
+
+  private async retrying<T>(statement: () => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await statement();
+      } catch (err) {
+        if (tries >= 5 || !RETRYABLE.has((err as { code?: string }).code ?? '')) throw err;
+      }
+    }
+  }
+
+  /** A queued first attempt whose lane has a free slot: lease it (batched with others), then attempt. */
+  private async attemptFirstQueued(deliveryId: string): Promise<void> {
+    if (this.stopping) return;
+    const claimed = await this.claims.add(deliveryId);
+    if (claimed) await this.attempt(claimed, false, new Date());
   }
 
   /** SPEC Receiver rules 4: attempt 1 is immediate; a no-op when another instance or the worker already took it. */
@@ -89,15 +137,27 @@ export class DeliveryEngine {
     return claimed ? this.attempt(claimed, false, new Date()) : null;
   }
 
-  /** One worker pass as if the clock read `now`; returns how many attempts it made. */
+  /**
+   * One worker pass as if the clock read `now`: claims due deliveries in
+   * batches (SKIP LOCKED, so instances never share a row) and attempts them,
+   * up to WORKER_IN_FLIGHT at once; returns how many attempts it made.
+   */
   async runDue(now: Date): Promise<number> {
     let processed = 0;
+    const running = new Set<Promise<unknown>>();
     for (;;) {
-      const batch = await claimDue(this.db, now.toISOString(), WORKER_BATCH);
-      if (batch.length === 0) return processed;
-      await Promise.all(batch.map((d) => this.attempt(d, false, now)));
+      while (running.size > WORKER_IN_FLIGHT - WORKER_BATCH) await Promise.race(running);
+      const batch = this.stopping ? [] : await claimDue(this.db, now.toISOString(), WORKER_BATCH);
+      if (batch.length === 0) break;
       processed += batch.length;
+      for (const d of batch) {
+        const work = this.track(this.attempt(d, false, now));
+        running.add(work);
+        void work.finally(() => running.delete(work));
+      }
     }
+    await Promise.all(running);
+    return processed;
   }
 
   /** The retry endpoint: an immediate attempt with the same event id and a fresh signature. */
@@ -108,40 +168,50 @@ export class DeliveryEngine {
   }
 
   private async attempt(delivery: ClaimedDelivery, manual: boolean, now: Date): Promise<AttemptResult | null> {
-    // The claim came back with its subscription and merchant (the subscription cannot have vanished: its deletion cascades).
-    const subscription = {
-      url: delivery.url,
-      active: delivery.subscription_active,
-      merchant_email: delivery.merchant_email,
-      merchant_name: delivery.merchant_name,
-    };
     const fail = async (error: string): Promise<AttemptResult> => {
       await this.db.tx((tx) => markFailed(tx, delivery.id, error));
+      this.metrics.outcome('failed');
       return { outcome: { statusCode: null, error, responseBody: null }, settlement: 'failed' };
     };
     // GAPS Webhooks `failed`: deactivated while it waited, or the URL no longer passes the policy.
-    if (!subscription.active && !manual) return fail('subscription is inactive');
-    let target;
-    try {
-      target = await checkWebhookUrl(subscription.url, this.policy);
-    } catch (err) {
-      const reason = err instanceof AppError ? (err.details as { reason?: string } | undefined)?.reason : undefined;
-      return fail(`url refused by policy: ${reason ?? 'invalid'}`);
-    }
+    if (!delivery.subscription_active && !manual) return fail('subscription is inactive');
+    const verdict = await this.urls.check(delivery.url);
+    if (!verdict.ok) return fail(`url refused by policy: ${verdict.reason}`);
     if (!delivery.envelope) return fail('event no longer exists');
-    const rawBody = envelopeText(delivery.envelope);
-    const outcome = await sendDelivery(
-      target,
-      {
-        rawBody,
-        secrets: liveSecrets(delivery.secret, delivery.previous_secret, delivery.previous_secret_expires_at),
-        event: delivery.event,
-        eventId: delivery.event_id,
-        attemptId: deliveryAttemptId(delivery.id, delivery.attempt),
-      },
-      this.self,
-    );
+    const target = verdict.target;
+    const origin = target.kind === 'sink' ? 'sink' : target.url.origin;
+    this.metrics.inFlight(origin, 1);
+    const started = performance.now();
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await this.senders.send(
+        target,
+        {
+          rawBody: envelopeText(delivery.envelope),
+          secrets: liveSecrets(delivery.secret, delivery.previous_secret, delivery.previous_secret_expires_at),
+          event: delivery.event,
+          eventId: delivery.event_id,
+          attemptId: deliveryAttemptId(delivery.id, delivery.attempt),
+        },
+        this.self,
+      );
+    } finally {
+      this.metrics.inFlight(origin, -1);
+    }
+    this.metrics.attemptSeconds((performance.now() - started) / 1000);
     const settlement = settle(delivery, outcome, manual);
+    this.metrics.outcome(settlement);
+    if (!manual && (settlement === 'delivered' || settlement === 'retry_later')) {
+      await this.routine.add({ delivery, outcome, settlement, now: now.toISOString() });
+    } else {
+      await this.recordWithSideEffects(delivery, outcome, settlement, now);
+    }
+    if (settlement === 'retry_later') this.announcer.announce(now.getTime() + 1000 * (BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0));
+    return { outcome, settlement };
+  }
+
+  /** Outcomes beyond the routine (dead, gone, manual retries): one transaction each, with the email and deactivation. */
+  private async recordWithSideEffects(delivery: ClaimedDelivery, outcome: AttemptOutcome, settlement: Settlement, now: Date): Promise<void> {
     await this.db.tx(async (tx) => {
       if (!(await recordOutcome(tx, delivery, outcome, settlement, now.toISOString()))) return;
       await tx.query(
@@ -163,11 +233,11 @@ export class DeliveryEngine {
             {
               accountId: delivery.account_id,
               channel: 'email',
-              to: subscription.merchant_email,
+              to: delivery.merchant_email,
               subject: 'A Merx webhook endpoint keeps failing',
               body:
-                `Hello ${subscription.merchant_name},\n\nthe ${delivery.event} event ${delivery.event_id} could not be delivered to ` +
-                `${subscription.url} after 6 attempts (last error: ${outcome.error ?? 'unknown'}). Later events are still attempted; ` +
+                `Hello ${delivery.merchant_name},\n\nthe ${delivery.event} event ${delivery.event_id} could not be delivered to ` +
+                `${delivery.url} after 6 attempts (last error: ${outcome.error ?? 'unknown'}). Later events are still attempted; ` +
                 'you can retry this delivery from the API. We will not email again about this endpoint until a delivery succeeds.\n\nMerx',
               kind: 'webhook_dead',
             },
@@ -175,6 +245,5 @@ export class DeliveryEngine {
         }
       }
     });
-    return { outcome, settlement };
   }
 }

@@ -1,17 +1,20 @@
 // One delivery attempt over HTTPS: connects to the address the URL policy
 // approved (no DNS rebinding window), never follows redirects, gives up after
 // 10 s, and keeps the first 1000 characters of the answer (SPEC Receiver rules).
-import http from 'node:http';
-import https from 'node:https';
+// Connections are kept alive in an undici pool per approved (address, host,
+// port): repeated deliveries skip the TCP and TLS handshakes.
 import fs from 'node:fs';
 import tls from 'node:tls';
 import type { LookupFunction } from 'node:net';
+import { Pool } from 'undici';
 import type { CheckedTarget } from './url-policy.ts';
 import { signatureHeaders } from './signature.ts';
 
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 export const STORED_BODY_CHARS = 1000;
 const READ_LIMIT_BYTES = 64 * 1024;
+/** An idle pool (no attempt to that origin for this long) is closed. */
+const POOL_IDLE_MS = 5 * 60_000;
 
 export interface AttemptOutcome {
   statusCode: number | null;
@@ -32,38 +35,25 @@ export interface OutgoingDelivery {
 /**
  * NODE_EXTRA_CA_CERTS is read by Node only at start; reading it here lets a
  * running service trust a CA set later. Building a TLS context costs ~10 ms of
- * CPU, so one is kept until the file changes.
+ * CPU, so one is kept until the file changes (checked at most once a second).
  */
-let cachedContext: { stamp: string; context: tls.SecureContext } | null = null;
-function trustedContext(): tls.SecureContext | undefined {
+let cachedContext: { stamp: string; context: tls.SecureContext | undefined; checkedAt: number } | null = null;
+function trustedContext(): { stamp: string; context: tls.SecureContext | undefined } {
   const file = process.env.NODE_EXTRA_CA_CERTS;
-  if (!file) return undefined;
+  if (!file) return { stamp: '', context: undefined };
+  const now = Date.now();
+  if (cachedContext && cachedContext.stamp.startsWith(`${file}:`) && now - cachedContext.checkedAt < 1000) return cachedContext;
   try {
     const stat = fs.statSync(file);
     const stamp = `${file}:${stat.mtimeMs}:${stat.size}`;
     if (cachedContext?.stamp !== stamp) {
-      cachedContext = { stamp, context: tls.createSecureContext({ ca: [...tls.rootCertificates, fs.readFileSync(file, 'utf8')] }) };
+      cachedContext = { stamp, checkedAt: now, context: tls.createSecureContext({ ca: [...tls.rootCertificates, fs.readFileSync(file, 'utf8')] }) };
     }
-    return cachedContext.context;
+    cachedContext.checkedAt = now;
+    return cachedContext;
   } catch {
-    return undefined;
+    return { stamp: '', context: undefined };
   }
-}
-
-/**
- * Keep-alive connections per approved (address, host, port): repeated
- * deliveries skip the TCP and TLS handshakes and still only ever connect to
- * the address the URL policy approved.
- */
-const agents = new Map<string, https.Agent>();
-function agentFor(address: string, family: 4 | 6, host: string, port: string | number): https.Agent {
-  const key = `${address}|${host}|${port}`;
-  let agent = agents.get(key);
-  if (!agent) {
-    agent = new https.Agent({ keepAlive: true, maxSockets: 8, maxFreeSockets: 4, timeout: 30_000, lookup: pinnedLookup(address, family) } as https.AgentOptions);
-    agents.set(key, agent);
-  }
-  return agent;
 }
 
 function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
@@ -79,67 +69,132 @@ export interface SelfOrigin {
   port: number;
 }
 
-export function sendDelivery(target: CheckedTarget, delivery: OutgoingDelivery, self: SelfOrigin | null): Promise<AttemptOutcome> {
-  const timestamp = Math.floor(Date.now() / 1000);
-  const headers = {
-    'Content-Type': 'application/json',
-    'Content-Length': String(Buffer.byteLength(delivery.rawBody)),
-    'User-Agent': 'merx-webhooks/1',
-    'X-Merx-Event': delivery.event,
-    'X-Merx-Event-Id': delivery.eventId,
-    'X-Merx-Delivery': delivery.attemptId,
-    ...signatureHeaders({ rawBody: delivery.rawBody, eventId: delivery.eventId, timestampSec: timestamp, secrets: delivery.secrets }),
-  };
-  const path = target.url.pathname + target.url.search;
+interface PoolEntry {
+  pool: Pool;
+  lastUsed: number;
+}
 
-  return new Promise((resolve) => {
-    let settled = false;
-    const finish = (outcome: AttemptOutcome) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(outcome);
+/** The keep-alive pools of one delivery engine, one per approved origin. */
+export class Senders {
+  private pools = new Map<string, PoolEntry>();
+  private sweeper: NodeJS.Timeout;
+
+  constructor() {
+    this.sweeper = setInterval(() => this.sweep(), POOL_IDLE_MS);
+    this.sweeper.unref();
+  }
+
+  private poolFor(target: CheckedTarget, self: SelfOrigin | null): Pool | null {
+    let origin: string;
+    let key: string;
+    let connect: Record<string, unknown>;
+    if (target.kind === 'sink') {
+      if (!self) return null;
+      origin = `http://${self.host.includes(':') ? `[${self.host}]` : self.host}:${self.port}`;
+      key = origin;
+      connect = {};
+    } else {
+      const trust = trustedContext();
+      origin = target.url.origin;
+      key = `${target.address}|${origin}|${trust.stamp}`;
+      // The socket goes to the approved address whatever DNS says now; TLS still checks the certificate for the URL's host.
+      connect = { lookup: pinnedLookup(target.address, target.family), ...(trust.context ? { secureContext: trust.context } : {}) };
+    }
+    let entry = this.pools.get(key);
+    if (!entry) {
+      entry = {
+        pool: new Pool(origin, {
+          // No cap here: the lanes and the worker bound what is in flight, and a request must never queue behind a
+          // slow subscriber's for a socket. HTTP/1.1 only: no protocol probe holding requests while a first connection negotiates.
+          connections: null,
+          pipelining: 1,
+          allowH2: false,
+          keepAliveTimeout: 30_000,
+          connect: { ...connect, timeout: ATTEMPT_TIMEOUT_MS },
+        }),
+        lastUsed: 0,
+      };
+      this.pools.set(key, entry);
+    }
+    entry.lastUsed = Date.now();
+    return entry.pool;
+  }
+
+  private sweep(): void {
+    const cutoff = Date.now() - POOL_IDLE_MS;
+    for (const [key, entry] of this.pools) {
+      if (entry.lastUsed < cutoff) {
+        this.pools.delete(key);
+        void entry.pool.close().catch(() => {});
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.allSettled(pools.map((entry) => entry.pool.destroy()));
+  }
+
+  async send(target: CheckedTarget, delivery: OutgoingDelivery, self: SelfOrigin | null): Promise<AttemptOutcome> {
+    const pool = this.poolFor(target, self);
+    if (!pool) return { statusCode: null, error: 'the service is not listening yet', responseBody: null };
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'merx-webhooks/1',
+      'x-merx-event': delivery.event,
+      'x-merx-event-id': delivery.eventId,
+      'x-merx-delivery': delivery.attemptId,
+      ...lowerCased(signatureHeaders({ rawBody: delivery.rawBody, eventId: delivery.eventId, timestampSec: timestamp, secrets: delivery.secrets })),
     };
-    const onResponse = (res: http.IncomingMessage) => {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), ATTEMPT_TIMEOUT_MS);
+    try {
+      const res = await pool.request({
+        path: target.url.pathname + target.url.search,
+        method: 'POST',
+        headers,
+        body: delivery.rawBody,
+        signal: abort.signal,
+        headersTimeout: ATTEMPT_TIMEOUT_MS,
+        bodyTimeout: ATTEMPT_TIMEOUT_MS,
+        // Redirects are never followed: a 3xx is an answer like any other (a failed attempt).
+        maxRedirections: 0,
+      } as Parameters<Pool['request']>[0]);
       const chunks: Buffer[] = [];
       let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        if (size < READ_LIMIT_BYTES) chunks.push(chunk);
-        size += chunk.length;
-      });
-      res.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8').slice(0, STORED_BODY_CHARS);
-        const code = res.statusCode ?? 0;
-        finish({ statusCode: code, error: code >= 200 && code < 300 ? null : `HTTP ${code}`, responseBody: body });
-      });
-      res.on('error', (err) => finish({ statusCode: res.statusCode ?? null, error: `response: ${err.message}`, responseBody: null }));
-    };
-    let request: http.ClientRequest;
-    if (target.kind === 'sink') {
-      if (!self) return finish({ statusCode: null, error: 'the service is not listening yet', responseBody: null });
-      request = http.request({ host: self.host, port: self.port, path, method: 'POST', headers, agent: false }, onResponse);
-    } else {
-      const host = target.url.hostname.replace(/^\[|\]$/g, '');
-      const port = Number(target.url.port || 443);
-      request = https.request(
-        {
-          host,
-          port,
-          path,
-          method: 'POST',
-          headers,
-          agent: agentFor(target.address, target.family, host, port),
-          lookup: pinnedLookup(target.address, target.family),
-          secureContext: trustedContext(),
-        } as https.RequestOptions,
-        onResponse,
-      );
+      try {
+        for await (const chunk of res.body) {
+          chunks.push(chunk as Buffer);
+          size += (chunk as Buffer).length;
+          if (size >= READ_LIMIT_BYTES) break;
+        }
+      } catch (err) {
+        if (abort.signal.aborted) return timedOut();
+        return { statusCode: res.statusCode, error: `response: ${(err as Error).message}`, responseBody: null };
+      } finally {
+        if (size >= READ_LIMIT_BYTES) res.body.destroy();
+      }
+      const body = Buffer.concat(chunks).toString('utf8').slice(0, STORED_BODY_CHARS);
+      const code = res.statusCode;
+      return { statusCode: code, error: code >= 200 && code < 300 ? null : `HTTP ${code}`, responseBody: body };
+    } catch (err) {
+      if (abort.signal.aborted) return timedOut();
+      const error = err as Error & { code?: string; cause?: Error };
+      if (error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT' || error.code === 'UND_ERR_CONNECT_TIMEOUT') return timedOut();
+      return { statusCode: null, error: `connection: ${error.message}${error.code ? ` (${error.code})` : ''}`, responseBody: null };
+    } finally {
+      clearTimeout(timer);
     }
-    const timer = setTimeout(() => {
-      request.destroy();
-      finish({ statusCode: null, error: `timeout after ${ATTEMPT_TIMEOUT_MS / 1000} s`, responseBody: null });
-    }, ATTEMPT_TIMEOUT_MS);
-    request.on('error', (err) => finish({ statusCode: null, error: `connection: ${err.message}`, responseBody: null }));
-    request.end(delivery.rawBody);
-  });
+  }
+}
+
+function timedOut(): AttemptOutcome {
+  return { statusCode: null, error: `timeout after ${ATTEMPT_TIMEOUT_MS / 1000} s`, responseBody: null };
+}
+
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 }
