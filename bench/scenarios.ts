@@ -5,6 +5,7 @@ import { getOrder, listOrders } from '../src/modules/orders/queries.ts';
 import type { ListOrdersInput } from '../src/modules/orders/schema.ts';
 import type { BenchParams } from './fixtures.ts';
 import { roundRobin } from './load.ts';
+import { valueOf } from '../src/platform/json-text.ts';
 
 export interface Scenario {
   name: string;
@@ -18,7 +19,10 @@ export interface Scenario {
 
 const listFingerprint = {
   viaApi: (body: any) => `${body.data.length}:${body.data[0]?.id}:${body.next_cursor}`,
-  viaRaw: (page: any) => `${page.data.length}:${page.data[0]?.id}:${page.next_cursor}`,
+  viaRaw: (text: any) => {
+    const page = valueOf<any>(text);
+    return `${page.data.length}:${page.data[0]?.id}:${page.next_cursor}`;
+  },
 };
 
 function listScenario(name: string, db: Db, accountId: string, input: ListOrdersInput): Scenario {

@@ -14,10 +14,16 @@ export interface ServiceProcess {
 const MAIN = path.join(import.meta.dirname, '..', 'src', 'main.ts');
 const READY_TIMEOUT_MS = 60_000;
 
-export function startServiceProcess(databaseUrl: string, adminToken: string): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [MAIN], {
+/** `main`: another checkout's src/main.ts (a before/after run); `env`: extra settings (raised limits). */
+export function startServiceProcess(
+  databaseUrl: string,
+  adminToken: string,
+  options: { main?: string; env?: Record<string, string> } = {},
+): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [options.main ?? MAIN], {
     env: {
       ...process.env,
+      ...options.env,
       PORT: '0',
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,

@@ -1,11 +1,14 @@
 // Environment -> one typed, validated config object. A bad value stops the
 // process at start-up with a message naming the variable (STYLE 9).
 import { courierProviders } from './couriers/providers.ts';
+import os from 'node:os';
 
 export interface Config {
   port: number;
   host: string;
   databaseUrl: string | null;
+  /** PostgreSQL connections this process keeps (DB_POOL_MAX; default from the machine's cores). */
+  poolMax: number;
   dataDir: string;
   publicBaseUrl: string;
   adminToken: string | null;
@@ -25,6 +28,14 @@ export interface Config {
   inventoryEnabled: boolean;
   /** Run the scheduled workers in this process (WORKERS=0 leaves them to the operator's jobs API or another instance). */
   workers: boolean;
+}
+
+/**
+ * One event loop keeps a few connections per core busy: while some wait on
+ * the network, others run in PostgreSQL (issue 12).
+ */
+export function defaultPoolSize(): number {
+  return Math.min(32, Math.max(4, os.availableParallelism() * 4));
 }
 
 export class ConfigError extends Error {}
@@ -87,6 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    poolMax: integer(env, 'DB_POOL_MAX', defaultPoolSize(), 1, 1000),
     dataDir: env.DATA_DIR || './data',
     publicBaseUrl,
     adminToken,

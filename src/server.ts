@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import { openDb, type Db } from './platform/db.ts';
 import { migrate } from './platform/migrate.ts';
 import { createRateLimits } from './platform/rate-limit.ts';
+import { KeyCache } from './platform/key-cache.ts';
 import { resolveDeploySha } from './platform/deploy-sha.ts';
 import { createNotifier } from './notify/notifier.ts';
 import { resolveAdminToken } from './operator/admin-token.ts';
@@ -31,6 +32,7 @@ export interface RunningService {
 export async function startService(config: Config, options: { pgliteTemplate?: Blob; reactions?: boolean } = {}): Promise<RunningService> {
   const log = pino({ level: config.logLevel, redact: ['req.headers.authorization'] });
   const db = await openDb({ ...config, pgliteTemplate: options.pgliteTemplate });
+  let keys: KeyCache | undefined;
   try {
     await migrate(db);
     const admin = await resolveAdminToken(db, config.adminToken);
@@ -47,10 +49,13 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       metrics,
     });
     const couriers = createCouriers(config);
+    keys = new KeyCache(db);
+    await keys.start();
     const services: OperatorServices = {
       config,
       db,
       rateLimits,
+      keys,
       faults: { lookupFails: false, failNextShipmentCommit: false },
       notifier,
       deliveries,
@@ -81,10 +86,12 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
         await app.close();
         await deliveries.stop();
         await rateLimits.close();
+        await keys!.stop();
         await db.close();
       },
     };
   } catch (err) {
+    await keys?.stop().catch(() => {});
     await db.close().catch(() => {});
     throw err;
   }

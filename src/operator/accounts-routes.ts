@@ -92,7 +92,8 @@ export const accountRoutes = [
       notification_settings: Type.Optional(AccountFields.notification_settings),
     }),
     output: Closed({ data: Account }),
-    handler: async (s, { id, ...input }) => ({ data: await s.db.tx((tx) => updateAccount(tx, id, input)) }),
+    // A plan or active change reaches every instance's key cache before the answer (issue 12).
+    handler: async (s, { id, ...input }) => ({ data: await s.keys.announced(`account:${id}`, () => s.db.tx((tx) => updateAccount(tx, id, input))) }),
   }),
   adminRoute({
     name: 'issue_key',
@@ -136,7 +137,8 @@ export const accountRoutes = [
     description: '',
     params: AccountId,
     output: Closed({ data: Key }),
-    handler: async (s, input) => ({ data: await s.db.tx((tx) => revokeKey(tx, input.id)) }),
+    // SPEC Authentication 4: every instance has forgotten the key before the answer (issue 12).
+    handler: async (s, input) => ({ data: await s.keys.announced(`key:${input.id}`, () => s.db.tx((tx) => revokeKey(tx, input.id))) }),
   }),
   adminRoute({
     name: 'set_faults',

@@ -9,6 +9,7 @@ import { AppError, WWW_AUTHENTICATE } from '../platform/errors.ts';
 import type { HttpMethod } from '../platform/operation.ts';
 import type { Services } from '../platform/services.ts';
 import { compileOptional } from '../platform/validation.ts';
+import { JsonText } from '../platform/json-text.ts';
 import { registerPaths } from '../transports/http-paths.ts';
 import { serializableSchema } from '../transports/schema-refs.ts';
 
@@ -94,6 +95,8 @@ export function registerAdminRoutes(app: FastifyInstance, services: OperatorServ
           return reply.type(answer.type).header('Content-Disposition', `attachment; filename="${answer.filename}"`).send(answer.body);
         }
         reply.code(status);
+        // A public operation's answer written by PostgreSQL (issue 12) is sent as it is.
+        if (answer instanceof JsonText) return reply.type('application/json; charset=utf-8').send(answer.text);
         return answer;
       },
     });

@@ -45,38 +45,23 @@ export function bearerToken(header: string | undefined): string | null {
   return match ? match[1] : null;
 }
 
-const LAST_USED_EVERY_MS = 60_000;
-const lastUsedWrites = new Map<string, number>();
+export function isKeyShaped(token: string): boolean {
+  return KEY_SHAPE.test(token);
+}
 
-/** Resolves a bearer header to the key and its account, or throws 401. */
-export async function authenticate(sql: Sql, header: string | undefined): Promise<AuthenticatedKey> {
-  const token = bearerToken(header);
-  if (!token || !KEY_SHAPE.test(token)) throw unauthorized();
+/** The key with this hash and its account, from the database (key-cache.ts keeps what it finds), or 401. */
+export async function lookupKey(sql: Sql, keyHash: string): Promise<AuthenticatedKey> {
   const { rows } = await sql.query<{ id: string; account_id: string; prefix: string; scopes: Scope[]; plan: string; active: boolean }>(
     `SELECT k.id, k.account_id, k.prefix, k.scopes, a.plan, a.active
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
-    [hashApiKey(token)],
+    [keyHash],
+    { prepared: true },
   );
   const row = rows[0];
   if (!row) throw unauthorized();
   if (!row.active) throw unauthorized('the account behind this key is deactivated');
-  touchLastUsed(sql, row.id);
   return { keyId: row.id, accountId: row.account_id, keyPrefix: row.prefix, scopes: row.scopes, plan: row.plan };
-}
-
-/** SPEC Authentication 2: last_used_at is written at most once a minute per key. */
-function touchLastUsed(sql: Sql, keyId: string): void {
-  const now = Date.now();
-  if (now - (lastUsedWrites.get(keyId) ?? 0) < LAST_USED_EVERY_MS) return;
-  lastUsedWrites.set(keyId, now);
-  sql
-    .query(
-      `UPDATE api_keys SET last_used_at = now()
-        WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
-      [keyId],
-    )
-    .catch(() => lastUsedWrites.delete(keyId));
 }
 
 /** Admits a caller holding any of `scopes`; a refusal names the first. */

@@ -1,19 +1,30 @@
 // One Db interface over a node-postgres pool (DATABASE_URL) or embedded PGlite
 // (DATA_DIR). Same SQL, same migrations, same value types on both.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { defaultPoolSize } from '../config.ts';
 
 export interface QueryResult<T> {
   rows: T[];
   rowCount: number;
 }
 
+export interface QueryOptions {
+  /**
+   * A hot statement (issue 12): on PostgreSQL it is prepared once per
+   * connection under a name derived from its text, so later runs skip parsing
+   * and planning. Only for statements whose text comes from a bounded set.
+   */
+  prepared?: boolean;
+}
+
 /** Anything that runs SQL: the pool itself or an open transaction. */
 export interface Sql {
-  query<T = any>(text: string, params?: unknown[]): Promise<QueryResult<T>>;
+  query<T = any>(text: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<T>>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
   /**
@@ -27,6 +38,14 @@ export interface TxOptions {
   readOnly?: boolean;
 }
 
+/** Who needs to know whether notifications can be missed (a cache that must not outlive one): see listen(). */
+export interface ListenState {
+  /** The connection broke: notifications may be missed until onReady runs again. */
+  onLost(): void;
+  /** Listening (again): from now on no notification is missed. */
+  onReady(): void;
+}
+
 export interface Db extends Sql {
   readonly kind: 'postgres' | 'pglite';
   tx<T>(fn: (tx: Sql) => Promise<T>, options?: TxOptions): Promise<T>;
@@ -35,7 +54,7 @@ export interface Db extends Sql {
    * it drops), PGlite in process. `SELECT pg_notify(channel, payload)` from
    * any instance reaches every listener. Returns the way to stop listening.
    */
-  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  listen(channel: string, onNotify: (payload: string) => void, state?: ListenState): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -54,6 +73,22 @@ const parsers: Record<number, (text: string) => unknown> = {
   [OID.date]: (t) => t,
 };
 
+const statementNames = new Map<string, string>();
+
+/** The same name for the same text, in every connection of every pool. */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `merx_${crypto.createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+function pgQuery(text: string, params: unknown[], options?: QueryOptions): pg.QueryConfig {
+  return options?.prepared ? { name: statementName(text), text, values: params as any[] } : { text, values: params as any[] };
+}
+
 function runCommitted(tasks: Array<() => void>): void {
   for (const task of tasks) task();
 }
@@ -63,18 +98,18 @@ class PostgresDb implements Db {
   private pool: pg.Pool;
   private connectionString: string;
 
-  constructor(connectionString: string) {
+  constructor(connectionString: string, poolMax: number) {
     this.connectionString = connectionString;
     const types = {
       getTypeParser: (oid: number, format?: any) => parsers[oid] ?? (pg.types.getTypeParser as any)(oid, format),
     };
-    this.pool = new pg.Pool({ connectionString, types, max: 10, options: '-c TimeZone=UTC' } as pg.PoolConfig);
+    this.pool = new pg.Pool({ connectionString, types, max: poolMax, options: '-c TimeZone=UTC' } as pg.PoolConfig);
     // An idle client that errors (server restart) must not crash the process.
     this.pool.on('error', () => {});
   }
 
-  async query<T>(text: string, params: unknown[] = []): Promise<QueryResult<T>> {
-    const res = await this.pool.query(text, params as any[]);
+  async query<T>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<QueryResult<T>> {
+    const res = await this.pool.query(pgQuery(text, params, options));
     return { rows: res.rows as T[], rowCount: res.rowCount ?? 0 };
   }
 
@@ -93,8 +128,8 @@ class PostgresDb implements Db {
       await client.query(options.readOnly ? 'BEGIN READ ONLY' : 'BEGIN');
       const tx: Sql = {
         afterCommit: (task) => committed.push(task),
-        query: async <R>(text: string, params: unknown[] = []) => {
-          const res = await client.query(text, params as any[]);
+        query: async <R>(text: string, params: unknown[] = [], options?: QueryOptions) => {
+          const res = await client.query(pgQuery(text, params, options));
           return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
         },
         exec: async (script: string) => {
@@ -113,7 +148,7 @@ class PostgresDb implements Db {
     }
   }
 
-  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+  async listen(channel: string, onNotify: (payload: string) => void, state?: ListenState): Promise<() => Promise<void>> {
     let stopped = false;
     let client: pg.Client | null = null;
     let retry: NodeJS.Timeout | null = null;
@@ -123,6 +158,7 @@ class PostgresDb implements Db {
       const reconnect = () => {
         if (stopped || client !== next) return;
         client = null;
+        state?.onLost();
         next.end().catch(() => {});
         retry = setTimeout(() => void connect().catch(() => {}), 1000);
         retry.unref();
@@ -136,6 +172,7 @@ class PostgresDb implements Db {
       try {
         await next.connect();
         await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+        if (!stopped) state?.onReady();
       } catch (err) {
         reconnect();
         throw err;
@@ -159,6 +196,7 @@ class PostgresDb implements Db {
     await this.pool.end();
   }
 }
+
 
 export class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
@@ -202,8 +240,10 @@ export class PgliteDb implements Db {
     return result;
   }
 
-  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+  async listen(channel: string, onNotify: (payload: string) => void, state?: ListenState): Promise<() => Promise<void>> {
     const unlisten = await this.pglite.listen(channel, onNotify);
+    // In process: nothing in between can drop a notification.
+    state?.onReady();
     return async () => {
       if (!this.pglite.closed) await unlisten();
     };
@@ -289,13 +329,15 @@ function isAlive(pid: number): boolean {
 export interface OpenOptions {
   databaseUrl: string | null;
   dataDir: string;
+  /** PostgreSQL only: the pool's size (default: defaultPoolSize()). */
+  poolMax?: number;
   /** PGlite only: start from this dumped data directory (tests reuse one migrated template). */
   pgliteTemplate?: Blob;
 }
 
 export async function openDb(options: OpenOptions): Promise<Db> {
   if (options.databaseUrl) {
-    const db = new PostgresDb(options.databaseUrl);
+    const db = new PostgresDb(options.databaseUrl, options.poolMax ?? defaultPoolSize());
     await db.query('SELECT 1');
     return db;
   }

@@ -14,7 +14,7 @@ function boundTo(tx: Sql, kind: Db['kind'], commits: boolean): Db {
   const inner: Sql = commits ? tx : { ...tx, afterCommit: () => {} };
   return {
     kind,
-    query: (text, params) => inner.query(text, params),
+    query: (text, params, options) => inner.query(text, params, options),
     exec: (script) => inner.exec(script),
     afterCommit: (task) => inner.afterCommit(task),
     tx: (fn) => fn(inner),

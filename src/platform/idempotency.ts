@@ -139,7 +139,7 @@ export class IdempotentRun {
     };
     return {
       kind: db.kind,
-      query: (text, params) => db.query(text, params),
+      query: (text, params, options) => db.query(text, params, options),
       exec: (script) => db.exec(script),
       afterCommit: (task) => db.afterCommit(task),
       tx: (fn, options) =>
@@ -148,7 +148,7 @@ export class IdempotentRun {
           if (!options?.readOnly) await fence(tx);
           return result;
         }, options),
-      listen: (channel, onNotify) => db.listen(channel, onNotify),
+      listen: (channel, onNotify, state) => db.listen(channel, onNotify, state),
       close: () => db.close(),
     };
   }

@@ -7,6 +7,8 @@ import type { Caller } from './auth.ts';
 import type { Services } from './services.ts';
 import type { Config } from '../config.ts';
 
+import type { JsonText } from './json-text.ts';
+
 export type { Caller };
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -95,7 +97,8 @@ export interface OperationSpec<
   handler: (
     ctx: OperationContext,
     input: (P extends TObject ? Static<P> : {}) & (Q extends TObject ? Static<Q> : {}) & (B extends TObject ? Static<B> : {}),
-  ) => Promise<Static<O> | (D extends TSchema ? Static<D> : never)>;
+    // JsonText: the output already written as JSON by PostgreSQL (issue 12), sent on unparsed.
+  ) => Promise<Static<O> | (D extends TSchema ? Static<D> : never) | JsonText>;
 }
 
 /** A feature a deployment may not have enabled yet (SPEC Inventory: FEATURE_INVENTORY). */

@@ -7,6 +7,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Db } from './db.ts';
 import type { RateLimits } from './rate-limit.ts';
+import type { KeyCache } from './key-cache.ts';
 import type { Faults } from './auth.ts';
 import type { Notifier } from '../notify/notifier.ts';
 
@@ -14,6 +15,8 @@ export interface Services {
   config: Config;
   db: Db;
   rateLimits: RateLimits;
+  /** API keys this instance has seen (issue 12). */
+  keys: KeyCache;
   faults: Faults;
   notifier: Notifier;
   log: FastifyBaseLogger;

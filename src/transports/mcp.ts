@@ -1,7 +1,7 @@
 // POST /api/mcp: a thin JSON-RPC 2.0 layer over the operation registry
 // (DESIGN: MCP). Stateless Streamable HTTP: JSON responses, no sessions.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticate, requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
+import { requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
 import { AppError, mcpRefusalCode, toAppError, type ErrorCode } from '../platform/errors.ts';
 import { admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
 import {
@@ -9,6 +9,7 @@ import {
 } from '../platform/idempotency.ts';
 import { compileValidator, type Validator } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
+import { JsonText, dataOf, jsonOf } from '../platform/json-text.ts';
 import { etagOf } from '../platform/etag.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
@@ -32,6 +33,12 @@ const rpcError = (id: Id, code: number, message: string, data?: unknown): RpcRes
   id,
   error: data === undefined ? { code, message } : { code, message, data },
 });
+
+/** A response as JSON text; a result PostgreSQL wrote is spliced in, not re-serialised. */
+function responseText(response: RpcResponse): string {
+  if (!(response.result instanceof JsonText)) return JSON.stringify(response);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":${response.result.text}}`;
+}
 
 class RpcFailure extends Error {
   readonly code: number;
@@ -123,7 +130,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     try {
       const output = await execute(services, tool.op, key, rest, isDryRun, claim?.run.fenced(), ifMatch);
       const headers = versionHeaders(tool.op, output);
-      await claim?.run.finish({ status: tool.op.successStatus ?? 200, headers, body: JSON.stringify(output), origin: 'mcp' });
+      await claim?.run.finish({ status: tool.op.successStatus ?? 200, headers, body: jsonOf(output), origin: 'mcp' });
       return success(output, headers.etag);
     } catch (err) {
       const appError = toAppError(err);
@@ -149,7 +156,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
 
   /** The answer headers REST would send for this result (ETag), kept with a stored answer. */
   function versionHeaders(op: Operation, output: unknown): Record<string, string> {
-    return op.etag ? { etag: etagOf((output as { data: unknown }).data) } : {};
+    return op.etag ? { etag: etagOf(dataOf(output)) } : {};
   }
 
   /** EXTENSIONS 2 on MCP: params._meta.idempotency_key on a write tool, in the key space REST uses. */
@@ -166,12 +173,18 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
   function resultOf(answer: StoredAnswer) {
     const body = JSON.parse(answer.body);
     const etag = answer.headers.etag;
-    if (answer.status < 400) return success(body, etag);
+    // A stored body is parsed: never JsonText here.
+    if (answer.status < 400) return success(body, etag) as ToolResult;
     return refusal(new AppError(body.error.code as ErrorCode, body.error.message, undefined, { headers: etag ? { ETag: etag } : {} }));
   }
 
   /** `etag`: the version of a versioned resource, in _meta (EXTENSIONS 3: no field inside the resource). */
-  function success(output: unknown, etag?: string): ToolResult {
+  function success(output: unknown, etag?: string): ToolResult | JsonText {
+    // Issue 12: JSON PostgreSQL wrote goes in twice as it is, as structuredContent and (escaped) as the text content.
+    if (output instanceof JsonText) {
+      const meta = etag ? `,"_meta":{"etag":${JSON.stringify(etag)}}` : '';
+      return new JsonText(`{"content":[{"type":"text","text":${JSON.stringify(output.text)}}],"structuredContent":${output.text},"isError":false${meta}}`);
+    }
     const result = { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false };
     return etag ? { ...result, _meta: { etag } } : result;
   }
@@ -279,7 +292,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
   }
 
   async function handle(request: FastifyRequest, reply: FastifyReply) {
-    const key = await authenticate(services.db, request.headers.authorization);
+    const key = await services.keys.authenticate(request.headers.authorization);
     const read = readMessages(request);
     // GAPS check order: 429 before 400.
     const admitted = await countMessages(key, 'refused' in read ? 1 : read.messages.length, reply);
@@ -292,7 +305,8 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       if (response) responses.push(response);
     }
     if (responses.length === 0) return reply.code(202).send();
-    return reply.code(200).send(read.isBatch ? responses : responses[0]);
+    const body = read.isBatch ? `[${responses.map(responseText).join(',')}]` : responseText(responses[0]);
+    return reply.code(200).type('application/json; charset=utf-8').send(body);
   }
 
   app.register(async (scope) => {

@@ -2,7 +2,7 @@
 // checks scope, plan and rate limit in SPEC's order, validates, and hands the
 // input to the operation.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticate, requirePlan, requireScope } from '../platform/auth.ts';
+import { requirePlan, requireScope } from '../platform/auth.ts';
 import { AppError } from '../platform/errors.ts';
 import { admittingScopes, isWrite, type Caller, type Operation } from '../platform/operation.ts';
 import {
@@ -11,6 +11,7 @@ import {
 } from '../platform/idempotency.ts';
 import { compileOptional } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
+import { dataOf, JsonText } from '../platform/json-text.ts';
 import { ETAG_HEADER, etagOf, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
@@ -44,7 +45,7 @@ export function wantsDryRun(request: FastifyRequest): boolean {
  * comes after the 403s (docs/ARCHITECTURE.md).
  */
 async function admit(services: Services, op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<Caller> {
-  const key = await authenticate(services.db, request.headers.authorization);
+  const key = await services.keys.authenticate(request.headers.authorization);
   const outcome = await services.rateLimits.rest.consume(key.keyId);
   reply.header('X-RateLimit-Limit', outcome.limit).header('X-RateLimit-Remaining', outcome.remaining);
   requireScope(key, admittingScopes(op));
@@ -106,7 +107,8 @@ function operationRoute(services: Services, op: Operation) {
     const ifMatch = op.etag && isWrite(op) ? headerValue(request, IF_MATCH_HEADER) : undefined;
     const result = await execute(services, op, caller, { ...body, ...query, ...params }, dryRun, claim?.run.fenced(), ifMatch);
     if (op.etag) {
-      const etag = etagOf((result as { data: unknown }).data);
+      // The same function of the same view as If-Match checks: a view PostgreSQL wrote is parsed for it (data only).
+      const etag = etagOf(dataOf(result));
       reply.header(ETAG_HEADER, etag);
       const ifNoneMatch = isWrite(op) ? undefined : headerValue(request, IF_NONE_MATCH_HEADER);
       if (ifNoneMatch !== undefined && ifNoneMatchHits(ifNoneMatch, etag)) return reply.code(304).send();
@@ -117,8 +119,10 @@ function operationRoute(services: Services, op: Operation) {
     }
     // Previews have their own closed shape, assembled by the operation; the route's schema describes the real result.
     if (dryRun) reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
-    else if (op.location) reply.header('Location', op.location.replace(':id', (result as { data: { id: string } }).data.id));
+    else if (op.location) reply.header('Location', op.location.replace(':id', (dataOf(result) as { id: string }).id));
     reply.code(dryRun ? 200 : (op.successStatus ?? 200));
+    // Written by PostgreSQL in the contract's shape (issue 12): a JSON string is sent as it is.
+    if (result instanceof JsonText) return reply.type('application/json; charset=utf-8').send(result.text);
     return result;
   };
 }

@@ -5,8 +5,11 @@ import crypto from 'node:crypto';
 import type { Sql } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
-import { afterCursor, pageOf, sqlParameters } from '../../platform/paging.ts';
+import { sqlParameters } from '../../platform/paging.ts';
 import { writeProductStock, writeVariantStock } from '../products/stock-levels.ts';
+import { isoTime, jsonObject, type JsonView } from '../../platform/json-view.ts';
+import { readPage } from '../../platform/read-sql.ts';
+import type { JsonText } from '../../platform/json-text.ts';
 
 export type MovementType = 'sale' | 'release' | 'return' | 'delivery' | 'correction';
 
@@ -94,20 +97,29 @@ export interface ListMovementsInput {
   to?: string;
 }
 
-export async function listMovements(sql: Sql, accountId: string, input: ListMovementsInput) {
-  const limit = input.limit ?? 50;
-  const { values: params, bind } = sqlParameters(accountId);
-  const where = ['account_id = $1'];
-  if (input.product_id) where.push(`product_id = ${bind(input.product_id)}`);
-  if (input.order_id) where.push(`order_id = ${bind(input.order_id)}`);
-  if (input.type) where.push(`type = ${bind(input.type)}`);
-  if (input.from) where.push(`created_at >= ${bind(parseStrictDate('from', input.from, 'start'))}`);
-  if (input.to) where.push(`created_at <= ${bind(parseStrictDate('to', input.to, 'end'))}`);
-  if (input.cursor) where.push(afterCursor(input.cursor, bind));
-  const { rows } = await sql.query(
-    `SELECT id, product_id, variant_id, order_id, type, qty, note, created_at FROM stock_movements
-      WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${bind(limit + 1)}`,
-    params,
-  );
-  return pageOf(rows, limit, (m) => ({ createdAt: m.created_at, id: m.id }));
+/** SPEC Stock movement view, written by PostgreSQL (issue 12). */
+export const MOVEMENT_VIEW: JsonView = {
+  from: 'stock_movements m',
+  alias: 'm',
+  json: jsonObject({
+    id: 'm.id',
+    product_id: 'm.product_id',
+    variant_id: 'm.variant_id',
+    order_id: 'm.order_id',
+    type: 'm.type',
+    qty: 'm.qty',
+    note: 'm.note',
+    created_at: isoTime('m.created_at'),
+  }),
+};
+
+export function listMovements(sql: Sql, accountId: string, input: ListMovementsInput): Promise<JsonText> {
+  const { values, bind } = sqlParameters(accountId);
+  const where = ['m.account_id = $1'];
+  if (input.product_id) where.push(`m.product_id = ${bind(input.product_id)}`);
+  if (input.order_id) where.push(`m.order_id = ${bind(input.order_id)}`);
+  if (input.type) where.push(`m.type = ${bind(input.type)}`);
+  if (input.from) where.push(`m.created_at >= ${bind(parseStrictDate('from', input.from, 'start'))}`);
+  if (input.to) where.push(`m.created_at <= ${bind(parseStrictDate('to', input.to, 'end'))}`);
+  return readPage(sql, MOVEMENT_VIEW, { where, values, bind }, { limit: input.limit ?? 50, cursor: input.cursor });
 }

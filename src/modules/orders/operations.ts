@@ -3,9 +3,10 @@ import { defineOperation, type Versioned } from '../../platform/operation.ts';
 import { Closed } from '../../platform/schema.ts';
 import { Type } from 'typebox';
 import { Shipment } from '../shipments/schema.ts';
-import { latestShipmentOf } from '../shipments/queries.ts';
+import { latestShipmentText } from '../shipments/queries.ts';
 import { changeOrder, plannedChanges, wouldNotifyCustomer } from './commands.ts';
-import { getOrder, listOrders, lockOrder } from './queries.ts';
+import { getOrder, getOrderText, listOrders, lockOrder } from './queries.ts';
+import { JsonText } from '../../platform/json-text.ts';
 import { ListOrdersQuery, OrderEnvelope, OrderIdParams, OrderList, UpdateOrderBody, UpdateOrderPreview, UpdateOrderResult } from './schema.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
@@ -45,7 +46,7 @@ export const getOrderOp = defineOperation({
   output: OrderEnvelope,
   etag: orderVersion,
   annotations: READ,
-  handler: async (ctx, input) => ({ data: await getOrder(ctx.db, ctx.caller.accountId, input.id) }),
+  handler: async (ctx, input) => JsonText.object({ data: await getOrderText(ctx.db, ctx.caller.accountId, input.id) }),
 });
 
 export const updateOrderOp = defineOperation({
@@ -104,7 +105,7 @@ export const getOrderShipmentOp = defineOperation({
   annotations: READ,
   handler: async (ctx, input) => {
     await getOrder(ctx.db, ctx.caller.accountId, input.id);
-    return { data: await latestShipmentOf(ctx.db, ctx.caller.accountId, input.id) };
+    return JsonText.object({ data: await latestShipmentText(ctx.db, ctx.caller.accountId, input.id) });
   },
 });
 

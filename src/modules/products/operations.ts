@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import { defineOperation, type Versioned } from '../../platform/operation.ts';
 import { Closed } from '../../platform/schema.ts';
 import { createProduct, normalizedNewProduct, productChanges, updateProduct } from './commands.ts';
-import { getProduct, listProducts } from './queries.ts';
+import { getProduct, getProductText, listProducts } from './queries.ts';
+import { JsonText } from '../../platform/json-text.ts';
 import { Changes, CreateProductBody, ListProductsQuery, Product, ProductEnvelope, ProductIdParams, ProductList, UpdateProductBody } from './schema.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
@@ -45,7 +46,7 @@ export const getProductOp = defineOperation({
   output: ProductEnvelope,
   etag: productVersion,
   annotations: READ,
-  handler: async (ctx, { id }) => ({ data: await getProduct(ctx.db, ctx.caller.accountId, id) }),
+  handler: async (ctx, { id }) => JsonText.object({ data: await getProductText(ctx.db, ctx.caller.accountId, id) }),
 });
 
 export const createProductOp = defineOperation({

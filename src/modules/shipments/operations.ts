@@ -5,12 +5,13 @@ import { AppError } from '../../platform/errors.ts';
 import { Closed, Nullable, Uuid } from '../../platform/schema.ts';
 import type { CourierSlug } from '../../couriers/adapter.ts';
 import { getOrder } from '../orders/queries.ts';
-import { latestShipmentOf } from './queries.ts';
+import { latestShipmentText } from './queries.ts';
+import { JsonText } from '../../platform/json-text.ts';
 import { CourierSlugSchema as Courier, Shipment } from './schema.ts';
 import { createShipment, planShipment, type ShipmentDeps } from './create.ts';
 import { cancelShipment, isCancellable } from './cancel.ts';
 import { courierAccountFor } from './integrations.ts';
-import { getShipment } from './view.ts';
+import { getShipment, getShipmentText } from './view.ts';
 
 const TAGS = ['Shipments'];
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
@@ -96,7 +97,7 @@ export const getShipmentByIdOp = defineOperation({
   mcp: false,
   mcpVia: 'get_shipment',
   annotations: READ,
-  handler: async (ctx, { id }) => ({ data: await getShipment(ctx.db, ctx.caller.accountId, id) }),
+  handler: async (ctx, { id }) => JsonText.object({ data: await getShipmentText(ctx.db, ctx.caller.accountId, id) }),
 });
 
 export const getShipmentToolOp = defineOperation({
@@ -115,9 +116,9 @@ export const getShipmentToolOp = defineOperation({
   annotations: READ,
   handler: async (ctx, { id, order_id }) => {
     if ((id === undefined) === (order_id === undefined)) throw new AppError('validation_failed', 'give exactly one of id and order_id');
-    if (id) return { data: await getShipment(ctx.db, ctx.caller.accountId, id) };
+    if (id) return JsonText.object({ data: await getShipmentText(ctx.db, ctx.caller.accountId, id) });
     await getOrder(ctx.db, ctx.caller.accountId, order_id!);
-    return { data: await latestShipmentOf(ctx.db, ctx.caller.accountId, order_id!) };
+    return JsonText.object({ data: await latestShipmentText(ctx.db, ctx.caller.accountId, order_id!) });
   },
 });
 

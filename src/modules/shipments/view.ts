@@ -1,8 +1,9 @@
 // Shipment rows -> the SPEC Shipment view and ShipmentSummary.
 import type { Sql } from '../../platform/db.ts';
 import { notFound } from '../../platform/errors.ts';
-import { SHIPMENT_COLUMNS } from './queries.ts';
-
+import { SHIPMENT_COLUMNS, SHIPMENT_VIEW } from './queries.ts';
+import { readOne } from '../../platform/read-sql.ts';
+import type { JsonText } from '../../platform/json-text.ts';
 /** GAPS: a live shipment blocks a new one; cancelled, refused and returned do not. */
 export const LIVE_STATUSES = ['pending', 'picked_up', 'in_transit', 'delivered'];
 /** SPEC shipment state table: these cannot be cancelled or moved by the courier any more. */
@@ -35,4 +36,11 @@ export async function liveShipmentOf(sql: Sql, accountId: string, orderId: strin
     [accountId, orderId, LIVE_STATUSES, exceptId ?? null],
   );
   return rows[0] ?? null;
+}
+
+/** The Shipment view as PostgreSQL writes it (issue 12), or 404. */
+export async function getShipmentText(sql: Sql, accountId: string, shipmentId: string): Promise<JsonText> {
+  const text = await readOne(sql, SHIPMENT_VIEW, 's.account_id = $1 AND s.id = $2', [accountId, shipmentId]);
+  if (!text) throw notFound('shipment');
+  return text;
 }

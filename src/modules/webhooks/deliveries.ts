@@ -8,7 +8,12 @@ import { EventEmitter } from 'node:events';
 import type { Sql } from '../../platform/db.ts';
 import { envelopeJson, type EmittedEvent } from '../../platform/events.ts';
 import { notFound } from '../../platform/errors.ts';
+import { isoTime, jsonObject, type JsonView } from '../../platform/json-view.ts';
+import { readArray, readOne } from '../../platform/read-sql.ts';
+import { valueOf, type JsonText } from '../../platform/json-text.ts';
 import type { AttemptOutcome } from './sender.ts';
+import type { Static } from 'typebox';
+import type { Delivery } from './schema.ts';
 
 export const MAX_ATTEMPTS = 6;
 /** SPEC Receiver rules 4: delay before attempts 2..6. */
@@ -218,20 +223,37 @@ export async function markFailed(tx: Sql, deliveryId: string, error: string) {
   await tx.query(`UPDATE webhook_deliveries SET status = 'failed', last_error = $2, updated_at = now() WHERE id = $1`, [deliveryId, error]);
 }
 
-export async function getDelivery(sql: Sql, accountId: string, deliveryId: string) {
-  const { rows } = await sql.query(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE account_id = $1 AND id = $2`, [
-    accountId,
-    deliveryId,
-  ]);
-  if (!rows[0]) throw notFound('webhook delivery');
-  return rows[0];
+/** SPEC Webhook delivery view, written by PostgreSQL (issue 12). */
+export const DELIVERY_VIEW: JsonView = {
+  from: 'webhook_deliveries d',
+  alias: 'd',
+  json: jsonObject({
+    id: 'd.id',
+    webhook_id: 'd.webhook_id',
+    event_id: 'd.event_id',
+    event: 'd.event',
+    status: 'd.status',
+    attempt: 'd.attempt',
+    next_attempt_at: isoTime('d.next_attempt_at'),
+    last_status_code: 'd.last_status_code',
+    last_error: 'd.last_error',
+    response_body: 'd.response_body',
+    delivered_at: isoTime('d.delivered_at'),
+    created_at: isoTime('d.created_at'),
+  }),
+};
+
+export async function getDeliveryText(sql: Sql, accountId: string, deliveryId: string): Promise<JsonText> {
+  const text = await readOne(sql, DELIVERY_VIEW, 'd.account_id = $1 AND d.id = $2', [accountId, deliveryId]);
+  if (!text) throw notFound('webhook delivery');
+  return text;
 }
 
-export async function listDeliveries(sql: Sql, accountId: string, webhookId: string, limit: number) {
-  const { rows } = await sql.query(
-    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2
-      ORDER BY created_at DESC, id DESC LIMIT $3`,
-    [accountId, webhookId, limit],
-  );
-  return rows;
+/** The same view as an object, for code that decides on its fields. */
+export async function getDelivery(sql: Sql, accountId: string, deliveryId: string): Promise<Static<typeof Delivery>> {
+  return valueOf<Static<typeof Delivery>>(await getDeliveryText(sql, accountId, deliveryId));
+}
+
+export function listDeliveries(sql: Sql, accountId: string, webhookId: string, limit: number): Promise<JsonText> {
+  return readArray(sql, DELIVERY_VIEW, 'd.account_id = $1 AND d.webhook_id = $2', [accountId, webhookId, limit], 'd.created_at DESC, d.id DESC LIMIT $3');
 }

@@ -5,7 +5,8 @@ import { Closed, DateTime, Uuid } from '../../platform/schema.ts';
 import { emit, SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
 import { AppError } from '../../platform/errors.ts';
 import { checkWebhookUrl } from './url-policy.ts';
-import { getDelivery, insertDelivery, listDeliveries } from './deliveries.ts';
+import { getDelivery, getDeliveryText, insertDelivery, listDeliveries } from './deliveries.ts';
+import { JsonText } from '../../platform/json-text.ts';
 import {
   checkEvents, createSubscription, deleteSubscription, findSubscription, listSubscriptions, rotateSecret, toSubscriptionView, updateSubscription,
 } from './subscriptions.ts';
@@ -143,7 +144,7 @@ export const listWebhookDeliveriesOp = defineOperation({
   annotations: READ,
   handler: async (ctx, { id, limit }) => {
     await findSubscription(ctx.db, ctx.caller.accountId, id);
-    return { data: await listDeliveries(ctx.db, ctx.caller.accountId, id, limit ?? 30) };
+    return JsonText.object({ data: await listDeliveries(ctx.db, ctx.caller.accountId, id, limit ?? 30) });
   },
 });
 
@@ -175,7 +176,7 @@ export const testWebhookOp = defineOperation({
       return { eventId: event.id, deliveryId: await insertDelivery(tx, accountId, id, event) };
     });
     await ctx.deliveries.attemptFirst(deliveryId);
-    return { data: await getDelivery(ctx.db, accountId, deliveryId), event_id: eventId };
+    return JsonText.object({ data: await getDeliveryText(ctx.db, accountId, deliveryId), event_id: eventId });
   },
 });
 
@@ -201,7 +202,7 @@ export const retryDeliveryOp = defineOperation({
     if (delivery.status === 'delivered') throw new AppError('conflict', 'this delivery was already delivered');
     const result = await ctx.deliveries.retry(id);
     const code = result.outcome.statusCode;
-    return { data: await getDelivery(ctx.db, ctx.caller.accountId, id), ok: code !== null && code >= 200 && code < 300, status: code };
+    return JsonText.object({ data: await getDeliveryText(ctx.db, ctx.caller.accountId, id), ok: code !== null && code >= 200 && code < 300, status: code });
   },
 });
 

@@ -1,0 +1,92 @@
+// pgbench (-M prepared) running the SQL the service sends, recorded from the
+// service's own query functions: the ceiling the API is measured against.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Sql } from '../src/platform/db.ts';
+
+export const PGBENCH = process.env.BENCH_PGBENCH || '/usr/bin/pgbench';
+
+export interface Statement {
+  text: string;
+  params: unknown[];
+}
+
+/** Runs `call` against a Sql that answers nothing and keeps what was sent; the last statement is the read. */
+export async function recordSql(call: (sql: Sql) => Promise<unknown>): Promise<Statement> {
+  const seen: Statement[] = [];
+  const sql: Sql = {
+    query: async (text: string, params: unknown[] = []) => {
+      seen.push({ text, params });
+      return { rows: [], rowCount: 0 };
+    },
+    exec: async () => {},
+    afterCommit: (task) => task(),
+  };
+  await call(sql).catch(() => {}); // a get of "no row" throws not_found after sending its query
+  if (!seen.length) throw new Error('the call sent no SQL');
+  return seen[seen.length - 1];
+}
+
+/**
+ * One pgbench script per statement: $n becomes :pn, defined with -D, so
+ * -M prepared binds them as parameters as the service does. Parameters that
+ * differ between scripts (order ids) are written into each script's
+ * variables through \set-free literals: each script file gets its own copy.
+ */
+export function pgbenchScripts(statements: Statement[], dir: string): { files: string[]; defines: string[] } {
+  const shared = statements[0].params;
+  const defines: string[] = [];
+  const files = statements.map((statement, i) => {
+    let text = statement.text.replace(/\$(\d+)/g, (_m, n: string) => {
+      const value = statement.params[Number(n) - 1];
+      if (String(value) === String(shared[Number(n) - 1])) return `:p${n}`;
+      return `'${String(value).replace(/'/g, "''")}'`;
+    });
+    text = text.replace(/\s+/g, ' ').trim();
+    const file = path.join(dir, `script-${i}.sql`);
+    fs.writeFileSync(file, `${text};\n`);
+    return file;
+  });
+  shared.forEach((value, i) => defines.push('-D', `p${i + 1}=${String(value)}`));
+  return { files, defines };
+}
+
+export interface PgbenchResult {
+  tps: number;
+  p50Ms: number;
+  p99Ms: number;
+  transactions: number;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
+}
+
+export async function runPgbench(databaseUrl: string, statements: Statement[], clients: number, seconds: number): Promise<PgbenchResult> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'merx-pgbench-'));
+  try {
+    const { files, defines } = pgbenchScripts(statements, dir);
+    const args = [
+      '-n', '-M', 'prepared', '-c', String(clients), '-j', String(Math.min(clients, os.availableParallelism())),
+      '-T', String(seconds), '-l', `--log-prefix=${path.join(dir, 'log')}`, ...defines,
+      ...files.flatMap((f) => ['-f', f]), databaseUrl,
+    ];
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(PGBENCH, args, { maxBuffer: 16 * 1024 * 1024 }, (err, out, errOut) => (err ? reject(new Error(`pgbench: ${err.message}\n${errOut}`)) : resolve(out))),
+    );
+    const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1] ?? /tps = ([\d.]+)/.exec(stdout)?.[1]);
+    const latencies: number[] = [];
+    for (const file of fs.readdirSync(dir).filter((f) => f.startsWith('log'))) {
+      for (const line of fs.readFileSync(path.join(dir, file), 'utf8').split('\n')) {
+        const fields = line.split(' ');
+        if (fields.length >= 3) latencies.push(Number(fields[2]) / 1000);
+      }
+    }
+    const sorted = Float64Array.from(latencies).sort();
+    return { tps, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), transactions: sorted.length };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

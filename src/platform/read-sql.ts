@@ -1,0 +1,64 @@
+// The one read path every view-returning operation uses (issue 12): the query
+// selects each row's JSON as text, and the list envelope
+// {data, has_more, next_cursor} is spliced around those texts. Keyset paging
+// as in paging.ts: newest first on (created_at, id), limit + 1 rows fetched
+// to learn has_more, the cursor taken from the last row's keyset values.
+import type { Sql } from './db.ts';
+import { JsonText } from './json-text.ts';
+import { isoTime, type JsonView } from './json-view.ts';
+import { afterCursor, encodeCursor } from './paging.ts';
+
+/** The WHERE conditions and their parameters, built with paging.ts's sqlParameters. */
+export interface Filter {
+  where: string[];
+  values: unknown[];
+  bind: (value: unknown) => string;
+}
+
+/** One row's view, or null. The statement is prepared: gets are the hot path. */
+export async function readOne(sql: Sql, view: JsonView, where: string, params: unknown[]): Promise<JsonText | null> {
+  const { rows } = await sql.query<{ v: string }>(
+    `SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`,
+    params,
+    { prepared: true },
+  );
+  return rows[0] ? new JsonText(rows[0].v) : null;
+}
+
+/** The views of many rows as one JSON array; `orderBy` may end in LIMIT/OFFSET (offset-paged lists). */
+export async function readArray(sql: Sql, view: JsonView, where: string, params: unknown[], orderBy: string): Promise<JsonText> {
+  const { rows } = await sql.query<{ v: string }>(
+    `SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where} ORDER BY ${orderBy}`,
+    params,
+  );
+  return new JsonText(`[${rows.map((r) => r.v).join(',')}]`);
+}
+
+/**
+ * A keyset page newest first. The inner query finds the page's rows on the
+ * index alone; the view (and its joins) is built for those rows only.
+ */
+export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: { limit: number; cursor?: string }): Promise<JsonText> {
+  const a = view.alias;
+  const where = [...filter.where];
+  if (page.cursor) where.push(afterCursor(page.cursor, filter.bind, a));
+  const order = `${a}.created_at DESC, ${a}.id DESC`;
+  const { rows } = await sql.query<{ v: string; c: string; i: string }>(
+    `SELECT ${view.json}::text AS v, ${isoTime(`${a}.created_at`)} AS c, ${a}.id::text AS i
+       FROM (SELECT * FROM ${view.from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${filter.bind(page.limit + 1)}) ${a}
+       ${view.joins ?? ''}
+      ORDER BY ${order}`,
+    filter.values,
+    { prepared: true },
+  );
+  return pageText(rows, page.limit);
+}
+
+/** {data, has_more, next_cursor} around rows fetched with limit + 1. */
+export function pageText(rows: Array<{ v: string; c: string; i: string }>, limit: number): JsonText {
+  const hasMore = rows.length > limit;
+  const data = hasMore ? rows.slice(0, limit) : rows;
+  const last = data[data.length - 1];
+  const cursor = hasMore ? JSON.stringify(encodeCursor({ createdAt: last.c, id: last.i })) : 'null';
+  return new JsonText(`{"data":[${data.map((r) => r.v).join(',')}],"has_more":${hasMore},"next_cursor":${cursor}}`);
+}
