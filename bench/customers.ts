@@ -267,6 +267,7 @@ interface Statement {
 /** A Sql that runs every statement on the pool and records it: the exact SQL the service sends for that call. */
 function recorder(pool: pg.Pool, seen: Statement[]): Sql {
   return {
+    database: pool,
     query: async (text: string, params: unknown[] = []) => {
       seen.push({ text, params });
       const res = await pool.query(text, params as any[]);

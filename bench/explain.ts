@@ -28,6 +28,7 @@ async function capture(use: (sql: Sql) => Promise<unknown>): Promise<Statement> 
   // A type assertion rather than an annotation: Sql is still growing members (afterCommit).
   const recorder = {
     afterCommit: (task: () => void) => task(),
+    database: seen,
     query: async (text: string, params: unknown[] = []) => {
       seen.push({ text, params });
       return { rows: [], rowCount: 0 };

@@ -23,6 +23,7 @@ export async function recordSql(call: (sql: Sql) => Promise<unknown>): Promise<S
     },
     exec: async () => {},
     afterCommit: (task) => task(),
+    database: seen, // a recorder of its own: nothing else shares it
   };
   await call(sql).catch(() => {}); // a get of "no row" throws not_found after sending its query
   if (!seen.length) throw new Error('the call sent no SQL');

@@ -66,6 +66,7 @@ async function openWriter(): Promise<{ transaction: Transaction; close(): Promis
     },
     exec: async (script) => void (await client.query(script)),
     afterCommit: () => {},
+    database: client,
   };
   const transaction: Transaction = async (body, rollback) => {
     await client.query('BEGIN');

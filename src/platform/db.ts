@@ -32,6 +32,12 @@ export interface Sql {
    * back). Outside one the statement already committed, so `task` runs at once.
    */
   afterCommit(task: () => void): void;
+  /**
+   * The database this runs on, the same object through every wrapper and
+   * transaction: lets in-process listeners (the webhook engine) tell apart
+   * several services in one process (tests).
+   */
+  readonly database: object;
 }
 
 export interface TxOptions {
@@ -121,6 +127,10 @@ class PostgresDb implements Db {
     task();
   }
 
+  get database(): object {
+    return this;
+  }
+
   async tx<T>(fn: (tx: Sql) => Promise<T>, options: TxOptions = {}): Promise<T> {
     const client = await this.pool.connect();
     const committed: Array<() => void> = [];
@@ -128,6 +138,7 @@ class PostgresDb implements Db {
       await client.query(options.readOnly ? 'BEGIN READ ONLY' : 'BEGIN');
       const tx: Sql = {
         afterCommit: (task) => committed.push(task),
+        database: this,
         query: async <R>(text: string, params: unknown[] = [], options?: QueryOptions) => {
           const res = await client.query(pgQuery(text, params, options));
           return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
@@ -221,12 +232,17 @@ export class PgliteDb implements Db {
     task();
   }
 
+  get database(): object {
+    return this;
+  }
+
   async tx<T>(fn: (tx: Sql) => Promise<T>, options: TxOptions = {}): Promise<T> {
     const committed: Array<() => void> = [];
     const result = await this.pglite.transaction(async (t) => {
       if (options.readOnly) await t.query('SET TRANSACTION READ ONLY');
       return fn({
         afterCommit: (task) => committed.push(task),
+        database: this,
         query: async <R>(text: string, params: unknown[] = []) => {
           const res = await t.query<R>(text, params as any[]);
           return { rows: res.rows, rowCount: res.rows.length || res.affectedRows || 0 };

@@ -34,6 +34,15 @@ export function envelopeJson(alias = 'e'): string {
     'account_id', ${alias}.account_id, 'api_version', ${alias}.api_version, 'data', ${alias}.data)`;
 }
 
+/**
+ * The same envelope as envelopeJson(), built from the event just written (no
+ * read back): `data` is stored as json text, i.e. exactly JSON.stringify(data),
+ * and `created_at` comes back from the INSERT, so envelopeText() of either is the same.
+ */
+export function envelopeOf(event: EmittedEvent): Record<string, unknown> {
+  return { id: event.id, event: event.event, created_at: event.created_at, account_id: event.account_id, api_version: event.api_version, data: event.data };
+}
+
 /** The body of a delivery: the envelope as read back from envelopeJson(), serialised. */
 export function envelopeText(envelope: object): string {
   return JSON.stringify(envelope);

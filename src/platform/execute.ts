@@ -17,6 +17,7 @@ function boundTo(tx: Sql, kind: Db['kind'], commits: boolean): Db {
     query: (text, params, options) => inner.query(text, params, options),
     exec: (script) => inner.exec(script),
     afterCommit: (task) => inner.afterCommit(task),
+    database: inner.database,
     tx: (fn) => fn(inner),
     // Bound to one transaction: notifications are for the service's own Db.
     listen: () => Promise.reject(new Error('a transaction-bound Db does not listen for notifications')),

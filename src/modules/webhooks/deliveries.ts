@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Sql } from '../../platform/db.ts';
-import { envelopeJson, type EmittedEvent } from '../../platform/events.ts';
+import { envelopeJson, envelopeOf, envelopeText, type EmittedEvent } from '../../platform/events.ts';
 import { notFound } from '../../platform/errors.ts';
 import { isoTime, jsonObject, type JsonView } from '../../platform/json-view.ts';
 import { readArray, readOne } from '../../platform/read-sql.ts';
@@ -26,29 +26,66 @@ const LEASE_SEC = 120;
 export const DELIVERY_COLUMNS = `id, webhook_id, event_id, event, status, attempt, next_attempt_at, last_status_code, last_error,
   response_body, delivered_at, created_at`;
 
-/** A delivery just committed, awaiting its first attempt. */
+/**
+ * A delivery just committed, awaiting its first attempt, with all that attempt
+ * needs (read in the fan-out statement), so that claiming it soon after the
+ * commit is a bare `attempt = 1` (markFirstAttempts), not a read of its context.
+ */
 export interface NewDelivery {
   id: string;
   webhookId: string;
+  delivery: ClaimedDelivery;
+  /** performance.now() when the transaction committed. */
+  committedAt: number;
 }
 
-/** New deliveries (NewDelivery[]), announced after their transaction commits, for an immediate first attempt. */
+/**
+ * New deliveries (NewDelivery[], and the database they are in), announced
+ * after their transaction commits, for an immediate first attempt by the
+ * engine on that database.
+ */
 export const newDeliveries = new EventEmitter();
 
 /** One delivery per (event, active subscription to it), in the event's own transaction. */
 export async function fanOut(tx: Sql, event: EmittedEvent): Promise<string[]> {
   if (event.event === 'test') return [];
-  const { rows } = await tx.query<{ id: string; webhook_id: string }>(
-    `INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, next_attempt_at)
-     SELECT gen_random_uuid(), s.account_id, s.id, $2, $3, now() + make_interval(secs => $4)
-       FROM webhook_subscriptions s
-      WHERE s.account_id = $1 AND s.active AND $3 = ANY(s.events)
-     RETURNING id, webhook_id`,
+  const { rows } = await tx.query<{
+    id: string; webhook_id: string; url: string; secret: string; previous_secret: string | null;
+    previous_secret_expires_at: string | null; merchant_email: string; merchant_name: string;
+  }>(
+    `WITH s AS (
+       SELECT s.id, s.account_id, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, a.email, a.name
+         FROM webhook_subscriptions s JOIN accounts a ON a.id = s.account_id
+        WHERE s.account_id = $1 AND s.active AND $3 = ANY(s.events)
+     ), ins AS (
+       INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, next_attempt_at)
+       SELECT gen_random_uuid(), s.account_id, s.id, $2, $3, now() + make_interval(secs => $4) FROM s
+       RETURNING id, webhook_id
+     )
+     SELECT ins.id, ins.webhook_id, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at,
+            s.email AS merchant_email, s.name AS merchant_name
+       FROM ins JOIN s ON s.id = ins.webhook_id`,
     [event.account_id, event.id, event.event, FIRST_ATTEMPT_GRACE_SEC],
   );
   if (rows.length) {
-    const created: NewDelivery[] = rows.map((r) => ({ id: r.id, webhookId: r.webhook_id }));
-    tx.afterCommit(() => newDeliveries.emit('created', created));
+    // Serialised now, inside the transaction: the body is the event as written (envelopeOf), whatever happens to `data` later.
+    const envelope = JSON.parse(envelopeText(envelopeOf(event))) as Record<string, unknown>;
+    const created: NewDelivery[] = rows.map((r) => ({
+      id: r.id,
+      webhookId: r.webhook_id,
+      committedAt: 0,
+      delivery: {
+        id: r.id, account_id: event.account_id, webhook_id: r.webhook_id, event_id: event.id, event: event.event,
+        status: 'pending', attempt: 1, url: r.url, secret: r.secret, previous_secret: r.previous_secret,
+        previous_secret_expires_at: r.previous_secret_expires_at, subscription_active: true,
+        merchant_email: r.merchant_email, merchant_name: r.merchant_name, envelope,
+      },
+    }));
+    tx.afterCommit(() => {
+      const now = performance.now();
+      for (const d of created) d.committedAt = now;
+      newDeliveries.emit('created', created, tx.database);
+    });
   }
   return rows.map((r) => r.id);
 }
@@ -102,6 +139,23 @@ export async function claimFirstAttempt(sql: Sql, deliveryId: string): Promise<C
     [deliveryId, LEASE_SEC],
   );
   return rows[0] ?? null;
+}
+
+/**
+ * Attempt 1 of many deliveries just committed, whose context the fan-out read
+ * already: only `attempt` changes (no index does, so the update can stay on
+ * its page). Their lease is the grace itself: no worker takes a row before its
+ * next_attempt_at, a minute after the commit, and the engine marks only
+ * deliveries a few seconds old, so the attempt (10 s at most) is over long
+ * before. Returns the ids it marked; the others were taken already.
+ */
+export async function markFirstAttempts(sql: Sql, deliveryIds: string[]): Promise<Set<string>> {
+  const { rows } = await sql.query<{ id: string }>(
+    `UPDATE webhook_deliveries SET attempt = 1, updated_at = now()
+      WHERE id = ANY($1::uuid[]) AND status = 'pending' AND attempt = 0 RETURNING id`,
+    [deliveryIds],
+  );
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Attempt 1 of many deliveries in one statement; those another instance or the worker took already are left out. */

@@ -18,7 +18,7 @@ import type { UrlPolicy } from './url-policy.ts';
 import { ATTEMPT_TIMEOUT_MS, Senders, type AttemptOutcome, type SelfOrigin } from './sender.ts';
 import { deliveryAttemptId, liveSecrets } from './signature.ts';
 import {
-  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, newDeliveries, recordOutcome,
+  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, markFirstAttempts, newDeliveries, recordOutcome,
   recordRoutineOutcomes, settle, type ClaimedDelivery, type NewDelivery, type RoutineOutcome, type Settlement,
 } from './deliveries.ts';
 import { Lanes } from './lanes.ts';
@@ -31,6 +31,15 @@ const WORKER_BATCH = 100;
 const WORKER_IN_FLIGHT = 256;
 const CLAIM_BATCH = 200;
 const RECORD_BATCH = 500;
+/**
+ * A first attempt is only marked (no lease) if its lane reaches it this soon
+ * after the commit, and its transaction began less than FRESH_EVENT_AGE_MS ago
+ * (by the database's clock): with the 10 s timeout, its outcome is recorded
+ * long before the 60 s grace lets any worker take the row.
+ */
+const FRESH_WITHIN_MS = 5_000;
+const FRESH_EVENT_AGE_MS = 20_000;
+const MARKED_SEND_BY_MS = 40_000;
 /** Graceful stop: attempts in flight get this long to finish (just over one attempt's timeout); the rest stay pending. */
 const STOP_WAIT_MS = ATTEMPT_TIMEOUT_MS + 2_000;
 /** PostgreSQL's serialization failure and deadlock: a batch that hit one is simply run again. */
@@ -53,12 +62,13 @@ export class DeliveryEngine {
   private inFlight = new Set<Promise<unknown>>();
   private stopping = false;
   private metrics: DeliveryMetrics;
-  private readonly firstAttempts: Lanes<string>;
+  private readonly firstAttempts: Lanes<NewDelivery>;
   private readonly claims: Batcher<string, ClaimedDelivery | null>;
+  private readonly marks: Batcher<string, boolean>;
   private readonly routine: Batcher<RoutineOutcome, boolean>;
-  private readonly onCreated = (created: NewDelivery[]) => {
-    if (this.stopping) return;
-    for (const d of created) this.firstAttempts.push(d.webhookId, d.id);
+  private readonly onCreated = (created: NewDelivery[], database: object) => {
+    if (this.stopping || database !== this.db.database) return;
+    for (const d of created) this.firstAttempts.push(d.webhookId, d);
     // Another instance's worker takes these over only if this one does not send them within the grace.
     this.announcer.announce(Date.now() + FIRST_ATTEMPT_GRACE_SEC * 1000);
   };
@@ -69,11 +79,18 @@ export class DeliveryEngine {
     this.log = deps.log;
     this.urls = new UrlChecks(deps.policy);
     this.announcer = new DueAnnouncer(this.db, (err) => this.log.warn({ err }, 'webhook due-time notification failed'));
-    this.firstAttempts = new Lanes((id) => this.track(this.attemptFirstQueued(id)));
+    this.firstAttempts = new Lanes((d) => this.track(this.attemptFirstQueued(d)));
     this.claims = new Batcher(
       async (ids) => {
         const claimed = new Map((await claimFirstAttempts(this.db, ids)).map((d) => [d.id, d]));
         return ids.map((id) => claimed.get(id) ?? null);
+      },
+      { maxBatch: CLAIM_BATCH, parallel: 2 },
+    );
+    this.marks = new Batcher(
+      async (ids) => {
+        const marked = await markFirstAttempts(this.db, ids);
+        return ids.map((id) => marked.has(id));
       },
       { maxBatch: CLAIM_BATCH, parallel: 2 },
     );
@@ -124,10 +141,25 @@ export class DeliveryEngine {
     }
   }
 
-  /** A queued first attempt whose lane has a free slot: lease it (batched with others), then attempt. */
-  private async attemptFirstQueued(deliveryId: string): Promise<void> {
+  /**
+   * A queued first attempt whose lane has a free slot. Soon after the commit
+   * it is marked attempt 1 (batched) and sent as the fan-out read it: the
+   * grace is its lease (markFirstAttempts). One that waited longer (a slow
+   * lane) takes a real lease (batched too), which also re-reads its
+   * subscription: deactivated or rotated meanwhile.
+   */
+  private async attemptFirstQueued(fresh: NewDelivery): Promise<void> {
     if (this.stopping) return;
-    const claimed = await this.claims.add(deliveryId);
+    const sinceCommit = performance.now() - fresh.committedAt;
+    const sinceEvent = Date.now() - Date.parse(String(fresh.delivery.envelope?.created_at));
+    if (sinceCommit < FRESH_WITHIN_MS && sinceEvent < FRESH_EVENT_AGE_MS) {
+      if (!(await this.marks.add(fresh.id))) return; // another instance's worker or a manual retry has it
+      // A database so slow that the mark took most of the grace: no send now, the worker makes the next attempt after it.
+      if (Date.now() - Date.parse(String(fresh.delivery.envelope?.created_at)) > MARKED_SEND_BY_MS) return;
+      await this.attempt(fresh.delivery, false, new Date());
+      return;
+    }
+    const claimed = await this.claims.add(fresh.id);
     if (claimed) await this.attempt(claimed, false, new Date());
   }
 
