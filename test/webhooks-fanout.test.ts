@@ -6,7 +6,7 @@
 // fast anything was.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
+import { freePort } from './helpers/service-child.ts';
 import { http, ADMIN_TOKEN, freshTenant, startTestService } from './helpers/harness.ts';
 import {
   createWebhook, deliveriesOf, eventually, isolatedDatabase, runDeliveryJob, startReceiverWorld, touchOrder, type ReceiverWorld,
@@ -25,17 +25,6 @@ after(async () => {
   await world?.close();
 });
 
-/** A port on loopback where nothing listens: connections are refused. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** One tenant, one order, and a subscription to order.updated per URL; returns them with a way to make `n` events. */
 async function fiveSubscriptions(urls: string[]) {
@@ -94,7 +83,7 @@ test('one subscriber answering after 9 s does not hold up the other four: they a
 
 test('one subscriber refusing connections: the other four get every event; its deliveries are failed attempts waiting for their retry', async () => {
   const fast = [1, 2, 3, 4].map((i) => world.receiver.endpoint(`ok-${i}`));
-  const refused = `https://127.0.0.1:${await closedPort()}/hook`;
+  const refused = `https://127.0.0.1:${await freePort() /* closed again: connections are refused */}/hook`;
   const N = 40;
   const { tenant, subs, events } = await fiveSubscriptions([...fast.map((e) => e.url), refused]);
   await events(N);
