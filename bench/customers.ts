@@ -21,13 +21,7 @@ import type { Sql } from '../src/platform/db.ts';
 import { generateApiKey } from '../src/platform/auth.ts';
 import { listCustomers } from '../src/modules/customers/queries.ts';
 import { listSegments } from '../src/modules/customers/segments.ts';
-
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a whole number, got "${raw}"`);
-  return Number(raw);
-}
+import { setting } from './bench-tools.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const SIZE = { orders: setting('BENCH_ORDERS', 100_000), products: 200, customers: setting('BENCH_CUSTOMERS', 30_000) };

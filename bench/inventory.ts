@@ -14,14 +14,7 @@ import autocannon from 'autocannon';
 import { openDb, type Db } from '../src/platform/db.ts';
 import { generateApiKey } from '../src/platform/auth.ts';
 import { applyMovement, type MovementInput } from '../src/modules/inventory/movements.ts';
-import { benchTools } from './bench-tools.ts';
-
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a whole number, got "${raw}"`);
-  return Number(raw);
-}
+import { benchTools, setting } from './bench-tools.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const CONNECTIONS = setting('BENCH_CONNECTIONS', 20);

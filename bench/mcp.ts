@@ -20,14 +20,7 @@ import { openDb } from '../src/platform/db.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 import { provisionAndSeed, settle } from './fixtures.ts';
 import { CpuMeter, waitForQuiet, type CpuShare } from './cpu.ts';
-import { benchTools } from './bench-tools.ts';
-
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a whole number, got "${raw}"`);
-  return Number(raw);
-}
+import { benchTools, setting } from './bench-tools.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const SIZE = { orders: setting('BENCH_ORDERS', 100_000), products: 200, customers: 30_000 };

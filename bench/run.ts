@@ -14,14 +14,7 @@ import { compareApiWithRaw, roundRobin, type LoadShape, type LoadStats } from '.
 import { CpuMeter, waitForQuiet } from './cpu.ts';
 import { explain, explainCases } from './explain.ts';
 import { renderResults, type Environment, type ScenarioResult } from './report.ts';
-import { benchTools } from './bench-tools.ts';
-
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a whole number, got "${raw}"`);
-  return Number(raw);
-}
+import { benchTools, setting } from './bench-tools.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const SIZE = { orders: setting('BENCH_ORDERS', 100_000), products: 200, customers: 30_000 };

@@ -21,13 +21,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { testCertificates } from '../test/helpers/https-receiver.ts';
 import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
-
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a whole number, got "${raw}"`);
-  return Number(raw);
-}
+import { setting } from './bench-tools.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const EVENTS = setting('BENCH_EVENTS', 2_000);
