@@ -2,19 +2,32 @@
 // own query functions run against a Sql that records the statement instead of
 // answering it, and the recorded text and parameters are then explained.
 import type { Db, Sql } from '../src/platform/db.ts';
-import { findOrder, listOrders } from '../src/modules/orders/queries.ts';
+import * as orderQueries from '../src/modules/orders/queries.ts';
+import * as customerQueries from '../src/modules/customers/queries.ts';
 import type { ListOrdersInput } from '../src/modules/orders/schema.ts';
 import type { BenchParams } from './fixtures.ts';
+
+/** The query functions explained: this checkout's, or another one's (bench/explain-filters.ts, a before/after run). */
+export interface ReadFunctions {
+  listOrders: typeof orderQueries.listOrders;
+  findOrder: typeof orderQueries.findOrder;
+  listCustomers: typeof customerQueries.listCustomers;
+}
+
+const THIS_CHECKOUT: ReadFunctions = { ...orderQueries, ...customerQueries };
 
 export interface ExplainedQuery {
   name: string;
   request: string;
+  sql: string;
   plan: string;
   planningMs: number;
   executionMs: number;
   seqScans: string[];
   rowsRemovedByFilter: number;
   rowsReturned: number;
+  /** Pages the whole plan touched (its top node's Buffers: shared hit + read). */
+  buffers: number;
 }
 
 interface Statement {
@@ -24,6 +37,13 @@ interface Statement {
 
 /** Runs `use` against a Sql that keeps each statement and answers with no rows. */
 async function capture(use: (sql: Sql) => Promise<unknown>): Promise<Statement> {
+  const seen = await captureAll(use);
+  if (seen.length !== 1) throw new Error(`expected one statement, captured ${seen.length}`);
+  return seen[0];
+}
+
+/** Every statement `use` sends (the customer list sends its page and its total side by side). */
+async function captureAll(use: (sql: Sql) => Promise<unknown>): Promise<Statement[]> {
   const seen: Statement[] = [];
   // A type assertion rather than an annotation: Sql is still growing members (afterCommit).
   const recorder = {
@@ -38,8 +58,7 @@ async function capture(use: (sql: Sql) => Promise<unknown>): Promise<Statement> 
     },
   } as Sql;
   await use(recorder).catch(() => {});
-  if (seen.length !== 1) throw new Error(`expected one statement, captured ${seen.length}`);
-  return seen[0];
+  return seen;
 }
 
 export interface ExplainCase {
@@ -48,14 +67,18 @@ export interface ExplainCase {
   capture: (sql: Sql) => Promise<unknown>;
 }
 
-export function listCase(name: string, accountId: string, input: ListOrdersInput): ExplainCase {
+const queryString = (input: object) => {
   const query = new URLSearchParams(input as Record<string, string>).toString();
-  return { name, request: `GET /api/v1/orders${query ? `?${query}` : ''}`, capture: (sql) => listOrders(sql, accountId, input) };
+  return query ? `?${query}` : '';
+};
+
+export function listCase(name: string, accountId: string, input: ListOrdersInput, read: ReadFunctions = THIS_CHECKOUT): ExplainCase {
+  return { name, request: `GET /api/v1/orders${queryString(input)}`, capture: (sql) => read.listOrders(sql, accountId, input) };
 }
 
 /** One case per list filter the API offers, plus the edge cases worth watching. */
-export function explainCases(accountId: string, p: BenchParams): ExplainCase[] {
-  const list = (name: string, input: ListOrdersInput) => listCase(name, accountId, input);
+export function explainCases(accountId: string, p: BenchParams, read: ReadFunctions = THIS_CHECKOUT): ExplainCase[] {
+  const list = (name: string, input: ListOrdersInput) => listCase(name, accountId, input, read);
   return [
     list('first page (no filter)', {}),
     list('status', { status: p.status as ListOrdersInput['status'] }),
@@ -79,8 +102,25 @@ export function explainCases(accountId: string, p: BenchParams): ExplainCase[] {
     {
       name: 'order by id',
       request: `GET /api/v1/orders/${p.orderIds[0]}`,
-      capture: (sql) => findOrder(sql, accountId, p.orderIds[0]),
+      capture: (sql) => read.findOrder(sql, accountId, p.orderIds[0]),
     },
+  ];
+}
+
+/** The customer list (SPEC Customers): each case sends a page and its `total`, both explained. */
+export function customerCases(accountId: string, p: { q: string; qNarrow: string; deepOffset: number }, read: ReadFunctions = THIS_CHECKOUT): ExplainCase[] {
+  const customers = (name: string, input: { q?: string; offset?: number }) => ({
+    name,
+    request: `GET /api/v1/customers${queryString(input)}`,
+    capture: (sql: Sql) => read.listCustomers(sql, accountId, input),
+  });
+  return [
+    customers('customers: first page', {}),
+    customers('customers: q (surname fragment)', { q: p.q }),
+    customers('customers: q (one email)', { q: p.qNarrow }),
+    customers('customers: q (two characters)', { q: 'iv' }),
+    customers('customers: q (two characters, no match)', { q: 'zq' }),
+    customers('customers: deep offset', { offset: p.deepOffset }),
   ];
 }
 
@@ -91,19 +131,35 @@ function sumMatches(plan: string, pattern: RegExp): number {
 }
 
 export async function explain(db: Db, c: ExplainCase): Promise<ExplainedQuery> {
-  const statement = await capture(c.capture);
+  return explainStatement(db, c.name, c.request, await capture(c.capture));
+}
+
+/** One result per statement the case sends, named "<case> [i/n]" when it sends more than one. */
+export async function explainEach(db: Db, c: ExplainCase): Promise<ExplainedQuery[]> {
+  const statements = await captureAll(c.capture);
+  const explained: ExplainedQuery[] = [];
+  for (const [i, statement] of statements.entries()) {
+    const name = statements.length > 1 ? `${c.name} [${i + 1}/${statements.length}]` : c.name;
+    explained.push(await explainStatement(db, name, c.request, statement));
+  }
+  return explained;
+}
+
+async function explainStatement(db: Db, name: string, request: string, statement: Statement): Promise<ExplainedQuery> {
   // Once to warm the cache, then the measured plan.
   const { rowCount } = await db.query(statement.text, statement.params);
   const { rows } = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, statement.params);
   const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
   return {
-    name: c.name,
-    request: c.request,
+    name,
+    request,
+    sql: statement.text,
     plan,
     planningMs: Number(/Planning Time: ([\d.]+) ms/.exec(plan)?.[1] ?? NaN),
     executionMs: Number(/Execution Time: ([\d.]+) ms/.exec(plan)?.[1] ?? NaN),
     seqScans: [...plan.matchAll(/Seq Scan on (\w+)/g)].map((m) => m[1]),
     rowsRemovedByFilter: sumMatches(plan, /Rows Removed by (?:Filter|Index Recheck): (\d+)/g),
     rowsReturned: rowCount,
+    buffers: sumMatches(/Buffers: ([^\n]*)/.exec(plan)?.[1] ?? '', /shared (?:hit|read)=(\d+)/g),
   };
 }

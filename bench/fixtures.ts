@@ -107,8 +107,75 @@ export async function addShipments(db: Db, accountId: string): Promise<number> {
       WHERE o.account_id = $1 AND o.tracking_number IS NOT NULL`,
     [accountId],
   );
+  // Migration 017: the service keeps the latest shipment's status on the order (orders' recordShipmentStatus) in
+  // the transaction that writes the shipment; rows inserted behind its back need the same, on a tree that has it.
+  if (await hasColumn(db, 'orders', 'shipment_status')) {
+    await db.query(
+      `UPDATE orders o SET shipment_status = (SELECT s.status FROM shipments s WHERE s.account_id = o.account_id AND s.order_id = o.id
+                                                ORDER BY s.created_at DESC, s.id DESC LIMIT 1)
+        WHERE o.account_id = $1 AND o.tracking_number IS NOT NULL`,
+      [accountId],
+    );
+  }
   const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM shipments WHERE account_id = $1', [accountId]);
   return rows[0].n;
+}
+
+export async function hasColumn(db: Db, table: string, column: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM information_schema.columns WHERE table_name = $1 AND column_name = $2', [table, column]);
+  return rows.length > 0;
+}
+
+/**
+ * Bench only: the seed endpoint makes about 5,000 orders a second, so 1M
+ * orders would take minutes. This copies the account's seeded orders
+ * `factor - 1` times in SQL, each copy shifted back in time by the seeded
+ * span (the newest orders stay the seeded ones), with its own numbers,
+ * tracking numbers and customer emails (so customers grow with the orders).
+ * Generated columns are left to PostgreSQL; the orders' indexes are dropped
+ * and rebuilt around the copying. Customer aggregates are rebuilt by the
+ * caller with the checkout's own rebuildCustomers.
+ */
+export async function multiplyOrders(db: Db, accountId: string, factor: number, log: (message: string) => void): Promise<void> {
+  const { rows: columns } = await db.query<{ name: string }>(
+    `SELECT column_name AS name FROM information_schema.columns
+      WHERE table_name = 'orders' AND table_schema = current_schema() AND is_generated = 'NEVER' ORDER BY ordinal_position`,
+  );
+  const copied: Record<string, string> = {
+    id: 'gen_random_uuid()',
+    number: 'o.number + s.k * s.n',
+    order_number: 'o.order_number + s.k * s.n',
+    customer_email: "CASE WHEN o.customer_email IS NULL THEN NULL ELSE 'c' || s.k || '.' || o.customer_email END",
+    tracking_number: "CASE WHEN o.tracking_number IS NULL THEN NULL ELSE o.tracking_number || '-' || s.k END",
+    created_at: 'o.created_at - s.k * s.span',
+    updated_at: 'o.updated_at - s.k * s.span',
+  };
+  const names = columns.map((c) => c.name);
+  const { rows: extent } = await db.query<{ n: number; span: string }>(
+    `SELECT max(number)::int AS n, (max(created_at) - min(created_at) + interval '1 day')::text AS span FROM orders WHERE account_id = $1`,
+    [accountId],
+  );
+  // Building the indexes once afterwards is minutes faster than growing them row by row (GIN above all).
+  const { rows: indexes } = await db.query<{ name: string; definition: string }>(
+    `SELECT i.indexname AS name, i.indexdef AS definition FROM pg_indexes i
+      WHERE i.tablename = 'orders' AND i.schemaname = current_schema()
+        AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)`,
+  );
+  for (const index of indexes) await db.exec(`DROP INDEX ${index.name}`);
+  for (let copy = 1; copy < factor; copy++) {
+    const started = performance.now();
+    await db.query(
+      `INSERT INTO orders (${names.join(', ')})
+       SELECT ${names.map((n) => copied[n] ?? `o.${n}`).join(', ')}
+         FROM orders o, (SELECT $2::int AS k, $3::int AS n, $4::interval AS span) s
+        WHERE o.account_id = $1 AND o.number <= $3`,
+      [accountId, copy, extent[0].n, extent[0].span],
+    );
+    log(`copy ${copy}/${factor - 1} of the seeded orders in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  const started = performance.now();
+  for (const index of indexes) await db.exec(index.definition);
+  log(`${indexes.length} indexes of orders rebuilt in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
 /** Bulk loads leave stale statistics until autovacuum wakes; plans are measured on settled ones. */
