@@ -222,6 +222,12 @@ test('q matches name, email and phone: case-insensitive substring, % and _ are l
   assert.deepEqual(await keys('_'), ['ivan_p@shop.example'], '_ is a literal character');
   assert.deepEqual(await keys('n_p'), ['ivan_p@shop.example']);
   assert.deepEqual(await keys('nobody-matches-this'), []);
+  // One or two characters: migration 017's short-substring index finds them, with the same answers.
+  assert.deepEqual(await keys('ov'), ['galya@mail.example', 'ivan_p@shop.example']);
+  assert.deepEqual(await keys('TO'), ['todor@mail.example']);
+  assert.deepEqual(await keys('9'), ['+359899990000', 'galya@mail.example', 'ivan_p@shop.example']);
+  assert.deepEqual(await keys('zq'), []);
+  assert.equal((await s.customers({ q: 'l', limit: 1 })).total, 4, 'a one-character q counts its matches');
   const page = await s.customers({ q: 'example', limit: 1, offset: 1 });
   assert.equal(page.total, 3);
   assert.equal(page.data.length, 1);
@@ -287,6 +293,7 @@ test('aggregates stay exact when both orders of a customer are cancelled at the 
   await Promise.all(pairs.flat().map((id) => s.op.setStatus(id, 'cancelled')));
   const left = (await s.allCustomers()).map((c) => c.key);
   assert.deepEqual(left, ['control@example.com'], 'customers still listed although every order of theirs is cancelled');
+  assert.equal((await s.customers()).total, 1, 'the kept total follows the concurrent removals');
 });
 
 test('aggregates stay exact when both cancelled orders of a customer are reinstated at the same time', async () => {
@@ -297,6 +304,7 @@ test('aggregates stay exact when both cancelled orders of a customer are reinsta
   const all = await s.allCustomers();
   const wrong = all.filter((c) => c.key !== 'control@example.com' && c.orders_count !== 2).map((c) => `${c.key}: ${c.orders_count}`);
   assert.equal(all.length, 13, 'every reinstated customer is listed');
+  assert.equal((await s.customers()).total, 13, 'the kept total follows the concurrent reinstatements');
   assert.deepEqual(wrong, [], 'orders_count after concurrent reinstatements (expected 2 each)');
 });
 

@@ -410,6 +410,15 @@ test('GET /orders courier=<slug> and shipment_status=<status> filter on real way
   for (const status of ['in_transit', 'pending', 'delivered', 'refused']) {
     for (const order of (await listOrders(svc.url, t.key, { shipment_status: status })).data) assert.equal(order.shipment.status, status);
   }
+
+  // Cancelling the latest waybill moves the order to shipment_status=cancelled (the status is kept on the order).
+  assert.equal((await cancel(svc, t.key, sB.id)).status, 200);
+  assertSameSet(await ids({ shipment_status: 'cancelled' }), [pendingB.id], "a cancelled latest waybill is the order's shipment");
+  assertSameSet(await ids({ shipment_status: 'pending' }), [reshipped.id]);
+  const replaced = await ship(svc, t.key, { order_id: pendingB.id, courier: 'courier_b' });
+  assertSameSet(await ids({ shipment_status: 'cancelled' }), [], 'a new waybill replaces it');
+  assertSameSet(await ids({ shipment_status: 'pending' }), [reshipped.id, pendingB.id]);
+  assert.equal((await listOrders(svc.url, t.key, { shipment_status: 'pending' })).data.find((o: any) => o.id === pendingB.id).shipment.id, replaced.id);
 });
 
 test("the Order view's shipment summary follows the courier: status, last_status_label and last_status_at of the newest waybill", async () => {

@@ -1,5 +1,6 @@
 // Keeping customer aggregates in step with orders. Every order write that can
-// change a customer's numbers calls refreshCustomer in its own transaction.
+// change a customer's numbers calls refreshCustomer in its own transaction,
+// which also keeps the account's customer count (customer_counts) exact.
 import type { Sql } from '../../platform/db.ts';
 
 /** SPEC: cancelled, archived and refunded orders do not count. */
@@ -28,8 +29,17 @@ export async function refreshCustomer(tx: Sql, accountId: string, key: string | 
   if (!key) return;
   // Two transactions refreshing one customer at once (different orders locked) must not interleave.
   await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1::text || ':' || $2, 0))", [accountId, key]);
-  await tx.query('DELETE FROM customer_aggregates WHERE account_id = $1 AND key = $3 AND $2::text[] IS NOT NULL', [accountId, UNCOUNTED_STATUSES, key]);
-  await tx.query(UPSERT.replace('%SELECT%', AGGREGATE.replace('%KEYS%', 'AND o.customer_key = $3')), [accountId, UNCOUNTED_STATUSES, key]);
+  const removed = await tx.query('DELETE FROM customer_aggregates WHERE account_id = $1 AND key = $3 AND $2::text[] IS NOT NULL', [accountId, UNCOUNTED_STATUSES, key]);
+  const added = await tx.query(UPSERT.replace('%SELECT%', AGGREGATE.replace('%KEYS%', 'AND o.customer_key = $3')), [accountId, UNCOUNTED_STATUSES, key]);
+  const change = added.rowCount - removed.rowCount;
+  if (change !== 0) {
+    // Only a customer's first counted order or the loss of their last one moves the total, on the key's stripe.
+    await tx.query(
+      `INSERT INTO customer_counts (account_id, stripe, customers) VALUES ($1, hashtextextended($2, 0) & 15, $3)
+       ON CONFLICT (account_id, stripe) DO UPDATE SET customers = customer_counts.customers + EXCLUDED.customers`,
+      [accountId, key, change],
+    );
+  }
 }
 
 export async function refreshCustomerOfOrder(tx: Sql, accountId: string, orderId: string): Promise<void> {
@@ -41,4 +51,10 @@ export async function refreshCustomerOfOrder(tx: Sql, accountId: string, orderId
 export async function rebuildCustomers(tx: Sql, accountId: string): Promise<void> {
   await tx.query('DELETE FROM customer_aggregates WHERE account_id = $1', [accountId]);
   await tx.query(UPSERT.replace('%SELECT%', AGGREGATE.replace('%KEYS%', '')), [accountId, UNCOUNTED_STATUSES]);
+  await tx.query('DELETE FROM customer_counts WHERE account_id = $1', [accountId]);
+  await tx.query(
+    `INSERT INTO customer_counts (account_id, stripe, customers)
+     SELECT account_id, hashtextextended(key, 0) & 15, count(*) FROM customer_aggregates WHERE account_id = $1 GROUP BY 1, 2`,
+    [accountId],
+  );
 }

@@ -1,9 +1,11 @@
 // Listing customers: an index scan over customer_aggregates, newest last
-// order first. PostgreSQL writes the Customer view (issue 12).
+// order first; the unfiltered total is a kept count. PostgreSQL writes the Customer view (issue 12).
 import type { Sql } from '../../platform/db.ts';
 import { isoTime, jsonNumber, jsonObject, type JsonView } from '../../platform/json-view.ts';
 import { readArray } from '../../platform/read-sql.ts';
 import { JsonText } from '../../platform/json-text.ts';
+import { sqlParameters } from '../../platform/paging.ts';
+import { substringSearch } from '../../platform/search.ts';
 
 export const CUSTOMER_SEARCH = `lower(coalesce(c.name, '') || chr(1) || coalesce(c.email, '') || chr(1) || coalesce(c.phone, ''))`;
 
@@ -25,15 +27,17 @@ export const CUSTOMER_VIEW: JsonView = {
 export async function listCustomers(sql: Sql, accountId: string, input: { limit?: number; offset?: number; q?: string }): Promise<JsonText> {
   const limit = input.limit ?? 50;
   const offset = input.offset ?? 0;
-  const params: unknown[] = [accountId];
-  let where = 'c.account_id = $1';
-  if (input.q) {
-    params.push(`%${input.q.toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
-    where += ` AND ${CUSTOMER_SEARCH} LIKE $2`;
-  }
+  const { values, bind } = sqlParameters(accountId);
+  const where = ['c.account_id = $1'];
+  if (input.q) where.push(...substringSearch(CUSTOMER_SEARCH, input.q, bind));
+  const conditions = where.join(' AND ');
+  // Unfiltered, the total is the account's kept count (aggregates.ts, migration 017), not a count of its customers.
+  const totalSql = input.q
+    ? `SELECT count(*)::int AS total FROM customer_aggregates c WHERE ${conditions}`
+    : 'SELECT coalesce(sum(customers), 0)::int AS total FROM customer_counts WHERE account_id = $1';
   const [data, count] = await Promise.all([
-    readArray(sql, CUSTOMER_VIEW, where, params, `c.last_order_at DESC, c.key LIMIT ${limit} OFFSET ${offset}`),
-    sql.query<{ total: number }>(`SELECT count(*)::int AS total FROM customer_aggregates c WHERE ${where}`, params),
+    readArray(sql, CUSTOMER_VIEW, conditions, values, `c.last_order_at DESC, c.key LIMIT ${limit} OFFSET ${offset}`),
+    sql.query<{ total: number }>(totalSql, input.q ? values : [accountId]),
   ]);
   const total = count.rows[0].total;
   const shown = offset >= total ? 0 : Math.min(limit, total - offset);

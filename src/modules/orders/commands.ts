@@ -107,6 +107,13 @@ export async function changePaymentStatus(tx: Sql, accountId: string, orderId: s
 }
 
 /**
+ * The status of the order's latest shipment, kept on the order (migration 017) so the list's shipment_status
+ * filter reads its page off an index. Every write of a shipment's status goes through recordWaybill, touchOrder or
+ * recordShipmentStatus, in the shipment's transaction.
+ */
+const LATEST_SHIPMENT_STATUS = `(SELECT s.status FROM shipments s WHERE s.account_id = $1 AND s.order_id = $2 ORDER BY s.created_at DESC, s.id DESC LIMIT 1)`;
+
+/**
  * A waybill was issued for the order (GAPS: the order's courier, tracking
  * number and tracking URL come from it; a new or confirmed order moves to
  * processing). Emits order.updated and, when the status moved,
@@ -121,7 +128,8 @@ export async function recordWaybill(
 ): Promise<OrderView> {
   const nextStatus = order.status === 'new' || order.status === 'confirmed' ? 'processing' : order.status;
   await tx.query(
-    `UPDATE orders SET courier = $3, tracking_number = $4, tracking_url = $5, status = $6, updated_at = now() WHERE account_id = $1 AND id = $2`,
+    `UPDATE orders SET courier = $3, tracking_number = $4, tracking_url = $5, status = $6, shipment_status = ${LATEST_SHIPMENT_STATUS}, updated_at = now()
+      WHERE account_id = $1 AND id = $2`,
     [accountId, order.id, waybill.courier, waybill.tracking_number, waybill.tracking_url, nextStatus],
   );
   const updated = (await findOrder(tx, accountId, order.id))!;
@@ -134,5 +142,10 @@ export async function recordWaybill(
 
 /** Something the order view shows changed elsewhere (its shipment's status): `since` polling must see the order move. */
 export async function touchOrder(tx: Sql, accountId: string, orderId: string): Promise<void> {
-  await tx.query('UPDATE orders SET updated_at = now() WHERE account_id = $1 AND id = $2', [accountId, orderId]);
+  await tx.query(`UPDATE orders SET shipment_status = ${LATEST_SHIPMENT_STATUS}, updated_at = now() WHERE account_id = $1 AND id = $2`, [accountId, orderId]);
+}
+
+/** A shipment's status changed without moving the order (a cancelled waybill): only the kept status follows. */
+export async function recordShipmentStatus(tx: Sql, accountId: string, orderId: string): Promise<void> {
+  await tx.query(`UPDATE orders SET shipment_status = ${LATEST_SHIPMENT_STATUS} WHERE account_id = $1 AND id = $2`, [accountId, orderId]);
 }
