@@ -171,7 +171,7 @@ function writeSection(section: Section): void {
     '`BENCH_SERVICE_DIR=<main checkout> npm run bench:explain` writes a "before" section, a run from this checkout an "after" one,',
     '`BENCH_ORDERS=1000000` the 1M-order ones. Execution times come from `EXPLAIN (ANALYZE, BUFFERS)` after one warming',
     'execution, on a shared 2-core machine: compare plans and buffers first, milliseconds second. A Seq Scan on pages (a',
-    'handful of rows) is the right plan; one on orders or customer_aggregates is not. "removed" in bold: the plan walked',
+    'handful of rows), or on customer_counts (at most 16 rows an account), is the right plan; one on orders or customer_aggregates is not. "removed" in bold: the plan walked',
     `${int(WALK_ROWS)} or more rows it did not return (an index scan in name only).`,
     '',
     '## Summary',

@@ -35,15 +35,12 @@ interface Statement {
   params: unknown[];
 }
 
-/** Runs `use` against a Sql that keeps each statement and answers with no rows. */
-async function capture(use: (sql: Sql) => Promise<unknown>): Promise<Statement> {
-  const seen = await captureAll(use);
-  if (seen.length !== 1) throw new Error(`expected one statement, captured ${seen.length}`);
-  return seen[0];
-}
-
-/** Every statement `use` sends (the customer list sends its page and its total side by side). */
-async function captureAll(use: (sql: Sql) => Promise<unknown>): Promise<Statement[]> {
+/**
+ * Every statement `use` sends, run on `db` as it is recorded (a read may
+ * depend on an earlier one's answer: the pages selling a product; the
+ * customer list sends its page and its total side by side).
+ */
+async function captureAll(db: Db, use: (sql: Sql) => Promise<unknown>): Promise<Statement[]> {
   const seen: Statement[] = [];
   // A type assertion rather than an annotation: Sql is still growing members (afterCommit).
   const recorder = {
@@ -51,13 +48,13 @@ async function captureAll(use: (sql: Sql) => Promise<unknown>): Promise<Statemen
     database: seen,
     query: async (text: string, params: unknown[] = []) => {
       seen.push({ text, params });
-      return { rows: [], rowCount: 0 };
+      return db.query(text, params);
     },
     exec: async () => {
       throw new Error('exec is not expected while capturing a read query');
     },
   } as Sql;
-  await use(recorder).catch(() => {});
+  await use(recorder);
   return seen;
 }
 
@@ -130,13 +127,14 @@ function sumMatches(plan: string, pattern: RegExp): number {
   return total;
 }
 
+/** The statement that answers the request (the last one it sends), explained. */
 export async function explain(db: Db, c: ExplainCase): Promise<ExplainedQuery> {
-  return explainStatement(db, c.name, c.request, await capture(c.capture));
+  return explainStatement(db, c.name, c.request, (await captureAll(db, c.capture)).at(-1)!);
 }
 
 /** One result per statement the case sends, named "<case> [i/n]" when it sends more than one. */
 export async function explainEach(db: Db, c: ExplainCase): Promise<ExplainedQuery[]> {
-  const statements = await captureAll(c.capture);
+  const statements = await captureAll(db, c.capture);
   const explained: ExplainedQuery[] = [];
   for (const [i, statement] of statements.entries()) {
     const name = statements.length > 1 ? `${c.name} [${i + 1}/${statements.length}]` : c.name;

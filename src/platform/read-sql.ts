@@ -13,6 +13,13 @@ export interface Filter {
   where: string[];
   values: unknown[];
   bind: (value: unknown) => string;
+  /**
+   * The best plan depends on the values (how many rows a product or a search
+   * matches: walk the newest-first index, or look the few rows up and sort
+   * them), so the statement is planned for each request's values rather than
+   * prepared, whose generic plan would pick one way for every value.
+   */
+  planPerValue?: boolean;
 }
 
 /** One row's view, or null. The statement is prepared: gets are the hot path. */
@@ -49,7 +56,7 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: {
        ${view.joins ?? ''}
       ORDER BY ${order}`,
     filter.values,
-    { prepared: true },
+    { prepared: !filter.planPerValue },
   );
   return pageText(rows, page.limit);
 }

@@ -12,7 +12,7 @@
 export function substringSearch(text: string, q: string, bind: (value: unknown) => string): string[] {
   const lowered = q.toLowerCase();
   const conditions = [`${text} LIKE ${bind(`%${lowered.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)}`];
-  // Characters as PostgreSQL counts them (code points), not UTF-16 units.
-  if ([...lowered].length <= 2) conditions.push(`merx_short_grams(${text}) @> ARRAY[${bind(lowered)}]::text[]`);
+  // Characters as PostgreSQL counts them (code points), not UTF-16 units; chr(2) is the index's own separator.
+  if ([...lowered].length <= 2 && !lowered.includes('\u0002')) conditions.push(`merx_short_grams(${text}) @> ARRAY[${bind(lowered)}]::text[]`);
   return conditions;
 }

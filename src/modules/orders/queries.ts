@@ -51,8 +51,8 @@ export async function getOrder(sql: Sql, accountId: string, orderId: string): Pr
   return order;
 }
 
-/** Builds the WHERE clause of the order list; each filter is served by an index (bench/RESULTS.md). */
-function listFilters(accountId: string, input: ListOrdersInput): Filter {
+/** Builds the WHERE clause of the order list; each filter is served by an index (bench/RESULTS-explain.md). */
+function listFilters(accountId: string, input: ListOrdersInput, productPages: string[]): Filter {
   const { values, bind } = sqlParameters(accountId);
   const where = ['o.account_id = $1'];
   if (input.status) where.push(`o.status = ${bind(input.status)}`);
@@ -63,21 +63,30 @@ function listFilters(accountId: string, input: ListOrdersInput): Filter {
   if (input.since) where.push(`o.updated_at >= ${bind(parseStrictDate('since', input.since, 'start'))}`);
   if (input.page_id) where.push(`o.page_id = ${bind(input.page_id)}`);
   if (input.product_id) {
-    // Both arms are index conditions (orders_account_page with the pages' ids as one array, orders_line_items),
-    // so a product on few orders is found by a BitmapOr rather than by walking the account's orders.
-    const product = bind(input.product_id);
-    where.push(`(o.page_id = ANY (ARRAY(SELECT p.id FROM pages p WHERE p.account_id = $1 AND p.product_ids @> ARRAY[${product}]::uuid[]))
-      OR o.line_items @> jsonb_build_array(jsonb_build_object('product_id', ${product}::text)))`);
+    // The pages selling it are known before planning (productPages), so PostgreSQL can weigh both arms, each an
+    // index condition (orders_account_page, orders_line_items): it walks the newest orders for a product on many
+    // orders and looks the rows up (a BitmapOr) for one on few, instead of walking the account's orders.
+    where.push(`(o.page_id = ANY (${bind(productPages)}::uuid[])
+      OR o.line_items @> jsonb_build_array(jsonb_build_object('product_id', ${bind(input.product_id)}::text)))`);
   }
   if (input.courier === 'none') where.push('o.tracking_number IS NULL');
   else if (input.courier !== undefined) where.push(`o.courier = ${bind(input.courier)}`);
   // The latest shipment's status, kept on the order by the orders room (commands.ts, migration 017).
   if (input.shipment_status) where.push(`o.shipment_status = ${bind(input.shipment_status)}`);
   if (input.q) where.push(...substringSearch(SEARCH_TEXT, input.q, bind));
-  return { where, values, bind };
+  return { where, values, bind, planPerValue: Boolean(input.product_id || input.q) };
 }
 
 /** A page of the list, newest first, as JSON text. */
-export function listOrders(sql: Sql, accountId: string, input: ListOrdersInput): Promise<JsonText> {
-  return readPage(sql, ORDER_VIEW, listFilters(accountId, input), { limit: input.limit ?? 50, cursor: input.cursor });
+export async function listOrders(sql: Sql, accountId: string, input: ListOrdersInput): Promise<JsonText> {
+  const productPages = input.product_id ? await pagesSelling(sql, accountId, input.product_id) : [];
+  return readPage(sql, ORDER_VIEW, listFilters(accountId, input, productPages), { limit: input.limit ?? 50, cursor: input.cursor });
+}
+
+/** SPEC: product_id lists the orders of the pages selling the product (a handful of rows, on pages' GIN index). */
+async function pagesSelling(sql: Sql, accountId: string, productId: string): Promise<string[]> {
+  const { rows } = await sql.query<{ id: string }>('SELECT id FROM pages WHERE account_id = $1 AND product_ids @> ARRAY[$2]::uuid[]', [accountId, productId], {
+    prepared: true,
+  });
+  return rows.map((r) => r.id);
 }
