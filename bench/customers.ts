@@ -21,6 +21,7 @@ import type { Sql } from '../src/platform/db.ts';
 import { generateApiKey } from '../src/platform/auth.ts';
 import { listCustomers } from '../src/modules/customers/queries.ts';
 import { listSegments } from '../src/modules/customers/segments.ts';
+import { valueOf } from '../src/platform/json-text.ts';
 import { setting } from './bench-tools.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -456,7 +457,8 @@ async function main() {
     const path_ = c.request.startsWith('GET /api/v1/segments') ? '/api/v1/segments' : c.request.slice(4);
     const apiOnce = await call(service.url, key, 'GET', path_);
     const { statements, result } = await capture(pool, c.capture);
-    const note = c.agree(apiOnce, result);
+    // The captured functions answer JSON text PostgreSQL wrote (issue 12).
+    const note = c.agree(apiOnce, valueOf(result));
     log(`${c.name}: ${note}`);
     const busy = await waitForQuiet(QUIET_WAIT_S);
     if (busy !== null && busy >= 0.3) log(`machine busy (${busy.toFixed(2)} cores) after ${QUIET_WAIT_S} s of waiting: measuring anyway`);
