@@ -12,6 +12,7 @@ import addFormats from 'ajv-formats';
 import type { TSchema } from 'typebox';
 import type { Db } from '../src/platform/db.ts';
 import { canonicalJson } from '../src/platform/canonical-json.ts';
+import { etagOf } from '../src/platform/etag.ts';
 import { readArray, readOne } from '../src/platform/read-sql.ts';
 import type { JsonView } from '../src/platform/json-view.ts';
 import { ORDER_VIEW } from '../src/modules/orders/view.ts';
@@ -254,6 +255,8 @@ test('webhook subscription: active or not, every nullable field empty and set, o
     const text = (await readOne(db, SUBSCRIPTION_VIEW, 's.account_id = $1 AND s.id = $2', [accountId, id]))!.text;
     assert.ok(!text.includes(secret) && !text.includes('b'.repeat(64)), 'the view never carries a secret');
     assert.equal(JSON.parse(text).secret_prefix, `${secret.slice(0, 8)}…`);
+    // EXTENSIONS 3: the ETag is a hash of the view served, so a subscription keeps the tag it had.
+    assert.equal(etagOf(JSON.parse(text)), etagOf(legacy));
   }
 });
 
