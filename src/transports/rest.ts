@@ -118,7 +118,8 @@ function operationRoute(services: Services, op: Operation) {
       return reply.type(op.produces).header('Content-Disposition', `attachment; filename="${file.filename}"`).send(file.body);
     }
     // Previews have their own closed shape, assembled by the operation; the route's schema describes the real result.
-    if (dryRun) reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
+    // (A preview around a view PostgreSQL wrote is JsonText, sent as it is below.)
+    if (dryRun && !(result instanceof JsonText)) reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
     else if (op.location) reply.header('Location', op.location.replace(':id', (dataOf(result) as { id: string }).id));
     reply.code(dryRun ? 200 : (op.successStatus ?? 200));
     // Written by PostgreSQL in the contract's shape (issue 12): a JSON string is sent as it is.
