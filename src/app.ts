@@ -126,9 +126,10 @@ export async function buildApp(services: OperatorServices, options: { reactions?
 
   // Our JSON parser: an empty body is "no body"; malformed JSON is a 400 in the contract's shape.
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
+    // An unknown route is a 404 whatever its body holds (GAPS: before any other check).
+    if (text.trim() === '' || request.routeOptions.url === undefined) return done(null, undefined);
     try {
       done(null, JSON.parse(text));
     } catch {
