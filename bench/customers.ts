@@ -21,6 +21,7 @@ import type { Sql } from '../src/platform/db.ts';
 import { generateApiKey } from '../src/platform/auth.ts';
 import { listCustomers } from '../src/modules/customers/queries.ts';
 import { listSegments } from '../src/modules/customers/segments.ts';
+import { valueOf } from '../src/platform/json-text.ts';
 import { setting } from './bench-tools.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -456,7 +457,8 @@ async function main() {
     const path_ = c.request.startsWith('GET /api/v1/segments') ? '/api/v1/segments' : c.request.slice(4);
     const apiOnce = await call(service.url, key, 'GET', path_);
     const { statements, result } = await capture(pool, c.capture);
-    const note = c.agree(apiOnce, result);
+    // The captured functions answer JSON text PostgreSQL wrote (issue 12).
+    const note = c.agree(apiOnce, valueOf(result));
     log(`${c.name}: ${note}`);
     const busy = await waitForQuiet(QUIET_WAIT_S);
     if (busy !== null && busy >= 0.3) log(`machine busy (${busy.toFixed(2)} cores) after ${QUIET_WAIT_S} s of waiting: measuring anyway`);
@@ -555,7 +557,7 @@ async function main() {
   lines.push(`- PostgreSQL settings: ${settings.join(', ')}`);
   lines.push(`- Data: ${counts.orders.toLocaleString('en-US')} orders (seed ${seedSeconds.toFixed(1)} s through POST /admin/api/accounts/{id}/seed), ${counts.customers.toLocaleString('en-US')} customers in customer_aggregates (${(Number(counts.agg_bytes) / 1024 / 1024).toFixed(1)} MB with indexes), ${counts.carts.toLocaleString('en-US')} abandoned carts`);
   lines.push(`- Load: ${SHAPE.connections} connections (API, autocannon) and ${SHAPE.connections} concurrent callers (raw), ${SHAPE.warmup} s warm-up then ${SHAPE.seconds} s measured each; "1 conn" is one autocannon connection for ${SINGLE_SECONDS} s (unloaded latency). ${keys.length} API keys rotated (SPEC: 300 req/min per key).`);
-  lines.push('- **raw** replays the exact statements the service sends for that request (captured from `listCustomers` / `listSegments` themselves) on a `pg` pool of 10 with the service\'s type parsing: no HTTP, auth, rate limit, validation or serialisation. The customer list sends its page and its count in parallel; the segment list sends one statement for the segments, then one count per segment, one after another.');
+  lines.push('- **raw** replays the exact statements the service sends for that request (captured from `listCustomers` / `listSegments` themselves) on a `pg` pool of 10 with the service\'s type parsing: no HTTP, auth, rate limit, validation or serialisation. The customer list sends its page and its count in parallel; the segment list reads the segments\' filters (and each segment an inSegment names), then sends one statement that writes every view with its count, one after another.');
   lines.push('- **other CPU**: cores used by processes other than the bench, the service and the bench database\'s backends during the measured seconds; trust a row only when it is near 0.');
   if (invalid) lines.push('- **INVALID RUN**: some requests failed (see the table).');
   lines.push('');

@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import { AppError, toAppError } from './platform/errors.ts';
-import type { Operation } from './platform/operation.ts';
+import { answersWithEtag, type Operation } from './platform/operation.ts';
 import { registerOperations } from './transports/rest.ts';
 import { registerMcp } from './transports/mcp.ts';
 import { buildOpenApiDocument } from './transports/openapi.ts';
@@ -72,7 +72,9 @@ export function publicOpenApi(serverUrl: string) {
       webhooks: deliveryWebhooks,
     },
     [
-      ...operations.filter((op) => op.rest !== false).map((op) => ({ ...op, mcpTool: op.mcp === false ? (op.mcpVia ?? null) : op.name })),
+      ...operations
+        .filter((op) => op.rest !== false)
+        .map((op) => ({ ...op, cacheable: answersWithEtag(op), mcpTool: op.mcp === false ? (op.mcpVia ?? null) : op.name })),
       ...publicRoutes().filter((r) => r.documented).map((r) => ({ ...r, public: true, mcpTool: null })),
       apiIndexRoute,
     ],
@@ -124,9 +126,10 @@ export async function buildApp(services: OperatorServices, options: { reactions?
 
   // Our JSON parser: an empty body is "no body"; malformed JSON is a 400 in the contract's shape.
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
+    // An unknown route is a 404 whatever its body holds (GAPS: before any other check).
+    if (text.trim() === '' || request.routeOptions.url === undefined) return done(null, undefined);
     try {
       done(null, JSON.parse(text));
     } catch {

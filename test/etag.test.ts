@@ -273,22 +273,28 @@ test('an idempotent PATCH replay repeats the ETag of the first answer', async ()
   assert.equal(refusedAgain.headers.get('etag'), refused.headers.get('etag'));
 });
 
-test('the document declares ETag, If-Match, If-None-Match, 304 and 412 on exactly the versioned operations, and precondition_failed', () => {
+test('the document declares If-Match and 412 on exactly the versioned writes; ETag, If-None-Match and 304 on every JSON read', () => {
   const operationOf = (method: string, path: string) => doc.paths[path.replace(/:([A-Za-z_]+)/g, '{$1}')][method.toLowerCase()];
   const versioned = operations.filter((op) => op.etag).map((op) => op.name).sort();
   assert.deepEqual(versioned, ['get_order', 'get_product', 'get_webhook', 'update_order', 'update_product', 'update_webhook']);
+  let reads = 0;
   for (const op of operations.filter((o) => o.rest !== false)) {
     const operation = operationOf(op.method, op.path);
     const headerNames = (operation.parameters ?? []).map((p: any) => deref(doc, p)).filter((p: any) => p.in === 'header').map((p: any) => p.name);
     const responses = operation.responses as Record<string, any>;
     const isRead = op.annotations.readOnlyHint;
     const note = op.name;
-    if (op.etag) {
-      assert.ok(headerNames.includes(isRead ? 'If-None-Match' : 'If-Match'), `${note}: conditional header`);
+    if (op.etag && !isRead) {
+      assert.ok(headerNames.includes('If-Match') && !headerNames.includes('If-None-Match'), `${note}: If-Match`);
       assert.ok(deref(doc, responses['200']).headers.ETag, `${note}: ETag on 200`);
-      assert.ok(responses[isRead ? '304' : '412'], `${note}: ${isRead ? 304 : 412}`);
-      assert.equal(responses[isRead ? '412' : '304'], undefined);
-      if (!isRead) assert.ok(deref(doc, responses['412']).headers.ETag, `${note}: ETag on 412`);
+      assert.ok(deref(doc, responses['412']).headers.ETag, `${note}: ETag on 412`);
+      assert.equal(responses['304'], undefined, note);
+    } else if (isRead && op.method === 'GET' && !op.produces) {
+      reads++;
+      assert.ok(headerNames.includes('If-None-Match') && !headerNames.includes('If-Match'), `${note}: If-None-Match`);
+      assert.ok(deref(doc, responses['200']).headers.ETag, `${note}: ETag on 200`);
+      assert.ok(deref(doc, responses['304']).headers.ETag, `${note}: 304 with its ETag`);
+      assert.equal(responses['412'], undefined, note);
     } else {
       assert.ok(!headerNames.includes('If-Match') && !headerNames.includes('If-None-Match'), `${note}: no conditional header`);
       assert.equal(responses['304'], undefined, note);
@@ -296,5 +302,42 @@ test('the document declares ETag, If-Match, If-None-Match, 304 and 412 on exactl
       assert.equal(deref(doc, responses[String(op.successStatus ?? 200)]).headers?.ETag, undefined, `${note}: no ETag`);
     }
   }
+  assert.ok(reads >= 14, `every JSON read is covered (${reads})`);
   assert.match(String(doc.info.description), /precondition_failed/);
+});
+
+test('a poller: every list answers with an ETag of its bytes, 304 with no body while nothing changed, a new tag once something did', async () => {
+  const { accountId, key, op } = await tenant();
+  await checkoutWith(svc, accountId, 'courier_a');
+  const hook = await newWebhook(key);
+  const paths = [
+    '/api/v1/orders?limit=5', '/api/v1/products', '/api/v1/inventory/stock', '/api/v1/inventory/movements', '/api/v1/webhooks',
+    `/api/v1/webhooks/${hook.id}/deliveries`, '/api/v1/events?limit=5',
+  ];
+  const tags = new Map<string, string>();
+  for (const path of paths) {
+    const first = await read(key, path);
+    const again = await read(key, path);
+    assert.equal(again.etag, first.etag, `${path}: the same bytes, the same tag`);
+    assert.equal(again.res.text, first.res.text);
+    for (const value of [first.etag, `W/${first.etag}`, `"other", ${first.etag}`]) {
+      const cached = await http(svc.url, 'GET', path, { token: key, headers: { 'If-None-Match': value } });
+      assert.equal(cached.status, 304, `${path} If-None-Match ${value}`);
+      assert.equal(cached.text, '', '304 has no body');
+      assert.equal(cached.headers.get('etag'), first.etag);
+      assert.ok(cached.headers.get('x-ratelimit-remaining'), '304 still counts and says so');
+      assertResponseMatches(doc, 'GET', path, cached);
+    }
+    assert.equal((await read(key, path, { 'If-None-Match': '"other"' })).res.text, first.res.text);
+    tags.set(path, first.etag);
+  }
+  // Something new: the order list and the event feed change, and so do their tags.
+  await checkoutWith(svc, accountId, 'courier_a');
+  await op.createProduct(accountId, { name: 'Poll mug', sku: `PM-${crypto.randomUUID().slice(0, 6)}` });
+  for (const path of ['/api/v1/orders?limit=5', '/api/v1/products', '/api/v1/events?limit=5']) {
+    const stale = await http(svc.url, 'GET', path, { token: key, headers: { 'If-None-Match': tags.get(path)! } });
+    assert.equal(stale.status, 200, `${path}: changed, so a full answer`);
+    assert.notEqual(stale.headers.get('etag'), tags.get(path));
+    assertResponseMatches(doc, 'GET', path, stale);
+  }
 });

@@ -61,6 +61,12 @@ test('unknown routes answer a JSON 404 not_found, before any key check', async (
     }
   }
   assertError(await http(svc.url, 'POST', '/api/v1/nope', { body: { a: 1 } }), 404, 'not_found', 'POST unknown route');
+  // Whatever the body holds: an unknown route is not read, so malformed JSON there is still a 404 (found by the fuzz test).
+  for (const raw of ['{bad', '{"text":"\u0000"}']) {
+    const res = await fetch(`${svc.url}/api/v1/customers/notes`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: raw });
+    assert.equal(res.status, 404, `POST unknown route with body ${JSON.stringify(raw)}`);
+    assert.equal((await res.json()).error.code, 'not_found');
+  }
 });
 
 test('a wrong method on a known path answers 405 method_not_allowed with Allow, before any key check', async () => {

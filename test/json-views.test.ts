@@ -12,6 +12,7 @@ import addFormats from 'ajv-formats';
 import type { TSchema } from 'typebox';
 import type { Db } from '../src/platform/db.ts';
 import { canonicalJson } from '../src/platform/canonical-json.ts';
+import { etagOf } from '../src/platform/etag.ts';
 import { readArray, readOne } from '../src/platform/read-sql.ts';
 import type { JsonView } from '../src/platform/json-view.ts';
 import { ORDER_VIEW } from '../src/modules/orders/view.ts';
@@ -19,7 +20,10 @@ import { Order, ORDER_STATUSES } from '../src/modules/orders/schema.ts';
 import { SHIPMENT_STATUSES } from '../src/modules/shipments/schema.ts';
 import { startTestService, type TestService } from './helpers/harness.ts';
 import { isolatedDatabase, type IsolatedDatabase } from './helpers/webhooks.ts';
-import { legacyCustomer, legacyDelivery, legacyMovement, legacyOrder, legacyProduct, legacyShipment, legacyStockItem } from './helpers/legacy-views.ts';
+import {
+  legacyCustomer, legacyDelivery, legacyMovement, legacyNote, legacyOrder, legacyProduct, legacySegment, legacySegments, legacyShipment, legacyStockItem,
+  legacySubscription,
+} from './helpers/legacy-views.ts';
 import { SHIPMENT_VIEW } from '../src/modules/shipments/queries.ts';
 import { Shipment } from '../src/modules/shipments/schema.ts';
 import { PRODUCT_VIEW } from '../src/modules/products/queries.ts';
@@ -28,9 +32,13 @@ import { STOCK_ITEM_VIEW } from '../src/modules/inventory/stock.ts';
 import { MOVEMENT_VIEW } from '../src/modules/inventory/movements.ts';
 import { Movement, MOVEMENT_TYPES, StockItem } from '../src/modules/inventory/schema.ts';
 import { CUSTOMER_VIEW } from '../src/modules/customers/queries.ts';
-import { Customer } from '../src/modules/customers/schema.ts';
+import { Customer, Note, Segment } from '../src/modules/customers/schema.ts';
+import { segmentText } from '../src/modules/customers/segment-view.ts';
+import { listSegments } from '../src/modules/customers/segments.ts';
+import { NOTE_VIEW } from '../src/modules/customers/notes.ts';
+import { SUBSCRIPTION_VIEW } from '../src/modules/webhooks/subscriptions.ts';
 import { DELIVERY_VIEW } from '../src/modules/webhooks/deliveries.ts';
-import { Delivery, DELIVERY_STATUSES } from '../src/modules/webhooks/schema.ts';
+import { Delivery, DELIVERY_STATUSES, Subscription } from '../src/modules/webhooks/schema.ts';
 
 let service: TestService;
 let db: Db;
@@ -57,7 +65,7 @@ after(async () => {
 /** jsonb columns: their values go in as JSON text, strings and numbers too. */
 const JSONB_COLUMNS = new Set([
   'courier_office_id', 'invoice_number', 'line_items', 'status_events', 'office_id', 'recipient_address', 'parcel_dim_cm',
-  'sender_origin', 'shipment_terms', 'dim_cm',
+  'sender_origin', 'shipment_terms', 'dim_cm', 'filters',
 ]);
 
 /** Columns a test row sets; the rest stay null (or their defaults). */
@@ -227,4 +235,111 @@ test('webhook delivery: every status, attempted or not, with and without a respo
     });
     await checkView(DELIVERY_VIEW, Delivery, id, await legacyDelivery(db, accountId, id));
   }
+});
+
+test('webhook subscription: active or not, every nullable field empty and set, one event or many; never the secret', async () => {
+  for (const [i, full] of [false, true, true].entries()) {
+    const secret = crypto.randomBytes(32).toString('hex');
+    const id = await insert('webhook_subscriptions', {
+      url: `https://hooks.example/${i}?a="b"&c=☕`, events: i === 2 ? ['order.created', 'order.updated', 'shipment.delivered'] : ['order.created'], secret,
+      active: i !== 1, created_at: `2026-11-0${i + 1}T01:02:03.${i}40Z`, updated_at: `2026-11-0${i + 1}T04:05:06.${i}07Z`,
+      ...(full
+        ? {
+            description: 'ERP "main"\nline', last_triggered_at: '2026-11-10T10:10:10.010Z', last_status_code: 500 + i, dead_notified_at: '2026-11-11T11:11:11.100Z',
+            previous_secret: 'b'.repeat(64), previous_secret_expires_at: '2026-12-01T00:00:00.000Z',
+          }
+        : {}),
+    });
+    const legacy = await legacySubscription(db, accountId, id);
+    await checkView(SUBSCRIPTION_VIEW, Subscription, id, legacy);
+    const text = (await readOne(db, SUBSCRIPTION_VIEW, 's.account_id = $1 AND s.id = $2', [accountId, id]))!.text;
+    assert.ok(!text.includes(secret) && !text.includes('b'.repeat(64)), 'the view never carries a secret');
+    assert.equal(JSON.parse(text).secret_prefix, `${secret.slice(0, 8)}…`);
+    // EXTENSIONS 3: the ETag is a hash of the view served, so a subscription keeps the tag it had.
+    assert.equal(etagOf(JSON.parse(text)), etagOf(legacy));
+  }
+});
+
+test('note: keys by email and by phone, text with quotes, escapes and non-ASCII', async () => {
+  for (const [i, [key, text]] of [['ana@example.com', 'Prefers "after 18:00"\n\tÄ ☕ 𝄞 \u0001'], ['+359 888 123', 'x']].entries()) {
+    const id = await insert('customer_notes', { customer_key: key, text, created_at: `2026-11-2${i}T00:00:00.${i}50Z` });
+    await checkView(NOTE_VIEW, Note, id, await legacyNote(db, accountId, id));
+  }
+});
+
+test('segment: membership (empty and with members) and computed by every filter, nested, dangling; each and the list', async () => {
+  // Customers the filters tell apart: spent, orders, contacts, last order, a page, a product, an abandoned cart.
+  const productId = await insert('products', { name: 'Segmented' });
+  const pageId = await insert('pages', { title: 'Landing', product_ids: [productId] });
+  const customers = [
+    { key: 'seg-a@example.com', email: 'seg-a@example.com', phone: null, orders: 1, spent: '12.50', last: '2020-01-01T00:00:00.000Z' },
+    { key: 'seg-b@example.com', email: 'seg-b@example.com', phone: '+359 1', orders: 3, spent: '250.00', last: '2026-11-01T00:00:00.000Z' },
+    { key: '+359 222', email: null, phone: '+359 222', orders: 7, spent: '999.99', last: '2026-11-20T00:00:00.000Z' },
+  ];
+  for (const c of customers) {
+    await db.query(
+      `INSERT INTO customer_aggregates (account_id, key, name, email, phone, orders_count, total_spent, first_order_at, last_order_at)
+       VALUES ($1, $2, 'Seg', $3, $4, $5, $6, '2019-01-01T00:00:00.000Z', $7)`,
+      [accountId, c.key, c.email, c.phone, c.orders, c.spent, c.last],
+    );
+  }
+  await insert('orders', { status: 'new', customer_email: 'seg-b@example.com', page_id: pageId });
+  await insert('orders', { status: 'paid', customer_phone: '+359 222', line_items: [{ ...LINE_ITEMS[0], product_id: productId }] });
+  await insert('abandoned_carts', { email: 'SEG-A@example.com' });
+
+  const at = (n: number) => ({ created_at: `2026-11-1${n % 10}T0${n % 10}:00:00.${String(n * 37).padStart(3, '0')}Z`, updated_at: `2026-11-2${n % 10}T00:00:00.${n}00Z` });
+  const membership = async (n: number, name: string, members: string[]) => {
+    const id = crypto.randomUUID();
+    await insert('segments', { id, name, filters: { inSegment: id }, ...at(n) });
+    for (const key of members) await db.query('INSERT INTO segment_members (account_id, segment_id, customer_key) VALUES ($1, $2, $3)', [accountId, id, key]);
+    return id;
+  };
+  const emptyList = await membership(0, 'Empty list', []);
+  const list = await membership(1, 'VIP "list" ☕ \u0001', ['seg-a@example.com', '+359 222', 'nobody@example.com']);
+  const computed = async (n: number, filters: Record<string, unknown>) => insert('segments', { name: `computed ${n}`, filters, ...at(n) });
+  const nested = await computed(2, { minOrders: 2 });
+  const ids = [emptyList, list, nested];
+  for (const [n, filters] of [
+    { minTotal: 12.5, maxTotal: 500 },
+    { minOrders: 1, maxOrders: 3, hasEmail: true },
+    { hasPhone: false },
+    { lastOrderBeforeDaysAgo: 30 },
+    { lastOrderAfterDate: '2026-01-01', lastOrderBeforeDate: '2026-11-10' },
+    { productId },
+    { pageId },
+    { hasAbandonedCart: true },
+    { hasAbandonedCart: false, minTotal: 0.1 },
+    { inSegment: list },
+    { inSegment: nested, hasEmail: true },
+    // Names a segment that is gone: no one.
+    { inSegment: crypto.randomUUID() },
+    // Not its own id alone: computed (over the list), not membership.
+    { inSegment: list, minOrders: 0 },
+  ].entries()) {
+    ids.push(await computed(n + 3, filters));
+  }
+  const validate = ajv.compile(Segment);
+  const kinds = new Set<string>();
+  const counts = new Set<number>();
+  for (const id of ids) {
+    const [{ filters }] = (await db.query('SELECT filters FROM segments WHERE id = $1', [id])).rows;
+    const text = (await segmentText(db, accountId, { id, filters })).text;
+    const value = JSON.parse(text);
+    assert.ok(validate(value), `schema: ${JSON.stringify(validate.errors)} in ${text}`);
+    const legacy = await legacySegment(db, accountId, id);
+    assert.equal(text, JSON.stringify(legacy));
+    kinds.add(value.kind);
+    counts.add(value.customer_count);
+  }
+  assert.deepEqual([...kinds].sort(), ['computed', 'membership']);
+  assert.ok(counts.size >= 3, `the rows tell the filters apart: counts ${[...counts]}`);
+  // The list: one statement for every view and count, oldest first.
+  const listText = (await listSegments(db, accountId)).text;
+  assert.equal(listText, JSON.stringify(await legacySegments(db, accountId)));
+
+  // A number jsonb spells otherwise (1e+21 as 1000000000000000000000): the same JSON by meaning, and the same ETag.
+  const big = await computed(20, { minTotal: 1e21 });
+  const [{ filters }] = (await db.query('SELECT filters FROM segments WHERE id = $1', [big])).rows;
+  const bigText = (await segmentText(db, accountId, { id: big, filters })).text;
+  assert.equal(canonicalJson(JSON.parse(bigText)), canonicalJson(await legacySegment(db, accountId, big)));
 });

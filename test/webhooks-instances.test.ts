@@ -43,6 +43,13 @@ async function deliveredBy(child: ServiceChild): Promise<number> {
   return match ? Number(match[1]) : 0;
 }
 
+/** Attempts this instance has sent and not yet recorded, over every origin, from its /metrics. */
+async function inFlightIn(child: ServiceChild): Promise<number> {
+  const res = await http(child.url, 'GET', '/metrics', { token: ADMIN_TOKEN });
+  assert.equal(res.status, 200);
+  return [...res.text.matchAll(/^merx_webhook_in_flight\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
 /** PATCHes `count` order notes, `inFlight` at a time, each to the instance `via(i)` picks. */
 async function burst(key: string, orders: string[], count: number, via: (i: number) => ServiceChild, tag: string) {
   let next = 0;
@@ -113,11 +120,18 @@ test('SIGKILL of one instance in the middle of a burst loses nothing: the other 
   const unfinished = atKill.flat().filter((d) => d.status !== 'delivered').length;
   assert.ok(unfinished > 0, 'the kill came in the middle of the burst');
 
-  // First attempts the dead instance never made: the survivor's worker takes them after the grace, by itself.
+  // First attempts the dead instance never made, and those it had marked and was sending: the survivor's worker takes
+  // them over once their grace is over, by itself. The job below then runs with a clock past every lease, so it would
+  // take an attempt the survivor still had in flight: wait until nothing is due, nothing is in flight, and the rows
+  // stay the same for a second.
+  const deliveries = async () => (await Promise.all(subs.map((s) => deliveriesOf(b!.url, key, s.data.id, 100)))).flat();
   await eventually(async () => {
-    const lists = await Promise.all(subs.map((s) => deliveriesOf(b!.url, key, s.data.id, 100)));
-    return lists.flat().every((d) => d.attempt >= 1);
-  }, 'the survivor took over every first attempt', 120_000);
+    const rows = await deliveries();
+    const settled = rows.every((d) => d.attempt >= 1 && (d.status !== 'pending' || Date.parse(d.next_attempt_at) > Date.now()));
+    if (!settled || (await inFlightIn(b!)) > 0) return false;
+    await new Promise((r) => setTimeout(r, 1_000));
+    return (await inFlightIn(b!)) === 0 && JSON.stringify(await deliveries()) === JSON.stringify(rows);
+  }, 'the survivor took over every first attempt and finished', 120_000);
   // Attempts that were in flight in the dead instance come back when their lease ends (the job, run past it).
   await runDeliveryJob(b!.url, new Date(Date.now() + 180_000));
 

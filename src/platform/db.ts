@@ -61,8 +61,20 @@ export interface Db extends Sql {
    * any instance reaches every listener. Returns the way to stop listening.
    */
   listen(channel: string, onNotify: (payload: string) => void, state?: ListenState): Promise<() => Promise<void>>;
+  /**
+   * Where background bookkeeping runs (the webhook engine's batched claims and
+   * outcomes): on PostgreSQL a small pool of its own, so that it never holds
+   * the connections requests wait for, with asynchronous commit, so that its
+   * commits never wait for the WAL flush. Only for writes whose loss in a
+   * database crash is harmless: a lost outcome or claim leaves the delivery
+   * due, and it is sent again (SPEC: at least once). PGlite: the database itself.
+   */
+  background(): Sql;
   close(): Promise<void>;
 }
+
+/** Connections of the background pool (see Db.background): the engine batches, so a few carry its whole load. */
+const BACKGROUND_POOL_MAX = 3;
 
 const OID = { int8: 20, numeric: 1700, timestamptz: 1184, timestamp: 1114, date: 1082 };
 
@@ -99,19 +111,42 @@ function runCommitted(tasks: Array<() => void>): void {
   for (const task of tasks) task();
 }
 
+const pgTypes = {
+  getTypeParser: (oid: number, format?: any) => parsers[oid] ?? (pg.types.getTypeParser as any)(oid, format),
+};
+
+function newPool(connectionString: string, max: number, options: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString, types: pgTypes, max, options } as pg.PoolConfig);
+  // An idle client that errors (server restart) must not crash the process.
+  pool.on('error', () => {});
+  return pool;
+}
+
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
   private pool: pg.Pool;
   private connectionString: string;
+  private backgroundPool: pg.Pool | null = null;
 
   constructor(connectionString: string, poolMax: number) {
     this.connectionString = connectionString;
-    const types = {
-      getTypeParser: (oid: number, format?: any) => parsers[oid] ?? (pg.types.getTypeParser as any)(oid, format),
+    this.pool = newPool(connectionString, poolMax, '-c TimeZone=UTC');
+  }
+
+  background(): Sql {
+    this.backgroundPool ??= newPool(this.connectionString, BACKGROUND_POOL_MAX, '-c TimeZone=UTC -c synchronous_commit=off');
+    const pool = this.backgroundPool;
+    return {
+      database: this,
+      afterCommit: (task) => task(),
+      query: async <R>(text: string, params: unknown[] = [], options?: QueryOptions) => {
+        const res = await pool.query(pgQuery(text, params, options));
+        return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+      },
+      exec: async (script: string) => {
+        await pool.query(script);
+      },
     };
-    this.pool = new pg.Pool({ connectionString, types, max: poolMax, options: '-c TimeZone=UTC' } as pg.PoolConfig);
-    // An idle client that errors (server restart) must not crash the process.
-    this.pool.on('error', () => {});
   }
 
   async query<T>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<QueryResult<T>> {
@@ -204,7 +239,7 @@ class PostgresDb implements Db {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.backgroundPool?.end()]);
   }
 }
 
@@ -233,6 +268,11 @@ export class PgliteDb implements Db {
   }
 
   get database(): object {
+    return this;
+  }
+
+  /** One connection in process: background work shares it (and PGlite has no WAL flush to wait for across processes). */
+  background(): Sql {
     return this;
   }
 

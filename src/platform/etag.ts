@@ -21,6 +21,11 @@ export function etagOf(view: unknown): string {
   return `"${crypto.createHash('sha256').update(canonicalJson(view)).digest('base64url').slice(0, 32)}"`;
 }
 
+/** The strong ETag of an answer that is not a versioned resource (a list, a report): the hash of its bytes. */
+export function etagOfAnswer(body: string): string {
+  return `"${crypto.hash('sha1', body, 'base64url')}"`;
+}
+
 /** The entity tags of an If-Match / If-None-Match value: `*`, or a comma-separated list (an unquoted tag is taken as quoted). */
 function listedTags(value: string): string[] {
   return value.split(',').map((tag) => tag.trim()).filter(Boolean);

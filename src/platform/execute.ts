@@ -19,6 +19,7 @@ function boundTo(tx: Sql, kind: Db['kind'], commits: boolean): Db {
     afterCommit: (task) => inner.afterCommit(task),
     database: inner.database,
     tx: (fn) => fn(inner),
+    background: () => inner,
     // Bound to one transaction: notifications are for the service's own Db.
     listen: () => Promise.reject(new Error('a transaction-bound Db does not listen for notifications')),
     close: async () => {},

@@ -150,6 +150,7 @@ export class IdempotentRun {
           return result;
         }, options),
       listen: (channel, onNotify, state) => db.listen(channel, onNotify, state),
+      background: () => db.background(),
       close: () => db.close(),
     };
   }

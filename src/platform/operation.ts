@@ -119,6 +119,15 @@ export function isWrite(op: Operation): boolean {
   return !op.annotations.readOnlyHint;
 }
 
+/**
+ * Issue 12, caching for pollers: every JSON read answers with an ETag and
+ * honours If-None-Match (304, no body). A versioned resource's tag is its
+ * version (`etag`); any other read's is the hash of the answer's bytes.
+ */
+export function answersWithEtag(op: Operation): boolean {
+  return op.etag !== undefined || (op.method === 'GET' && !isWrite(op) && !op.produces);
+}
+
 /** Identity with inference: lets a module declare an operation with full types. */
 export function defineOperation<
   P extends TObject | undefined = undefined,

@@ -3,7 +3,7 @@
 // {data, has_more, next_cursor} is spliced around those texts. Keyset paging
 // as in paging.ts: newest first on (created_at, id), limit + 1 rows fetched
 // to learn has_more, the cursor taken from the last row's keyset values.
-import type { Sql } from './db.ts';
+import type { QueryOptions, Sql } from './db.ts';
 import { JsonText } from './json-text.ts';
 import { isoTime, type JsonView } from './json-view.ts';
 import { afterCursor, encodeCursor } from './paging.ts';
@@ -22,12 +22,18 @@ export interface Filter {
   planPerValue?: boolean;
 }
 
-/** One row's view, or null. The statement is prepared: gets are the hot path. */
-export async function readOne(sql: Sql, view: JsonView, where: string, params: unknown[]): Promise<JsonText | null> {
+/**
+ * One row's view, or null. The statement is prepared: gets are the hot path.
+ * A view whose text is compiled per row (a segment's count from its filters)
+ * passes { prepared: false }: prepared names are for a bounded set of texts.
+ */
+export async function readOne(
+  sql: Sql, view: JsonView, where: string, params: unknown[], options: QueryOptions = { prepared: true },
+): Promise<JsonText | null> {
   const { rows } = await sql.query<{ v: string }>(
     `SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`,
     params,
-    { prepared: true },
+    options,
   );
   return rows[0] ? new JsonText(rows[0].v) : null;
 }

@@ -72,6 +72,8 @@ upper-cased (\`NOT_FOUND\`, \`CONFLICT\`, ...).
   give the tag in \`_meta.etag\`) changes nothing and answers 412 \`precondition_failed\` with \`details.current_etag\` when the
   resource changed meanwhile; \`If-Match: *\` matches any existing resource; dry runs check it too. \`GET\` with a matching
   \`If-None-Match\` answers 304 with no body.
+- **Caching for pollers**: every other \`GET\` (lists, stock, reports) answers with an \`ETag\` of the answer as sent; send it
+  back in \`If-None-Match\` and, while nothing changed, the answer is 304 with no body.
 - **Standard Webhooks**: every delivery also carries \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` (see the
   \`webhooks\` section). \`POST /api/v1/webhooks/{id}/rotate-secret\` rotates the secret with both signing until the old expires;
   \`POST /api/v1/webhooks/{id}/verify-signature\` says why a receiver's verification fails.
@@ -98,7 +100,10 @@ export const IDEMPOTENCY_HEADERS = {
 export const VERSIONING_HEADERS = {
   etag: {
     name: ETAG_HEADER,
-    description: 'Strong entity tag of the resource in `data` (for a dry run: of the current resource); it changes whenever the resource changes, by any path.',
+    description:
+      'Strong entity tag. For an order, a product or a webhook subscription: of the resource in `data` (for a dry run: of the current resource); ' +
+      'it changes whenever the resource changes, by any path. For any other read (lists): of the answer as sent, so a poller that sends it back ' +
+      'in If-None-Match gets a 304 while nothing changed.',
     schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]+"$' },
   },
   ifMatch: {

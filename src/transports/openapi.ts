@@ -31,6 +31,8 @@ export interface DescribedRoute {
   location?: string;
   /** EXTENSIONS 3: the answer's data is a versioned resource (ETag; If-None-Match on a read, If-Match on a write). */
   etag?: unknown;
+  /** A read whose answer carries an ETag (of the resource if `etag`, else of its bytes) and honours If-None-Match with a 304. */
+  cacheable?: boolean;
   /** MCP annotations; a route that is not read-only takes the idempotency key header. */
   annotations?: { readOnlyHint: boolean };
 }
@@ -76,7 +78,7 @@ const takesIdempotencyKey = (route: DescribedRoute) => route.annotations?.readOn
 
 /** The If-None-Match (read) or If-Match (write) header a versioned route takes. */
 function conditionalHeader(route: DescribedRoute, info: DocumentInfo) {
-  if (!info.versioning || !route.etag) return undefined;
+  if (!info.versioning || !(route.etag || route.cacheable)) return undefined;
   return takesIdempotencyKey(route) ? info.versioning.ifMatch : info.versioning.ifNoneMatch;
 }
 
@@ -133,7 +135,7 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
       info.idempotency && takesIdempotencyKey(route)
         ? { ...info.commonHeaders, [info.idempotency.replayed.name]: { description: info.idempotency.replayed.description, schema: info.idempotency.replayed.schema } }
         : info.commonHeaders;
-    const versioning = route.etag ? info.versioning : undefined;
+    const versioning = route.etag || route.cacheable ? info.versioning : undefined;
     const etagHeader = versioning ? { [versioning.etag.name]: { description: versioning.etag.description, schema: versioning.etag.schema } } : {};
     const output = withComponentRefs(route.output, components, true);
     const successHeaders = route.location

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePlan, requireScope } from '../platform/auth.ts';
 import { AppError } from '../platform/errors.ts';
-import { admittingScopes, isWrite, type Caller, type Operation } from '../platform/operation.ts';
+import { admittingScopes, answersWithEtag, isWrite, type Caller, type Operation } from '../platform/operation.ts';
 import {
   checkIdempotencyKey, claimIdempotencyKey, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, REPLAYED_RESPONSE_HEADERS, requestFingerprint,
   type Claim, type IdempotentRun, type RequestParts, type StoredAnswer,
@@ -12,7 +12,7 @@ import {
 import { compileOptional } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
 import { dataOf, JsonText } from '../platform/json-text.ts';
-import { ETAG_HEADER, etagOf, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
+import { ETAG_HEADER, etagOf, etagOfAnswer, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import { serializableSchema } from './schema-refs.ts';
@@ -118,7 +118,8 @@ function operationRoute(services: Services, op: Operation) {
       return reply.type(op.produces).header('Content-Disposition', `attachment; filename="${file.filename}"`).send(file.body);
     }
     // Previews have their own closed shape, assembled by the operation; the route's schema describes the real result.
-    if (dryRun) reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
+    // (A preview around a view PostgreSQL wrote is JsonText, sent as it is below.)
+    if (dryRun && !(result instanceof JsonText)) reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
     else if (op.location) reply.header('Location', op.location.replace(':id', (dataOf(result) as { id: string }).id));
     reply.code(dryRun ? 200 : (op.successStatus ?? 200));
     // Written by PostgreSQL in the contract's shape (issue 12): a JSON string is sent as it is.
@@ -141,6 +142,21 @@ async function storeAnswer(request: FastifyRequest, reply: FastifyReply, payload
   return payload;
 }
 
+/**
+ * A read that is not a versioned resource (a list): its ETag is the hash of
+ * the bytes about to be sent, and a poller that already holds them gets a 304
+ * with no body (issue 12).
+ */
+async function tagAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  if (reply.statusCode !== 200 || typeof payload !== 'string') return payload;
+  const etag = etagOfAnswer(payload);
+  reply.header(ETAG_HEADER, etag);
+  const ifNoneMatch = headerValue(request, IF_NONE_MATCH_HEADER);
+  if (ifNoneMatch === undefined || !ifNoneMatchHits(ifNoneMatch, etag)) return payload;
+  reply.code(304).removeHeader('content-type');
+  return '';
+}
+
 export function registerOperations(app: FastifyInstance, services: Services, operations: Operation[]): void {
   const routes = operations.filter((op) => op.rest !== false);
   for (const op of routes) {
@@ -155,7 +171,7 @@ export function registerOperations(app: FastifyInstance, services: Services, ope
       },
       schema: op.produces ? {} : { response: { [status]: serializableSchema(op.output) } },
       handler: operationRoute(services, op),
-      onSend: storeAnswer,
+      onSend: answersWithEtag(op) && !op.etag ? tagAnswer : storeAnswer,
       // A request that ended without sending (the client went away) frees its key.
       onResponse: async (request) => request.idempotentRun?.abandon(),
     });

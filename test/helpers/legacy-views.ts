@@ -3,6 +3,8 @@
 // database-built JSON with: the same rows, read by the same driver type
 // parsers, shaped by the old code.
 import type { Sql } from '../../src/platform/db.ts';
+import { countSegment } from '../../src/modules/customers/segments.ts';
+import { isMembership } from '../../src/modules/customers/filters.ts';
 
 export const LEGACY_ORDER_SQL = `SELECT o.id, o.number, o.order_number, o.status, o.payment_status, o.payment_method, o.funnel_step,
   o.parent_order_id, o.total, o.delivery_price, o.discount_amount, o.coupon_code, o.refund_amount_cents, o.refunded_at,
@@ -142,4 +144,37 @@ export async function legacyDelivery(sql: Sql, accountId: string, deliveryId: st
     [accountId, deliveryId],
   );
   return rows[0];
+}
+
+/** The Segment view was the row plus its kind and a count, one statement per segment. */
+export async function legacySegment(sql: Sql, accountId: string, segmentId: string) {
+  const { rows } = await sql.query('SELECT id, name, filters, created_at, updated_at FROM segments WHERE account_id = $1 AND id = $2', [accountId, segmentId]);
+  const row = rows[0];
+  const kind = isMembership(row.id, row.filters) ? 'membership' : 'computed';
+  return { ...row, kind, customer_count: await countSegment(sql, accountId, row) };
+}
+
+/** The list: the segments oldest first, each viewed as above. */
+export async function legacySegments(sql: Sql, accountId: string) {
+  const { rows } = await sql.query<{ id: string }>('SELECT id FROM segments WHERE account_id = $1 ORDER BY created_at, id', [accountId]);
+  const views = [];
+  for (const row of rows) views.push(await legacySegment(sql, accountId, row.id));
+  return views;
+}
+
+/** The Note view was the inserted row as RETURNING gave it. */
+export async function legacyNote(sql: Sql, accountId: string, noteId: string) {
+  const { rows } = await sql.query('SELECT id, customer_key, text, created_at FROM customer_notes WHERE account_id = $1 AND id = $2', [accountId, noteId]);
+  return rows[0];
+}
+
+/** The Subscription view was the row without its secret, and the secret's first 8 characters with an ellipsis. */
+export async function legacySubscription(sql: Sql, accountId: string, webhookId: string) {
+  const { rows } = await sql.query(
+    `SELECT id, url, description, events, active, secret, last_triggered_at, last_status_code, dead_notified_at, created_at, updated_at
+       FROM webhook_subscriptions WHERE account_id = $1 AND id = $2`,
+    [accountId, webhookId],
+  );
+  const { secret, ...rest } = rows[0];
+  return { ...rest, secret_prefix: `${String(secret).slice(0, 8)}…` };
 }

@@ -3,13 +3,15 @@ import crypto from 'node:crypto';
 import { Type } from 'typebox';
 import { defineOperation } from '../../platform/operation.ts';
 import { AppError } from '../../platform/errors.ts';
-import { Closed, DateTime, Uuid } from '../../platform/schema.ts';
+import { JsonText } from '../../platform/json-text.ts';
+import { Closed, Uuid } from '../../platform/schema.ts';
 import { listCustomers } from './queries.ts';
-import { Customer, Members, Segment, SegmentFilters, SegmentIdParams, SegmentName } from './schema.ts';
+import { Customer, Members, Note, Segment, SegmentFilters, SegmentIdParams, SegmentName } from './schema.ts';
 import {
-  addMembers, checkFilters, countSegment, createSegment, deleteSegment, existingMembers, getSegmentView, listSegments, memberKeys,
+  addMembers, checkFilters, countSegment, createSegment, deleteSegment, existingMembers, getSegmentText, listSegments, memberKeys,
   removeMembers, requireMembershipSegment, updateSegment,
 } from './segments.ts';
+import { addNote } from './notes.ts';
 
 const TAGS = ['Customers'];
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
@@ -44,7 +46,7 @@ export const listSegmentsOp = defineOperation({
   description: 'kind membership: an explicit list of customers; kind computed: the customers matching its filters now.',
   output: Closed({ data: Type.Array(Segment) }),
   annotations: READ,
-  handler: async (ctx) => ({ data: await listSegments(ctx.db, ctx.caller.accountId) }),
+  handler: async (ctx) => JsonText.object({ data: await listSegments(ctx.db, ctx.caller.accountId) }),
 });
 
 const Preview = Closed({ name: Type.String(), filters: Type.Record(Type.String(), Type.Unknown()), kind: Type.String(), customer_count: Type.Union([Type.Integer(), Type.Null()]) });
@@ -81,7 +83,7 @@ export const createSegmentOp = defineOperation({
         },
       };
     }
-    return { data: await ctx.db.tx((tx) => createSegment(tx, accountId, input)) };
+    return JsonText.object({ data: await ctx.db.tx((tx) => createSegment(tx, accountId, input)) });
   },
 });
 
@@ -101,8 +103,8 @@ export const updateSegmentOp = defineOperation({
   handler: async (ctx, { id, ...input }) => {
     const accountId = ctx.caller.accountId;
     if (input.filters) await checkFilters(ctx.db, accountId, input.filters);
-    if (ctx.dryRun) return { dry_run: true as const, data: await getSegmentView(ctx.db, accountId, id), changes: input };
-    return { data: await ctx.db.tx((tx) => updateSegment(tx, accountId, id, input)) };
+    if (ctx.dryRun) return JsonText.object({ dry_run: true, data: await getSegmentText(ctx.db, accountId, id), changes: input });
+    return JsonText.object({ data: await ctx.db.tx((tx) => updateSegment(tx, accountId, id, input)) });
   },
 });
 
@@ -121,9 +123,9 @@ export const deleteSegmentOp = defineOperation({
   handler: async (ctx, { id }) => {
     const accountId = ctx.caller.accountId;
     if (ctx.dryRun) {
-      const segment = await getSegmentView(ctx.db, accountId, id);
+      const segment = await getSegmentText(ctx.db, accountId, id);
       const { rows } = await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM segment_members WHERE segment_id = $1', [id]);
-      return { dry_run: true as const, data: segment, members_removed: rows[0].n };
+      return JsonText.object({ dry_run: true, data: segment, members_removed: rows[0].n });
     }
     return { data: await ctx.db.tx((tx) => deleteSegment(tx, accountId, id)) };
   },
@@ -191,7 +193,7 @@ export const addNoteOp = defineOperation({
   description: 'key is the customer key (lower-cased email, else phone; URL-encoded; up to 200 characters); no prior order is needed. text up to 2000 characters.',
   params: Closed({ key: Type.String({ minLength: 1, maxLength: 200, description: 'Customer key, URL-encoded.' }) }),
   body: Closed({ text: Type.String({ minLength: 1, maxLength: 2000 }) }),
-  output: Closed({ data: Closed({ id: Uuid(), customer_key: Type.String(), text: Type.String(), created_at: DateTime() }) }),
+  output: Closed({ data: Note }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Closed({ customer_key: Type.String(), text: Type.String() }) }),
   successStatus: 201,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -200,13 +202,7 @@ export const addNoteOp = defineOperation({
     if (!customerKey) throw new AppError('validation_failed', 'key must not be blank');
     if (ctx.dryRun) return { dry_run: true as const, data: { customer_key: customerKey, text } };
     // In a transaction like every write, so an idempotency key's fence covers it too.
-    const { rows } = await ctx.db.tx((tx) =>
-      tx.query(
-        'INSERT INTO customer_notes (id, account_id, customer_key, text) VALUES ($1, $2, $3, $4) RETURNING id, customer_key, text, created_at',
-        [crypto.randomUUID(), ctx.caller.accountId, customerKey, text],
-      ),
-    );
-    return { data: rows[0] };
+    return JsonText.object({ data: await ctx.db.tx((tx) => addNote(tx, ctx.caller.accountId, customerKey, text)) });
   },
 });
 

@@ -1,4 +1,4 @@
-// The customers room's schemas: the Customer and Segment views, the
+// The customers room's schemas: the Customer, Segment and Note views, the
 // computed segment filters and the inputs of its operations.
 import { Type } from 'typebox';
 import { Closed, DateTime, Nullable, StrictDate, Uuid } from '../../platform/schema.ts';
@@ -49,6 +49,9 @@ export const Segment = Closed(
   },
   { $id: 'Segment' },
 );
+
+/** SPEC: a note has customer_key, text, created_at (and its id). Inline in OpenAPI, as it always was. */
+export const Note = Closed({ id: Uuid(), customer_key: Type.String(), text: Type.String(), created_at: DateTime() });
 
 export const SegmentIdParams = Closed({ id: Uuid({ description: 'Segment id.' }) });
 export const Members = Closed({

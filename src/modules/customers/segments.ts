@@ -5,6 +5,8 @@ import type { Sql } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { filterConditions, isMembership, requireOwnFilterIds, type Filters } from './filters.ts';
 import { sqlParameters } from '../../platform/paging.ts';
+import type { JsonText } from '../../platform/json-text.ts';
+import { segmentsText, segmentText, type SegmentFiltersRow } from './segment-view.ts';
 
 export const MAX_MEMBERS_PER_CALL = 500;
 
@@ -24,13 +26,6 @@ export async function countSegment(sql: Sql, accountId: string, segment: { id: s
   return rows[0].n;
 }
 
-async function toView(sql: Sql, accountId: string, row: Record<string, any>) {
-  const kind = isMembership(row.id, row.filters) ? 'membership' : 'computed';
-  return { ...row, kind, customer_count: await countSegment(sql, accountId, row as { id: string; filters: Filters }) } as {
-    id: string; name: string; filters: Filters; kind: 'membership' | 'computed'; customer_count: number; created_at: string; updated_at: string;
-  };
-}
-
 export async function findSegment(sql: Sql, accountId: string, segmentId: string, options: { lock?: boolean } = {}) {
   const { rows } = await sql.query(`SELECT ${COLUMNS} FROM segments WHERE account_id = $1 AND id = $2 ${options.lock ? 'FOR UPDATE' : ''}`, [
     accountId,
@@ -40,15 +35,15 @@ export async function findSegment(sql: Sql, accountId: string, segmentId: string
   return rows[0];
 }
 
-export async function getSegmentView(sql: Sql, accountId: string, segmentId: string) {
-  return toView(sql, accountId, await findSegment(sql, accountId, segmentId));
+/** The Segment view as PostgreSQL writes it (segment-view.ts), or 404. */
+export async function getSegmentText(sql: Sql, accountId: string, segmentId: string): Promise<JsonText> {
+  return segmentText(sql, accountId, await findSegment(sql, accountId, segmentId));
 }
 
-export async function listSegments(sql: Sql, accountId: string) {
-  const { rows } = await sql.query(`SELECT ${COLUMNS} FROM segments WHERE account_id = $1 ORDER BY created_at, id`, [accountId]);
-  const views = [];
-  for (const row of rows) views.push(await toView(sql, accountId, row));
-  return views;
+/** Every segment of the account, oldest first, as one JSON array. */
+export async function listSegments(sql: Sql, accountId: string): Promise<JsonText> {
+  const { rows } = await sql.query<SegmentFiltersRow>('SELECT id, filters FROM segments WHERE account_id = $1', [accountId]);
+  return segmentsText(sql, accountId, rows);
 }
 
 /** Checks computed filters name rows of this account (404 otherwise) and compile, before anything is written. */
@@ -62,7 +57,7 @@ export async function createSegment(tx: Sql, accountId: string, input: { name: s
   // SPEC: without filters the segment is a membership segment, {inSegment: <own id>}.
   const filters = input.filters && Object.keys(input.filters).length ? input.filters : { inSegment: id };
   await tx.query('INSERT INTO segments (id, account_id, name, filters) VALUES ($1, $2, $3, $4)', [id, accountId, input.name, JSON.stringify(filters)]);
-  return getSegmentView(tx, accountId, id);
+  return segmentText(tx, accountId, { id, filters });
 }
 
 export async function updateSegment(tx: Sql, accountId: string, segmentId: string, input: { name?: string; filters?: Filters }) {
@@ -75,7 +70,7 @@ export async function updateSegment(tx: Sql, accountId: string, segmentId: strin
     input.name ?? current.name,
     JSON.stringify(filters),
   ]);
-  return getSegmentView(tx, accountId, segmentId);
+  return segmentText(tx, accountId, { id: current.id, filters });
 }
 
 export async function deleteSegment(tx: Sql, accountId: string, segmentId: string) {

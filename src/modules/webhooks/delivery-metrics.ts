@@ -26,7 +26,7 @@ export function deliveryMetrics(registry: Registry | undefined, db: Db, queued: 
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers,
   });
-  const inFlight = new Gauge({ name: 'merx_webhook_in_flight', help: 'Delivery attempts in flight in this instance, per target origin', labelNames: ['origin'], registers });
+  const inFlight = new Gauge({ name: 'merx_webhook_in_flight', help: 'Delivery attempts in flight in this instance, per target origin: sent, outcome not yet recorded', labelNames: ['origin'], registers });
   const state = async () => {
     const { rows } = await db.query<{ due: number; oldest: number | null; dead: number }>(
       `SELECT (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()) AS due,

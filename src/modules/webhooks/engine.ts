@@ -9,7 +9,7 @@
 // earliest due time and is woken by NOTIFY (due-timer.ts), not by polling.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { Db } from '../../platform/db.ts';
+import type { Db, Sql } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 import { envelopeText } from '../../platform/events.ts';
 import { Batcher } from '../../platform/batcher.ts';
@@ -52,6 +52,8 @@ export interface AttemptResult {
 
 export class DeliveryEngine {
   private db: Db;
+  /** Where the batched claims and routine outcomes run: off the requests' pool, without waiting for the WAL flush (Db.background). */
+  private bookkeeping: Sql;
   private notifier: Notifier;
   private log: FastifyBaseLogger;
   private urls: UrlChecks;
@@ -75,6 +77,7 @@ export class DeliveryEngine {
 
   constructor(deps: { db: Db; notifier: Notifier; log: FastifyBaseLogger; policy: UrlPolicy; metrics?: Registry }) {
     this.db = deps.db;
+    this.bookkeeping = deps.db.background();
     this.notifier = deps.notifier;
     this.log = deps.log;
     this.urls = new UrlChecks(deps.policy);
@@ -82,19 +85,19 @@ export class DeliveryEngine {
     this.firstAttempts = new Lanes((d) => this.track(this.attemptFirstQueued(d)));
     this.claims = new Batcher(
       async (ids) => {
-        const claimed = new Map((await claimFirstAttempts(this.db, ids)).map((d) => [d.id, d]));
+        const claimed = new Map((await claimFirstAttempts(this.bookkeeping, ids)).map((d) => [d.id, d]));
         return ids.map((id) => claimed.get(id) ?? null);
       },
       { maxBatch: CLAIM_BATCH, parallel: 2 },
     );
     this.marks = new Batcher(
       async (ids) => {
-        const marked = await markFirstAttempts(this.db, ids);
+        const marked = await markFirstAttempts(this.bookkeeping, ids);
         return ids.map((id) => marked.has(id));
       },
       { maxBatch: CLAIM_BATCH, parallel: 2 },
     );
-    this.routine = new Batcher((outcomes) => this.retrying(() => recordRoutineOutcomes(this.db, outcomes)), { maxBatch: RECORD_BATCH, parallel: 2 });
+    this.routine = new Batcher((outcomes) => this.retrying(() => recordRoutineOutcomes(this.bookkeeping, outcomes)), { maxBatch: RECORD_BATCH, parallel: 2 });
     this.metrics = deliveryMetrics(deps.metrics, this.db, () => this.firstAttempts.backlog);
   }
 
@@ -179,7 +182,7 @@ export class DeliveryEngine {
     const running = new Set<Promise<unknown>>();
     for (;;) {
       while (running.size > WORKER_IN_FLIGHT - WORKER_BATCH) await Promise.race(running);
-      const batch = this.stopping ? [] : await claimDue(this.db, now.toISOString(), WORKER_BATCH);
+      const batch = this.stopping ? [] : await claimDue(this.bookkeeping, now.toISOString(), WORKER_BATCH);
       if (batch.length === 0) break;
       processed += batch.length;
       for (const d of batch) {
@@ -212,11 +215,11 @@ export class DeliveryEngine {
     if (!delivery.envelope) return fail('event no longer exists');
     const target = verdict.target;
     const origin = target.kind === 'sink' ? 'sink' : target.url.origin;
+    // In flight until its outcome is recorded: an attempt sent but not yet recorded is not finished (a crash then resends it).
     this.metrics.inFlight(origin, 1);
-    const started = performance.now();
-    let outcome: AttemptOutcome;
     try {
-      outcome = await this.senders.send(
+      const started = performance.now();
+      const outcome = await this.senders.send(
         target,
         {
           rawBody: envelopeText(delivery.envelope),
@@ -227,19 +230,19 @@ export class DeliveryEngine {
         },
         this.self,
       );
+      this.metrics.attemptSeconds((performance.now() - started) / 1000);
+      const settlement = settle(delivery, outcome, manual);
+      this.metrics.outcome(settlement);
+      if (!manual && (settlement === 'delivered' || settlement === 'retry_later')) {
+        await this.routine.add({ delivery, outcome, settlement, now: now.toISOString() });
+      } else {
+        await this.recordWithSideEffects(delivery, outcome, settlement, now);
+      }
+      if (settlement === 'retry_later') this.announcer.announce(now.getTime() + 1000 * (BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0));
+      return { outcome, settlement };
     } finally {
       this.metrics.inFlight(origin, -1);
     }
-    this.metrics.attemptSeconds((performance.now() - started) / 1000);
-    const settlement = settle(delivery, outcome, manual);
-    this.metrics.outcome(settlement);
-    if (!manual && (settlement === 'delivered' || settlement === 'retry_later')) {
-      await this.routine.add({ delivery, outcome, settlement, now: now.toISOString() });
-    } else {
-      await this.recordWithSideEffects(delivery, outcome, settlement, now);
-    }
-    if (settlement === 'retry_later') this.announcer.announce(now.getTime() + 1000 * (BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0));
-    return { outcome, settlement };
   }
 
   /** Outcomes beyond the routine (dead, gone, manual retries): one transaction each, with the email and deactivation. */

@@ -8,7 +8,8 @@ import { checkWebhookUrl } from './url-policy.ts';
 import { getDelivery, getDeliveryText, insertDelivery, listDeliveries } from './deliveries.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import {
-  checkEvents, createSubscription, deleteSubscription, findSubscription, listSubscriptions, rotateSecret, toSubscriptionView, updateSubscription,
+  checkEvents, createSubscription, deleteSubscription, findSubscription, getSubscription, getSubscriptionText, listSubscriptions, rotateSecret,
+  updateSubscription,
 } from './subscriptions.ts';
 import {
   CreateWebhookBody, Delivery, DeliveriesQuery, DeliveryIdParams, RotateSecretBody, SecretRotation, Subscription, UpdateWebhookBody,
@@ -23,7 +24,10 @@ const policyOf = (ctx: OperationContext) => ({ publicBaseUrl: ctx.config.publicB
 
 /** EXTENSIONS 3: the subscription as GET serves it (never its secret), for ETag and If-Match. */
 const subscriptionVersion: Versioned = {
-  current: async (sql, accountId, id, { lock }) => toSubscriptionView(await findSubscription(sql, accountId, id, { lock })),
+  current: async (sql, accountId, id, { lock }) => {
+    if (lock) await findSubscription(sql, accountId, id, { lock });
+    return getSubscription(sql, accountId, id);
+  },
 };
 
 export const listWebhooksOp = defineOperation({
@@ -36,7 +40,7 @@ export const listWebhooksOp = defineOperation({
   description: "Lists the account's webhook subscriptions (never their secrets) and, in `events`, every event name one can subscribe to.",
   output: Closed({ data: Type.Array(Subscription), events: Type.Array(Type.String()) }),
   annotations: READ,
-  handler: async (ctx) => ({ data: await listSubscriptions(ctx.db, ctx.caller.accountId), events: [...SUBSCRIBABLE_EVENTS] }),
+  handler: async (ctx) => JsonText.object({ data: await listSubscriptions(ctx.db, ctx.caller.accountId), events: [...SUBSCRIBABLE_EVENTS] }),
 });
 
 export const getWebhookOp = defineOperation({
@@ -53,7 +57,7 @@ export const getWebhookOp = defineOperation({
   output: Closed({ data: Subscription }),
   etag: subscriptionVersion,
   annotations: READ,
-  handler: async (ctx, { id }) => ({ data: toSubscriptionView(await findSubscription(ctx.db, ctx.caller.accountId, id)) }),
+  handler: async (ctx, { id }) => JsonText.object({ data: await getSubscriptionText(ctx.db, ctx.caller.accountId, id) }),
 });
 
 export const createWebhookOp = defineOperation({
@@ -106,9 +110,9 @@ export const updateWebhookOp = defineOperation({
     if (changes.events) changes.events = checkEvents(changes.events);
     if (changes.url !== undefined) await checkWebhookUrl(changes.url, policyOf(ctx));
     if (ctx.dryRun) {
-      return { dry_run: true as const, data: toSubscriptionView(await findSubscription(ctx.db, ctx.caller.accountId, id)), changes };
+      return JsonText.object({ dry_run: true, data: await getSubscriptionText(ctx.db, ctx.caller.accountId, id), changes });
     }
-    return { data: await ctx.db.tx((tx) => updateSubscription(tx, ctx.caller.accountId, id, changes)) };
+    return JsonText.object({ data: await ctx.db.tx((tx) => updateSubscription(tx, ctx.caller.accountId, id, changes)) });
   },
 });
 
@@ -125,7 +129,7 @@ export const deleteWebhookOp = defineOperation({
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Subscription }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: async (ctx, { id }) => {
-    if (ctx.dryRun) return { dry_run: true as const, data: toSubscriptionView(await findSubscription(ctx.db, ctx.caller.accountId, id)) };
+    if (ctx.dryRun) return JsonText.object({ dry_run: true, data: await getSubscriptionText(ctx.db, ctx.caller.accountId, id) });
     return { data: await ctx.db.tx((tx) => deleteSubscription(tx, ctx.caller.accountId, id)) };
   },
 });
@@ -166,8 +170,8 @@ export const testWebhookOp = defineOperation({
   handler: async (ctx, { id }) => {
     const accountId = ctx.caller.accountId;
     if (ctx.dryRun) {
-      const subscription = await findSubscription(ctx.db, accountId, id);
-      return { dry_run: true as const, data: toSubscriptionView(subscription), would_send: subscription.active };
+      const subscription = await getSubscription(ctx.db, accountId, id);
+      return { dry_run: true as const, data: subscription, would_send: subscription.active };
     }
     const { eventId, deliveryId } = await ctx.db.tx(async (tx) => {
       const subscription = await findSubscription(tx, accountId, id, { lock: true });
@@ -226,8 +230,11 @@ export const rotateSecretOp = defineOperation({
   handler: async (ctx, { id, previous_secret_ttl_sec: ttl = 86400 }) => {
     const accountId = ctx.caller.accountId;
     if (ctx.dryRun) {
-      const subscription = await findSubscription(ctx.db, accountId, id);
-      return { dry_run: true as const, data: toSubscriptionView(subscription), previous_secret_expires_at: new Date(Date.now() + ttl * 1000).toISOString() };
+      return JsonText.object({
+        dry_run: true,
+        data: await getSubscriptionText(ctx.db, accountId, id),
+        previous_secret_expires_at: new Date(Date.now() + ttl * 1000).toISOString(),
+      });
     }
     return ctx.db.tx((tx) => rotateSecret(tx, accountId, id, ttl));
   },

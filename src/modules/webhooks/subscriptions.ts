@@ -3,6 +3,9 @@ import crypto from 'node:crypto';
 import type { Sql } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
+import { isoTime, jsonObject, type JsonView } from '../../platform/json-view.ts';
+import { JsonText, valueOf } from '../../platform/json-text.ts';
+import { readArray, readOne } from '../../platform/read-sql.ts';
 import type { Static } from 'typebox';
 import { MAX_SUBSCRIPTIONS, type Subscription } from './schema.ts';
 import { standardSecretOf } from './signature.ts';
@@ -12,9 +15,40 @@ const COLUMNS = `id, url, description, events, active, secret, last_triggered_at
 /** SPEC Webhook subscription: 64 hex characters. */
 const newSecret = () => crypto.randomBytes(32).toString('hex');
 
-export function toSubscriptionView(row: Record<string, any>): Static<typeof Subscription> {
-  const { secret, ...rest } = row;
-  return { ...(rest as Omit<Static<typeof Subscription>, 'secret_prefix'>), secret_prefix: `${String(secret).slice(0, 8)}…` };
+/**
+ * SPEC Webhook subscription view, written by PostgreSQL (issue 12). Never the
+ * secret: only its first 8 characters and an ellipsis. The full secret is in
+ * the answers of create and rotate alone, beside this view. Fields in the
+ * order the JavaScript view printed them (secret_prefix last).
+ */
+export const SUBSCRIPTION_VIEW: JsonView = {
+  from: 'webhook_subscriptions s',
+  alias: 's',
+  json: jsonObject({
+    id: 's.id',
+    url: 's.url',
+    description: 's.description',
+    events: 's.events',
+    active: 's.active',
+    last_triggered_at: isoTime('s.last_triggered_at'),
+    last_status_code: 's.last_status_code',
+    dead_notified_at: isoTime('s.dead_notified_at'),
+    created_at: isoTime('s.created_at'),
+    updated_at: isoTime('s.updated_at'),
+    secret_prefix: `left(s.secret, 8) || '…'`,
+  }),
+};
+
+/** The subscription's view, or 404. */
+export async function getSubscriptionText(sql: Sql, accountId: string, webhookId: string): Promise<JsonText> {
+  const text = await readOne(sql, SUBSCRIPTION_VIEW, 's.account_id = $1 AND s.id = $2', [accountId, webhookId]);
+  if (!text) throw notFound('webhook subscription');
+  return text;
+}
+
+/** The same view as an object, for code that decides on its fields (and for ETags). */
+export async function getSubscription(sql: Sql, accountId: string, webhookId: string): Promise<Static<typeof Subscription>> {
+  return valueOf<Static<typeof Subscription>>(await getSubscriptionText(sql, accountId, webhookId));
 }
 
 /** Unknown event names are a 400 listing the subscribable ones (SPEC Webhooks). */
@@ -26,9 +60,8 @@ export function checkEvents(events: string[]): string[] {
   return [...new Set(events)];
 }
 
-export async function listSubscriptions(sql: Sql, accountId: string) {
-  const { rows } = await sql.query(`SELECT ${COLUMNS} FROM webhook_subscriptions WHERE account_id = $1 ORDER BY created_at, id`, [accountId]);
-  return rows.map(toSubscriptionView);
+export function listSubscriptions(sql: Sql, accountId: string): Promise<JsonText> {
+  return readArray(sql, SUBSCRIPTION_VIEW, 's.account_id = $1', [accountId], 's.created_at, s.id');
 }
 
 export async function findSubscription(sql: Sql, accountId: string, webhookId: string, options: { lock?: boolean } = {}) {
@@ -48,11 +81,12 @@ export async function createSubscription(tx: Sql, accountId: string, input: { ur
     throw new AppError('conflict', `an account has at most ${MAX_SUBSCRIPTIONS} webhook subscriptions`);
   }
   const secret = newSecret();
-  const { rows } = await tx.query(
-    `INSERT INTO webhook_subscriptions (id, account_id, url, description, events, secret) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
-    [crypto.randomUUID(), accountId, input.url, input.description ?? null, input.events, secret],
-  );
-  return { data: toSubscriptionView(rows[0]), secret };
+  const id = crypto.randomUUID();
+  await tx.query('INSERT INTO webhook_subscriptions (id, account_id, url, description, events, secret) VALUES ($1, $2, $3, $4, $5, $6)', [
+    id, accountId, input.url, input.description ?? null, input.events, secret,
+  ]);
+  // SPEC: the full secret is shown here, once.
+  return JsonText.object({ data: await getSubscriptionText(tx, accountId, id), secret });
 }
 
 export interface SubscriptionChanges {
@@ -62,14 +96,14 @@ export interface SubscriptionChanges {
   active?: boolean;
 }
 
-export async function updateSubscription(tx: Sql, accountId: string, webhookId: string, changes: SubscriptionChanges) {
+export async function updateSubscription(tx: Sql, accountId: string, webhookId: string, changes: SubscriptionChanges): Promise<JsonText> {
   const current = await findSubscription(tx, accountId, webhookId, { lock: true });
   // SPEC Subscription active flag: activating clears the dead-notification flag.
   const reactivated = changes.active === true;
-  const { rows } = await tx.query(
+  await tx.query(
     `UPDATE webhook_subscriptions SET url = $3, events = $4, description = $5, active = $6,
             dead_notified_at = CASE WHEN $7 THEN NULL ELSE dead_notified_at END, updated_at = now()
-      WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      WHERE account_id = $1 AND id = $2`,
     [
       accountId,
       webhookId,
@@ -80,7 +114,7 @@ export async function updateSubscription(tx: Sql, accountId: string, webhookId: 
       reactivated,
     ],
   );
-  return toSubscriptionView(rows[0]);
+  return getSubscriptionText(tx, accountId, webhookId);
 }
 
 /** Deleting removes its deliveries too (ON DELETE CASCADE): pending ones stop at once. */
@@ -105,14 +139,19 @@ export async function rotateSecret(tx: Sql, accountId: string, webhookId: string
     [accountId, webhookId],
   );
   const secret = newSecret();
-  const { rows } = await tx.query(
+  const { rows } = await tx.query<{ previous_secret_expires_at: string }>(
     `UPDATE webhook_subscriptions
         SET previous_secret = secret, previous_secret_expires_at = now() + make_interval(secs => $4), secret = $3, updated_at = now()
-      WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}, previous_secret_expires_at`,
+      WHERE account_id = $1 AND id = $2 RETURNING previous_secret_expires_at`,
     [accountId, webhookId, secret, previousTtlSec],
   );
-  const { previous_secret_expires_at, ...row } = rows[0];
-  return { data: toSubscriptionView(row), secret, standard_secret: standardSecretOf(secret), previous_secret_expires_at: previous_secret_expires_at as string };
+  // EXTENSIONS 4: the new secret is shown here, once, beside the view (which shows its prefix only).
+  return JsonText.object({
+    data: await getSubscriptionText(tx, accountId, webhookId),
+    secret,
+    standard_secret: standardSecretOf(secret),
+    previous_secret_expires_at: rows[0].previous_secret_expires_at,
+  });
 }
 
 /** Every secret the subscription has had that the self-test can check, and whether it signs now. */
