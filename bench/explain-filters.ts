@@ -110,6 +110,11 @@ async function main(): Promise<void> {
   for (const c of cases) plans.push(...(await explainEach(db, c)));
   for (const p of plans) log(`${p.name}: ${p.executionMs} ms${p.seqScans.length ? `, Seq Scan on ${p.seqScans.join(', ')}` : ''}`);
 
+  const { rows: sizes } = await db.query<{ name: string; mb: number }>(
+    `SELECT c.relname AS name, pg_relation_size(c.oid) / 1048576.0 AS mb FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+      WHERE i.indrelid = 'orders'::regclass ORDER BY pg_relation_size(c.oid) DESC`,
+  );
+  const tableMb = (await db.query<{ mb: number }>("SELECT pg_relation_size('orders') / 1048576.0 AS mb")).rows[0].mb;
   const version = (await db.query<{ v: string }>('SELECT version() AS v')).rows[0].v.split(' on ')[0];
   const { rows: settings } = await db.query<{ s: string }>(
     `SELECT string_agg(name || '=' || setting || coalesce(' (' || unit || ')', ''), ', ' ORDER BY name) AS s FROM pg_settings
@@ -130,6 +135,8 @@ async function main(): Promise<void> {
       `- Data: ${orders.toLocaleString('en-US')} orders (${SEED_ORDERS.toLocaleString('en-US')} through the seed endpoint in ${tenant.seedSeconds.toFixed(1)} s` +
         `${factor > 1 ? `, then ${factor - 1} copies in SQL, their shipments and customers in ${multiplySeconds.toFixed(1)} s` : ''}), ${customers.toLocaleString('en-US')} customers, ` +
         `${shipments.toLocaleString('en-US')} shipments; orders with indexes ${(await tableSizeMb(db, 'orders')).toFixed(0)} MB; VACUUM (ANALYZE) after loading`,
+      `- orders: table ${Number(tableMb).toFixed(0)} MB (an "after" table also holds the dead rows of the bench's one UPDATE that sets shipment_status ` +
+        `on the orders it gave shipments), indexes ${sizes.map((x) => `${x.name} ${Number(x.mb).toFixed(0)}`).join(', ')} MB`,
       `- Parameters: q=\`${params.q}\` (${params.qMatches.toLocaleString('en-US')} visible orders), product_id=${params.productId}, page_id=${params.pageId}, ` +
         `shipment_status=${params.shipmentStatus}, courier=${params.courier}; customers q=\`petrova\` and one customer key`,
     ],
