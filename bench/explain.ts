@@ -62,6 +62,8 @@ export interface ExplainCase {
   name: string;
   request: string;
   capture: (sql: Sql) => Promise<unknown>;
+  /** The last statement answers and keeps the case's name; earlier ones are lookups (the pages selling a product). */
+  answerLast?: boolean;
 }
 
 const queryString = (input: object) => {
@@ -70,7 +72,7 @@ const queryString = (input: object) => {
 };
 
 export function listCase(name: string, accountId: string, input: ListOrdersInput, read: ReadFunctions = THIS_CHECKOUT): ExplainCase {
-  return { name, request: `GET /api/v1/orders${queryString(input)}`, capture: (sql) => read.listOrders(sql, accountId, input) };
+  return { name, request: `GET /api/v1/orders${queryString(input)}`, capture: (sql) => read.listOrders(sql, accountId, input), answerLast: true };
 }
 
 /** One case per list filter the API offers, plus the edge cases worth watching. */
@@ -137,7 +139,9 @@ export async function explainEach(db: Db, c: ExplainCase): Promise<ExplainedQuer
   const statements = await captureAll(db, c.capture);
   const explained: ExplainedQuery[] = [];
   for (const [i, statement] of statements.entries()) {
-    const name = statements.length > 1 ? `${c.name} [${i + 1}/${statements.length}]` : c.name;
+    const last = i === statements.length - 1;
+    const name = statements.length === 1 || (c.answerLast && last) ? c.name
+      : c.answerLast ? `${c.name} (lookup ${i + 1} of ${statements.length - 1})` : `${c.name} [${i + 1}/${statements.length}]`;
     explained.push(await explainStatement(db, name, c.request, statement));
   }
   return explained;
