@@ -34,10 +34,10 @@ const rpcError = (id: Id, code: number, message: string, data?: unknown): RpcRes
   error: data === undefined ? { code, message } : { code, message, data },
 });
 
-/** A response as JSON text; a result PostgreSQL wrote is spliced in, not re-serialised. */
-function responseText(response: RpcResponse): string {
+/** A response as JSON; a result PostgreSQL wrote is spliced in, not re-serialised. */
+function responseJson(response: RpcResponse): string | JsonText {
   if (!(response.result instanceof JsonText)) return JSON.stringify(response);
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":${response.result.text}}`;
+  return JsonText.concat([`{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":`, response.result, '}']);
 }
 
 class RpcFailure extends Error {
@@ -183,7 +183,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     // Issue 12: JSON PostgreSQL wrote goes in twice as it is, as structuredContent and (escaped) as the text content.
     if (output instanceof JsonText) {
       const meta = etag ? `,"_meta":{"etag":${JSON.stringify(etag)}}` : '';
-      return new JsonText(`{"content":[{"type":"text","text":${JSON.stringify(output.text)}}],"structuredContent":${output.text},"isError":false${meta}}`);
+      return JsonText.concat(['{"content":[{"type":"text","text":', JSON.stringify(output.text), '}],"structuredContent":', output, `,"isError":false${meta}}`]);
     }
     const result = { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false };
     return etag ? { ...result, _meta: { etag } } : result;
@@ -305,8 +305,9 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       if (response) responses.push(response);
     }
     if (responses.length === 0) return reply.code(202).send();
-    const body = read.isBatch ? `[${responses.map(responseText).join(',')}]` : responseText(responses[0]);
-    return reply.code(200).type('application/json; charset=utf-8').send(body);
+    const answers = responses.map(responseJson);
+    const body = read.isBatch ? JsonText.concat(['[', ...answers.flatMap((a, i) => (i ? [',', a] : [a])), ']']) : answers[0];
+    return reply.code(200).type('application/json; charset=utf-8').send(body instanceof JsonText ? body.bytes() : body);
   }
 
   app.register(async (scope) => {
