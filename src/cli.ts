@@ -2,7 +2,8 @@
 // a shell, printing JSON. Works on the same database the service uses.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { DataDirInUseError, openDb, type Db } from './platform/db.ts';
+import { openDb, type Db } from './platform/db.ts';
+import { DataDirInUseError } from './platform/data-dir.ts';
 import { migrate } from './platform/migrate.ts';
 import { PRESETS, isScope, type Preset } from './platform/scopes.ts';
 import { createAccount, issueKey, revokeKey } from './modules/accounts/service.ts';
