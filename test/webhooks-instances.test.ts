@@ -35,20 +35,17 @@ after(async () => {
   await data?.drop();
 });
 
-/** This instance's count of attempts by outcome, from its /metrics. */
-async function deliveredBy(child: ServiceChild): Promise<number> {
+/** The sum of a metric's samples (every label set matching `labels`) in this instance's /metrics. */
+async function metricOf(child: ServiceChild, name: string, labels = '[^}]*'): Promise<number> {
   const res = await http(child.url, 'GET', '/metrics', { token: ADMIN_TOKEN });
   assert.equal(res.status, 200);
-  const match = /^merx_webhook_deliveries_total\{outcome="delivered"\} (\d+)/m.exec(res.text);
-  return match ? Number(match[1]) : 0;
+  return [...res.text.matchAll(new RegExp(`^${name}\\{${labels}\\} (\\d+)`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
-/** Attempts this instance has sent and not yet recorded, over every origin, from its /metrics. */
-async function inFlightIn(child: ServiceChild): Promise<number> {
-  const res = await http(child.url, 'GET', '/metrics', { token: ADMIN_TOKEN });
-  assert.equal(res.status, 200);
-  return [...res.text.matchAll(/^merx_webhook_in_flight\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-}
+/** This instance's count of delivered attempts. */
+const deliveredBy = (child: ServiceChild) => metricOf(child, 'merx_webhook_deliveries_total', 'outcome="delivered"');
+/** Attempts this instance has sent and not yet recorded, over every origin. */
+const inFlightIn = (child: ServiceChild) => metricOf(child, 'merx_webhook_in_flight');
 
 /** PATCHes `count` order notes, `inFlight` at a time, each to the instance `via(i)` picks. */
 async function burst(key: string, orders: string[], count: number, via: (i: number) => ServiceChild, tag: string) {
