@@ -17,13 +17,13 @@ import crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { openDb, type Db } from '../src/platform/db.ts';
 import { startServiceProcess } from './service-process.ts';
-import { addShipments, multiplyOrders, pickParams, provisionAndSeed, tableSizeMb, withoutOrderIndexes } from './fixtures.ts';
+import { addShipments, multiplyOrders, pickParams, provisionAndSeed, SEED_ENDPOINT_MAX_ORDERS, tableSizeMb, withoutOrderIndexes } from './fixtures.ts';
 import { customerCases, explainCases, explainEach, type ExplainedQuery, type ReadFunctions } from './explain.ts';
 import { benchTools, setting } from './bench-tools.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ORDERS = setting('BENCH_ORDERS', 100_000);
-const SEED_ORDERS = Math.min(ORDERS, setting('BENCH_SEED_ORDERS', 100_000));
+const SEED_ORDERS = Math.min(ORDERS, setting('BENCH_SEED_ORDERS', SEED_ENDPOINT_MAX_ORDERS));
 const THIS_DIR = path.resolve(import.meta.dirname, '..');
 const SERVICE_DIR = path.resolve(process.env.BENCH_SERVICE_DIR || THIS_DIR);
 const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS-explain.md');

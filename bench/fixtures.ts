@@ -54,6 +54,9 @@ async function operatorCall(baseUrl: string, token: string, method: string, path
   return JSON.parse(text);
 }
 
+/** The most orders the seed endpoint makes at once; more are copies of those, made in SQL (multiplyOrders). */
+export const SEED_ENDPOINT_MAX_ORDERS = 100_000;
+
 export async function provisionAndSeed(baseUrl: string, adminToken: string, size: { orders: number; products: number; customers: number }) {
   const account = await operatorCall(baseUrl, adminToken, 'POST', '/accounts', { name: 'Bench Shop', email: 'bench@example.com', plan: 'pro' });
   const accountId: string = account.data.id;

@@ -15,7 +15,7 @@ import autocannon from 'autocannon';
 import { openDb, type Db, type Sql } from '../src/platform/db.ts';
 import { encodeCursor } from '../src/platform/paging.ts';
 import { startServiceProcess } from './service-process.ts';
-import { addBenchKeys, addShipments, multiplyOrders, provisionAndSeed, settle, withoutOrderIndexes } from './fixtures.ts';
+import { addBenchKeys, addShipments, multiplyOrders, provisionAndSeed, SEED_ENDPOINT_MAX_ORDERS, settle, withoutOrderIndexes } from './fixtures.ts';
 import { roundRobin } from './load.ts';
 import { benchTools, setting } from './bench-tools.ts';
 import { recordSql, runPgbench, type Statement } from './pgbench.ts';
@@ -29,8 +29,6 @@ const SECONDS = setting('BENCH_SECONDS', 8);
 const WARMUP = setting('BENCH_WARMUP_SECONDS', 3);
 const ROUNDS = setting('BENCH_ROUNDS', 3);
 const KEYS = setting('BENCH_KEYS', 200);
-/** The most the seed endpoint makes at once; more orders are copies of these, made in SQL (fixtures.ts multiplyOrders). */
-const SEED_MAX = 100_000;
 const PAGE = 50;
 const DEEP_PAGE = 200;
 const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS-read-path.md');
@@ -132,7 +130,7 @@ async function main(): Promise<void> {
   cleanups.push({ name: 'stop service', run: () => service.stop() });
   log(`${LABEL}: service from ${SERVICE_DIR} (pid ${service.pid})`);
   log(`seeding ${ORDERS.toLocaleString('en-US')} orders…`);
-  const seeded = Math.min(ORDERS, SEED_MAX);
+  const seeded = Math.min(ORDERS, SEED_ENDPOINT_MAX_ORDERS);
   const tenant = await provisionAndSeed(service.url, adminToken, { orders: seeded, products: 200, customers: Math.max(100, seeded / 4) });
   const db = await openDb({ databaseUrl, dataDir: '' });
   cleanups.push({ name: 'close pool', run: () => db.close() });
@@ -225,7 +223,7 @@ async function main(): Promise<void> {
     '',
     `- Service: ${SERVICE_DIR === path.resolve(import.meta.dirname, '..') ? 'this checkout' : SERVICE_DIR}${process.env.BENCH_REVISION ? ` (${process.env.BENCH_REVISION})` : ''}; pgbench runs the SQL recorded from that checkout's listOrders/getOrder.`,
     `- Machine: ${cpus.length} × ${cpus[0]?.model.trim()}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB; ${version}; Node ${process.version}. Load average (1 min) before: ${loadBefore.toFixed(2)}, after: ${os.loadavg()[0].toFixed(2)}.`,
-    `- ${ORDERS.toLocaleString('en-US')} orders${ORDERS > SEED_MAX ? ` (${SEED_MAX.toLocaleString('en-US')} through the seed endpoint, the rest copies of them made in SQL)` : ''}; ${CONNECTIONS} connections on each side (autocannon for the API, pgbench -M prepared -c ${CONNECTIONS}); ${ROUNDS} rounds of ${SECONDS} s per side, alternating; medians of the rounds (per-round ratios in brackets). Keys rotate over ${KEYS}; rate limits raised.`,
+    `- ${ORDERS.toLocaleString('en-US')} orders${ORDERS > SEED_ENDPOINT_MAX_ORDERS ? ` (${SEED_ENDPOINT_MAX_ORDERS.toLocaleString('en-US')} through the seed endpoint, the rest copies of them made in SQL)` : ''}; ${CONNECTIONS} connections on each side (autocannon for the API, pgbench -M prepared -c ${CONNECTIONS}); ${ROUNDS} rounds of ${SECONDS} s per side, alternating; medians of the rounds (per-round ratios in brackets). Keys rotate over ${KEYS}; rate limits raised.`,
     '',
     '| measure | side A | side B | A / B | target |',
     '|---|---|---|---:|---|',
