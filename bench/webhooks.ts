@@ -548,6 +548,7 @@ interface Side {
   label: string;
   commit: string;
   baseline: LoadResult;
+  baselineCpu: CpuReport | null;
   burst: Phase;
   open: Phase;
   badSignatures: number;
@@ -628,7 +629,9 @@ async function runSide(label: string, root: string): Promise<Side> {
     // Baseline: the same PATCH burst with no subscription (events are written, nothing fans out).
     await patchBurst(service.url, key, warmupOrders, 'warm-up');
     await waitForQuiet(10);
+    const baselineWindow = new CpuWindow({ bench: process.pid, service: service.pid }, await pgPids(), pgPids);
     const baseline = await patchBurst(service.url, key, baselineOrders, 'baseline');
+    const baselineCpu = await baselineWindow.end();
     log(`baseline (no subscriptions): ${baseline.samples.length} PATCH in ${baseline.seconds.toFixed(1)} s`);
 
     for (let i = 1; i <= SUBSCRIPTIONS; i++) {
@@ -658,6 +661,7 @@ async function runSide(label: string, root: string): Promise<Side> {
       label,
       commit,
       baseline,
+      baselineCpu,
       burst,
       open,
       badSignatures: receiver.badSignatures,
@@ -694,6 +698,26 @@ const fmt = (v: number, digits = 0) => (Number.isFinite(v) ? v.toLocaleString('e
 const ms = (v: number) => (Number.isFinite(v) ? (v >= 100 ? fmt(v, 0) : fmt(v, 1)) : 'n/a');
 const patchRate = (load: LoadResult) => load.samples.length / load.seconds;
 const cores = (v: number | undefined) => (v === undefined ? 'n/a' : v.toFixed(2));
+
+const ROLES = ['service', 'postgres', 'bench'] as const;
+
+/**
+ * Where the cost of fan-out goes: CPU milliseconds per PATCH in the baseline,
+ * and per delivery in the burst once its PATCHes are counted at the
+ * baseline's cost (the burst's window includes the drain). On a machine whose
+ * cores are all in use, PATCH/s with subscriptions / without can be no better
+ * than PATCH cost / (PATCH cost + deliveries per PATCH x delivery cost).
+ */
+function cpuCost(side: Side): { patch: string; delivery: string } {
+  const base = side.baselineCpu;
+  const burst = side.burst.cpu;
+  if (!base || !burst) return { patch: 'n/a', delivery: 'n/a' };
+  const perPatch = (role: (typeof ROLES)[number]) => (base[role] * base.seconds * 1000) / side.baseline.samples.length;
+  const perDelivery = (role: (typeof ROLES)[number]) =>
+    (burst[role] * burst.seconds * 1000 - perPatch(role) * side.burst.load.samples.length) / Math.max(1, side.burst.received);
+  const list = (f: (role: (typeof ROLES)[number]) => number) => ROLES.map((r) => f(r).toFixed(2)).join(' / ');
+  return { patch: list(perPatch), delivery: list(perDelivery) };
+}
 
 function valid(side: Side): boolean {
   const phases = [side.burst, side.open];
@@ -733,6 +757,9 @@ function report(sides: Side[], started: number, pgVersion: string, quiet: number
     `| Burst: PATCH/s with ${SUBSCRIPTIONS} subscriptions / without (ratio) | ${col((s) => `${fmt(patchRate(s.burst.load))} / ${fmt(patchRate(s.baseline))} (**${((patchRate(s.burst.load) / patchRate(s.baseline)) * 100).toFixed(0)} %**)`)} |`,
     `| Burst: PATCH p99 ms with / without | ${col((s) => `${ms(dist(s.burst.load.samples.map((x) => x.ms)).p99)} / ${ms(dist(s.baseline.samples.map((x) => x.ms)).p99)}`)} |`,
     `| Burst: CPU cores, service / PostgreSQL / bench / other | ${col((s) => `${cores(s.burst.cpu?.service)} / ${cores(s.burst.cpu?.postgres)} / ${cores(s.burst.cpu?.bench)} / ${cores(s.burst.cpu?.other)}`)} |`,
+    `| Baseline: CPU cores, service / PostgreSQL / bench / other | ${col((s) => `${cores(s.baselineCpu?.service)} / ${cores(s.baselineCpu?.postgres)} / ${cores(s.baselineCpu?.bench)} / ${cores(s.baselineCpu?.other)}`)} |`,
+    `| CPU ms per PATCH (baseline), service / PostgreSQL / bench | ${col((s) => cpuCost(s).patch)} |`,
+    `| CPU ms per delivery (burst less its PATCHes at the baseline's cost), service / PostgreSQL / bench (receiver) | ${col((s) => cpuCost(s).delivery)} |`,
     `| **Open loop: commit-to-receipt p50 / p99 ms** | ${col((s) => `${ms(s.open.latency.p50)} / **${ms(s.open.latency.p99)}**`)} |`,
     `| Open loop: deliveries per second; PATCH p99 ms | ${col((s) => `${fmt(s.open.rate)}; ${ms(dist(s.open.load.samples.map((x) => x.ms)).p99)}`)} |`,
     `| Open loop: CPU cores, service / PostgreSQL / other | ${col((s) => `${cores(s.open.cpu?.service)} / ${cores(s.open.cpu?.postgres)} / ${cores(s.open.cpu?.other)}`)} |`,

@@ -231,6 +231,20 @@ export interface RoutineOutcome {
  * one was delivered. Returns, in order, whether each delivery row still existed.
  */
 export async function recordRoutineOutcomes(sql: Sql, outcomes: RoutineOutcome[]): Promise<boolean[]> {
+  const { text, values } = routineOutcomesStatement(outcomes);
+  const { rows } = await sql.query<{ id: string }>(text, values);
+  const recorded = new Set(rows.map((r) => r.id));
+  return outcomes.map((o) => recorded.has(o.delivery.id));
+}
+
+/**
+ * The statement of recordRoutineOutcomes. The rows are found by the id list
+ * (`w.id = ANY($2)`), not only by the join with the batch: PostgreSQL guesses
+ * 100 rows for any json_to_recordset, and with a young table's statistics it
+ * hash-joined that guess against a scan of every delivery, each batch
+ * (measured in bench:webhooks: 3.3 ms a batch of 8, growing with the table).
+ */
+export function routineOutcomesStatement(outcomes: RoutineOutcome[]): { text: string; values: unknown[] } {
   const records = outcomes.map((o, seq) => ({
     seq,
     id: o.delivery.id,
@@ -242,8 +256,8 @@ export async function recordRoutineOutcomes(sql: Sql, outcomes: RoutineOutcome[]
     base: o.now,
     delay: BACKOFF_SEC[Math.min(o.delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0,
   }));
-  const { rows } = await sql.query<{ id: string }>(
-    `WITH o AS (
+  return {
+    text: `WITH o AS (
        SELECT * FROM json_to_recordset($1::json)
          AS o(seq int, id uuid, webhook_id uuid, status text, code int, error text, body text, base timestamptz, delay int)
      ), d AS (
@@ -252,7 +266,7 @@ export async function recordRoutineOutcomes(sql: Sql, outcomes: RoutineOutcome[]
               delivered_at = CASE WHEN o.status = 'delivered' THEN now() ELSE w.delivered_at END,
               next_attempt_at = CASE WHEN o.status = 'pending' THEN o.base + make_interval(secs => o.delay) ELSE w.next_attempt_at END,
               updated_at = now()
-         FROM o WHERE w.id = o.id
+         FROM o WHERE w.id = ANY($2::uuid[]) AND w.id = o.id
        RETURNING w.id
      ), latest AS (
        SELECT DISTINCT ON (o.webhook_id) o.webhook_id, o.code, bool_or(o.status = 'delivered') OVER (PARTITION BY o.webhook_id) AS delivered
@@ -266,10 +280,8 @@ export async function recordRoutineOutcomes(sql: Sql, outcomes: RoutineOutcome[]
        RETURNING s.id
      )
      SELECT d.id FROM d`,
-    [JSON.stringify(records)],
-  );
-  const recorded = new Set(rows.map((r) => r.id));
-  return outcomes.map((o) => recorded.has(o.delivery.id));
+    values: [JSON.stringify(records), records.map((r) => r.id)],
+  };
 }
 
 /** A delivery that cannot be sent at all (policy re-check failed, subscription inactive). */

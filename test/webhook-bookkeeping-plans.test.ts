@@ -1,0 +1,64 @@
+// The delivery engine's batched bookkeeping reads its rows by primary key, on
+// both databases, however young the table's statistics: a plan that scans
+// every delivery for each batch of outcomes costs more the longer the service
+// runs. Plans only (EXPLAIN), never timings.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { openDb } from '../src/platform/db.ts';
+import { migrate } from '../src/platform/migrate.ts';
+import { routineOutcomesStatement, type ClaimedDelivery, type RoutineOutcome } from '../src/modules/webhooks/deliveries.ts';
+import { isolatedDatabase } from './helpers/webhooks.ts';
+
+const DELIVERIES = 3_000;
+
+/** Every node of an EXPLAIN (FORMAT JSON) plan. */
+function planNodes(plan: Record<string, unknown>): Array<Record<string, unknown>> {
+  const children = (plan.Plans as Array<Record<string, unknown>> | undefined) ?? [];
+  return [plan, ...children.flatMap(planNodes)];
+}
+
+test('recording a batch of outcomes finds its deliveries by primary key, not by scanning them all, before any ANALYZE', async () => {
+  const database = await isolatedDatabase();
+  const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: 'memory://' });
+  try {
+    await migrate(db);
+    const accountId = crypto.randomUUID();
+    const webhookId = crypto.randomUUID();
+    await db.query(`INSERT INTO accounts (id, name, email) VALUES ($1, 'Plans', 'plans@example.com')`, [accountId]);
+    await db.query(`INSERT INTO webhook_subscriptions (id, account_id, url, events, secret) VALUES ($1, $2, 'https://example.com/hook', '{order.updated}', 'whsec_x')`, [
+      webhookId,
+      accountId,
+    ]);
+    // A table that grew since the last ANALYZE (none here): what a busy service's deliveries table looks like between autovacuums.
+    const { rows } = await db.query<{ id: string }>(
+      `WITH e AS (
+         INSERT INTO events (id, account_id, event, api_version, data)
+         SELECT gen_random_uuid(), $1, 'order.updated', '2026-09-01', '{}' FROM generate_series(1, $3::int) RETURNING id
+       )
+       INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, next_attempt_at)
+       SELECT gen_random_uuid(), $1, $2, e.id, 'order.updated', now() FROM e RETURNING id`,
+      [accountId, webhookId, DELIVERIES],
+    );
+    assert.equal(rows.length, DELIVERIES);
+
+    const outcomes: RoutineOutcome[] = rows.slice(0, 8).map((r) => ({
+      delivery: { id: r.id, webhook_id: webhookId, attempt: 1 } as ClaimedDelivery,
+      outcome: { statusCode: 200, error: null, responseBody: 'ok' },
+      settlement: 'delivered',
+      now: new Date().toISOString(),
+    }));
+    const { text, values } = routineOutcomesStatement(outcomes);
+    const explained = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${text}`, values);
+    const raw = explained.rows[0]['QUERY PLAN'];
+    const plan = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: Record<string, unknown> }>;
+    const scans = planNodes(plan[0].Plan).filter((n) => n['Relation Name'] === 'webhook_deliveries');
+    assert.ok(scans.length > 0, 'the plan reads webhook_deliveries');
+    for (const scan of scans) {
+      assert.notEqual(scan['Node Type'], 'Seq Scan', `webhook_deliveries is read by ${String(scan['Node Type'])}, not scanned whole`);
+    }
+  } finally {
+    await db.close();
+    await database.drop();
+  }
+});
