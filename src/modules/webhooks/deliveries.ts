@@ -68,8 +68,9 @@ export async function fanOut(tx: Sql, event: EmittedEvent): Promise<string[]> {
     [event.account_id, event.id, event.event, FIRST_ATTEMPT_GRACE_SEC],
   );
   if (rows.length) {
-    // Serialised now, inside the transaction: the body is the event as written (envelopeOf), whatever happens to `data` later.
-    const envelope = JSON.parse(envelopeText(envelopeOf(event))) as Record<string, unknown>;
+    // Serialised now, inside the transaction, and once for every subscription: the body is the event as written, whatever happens to `data` later.
+    const envelope = envelopeOf(event);
+    const body = envelopeText(envelope);
     const created: NewDelivery[] = rows.map((r) => ({
       id: r.id,
       webhookId: r.webhook_id,
@@ -78,7 +79,7 @@ export async function fanOut(tx: Sql, event: EmittedEvent): Promise<string[]> {
         id: r.id, account_id: event.account_id, webhook_id: r.webhook_id, event_id: event.id, event: event.event,
         status: 'pending', attempt: 1, url: r.url, secret: r.secret, previous_secret: r.previous_secret,
         previous_secret_expires_at: r.previous_secret_expires_at, subscription_active: true,
-        merchant_email: r.merchant_email, merchant_name: r.merchant_name, envelope,
+        merchant_email: r.merchant_email, merchant_name: r.merchant_name, envelope, body,
       },
     }));
     tx.afterCommit(() => {
@@ -118,6 +119,8 @@ export interface ClaimedDelivery {
   merchant_email: string;
   merchant_name: string;
   envelope: Record<string, unknown> | null;
+  /** The envelope as sent, when the fan-out serialised it already (one text for all its subscriptions). */
+  body?: string;
 }
 
 /** Wraps a claiming UPDATE so it also returns the subscription, the merchant and the event's envelope. */

@@ -222,7 +222,7 @@ export class DeliveryEngine {
       const outcome = await this.senders.send(
         target,
         {
-          rawBody: envelopeText(delivery.envelope),
+          rawBody: delivery.body ?? envelopeText(delivery.envelope),
           secrets: liveSecrets(delivery.secret, delivery.previous_secret, delivery.previous_secret_expires_at),
           event: delivery.event,
           eventId: delivery.event_id,
