@@ -177,6 +177,13 @@ test('offset paging: limit (default 50, max 200), offset, total and has_more', a
   assert.equal(big.limit, 200);
   assert.equal(big.has_more, false);
 
+  // Deep in a search (read keys first, then the page's rows): the same rows as the top of the list reached by counting.
+  const searched = await s.customers({ q: 'buyer', limit: 5, offset: 45 });
+  assert.deepEqual(searched.data.map((c) => c.key), ['buyer07@example.com', 'buyer06@example.com', 'buyer05@example.com', 'buyer04@example.com', 'buyer03@example.com']);
+  assert.equal(searched.total, 53);
+  assert.equal(searched.has_more, true);
+  assert.deepEqual(searched.data[0], first.data[45], 'the same view as on the first page');
+
   const beyond = await s.customers({ offset: 1000 });
   assert.deepEqual(beyond.data, []);
   assert.equal(beyond.total, 53);

@@ -38,10 +38,41 @@ export async function readOne(
   return rows[0] ? new JsonText(rows[0].v) : null;
 }
 
-/** The views of many rows as one JSON array; `orderBy` may end in LIMIT/OFFSET (offset-paged lists). */
+/** Up to this many pages in, an offset page is read directly (a looked-up row costs about as much as three skipped ones). */
+const DIRECT_OFFSET_PAGES = 4;
+
+/** The views of many rows as one JSON array; `orderBy` may end in LIMIT/OFFSET. */
 export async function readArray(sql: Sql, view: JsonView, where: string, params: unknown[], orderBy: string): Promise<JsonText> {
   const { rows } = await sql.query<{ v: string }>(
     `SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where} ORDER BY ${orderBy}`,
+    params,
+  );
+  return new JsonText(`[${rows.map((r) => r.v).join(',')}]`);
+}
+
+/**
+ * An offset page. Deep in the list, the inner query walks the ordering index
+ * for the keys of the page's rows alone (an index-only scan over the skipped
+ * rows where the index holds the key) and the view is built for those rows
+ * only: OFFSET over the view read a row for every skipped row (bench:explain,
+ * customers at offset 80%: 24,288 buffers at 100k orders, 493 this way). Near
+ * the top, where skipping costs less than looking the page's rows up again,
+ * the rows are read directly. `keys`: the columns that identify a row, unqualified.
+ */
+export async function readOffsetPage(
+  sql: Sql, view: JsonView, keys: string[], where: string, params: unknown[], page: { orderBy: string; limit: number; offset: number },
+): Promise<JsonText> {
+  const a = view.alias;
+  if (page.offset < DIRECT_OFFSET_PAGES * page.limit) {
+    return readArray(sql, view, where, params, `${page.orderBy} LIMIT ${Number(page.limit)} OFFSET ${Number(page.offset)}`);
+  }
+  const { rows } = await sql.query<{ v: string }>(
+    `SELECT ${view.json}::text AS v
+       FROM (SELECT ${keys.map((k) => `${a}.${k}`).join(', ')} FROM ${view.from} WHERE ${where}
+              ORDER BY ${page.orderBy} LIMIT ${Number(page.limit)} OFFSET ${Number(page.offset)}) page
+       JOIN ${view.from} ON ${keys.map((k) => `${a}.${k} = page.${k}`).join(' AND ')}
+       ${view.joins ?? ''}
+      ORDER BY ${page.orderBy}`,
     params,
   );
   return new JsonText(`[${rows.map((r) => r.v).join(',')}]`);

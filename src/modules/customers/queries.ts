@@ -2,7 +2,7 @@
 // order first; the unfiltered total is a kept count. PostgreSQL writes the Customer view (issue 12).
 import type { Sql } from '../../platform/db.ts';
 import { isoTime, jsonNumber, jsonObject, type JsonView } from '../../platform/json-view.ts';
-import { readArray } from '../../platform/read-sql.ts';
+import { readOffsetPage } from '../../platform/read-sql.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import { sqlParameters } from '../../platform/paging.ts';
 import { substringSearch } from '../../platform/search.ts';
@@ -36,7 +36,7 @@ export async function listCustomers(sql: Sql, accountId: string, input: { limit?
     ? `SELECT count(*)::int AS total FROM customer_aggregates c WHERE ${conditions}`
     : 'SELECT coalesce(sum(customers), 0)::int AS total FROM customer_counts WHERE account_id = $1';
   const [data, count] = await Promise.all([
-    readArray(sql, CUSTOMER_VIEW, conditions, values, `c.last_order_at DESC, c.key LIMIT ${limit} OFFSET ${offset}`),
+    readOffsetPage(sql, CUSTOMER_VIEW, ['account_id', 'key'], conditions, values, { orderBy: 'c.last_order_at DESC, c.key', limit, offset }),
     sql.query<{ total: number }>(totalSql, input.q ? values : [accountId]),
   ]);
   const total = count.rows[0].total;
