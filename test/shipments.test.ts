@@ -481,9 +481,16 @@ test('cancel (courier_a): the courier confirms; result {data, courier_cancelled,
   assert.equal((await shipmentNow(svc, key, s.id)).status, 'pending');
   assert.equal((await events(svc, accountId, 'shipment.cancelled')).length, 0);
 
+  const orderBefore = await orderNow(svc, key, order.id);
   const res = await cancel(svc, key, s.id, { reason: 'customer changed mind' });
   assert.equal(res.status, 200, res.text);
   assert.deepEqual(Object.keys(res.body).sort(), CANCEL_RESULT_FIELDS);
+  // The order's shipment summary changed, so did its updated_at: SPEC's cheap poll (since = updated_at >=) finds it.
+  const orderAfter = await orderNow(svc, key, order.id);
+  assert.equal(orderAfter.shipment.status, 'cancelled');
+  assert.ok(Date.parse(orderAfter.updated_at) > Date.parse(orderBefore.updated_at), 'updated_at moved with the shipment summary');
+  const polled = await http(svc.url, 'GET', `/api/v1/orders?since=${encodeURIComponent(orderAfter.updated_at)}`, { token: key });
+  assert.ok(polled.body.data.some((o: { id: string }) => o.id === order.id), 'a since poll from the change finds the order');
   assertShipmentView(res.body.data, 'cancelled');
   assert.equal(res.body.data.status, 'cancelled');
   assert.equal(res.body.courier_cancelled, true);

@@ -108,8 +108,8 @@ export async function changePaymentStatus(tx: Sql, accountId: string, orderId: s
 
 /**
  * The status of the order's latest shipment, kept on the order (migration 017) so the list's shipment_status
- * filter reads its page off an index. Every write of a shipment's status goes through recordWaybill, touchOrder or
- * recordShipmentStatus, in the shipment's transaction.
+ * filter reads its page off an index. Every write of a shipment's status goes through recordWaybill or touchOrder,
+ * in the shipment's transaction.
  */
 const LATEST_SHIPMENT_STATUS = `(SELECT s.status FROM shipments s WHERE s.account_id = $1 AND s.order_id = $2 ORDER BY s.created_at DESC, s.id DESC LIMIT 1)`;
 
@@ -145,7 +145,3 @@ export async function touchOrder(tx: Sql, accountId: string, orderId: string): P
   await tx.query(`UPDATE orders SET shipment_status = ${LATEST_SHIPMENT_STATUS}, updated_at = now() WHERE account_id = $1 AND id = $2`, [accountId, orderId]);
 }
 
-/** A shipment's status changed without moving the order (a cancelled waybill): only the kept status follows. */
-export async function recordShipmentStatus(tx: Sql, accountId: string, orderId: string): Promise<void> {
-  await tx.query(`UPDATE orders SET shipment_status = ${LATEST_SHIPMENT_STATUS} WHERE account_id = $1 AND id = $2`, [accountId, orderId]);
-}

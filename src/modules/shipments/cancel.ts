@@ -4,7 +4,7 @@ import { AppError } from '../../platform/errors.ts';
 import { emit } from '../../platform/events.ts';
 import type { CourierSlug } from '../../couriers/adapter.ts';
 import type { OrderChangeDeps } from '../orders/commands.ts';
-import { changeOrder, recordShipmentStatus } from '../orders/commands.ts';
+import { changeOrder, touchOrder } from '../orders/commands.ts';
 import { findOrder } from '../orders/queries.ts';
 import { courierAccountFor } from './integrations.ts';
 import { getShipment, liveShipmentOf, TERMINAL_STATUSES } from './view.ts';
@@ -32,7 +32,8 @@ export async function cancelShipment(deps: ShipmentDeps & OrderChangeDeps, accou
               updated_at = now() WHERE account_id = $1 AND id = $2`,
       [accountId, shipmentId, event.label, now, JSON.stringify([event])],
     );
-    await recordShipmentStatus(tx, accountId, shipment.order_id);
+    // The order's view changed (its shipment summary): updated_at moves, so a `since` poll sees it.
+    await touchOrder(tx, accountId, shipment.order_id);
     const cancelled = await getShipment(tx, accountId, shipmentId);
     await emit(tx, accountId, 'shipment.cancelled', {
       shipment: cancelled, order_id: shipment.order_id, courier_cancelled: confirmed, courier_confirmed: confirmed, source: 'api',

@@ -3,7 +3,7 @@
 -- plans before and after).
 
 -- shipment_status: the status of the order's latest shipment (newest
--- created_at, id), or null. The orders room keeps it (recordShipmentStatus)
+-- created_at, id), or null. The orders room keeps it (orders/commands.ts)
 -- in the transaction that creates a shipment or changes its status, so the
 -- filter reads the page off one index instead of probing shipments order by
 -- order.
