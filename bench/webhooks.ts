@@ -31,6 +31,8 @@ const BASELINE_EVENTS = setting('BENCH_BASELINE_EVENTS', 2_000);
 /** Unmeasured PATCHes before the baseline (JIT, pools, caches). */
 const WARMUP_EVENTS = 200;
 const OPEN_RATE = setting('BENCH_OPEN_RATE', 150);
+/** Rounds of the whole run (before, after, before, after, ...); the report adds each measure's median per side. */
+const ROUNDS = setting('BENCH_ROUNDS', 1);
 const OPEN_SECONDS = setting('BENCH_OPEN_SECONDS', 20);
 /** The PATCH load stops early after this many seconds (the run then reports how many events it made). */
 const LOAD_BUDGET_SECONDS = setting('BENCH_LOAD_BUDGET_SECONDS', 180);
@@ -719,6 +721,30 @@ function cpuCost(side: Side): { patch: string; delivery: string } {
   return { patch: list(perPatch), delivery: list(perDelivery) };
 }
 
+/** With BENCH_ROUNDS > 1: each headline measure's median over the rounds, per side (before / after / this tree). */
+function medians(sides: Side[]): string[] {
+  const groups = new Map<string, Side[]>();
+  for (const side of sides) {
+    const name = side.label.replace(/ #\d+$/, '');
+    groups.set(name, [...(groups.get(name) ?? []), side]);
+  }
+  if ([...groups.values()].every((g) => g.length < 2)) return [];
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const names = [...groups.keys()];
+  const row = (title: string, f: (s: Side) => number, show: (v: number) => string) =>
+    `| ${title} | ${names.map((n) => `${show(median(groups.get(n)!.map(f)))} (${groups.get(n)!.map((s) => show(f(s))).join(', ')})`).join(' | ')} |`;
+  return [
+    `Medians over ${groups.get(names[0])!.length} alternating rounds (each round's figure in brackets):`,
+    '',
+    `| | ${names.join(' | ')} |`,
+    `|---|${names.map(() => '---').join('|')}|`,
+    row('Burst: signed deliveries per second', (s) => s.burst.rate, (v) => fmt(v)),
+    row('Burst: PATCH/s with subscriptions / without', (s) => (patchRate(s.burst.load) / patchRate(s.baseline)) * 100, (v) => `${v.toFixed(0)} %`),
+    row('Open loop: commit-to-receipt p99 ms', (s) => s.open.latency.p99, ms),
+    '',
+  ];
+}
+
 function valid(side: Side): boolean {
   const phases = [side.burst, side.open];
   return (
@@ -772,6 +798,7 @@ function report(sides: Side[], started: number, pgVersion: string, quiet: number
     '',
     'Trust a column only when "other" CPU is near 0: the machine is shared, and every process here competes for its cores.',
     '',
+    ...medians(sides),
   ];
   for (const s of sides) if (s.death) lines.push(`${s.label}: ${s.death}`, '');
   return lines.join('\n');
@@ -786,8 +813,12 @@ async function main(): Promise<boolean> {
   log(`machine busy before start: ${quiet === null ? 'n/a' : `${quiet.toFixed(2)} cores`}`);
   const sides: Side[] = [];
   const before = process.env.BENCH_BEFORE_DIR;
-  if (before) sides.push(await runSide('before', path.resolve(before)));
-  sides.push(await runSide(before ? 'after' : 'this tree', ROOT));
+  // Alternating rounds: on a shared machine one run of each side can land in a slow minute and the other in a fast one.
+  for (let round = 1; round <= ROUNDS && !interrupted; round++) {
+    const suffix = ROUNDS > 1 ? ` #${round}` : '';
+    if (before) sides.push(await runSide(`before${suffix}`, path.resolve(before)));
+    sides.push(await runSide(`${before ? 'after' : 'this tree'}${suffix}`, ROOT));
+  }
   if (interrupted) throw new Error('interrupted');
   fs.writeFileSync(RESULTS_FILE, report(sides, started, pgVersion, quiet));
   log(`wrote ${path.relative(process.cwd(), RESULTS_FILE)}`);
