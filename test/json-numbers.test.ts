@@ -1,0 +1,73 @@
+// The JSON documents PostgreSQL shows in the views (merx_compact_json,
+// migrations 014 and 018) are spelled exactly as JSON.stringify spells the
+// same value, numbers included, on both databases: MCP's text content must be
+// JSON.stringify(structuredContent) to the byte, and a client comparing an
+// answer with what it sent must see its own numbers.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { openDb, type Db } from '../src/platform/db.ts';
+import { migrate } from '../src/platform/migrate.ts';
+import { isolatedDatabase, type IsolatedDatabase } from './helpers/webhooks.ts';
+
+let database: IsolatedDatabase;
+let db: Db;
+before(async () => {
+  database = await isolatedDatabase();
+  db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: 'memory://' });
+  await migrate(db);
+});
+after(async () => {
+  await db?.close();
+  await database?.drop();
+});
+
+/** What the views print for a document written as `json` (the service writes JSON.stringify of the value). */
+async function compact(json: string): Promise<string> {
+  const { rows } = await db.query<{ text: string }>('SELECT merx_compact_json($1::jsonb)::text AS text', [json]);
+  return rows[0].text;
+}
+
+async function assertSpelledAsJavaScript(json: string): Promise<void> {
+  const printed = await compact(json);
+  assert.deepEqual(JSON.parse(printed), JSON.parse(json), `${json}: the same value`);
+  assert.equal(printed, JSON.stringify(JSON.parse(printed)), `${json}: printed as JSON.stringify prints it`);
+}
+
+test('numbers JavaScript prints with an exponent, past a double\'s precision, or with a trailing zero are printed as JavaScript prints them', async () => {
+  const numbers = [
+    '3e-323', '5e-324', '1e-7', '1.5e-7', '-1e-7', '0.000001', '0.00001', '0.0001', '1e21', '1.2345e25', '-1e300', '1e300',
+    '12345678901234567', '123456789012345678901', '0.30000000000000004', '1.50', '10.0', '100', '0', '-5', '123.456', '1e15', '1e16', '2.5e-5',
+  ];
+  for (const n of numbers) {
+    await assertSpelledAsJavaScript(n);
+    await assertSpelledAsJavaScript(`{"l":${n},"w":[${n},{"h":${n}}],"label":"${n} cm"}`);
+  }
+  assert.equal(await compact('{"h":3e-323,"l":6.920607094106351e-74}'), '{"h":3e-323,"l":6.920607094106351e-74}');
+  assert.equal(await compact('[1e-7,1e21,0.000001,1.50]'), '[1e-7,1e+21,0.000001,1.5]');
+});
+
+test('strings, keys and nesting are unchanged by the number path: escapes as JSON.stringify writes them', async () => {
+  const doc = { 'a"b': 'x\\y\n\t\u0001 é €', nested: [[], {}, [1e-7, 'ok', null, true, false]], empty: '' };
+  await assertSpelledAsJavaScript(JSON.stringify(doc));
+});
+
+/**
+ * Keys made non-numeric: JavaScript lists integer-like keys ("0") first, jsonb by length; no document a view shows
+ * has such keys (dimensions, line items, status events, addresses, filters have named fields).
+ */
+function namedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(namedKeys);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [`k${k}`, namedKeys(v)]));
+  return value;
+}
+
+test('any JSON value with any doubles: printed as JSON.stringify prints it', async () => {
+  const values = fc.jsonValue({ maxDepth: 3 }).map(namedKeys).chain((v) => fc.tuple(fc.constant(v), fc.array(fc.double({ noNaN: true, noDefaultInfinity: true }), { maxLength: 4 })));
+  await fc.assert(
+    fc.asyncProperty(values, async ([value, doubles]) => {
+      await assertSpelledAsJavaScript(JSON.stringify({ value, doubles }));
+    }),
+    { numRuns: 150 },
+  );
+});
