@@ -37,7 +37,7 @@ async function assertSpelledAsJavaScript(json: string): Promise<void> {
 test('numbers JavaScript prints with an exponent, past a double\'s precision, or with a trailing zero are printed as JavaScript prints them', async () => {
   const numbers = [
     '3e-323', '5e-324', '1e-7', '1.5e-7', '-1e-7', '0.000001', '0.00001', '0.0001', '1e21', '1.2345e25', '-1e300', '1e300',
-    '12345678901234567', '123456789012345678901', '0.30000000000000004', '1.50', '10.0', '100', '0', '-5', '123.456', '1e15', '1e16', '2.5e-5',
+    '12345678901234567', '123456789012345678901', '53321762210960780', '1.7976931348623157e308', '0.30000000000000004', '1.50', '10.0', '100', '0', '-5', '123.456', '1e15', '1e16', '2.5e-5',
   ];
   for (const n of numbers) {
     await assertSpelledAsJavaScript(n);

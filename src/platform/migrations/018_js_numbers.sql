@@ -5,25 +5,43 @@
 -- content, which must be exactly that, print the double's shortest form.
 -- Found by the fuzz test (a product's dim_cm of 3e-323).
 
--- A number as JavaScript's Number#toString prints it: the double nearest to n,
--- in its shortest round-trip digits (float8's text, extra_float_digits 1),
--- plain from 1e-6 to below 1e21, else d.ddde±x with no padded exponent.
+-- A number as JavaScript's Number#toString prints it: the double nearest to
+-- n in its shortest round-trip digits, plain from 1e-6 to below 1e21, else
+-- d.ddde±x with no padded exponent. float8's text is shortest too, except
+-- that it leaves out a decimal lying exactly halfway between two doubles
+-- (53321762210960780, which reads as ...784), where JavaScript takes it: so
+-- one digit fewer is tried as long as it still reads as the same double.
 CREATE FUNCTION merx_js_number(n numeric) RETURNS text LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
-  shortest text := (n::float8)::text;
-  mantissa text;
-  exponent int;
+  d float8 := n::float8;
+  v numeric;
+  plain text;
+  digits text;
+  e10 int;
+  shorter numeric;
 BEGIN
-  -- float8's text is plain from 1e-4 to below 1e15: JavaScript's is too.
-  IF position('e' IN shortest) = 0 THEN
-    RETURN shortest;
+  IF d = 0 THEN
+    RETURN '0';
   END IF;
-  mantissa := split_part(shortest, 'e', 1);
-  exponent := split_part(shortest, 'e', 2)::int;
-  IF exponent BETWEEN -6 AND 20 THEN
-    RETURN trim_scale(mantissa::numeric * power(10::numeric, exponent))::text;
+  v := d::text::numeric;
+  LOOP
+    plain := trim_scale(abs(v))::text;
+    digits := trim(BOTH '0' FROM replace(plain, '.', ''));
+    e10 := CASE WHEN plain LIKE '0.%' THEN -(length(substring(plain FROM '^0\.(0*)')) + 1) ELSE length(split_part(plain, '.', 1)) - 1 END;
+    EXIT WHEN length(digits) <= 1;
+    shorter := round(v, length(digits) - 2 - e10);
+    -- Rounded up past the largest double: no shorter spelling.
+    IF abs(shorter) > 1.7976931348623157e308 THEN
+      EXIT;
+    END IF;
+    EXIT WHEN shorter::float8 <> d;
+    v := shorter;
+  END LOOP;
+  IF e10 BETWEEN -6 AND 20 THEN
+    RETURN trim_scale(v)::text;
   END IF;
-  RETURN mantissa || 'e' || CASE WHEN exponent > 0 THEN '+' ELSE '-' END || abs(exponent);
+  RETURN CASE WHEN v < 0 THEN '-' ELSE '' END || left(digits, 1) || CASE WHEN length(digits) > 1 THEN '.' || substr(digits, 2) ELSE '' END
+         || 'e' || CASE WHEN e10 > 0 THEN '+' ELSE '-' END || abs(e10);
 END
 $$;
 
