@@ -71,3 +71,15 @@ test('any JSON value with any doubles: printed as JSON.stringify prints it', asy
     { numRuns: 150 },
   );
 });
+
+test('20,000 doubles of every magnitude (random bit patterns and short decimals): each printed as JavaScript prints it', async () => {
+  const random = fc.sample(fc.tuple(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: -20, max: 20 }), fc.integer({ min: 1, max: 17 }), fc.double({ min: 0, max: 10, noNaN: true })), 10_000);
+  const values = random.flatMap(([any, exponent, digits, fraction]) => [any, Number((fraction * 10 ** exponent).toPrecision(digits))]);
+  const { rows } = await db.query<{ printed: string; i: number }>(
+    'SELECT merx_js_number(x::numeric) AS printed, i::int FROM json_array_elements_text($1::json) WITH ORDINALITY AS a(x, i)',
+    [JSON.stringify(values)],
+  );
+  const wrong = rows.filter((r) => r.printed !== JSON.stringify(values[r.i - 1])).map((r) => `${JSON.stringify(values[r.i - 1])} printed ${r.printed}`);
+  assert.equal(rows.length, values.length);
+  assert.deepEqual(wrong.slice(0, 10), [], `${wrong.length} of ${values.length} numbers printed otherwise`);
+});
