@@ -37,7 +37,7 @@ async function assertSpelledAsJavaScript(json: string): Promise<void> {
 test('numbers JavaScript prints with an exponent, past a double\'s precision, or with a trailing zero are printed as JavaScript prints them', async () => {
   const numbers = [
     '3e-323', '5e-324', '1e-7', '1.5e-7', '-1e-7', '0.000001', '0.00001', '0.0001', '1e21', '1.2345e25', '-1e300', '1e300',
-    '12345678901234567', '123456789012345678901', '53321762210960780', '1.7976931348623157e308', '0.30000000000000004', '1.50', '10.0', '100', '0', '-5', '123.456', '1e15', '1e16', '2.5e-5',
+    '12345678901234567', '123456789012345678901', '53321762210960780', '9007199254740993', '1234567890123456.7', '1.7976931348623157e308', '0.30000000000000004', '1.50', '10.0', '100', '0', '-5', '123.456', '1e15', '1e16', '2.5e-5',
   ];
   for (const n of numbers) {
     await assertSpelledAsJavaScript(n);
@@ -45,6 +45,19 @@ test('numbers JavaScript prints with an exponent, past a double\'s precision, or
   }
   assert.equal(await compact('{"h":3e-323,"l":6.920607094106351e-74}'), '{"h":3e-323,"l":6.920607094106351e-74}');
   assert.equal(await compact('[1e-7,1e21,0.000001,1.50]'), '[1e-7,1e+21,0.000001,1.5]');
+});
+
+test('numbers past a double (only another writer than the service stores them) print as JavaScript prints what it parses: Infinity as null, an underflow as 0', async () => {
+  assert.equal(await compact('[1e400,-1e400,1.7976931348623159e308,1e-400,-1e-400]'), '[null,null,null,0,0]');
+});
+
+test('the writer\'s session settings do not change the spelling: extra_float_digits 0 still gives the shortest round trip', async () => {
+  const printed = await db.tx(async (tx) => {
+    await tx.query('SET LOCAL extra_float_digits = 0');
+    const { rows } = await tx.query<{ text: string }>('SELECT merx_compact_json($1::jsonb)::text AS text', ['[0.30000000000000004,1.2345678901234567,1.5e-7]']);
+    return rows[0].text;
+  });
+  assert.equal(printed, '[0.30000000000000004,1.2345678901234567,1.5e-7]');
 });
 
 test('strings, keys and nesting are unchanged by the number path: escapes as JSON.stringify writes them', async () => {

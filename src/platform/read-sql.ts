@@ -58,6 +58,7 @@ export async function readArray(sql: Sql, view: JsonView, where: string, params:
  * customers at offset 80%: 24,288 buffers at 100k orders, 493 this way). Near
  * the top, where skipping costs less than looking the page's rows up again,
  * the rows are read directly. `keys`: the columns that identify a row, unqualified.
+ * The inner query has the view's table only: `where` and `orderBy` may not use its joins.
  */
 export async function readOffsetPage(
   sql: Sql, view: JsonView, keys: string[], where: string, params: unknown[], page: { orderBy: string; limit: number; offset: number },

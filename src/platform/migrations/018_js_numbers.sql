@@ -11,15 +11,25 @@
 -- that it leaves out a decimal lying exactly halfway between two doubles
 -- (53321762210960780, which reads as ...784), where JavaScript takes it: so
 -- one digit fewer is tried as long as it still reads as the same double.
-CREATE FUNCTION merx_js_number(n numeric) RETURNS text LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+-- Beyond a double's range (only a writer other than the service can store
+-- one), as JavaScript would print what it parsed: Infinity is null, a value
+-- that underflows is 0. extra_float_digits is pinned: below 1, float8's text
+-- is not the shortest round trip, whatever the writer's session says.
+CREATE FUNCTION merx_js_number(n numeric) RETURNS text LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET extra_float_digits = 1 AS $$
 DECLARE
-  d float8 := n::float8;
+  d float8;
   v numeric;
   plain text;
   digits text;
   e10 int;
   shorter numeric;
 BEGIN
+  BEGIN
+    d := n::float8;
+  EXCEPTION WHEN numeric_value_out_of_range THEN
+    RETURN CASE WHEN abs(n) > 1 THEN 'null' ELSE '0' END;
+  END;
   IF d = 0 THEN
     RETURN '0';
   END IF;
@@ -67,11 +77,12 @@ $$;
 
 -- Whether jsonb's text of a document holds a number that JavaScript spells
 -- otherwise: below 1e-6 (six zeros after the point), a trailing zero after
--- the point, or 17 or more digits (past a double's precision, or 1e21 and up).
+-- the point, or 16 or more digits (past what a double holds exactly from
+-- 2^53, or 1e21 and up).
 -- A number follows "[", ": " or ", " and ends at ",", "}", "]"; the test also
 -- looks inside strings, where a false alarm only takes the slow path.
 CREATE FUNCTION merx_spells_numbers_otherwise(doc_text text) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN doc_text ~ '(^|\[|: |, )-?(0\.000000[0-9]*|[0-9]+\.[0-9]*0|[0-9.]{17,})($|[,}\]])';
+  RETURN doc_text ~ '(^|\[|: |, )-?(0\.000000[0-9]*|[0-9]+\.[0-9]*0|[0-9.]{16,})($|[,}\]])';
 
 -- The fast path (squeezing jsonb's spaces out of its text) stays for every
 -- document whose numbers JavaScript spells the same.
@@ -85,5 +96,6 @@ CREATE OR REPLACE FUNCTION merx_compact_json(doc jsonb) RETURNS json LANGUAGE sq
 UPDATE products SET dim_cm = dim_cm WHERE merx_spells_numbers_otherwise(dim_cm::text);
 UPDATE segments SET filters = filters WHERE merx_spells_numbers_otherwise(filters::text);
 UPDATE orders SET line_items = line_items WHERE merx_spells_numbers_otherwise(line_items::text);
-UPDATE shipments SET status_events = status_events
+UPDATE shipments SET status_events = status_events, recipient_address = recipient_address, parcel_dim_cm = parcel_dim_cm,
+       sender_origin = sender_origin, shipment_terms = shipment_terms
  WHERE merx_spells_numbers_otherwise(concat_ws(' ', status_events, recipient_address, parcel_dim_cm, sender_origin, shipment_terms));
