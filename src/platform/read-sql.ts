@@ -47,6 +47,11 @@ export async function readArray(sql: Sql, view: JsonView, where: string, params:
     `SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where} ORDER BY ${orderBy}`,
     params,
   );
+  return arrayText(rows);
+}
+
+/** The rows' view texts as one JSON array. */
+function arrayText(rows: Array<{ v: string }>): JsonText {
   return new JsonText(`[${rows.map((r) => r.v).join(',')}]`);
 }
 
@@ -76,7 +81,7 @@ export async function readOffsetPage(
       ORDER BY ${page.orderBy}`,
     params,
   );
-  return new JsonText(`[${rows.map((r) => r.v).join(',')}]`);
+  return arrayText(rows);
 }
 
 /**
