@@ -32,6 +32,8 @@ const QUIET_BUDGET = { seconds: setting('BENCH_QUIET_WAIT_SECONDS', 120) };
 const PAGE = 50;
 const RATE_LIMIT_PER_MINUTE = '100000000'; // the knobs' maximum (src/config.ts)
 const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS-mcp.md');
+/** Another checkout to measure (a before/after comparison); this one by default. */
+const SERVICE_DIR = process.env.BENCH_SERVICE_DIR ? path.resolve(process.env.BENCH_SERVICE_DIR) : null;
 const MCP_VERSION = '2025-06-18';
 
 const { log, cleanups, createDatabase, run } = benchTools('bench:mcp', ADMIN_URL, 'merx_mcp_bench');
@@ -143,7 +145,7 @@ async function main(): Promise<void> {
   // The child inherits this environment (bench/service-process.ts): raise both limits alike.
   process.env.RATE_LIMIT_REST_PER_MINUTE = RATE_LIMIT_PER_MINUTE;
   process.env.RATE_LIMIT_MCP_PER_MINUTE = RATE_LIMIT_PER_MINUTE;
-  const service: ServiceProcess = await startServiceProcess(databaseUrl, adminToken);
+  const service: ServiceProcess = await startServiceProcess(databaseUrl, adminToken, SERVICE_DIR ? { main: path.join(SERVICE_DIR, 'src', 'main.ts') } : {});
   cleanups.push({ name: 'stop service', run: () => service.stop() });
   log(`service pid ${service.pid} at ${service.url}`);
 
@@ -222,6 +224,7 @@ async function main(): Promise<void> {
     '## Run',
     '',
     `- Date: ${new Date().toISOString()}`,
+    `- Service: ${SERVICE_DIR ?? 'this checkout'}${process.env.BENCH_REVISION ? ` (${process.env.BENCH_REVISION})` : ''}`,
     `- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM; ${os.type()} ${os.release()} ${os.arch()}`,
     `- Node ${process.version}; ${pgVersion}; autocannon ${autocannonVersion}`,
     `- Data: ${SIZE.orders.toLocaleString('en-US')} orders, ${SIZE.products} products, ${SIZE.customers.toLocaleString('en-US')} customers, seeded through the operator API in ${tenant.seedSeconds.toFixed(1)} s, then VACUUM (ANALYZE)`,

@@ -107,7 +107,8 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     } catch (err) {
       return refusal(toAppError(err));
     }
-    const input = structuredClone(args) as Record<string, unknown>;
+    // Validation fills in defaults; a write's idempotency fingerprint is of the arguments as sent, so a write validates a copy.
+    const input = (isWrite(tool.op) ? structuredClone(args) : args) as Record<string, unknown>;
     try {
       tool.validate(input);
     } catch (err) {
@@ -183,7 +184,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     // Issue 12: JSON PostgreSQL wrote goes in twice as it is, as structuredContent and (escaped) as the text content.
     if (output instanceof JsonText) {
       const meta = etag ? `,"_meta":{"etag":${JSON.stringify(etag)}}` : '';
-      return JsonText.concat(['{"content":[{"type":"text","text":', JSON.stringify(output.text), '}],"structuredContent":', output, `,"isError":false${meta}}`]);
+      return JsonText.concat(['{"content":[{"type":"text","text":', JsonText.quoted(output), '}],"structuredContent":', output, `,"isError":false${meta}}`]);
     }
     const result = { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false };
     return etag ? { ...result, _meta: { etag } } : result;
