@@ -102,7 +102,8 @@ test('missing and malformed headers, and a timestamp out of tolerance, are named
   for (const t of [now - 400, now + 400]) {
     const late = await check({ headers: resign(headers, r.body, secret, t), body: r.body });
     assert.deepEqual(pick(late), ['merx', 'timestamp_out_of_tolerance']);
-    assert.match(late.message, /400 seconds/);
+    // The service reads its clock a moment after this test did: on a busy machine, in the next second.
+    assert.match(late.message, /\b(399|400|401) seconds\b/);
     assert.deepEqual(pick(await check({ headers: without(resign(headers, r.body, secret, t), 'x-merx-'), body: r.body })), ['standard', 'timestamp_out_of_tolerance']);
   }
   // Within 300 s it is fine.
