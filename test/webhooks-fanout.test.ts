@@ -13,6 +13,7 @@ import {
 } from './helpers/webhooks.ts';
 import type { ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { openDb } from '../src/platform/db.ts';
+import { LANE_WIDTH } from '../src/modules/webhooks/lanes.ts';
 import { migrate } from '../src/platform/migrate.ts';
 import { DUE_CHANNEL, DueAnnouncer, DueTimer } from '../src/modules/webhooks/due-timer.ts';
 
@@ -160,6 +161,47 @@ test('graceful shutdown waits for an attempt in flight and records it; the next 
     assert.equal(delivery.status, 'delivered', 'the attempt in flight at shutdown finished and its outcome was recorded');
     assert.equal(delivery.attempt, 1);
     assert.equal(endpoint.requests.length, 1);
+  } finally {
+    await second.close();
+    await data.drop();
+  }
+});
+
+test('graceful shutdown leaves the first attempts it had queued as first attempts: the next process sends them as attempt 1', async () => {
+  const data = await isolatedDatabase({ onDisk: true });
+  const endpoint = world.receiver.endpoint('shutdown-queued');
+  endpoint.script([], { status: 200, delayMs: 3_000 });
+  const events = LANE_WIDTH + 8; // a lane's worth in flight at shutdown, 8 more queued behind them
+  let subId = '';
+  let key = '';
+  const first = await startTestService({ ...data.env, WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WORKERS: '0' });
+  try {
+    const tenant = await freshTenant(first.url);
+    key = tenant.key;
+    subId = (await createWebhook(first.url, key, { url: endpoint.url, events: ['order.updated'] })).data.id;
+    const order = await tenant.op.checkout(tenant.accountId);
+    for (let i = 0; i < events; i += 10) {
+      await Promise.all(Array.from({ length: Math.min(10, events - i) }, (_, j) => touchOrder(first.url, key, order.id, `queued ${i + j}`)));
+    }
+    await endpoint.waitFor(LANE_WIDTH);
+  } finally {
+    await first.close(); // the lane's attempts are still held back by the receiver; 8 more wait behind them
+  }
+  const second = await startTestService({ ...data.env, WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WORKERS: '0' });
+  try {
+    const atStart = await deliveriesOf(second.url, key, subId, 100);
+    assert.equal(atStart.length, events);
+    const unsent = atStart.filter((d) => d.status === 'pending');
+    assert.equal(endpoint.requests.length, events - unsent.length, 'nothing queued was sent by the stopping process');
+    assert.ok(unsent.length >= 1, 'some first attempts were still queued at shutdown');
+    assert.ok(unsent.every((d) => d.attempt === 0 && d.last_status_code === null && d.last_error === null), 'queued rows are first attempts not yet made');
+
+    endpoint.script([], { status: 200 });
+    await runDeliveryJob(second.url, new Date(Date.now() + 61_000)); // past the grace: the worker takes them over
+    const done = await deliveriesOf(second.url, key, subId, 100);
+    assert.ok(done.every((d) => d.status === 'delivered' && d.attempt === 1), 'every delivery made in one attempt, numbered 1');
+    assert.equal(endpoint.requests.length, events);
+    assert.equal(new Set(endpoint.requests.map((r) => r.headers['x-merx-event-id'])).size, events, 'each event once');
   } finally {
     await second.close();
     await data.drop();

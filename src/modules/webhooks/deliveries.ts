@@ -28,8 +28,8 @@ export const DELIVERY_COLUMNS = `id, webhook_id, event_id, event, status, attemp
 
 /**
  * A delivery just committed, awaiting its first attempt, with all that attempt
- * needs (read in the fan-out statement), so that claiming it soon after the
- * commit is a bare `attempt = 1` (markFirstAttempts), not a read of its context.
+ * needs (read in the fan-out statement), so that sending it soon after the
+ * commit takes no statement at all.
  */
 export interface NewDelivery {
   id: string;
@@ -46,7 +46,14 @@ export interface NewDelivery {
  */
 export const newDeliveries = new EventEmitter();
 
-/** One delivery per (event, active subscription to it), in the event's own transaction. */
+/**
+ * One delivery per (event, active subscription to it), in the event's own
+ * transaction, written as attempt 1: the instance that commits it sends that
+ * attempt at once (the 60 s grace keeps the worker away meanwhile), so no
+ * statement has to say so again. Should it never be sent (a crash), the worker
+ * makes the next attempt, 2, after the grace: an attempt that may have reached
+ * the receiver is never repeated under its own X-Merx-Delivery id.
+ */
 export async function fanOut(tx: Sql, event: EmittedEvent): Promise<string[]> {
   if (event.event === 'test') return [];
   const { rows } = await tx.query<{
@@ -58,8 +65,8 @@ export async function fanOut(tx: Sql, event: EmittedEvent): Promise<string[]> {
          FROM webhook_subscriptions s JOIN accounts a ON a.id = s.account_id
         WHERE s.account_id = $1 AND s.active AND $3 = ANY(s.events)
      ), ins AS (
-       INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, next_attempt_at)
-       SELECT gen_random_uuid(), s.account_id, s.id, $2, $3, now() + make_interval(secs => $4) FROM s
+       INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, attempt, next_attempt_at)
+       SELECT gen_random_uuid(), s.account_id, s.id, $2, $3, 1, now() + make_interval(secs => $4) FROM s
        RETURNING id, webhook_id
      )
      SELECT ins.id, ins.webhook_id, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at,
@@ -134,41 +141,42 @@ function withContext(claim: string): string {
       LEFT JOIN events e ON e.id = c.event_id`;
 }
 
+/**
+ * A pending row whose first attempt nobody has made yet: a test event's row
+ * (attempt 0), or a fan-out's row, written as attempt 1 by the transaction
+ * that made it (its instance sends it at once; the grace is its lease) and
+ * with no outcome recorded. The worker and manual retries move `attempt` on,
+ * so a row they took is never taken here again.
+ */
+const NOT_YET_ATTEMPTED = `status = 'pending' AND (attempt = 0 OR (attempt = 1 AND last_status_code IS NULL AND last_error IS NULL))`;
+
 /** Attempt 1, right after the commit: only while nobody has tried yet. */
 export async function claimFirstAttempt(sql: Sql, deliveryId: string): Promise<ClaimedDelivery | null> {
   const { rows } = await sql.query(
     withContext(`UPDATE webhook_deliveries SET attempt = 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
-      WHERE id = $1 AND status = 'pending' AND attempt = 0`),
+      WHERE id = $1 AND ${NOT_YET_ATTEMPTED}`),
     [deliveryId, LEASE_SEC],
   );
   return rows[0] ?? null;
-}
-
-/**
- * Attempt 1 of many deliveries just committed, whose context the fan-out read
- * already: only `attempt` changes (no index does, so the update can stay on
- * its page). Their lease is the grace itself: no worker takes a row before its
- * next_attempt_at, a minute after the commit, and the engine marks only
- * deliveries a few seconds old, so the attempt (10 s at most) is over long
- * before. Returns the ids it marked; the others were taken already.
- */
-export async function markFirstAttempts(sql: Sql, deliveryIds: string[]): Promise<Set<string>> {
-  const { rows } = await sql.query<{ id: string }>(
-    `UPDATE webhook_deliveries SET attempt = 1, updated_at = now()
-      WHERE id = ANY($1::uuid[]) AND status = 'pending' AND attempt = 0 RETURNING id`,
-    [deliveryIds],
-  );
-  return new Set(rows.map((r) => r.id));
 }
 
 /** Attempt 1 of many deliveries in one statement; those another instance or the worker took already are left out. */
 export async function claimFirstAttempts(sql: Sql, deliveryIds: string[]): Promise<ClaimedDelivery[]> {
   const { rows } = await sql.query(
     withContext(`UPDATE webhook_deliveries SET attempt = 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
-      WHERE id = ANY($1::uuid[]) AND status = 'pending' AND attempt = 0`),
+      WHERE id = ANY($1::uuid[]) AND ${NOT_YET_ATTEMPTED}`),
     [deliveryIds, LEASE_SEC],
   );
   return rows;
+}
+
+/**
+ * First attempts a stopping instance had queued but not sent: back to
+ * attempt 0, so that the worker that takes them over after the grace sends
+ * them as attempt 1.
+ */
+export async function releaseFirstAttempts(sql: Sql, deliveryIds: string[]): Promise<void> {
+  await sql.query(`UPDATE webhook_deliveries SET attempt = 0 WHERE id = ANY($1::uuid[]) AND ${NOT_YET_ATTEMPTED}`, [deliveryIds]);
 }
 
 /** The worker's pass: due pending rows, SKIP LOCKED so several instances never take the same row. */
@@ -231,7 +239,9 @@ export interface RoutineOutcome {
  * Records many routine outcomes in one statement: the delivery rows (as
  * recordOutcome does) and, per subscription, last_triggered_at, the status
  * code of its latest outcome in the batch, and dead_notified_at cleared when
- * one was delivered. Returns, in order, whether each delivery row still existed.
+ * one was delivered. An outcome is recorded only while its row is still on
+ * that attempt: one that a manual retry or a job run took meanwhile records its
+ * own. Returns, in order, whether each outcome was recorded.
  */
 export async function recordRoutineOutcomes(sql: Sql, outcomes: RoutineOutcome[]): Promise<boolean[]> {
   const { text, values } = routineOutcomesStatement(outcomes);
@@ -251,6 +261,7 @@ export function routineOutcomesStatement(outcomes: RoutineOutcome[]): { text: st
   const records = outcomes.map((o, seq) => ({
     seq,
     id: o.delivery.id,
+    attempt: o.delivery.attempt,
     webhook_id: o.delivery.webhook_id,
     status: o.settlement === 'delivered' ? 'delivered' : 'pending',
     code: o.outcome.statusCode,
@@ -262,14 +273,14 @@ export function routineOutcomesStatement(outcomes: RoutineOutcome[]): { text: st
   return {
     text: `WITH o AS (
        SELECT * FROM json_to_recordset($1::json)
-         AS o(seq int, id uuid, webhook_id uuid, status text, code int, error text, body text, base timestamptz, delay int)
+         AS o(seq int, id uuid, attempt int, webhook_id uuid, status text, code int, error text, body text, base timestamptz, delay int)
      ), d AS (
        UPDATE webhook_deliveries w
           SET status = o.status, last_status_code = o.code, last_error = o.error, response_body = o.body,
               delivered_at = CASE WHEN o.status = 'delivered' THEN now() ELSE w.delivered_at END,
               next_attempt_at = CASE WHEN o.status = 'pending' THEN o.base + make_interval(secs => o.delay) ELSE w.next_attempt_at END,
               updated_at = now()
-         FROM o WHERE w.id = ANY($2::uuid[]) AND w.id = o.id
+         FROM o WHERE w.id = ANY($2::uuid[]) AND w.id = o.id AND w.attempt = o.attempt
        RETURNING w.id
      ), latest AS (
        SELECT DISTINCT ON (o.webhook_id) o.webhook_id, o.code, bool_or(o.status = 'delivered') OVER (PARTITION BY o.webhook_id) AS delivered

@@ -3,9 +3,10 @@
 // tests. Each attempt: lease the row, re-check the URL, send, record the
 // outcome with its side effects in one transaction.
 //
-// At volume: first attempts queue per subscription (lanes.ts) and are leased
-// in batches as lane slots free up; routine outcomes (delivered, retry later)
-// are recorded in batches, one statement each; the worker sleeps until the
+// At volume: first attempts queue per subscription (lanes.ts) and go out as
+// lane slots free up, with no statement of their own (the fan-out wrote them
+// as attempt 1); routine outcomes (delivered, retry later) are recorded in
+// batches, one statement each, spaced under load; the worker sleeps until the
 // earliest due time and is woken by NOTIFY (due-timer.ts), not by polling.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
@@ -18,7 +19,7 @@ import type { UrlPolicy } from './url-policy.ts';
 import { ATTEMPT_TIMEOUT_MS, Senders, type AttemptOutcome, type SelfOrigin } from './sender.ts';
 import { deliveryAttemptId, liveSecrets } from './signature.ts';
 import {
-  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, markFirstAttempts, newDeliveries, recordOutcome,
+  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, newDeliveries, recordOutcome, releaseFirstAttempts,
   recordRoutineOutcomes, settle, type ClaimedDelivery, type NewDelivery, type RoutineOutcome, type Settlement,
 } from './deliveries.ts';
 import { Lanes } from './lanes.ts';
@@ -32,14 +33,22 @@ const WORKER_IN_FLIGHT = 256;
 const CLAIM_BATCH = 200;
 const RECORD_BATCH = 500;
 /**
- * A first attempt is only marked (no lease) if its lane reaches it this soon
- * after the commit, and its transaction began less than FRESH_EVENT_AGE_MS ago
- * (by the database's clock): with the 10 s timeout, its outcome is recorded
- * long before the 60 s grace lets any worker take the row.
+ * Under load, routine outcomes wait up to this long for others to share their
+ * statement (an idle engine records one at once): at 1,000 deliveries a second
+ * that is ~20 rows a statement instead of ~7, a third of the round trips and
+ * of PostgreSQL's time per outcome (bench/RESULTS-webhooks.md). The receiver
+ * has its answer already; only the delivery's view waits.
+ */
+const RECORD_SPACING_MS = 20;
+/**
+ * A first attempt goes out on the grace alone (no lease of its own) only if
+ * its lane reaches it this soon after the commit, and its transaction began
+ * less than FRESH_EVENT_AGE_MS ago (by the database's clock): with the 10 s
+ * timeout, its outcome is recorded long before the 60 s grace lets any worker
+ * take the row.
  */
 const FRESH_WITHIN_MS = 5_000;
 const FRESH_EVENT_AGE_MS = 20_000;
-const MARKED_SEND_BY_MS = 40_000;
 /** Graceful stop: attempts in flight get this long to finish (just over one attempt's timeout); the rest stay pending. */
 const STOP_WAIT_MS = ATTEMPT_TIMEOUT_MS + 2_000;
 /** PostgreSQL's serialization failure and deadlock: a batch that hit one is simply run again. */
@@ -66,7 +75,6 @@ export class DeliveryEngine {
   private metrics: DeliveryMetrics;
   private readonly firstAttempts: Lanes<NewDelivery>;
   private readonly claims: Batcher<string, ClaimedDelivery | null>;
-  private readonly marks: Batcher<string, boolean>;
   private readonly routine: Batcher<RoutineOutcome, boolean>;
   private readonly onCreated = (created: NewDelivery[], database: object) => {
     if (this.stopping || database !== this.db.database) return;
@@ -90,14 +98,7 @@ export class DeliveryEngine {
       },
       { maxBatch: CLAIM_BATCH, parallel: 2 },
     );
-    this.marks = new Batcher(
-      async (ids) => {
-        const marked = await markFirstAttempts(this.bookkeeping, ids);
-        return ids.map((id) => marked.has(id));
-      },
-      { maxBatch: CLAIM_BATCH, parallel: 2 },
-    );
-    this.routine = new Batcher((outcomes) => this.retrying(() => recordRoutineOutcomes(this.bookkeeping, outcomes)), { maxBatch: RECORD_BATCH, parallel: 2 });
+    this.routine = new Batcher((outcomes) => this.retrying(() => recordRoutineOutcomes(this.bookkeeping, outcomes)), { maxBatch: RECORD_BATCH, parallel: 2, spacingMs: RECORD_SPACING_MS });
     this.metrics = deliveryMetrics(deps.metrics, this.db, () => this.firstAttempts.backlog);
   }
 
@@ -114,7 +115,11 @@ export class DeliveryEngine {
   async stop(): Promise<void> {
     this.stopping = true;
     newDeliveries.off('created', this.onCreated);
-    this.firstAttempts.clear(); // rows stay pending: the worker takes them over after the grace
+    // Rows stay pending: the worker takes them over after the grace, as the first attempts they still are.
+    const unsent = this.firstAttempts.clear();
+    if (unsent.length) {
+      await releaseFirstAttempts(this.db, unsent.map((d) => d.id)).catch((err) => this.log.warn({ err }, 'releasing queued first attempts failed'));
+    }
     await this.due?.stop();
     let timer: NodeJS.Timeout | undefined;
     const bounded = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)));
@@ -146,9 +151,9 @@ export class DeliveryEngine {
 
   /**
    * A queued first attempt whose lane has a free slot. Soon after the commit
-   * it is marked attempt 1 (batched) and sent as the fan-out read it: the
-   * grace is its lease (markFirstAttempts). One that waited longer (a slow
-   * lane) takes a real lease (batched too), which also re-reads its
+   * it is sent as the fan-out read it, with no statement first: the fan-out
+   * wrote the row as attempt 1, and the grace is its lease. One that waited
+   * longer (a slow lane) takes a real lease (batched), which also re-reads its
    * subscription: deactivated or rotated meanwhile.
    */
   private async attemptFirstQueued(fresh: NewDelivery): Promise<void> {
@@ -156,9 +161,6 @@ export class DeliveryEngine {
     const sinceCommit = performance.now() - fresh.committedAt;
     const sinceEvent = Date.now() - Date.parse(String(fresh.delivery.envelope?.created_at));
     if (sinceCommit < FRESH_WITHIN_MS && sinceEvent < FRESH_EVENT_AGE_MS) {
-      if (!(await this.marks.add(fresh.id))) return; // another instance's worker or a manual retry has it
-      // A database so slow that the mark took most of the grace: no send now, the worker makes the next attempt after it.
-      if (Date.now() - Date.parse(String(fresh.delivery.envelope?.created_at)) > MARKED_SEND_BY_MS) return;
       await this.attempt(fresh.delivery, false, new Date());
       return;
     }

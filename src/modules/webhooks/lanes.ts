@@ -43,10 +43,13 @@ export class Lanes<T> {
     this.pump(laneKey, lane);
   }
 
-  /** Drops everything queued (the rows stay pending in the database for the worker); returns how many. */
-  clear(): number {
-    const dropped = this.queued;
-    for (const lane of this.lanes.values()) lane.queue = [];
+  /** Drops everything queued and returns it (the rows stay pending in the database for the worker). */
+  clear(): T[] {
+    const dropped: T[] = [];
+    for (const lane of this.lanes.values()) {
+      dropped.push(...lane.queue);
+      lane.queue = [];
+    }
     this.queued = 0;
     this.waiting = [];
     return dropped;

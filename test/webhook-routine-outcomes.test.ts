@@ -1,0 +1,64 @@
+// Routine outcomes, recorded in batches (recordRoutineOutcomes), on both
+// databases: an outcome is recorded only while its delivery is still on that
+// attempt, so a first attempt's late answer never overwrites what a manual
+// retry or a job run recorded since; the subscription's last_status_code is
+// that of the latest outcome recorded.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { openDb } from '../src/platform/db.ts';
+import { migrate } from '../src/platform/migrate.ts';
+import { recordRoutineOutcomes, type ClaimedDelivery, type RoutineOutcome } from '../src/modules/webhooks/deliveries.ts';
+import { isolatedDatabase } from './helpers/webhooks.ts';
+
+test('an outcome is recorded only for the attempt its delivery is still on', async () => {
+  const database = await isolatedDatabase();
+  const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: 'memory://' });
+  try {
+    await migrate(db);
+    const accountId = crypto.randomUUID();
+    const webhookId = crypto.randomUUID();
+    await db.query(`INSERT INTO accounts (id, name, email) VALUES ($1, 'Outcomes', 'outcomes@example.com')`, [accountId]);
+    await db.query(`INSERT INTO webhook_subscriptions (id, account_id, url, events, secret) VALUES ($1, $2, 'https://example.com/hook', '{order.updated}', 'whsec_x')`, [
+      webhookId,
+      accountId,
+    ]);
+    // Two deliveries on attempt 1; the second was then taken by a retry (attempt 2) that was delivered.
+    const { rows } = await db.query<{ id: string }>(
+      `WITH e AS (
+         INSERT INTO events (id, account_id, event, api_version, data)
+         SELECT gen_random_uuid(), $1, 'order.updated', '2026-09-01', '{}' FROM generate_series(1, 2) RETURNING id
+       )
+       INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, attempt, next_attempt_at)
+       SELECT gen_random_uuid(), $1, $2, e.id, 'order.updated', 1, now() + interval '1 minute' FROM e RETURNING id`,
+      [accountId, webhookId],
+    );
+    const [current, retried] = rows.map((r) => r.id);
+    await db.query(
+      `UPDATE webhook_deliveries SET attempt = 2, status = 'delivered', last_status_code = 204, delivered_at = now() WHERE id = $1`,
+      [retried],
+    );
+
+    const firstAttempt = (id: string, statusCode: number): RoutineOutcome => ({
+      delivery: { id, webhook_id: webhookId, attempt: 1 } as ClaimedDelivery,
+      outcome: { statusCode, error: statusCode >= 300 ? `HTTP ${statusCode}` : null, responseBody: null },
+      settlement: statusCode < 300 ? 'delivered' : 'retry_later',
+      now: new Date().toISOString(),
+    });
+    const recorded = await recordRoutineOutcomes(db, [firstAttempt(current, 200), firstAttempt(retried, 500)]);
+    assert.deepEqual(recorded, [true, false]);
+
+    const after = await db.query<{ id: string; status: string; attempt: number; last_status_code: number | null }>(
+      'SELECT id, status, attempt, last_status_code FROM webhook_deliveries WHERE id = ANY($1::uuid[])',
+      [[current, retried]],
+    );
+    const byId = new Map(after.rows.map((r) => [r.id, r]));
+    assert.deepEqual({ ...byId.get(current) }, { id: current, status: 'delivered', attempt: 1, last_status_code: 200 });
+    assert.deepEqual({ ...byId.get(retried) }, { id: retried, status: 'delivered', attempt: 2, last_status_code: 204 }, 'the late 500 of attempt 1 changed nothing');
+    const sub = await db.query<{ last_status_code: number }>('SELECT last_status_code FROM webhook_subscriptions WHERE id = $1', [webhookId]);
+    assert.equal(sub.rows[0].last_status_code, 200, 'the subscription shows the outcome that was recorded');
+  } finally {
+    await db.close();
+    await database.drop();
+  }
+});
