@@ -1,7 +1,8 @@
 // The delivery engine: the first attempt right after commit, the worker for
 // due retries (and first attempts past their grace), and manual retries and
-// tests. Each attempt: lease the row, re-check the URL, send, record the
-// outcome with its side effects in one transaction.
+// tests. Each attempt: lease the row, re-check the URL, send (on the sender's
+// own thread, threaded-senders.ts), record the outcome with its side effects
+// in one transaction.
 //
 // At volume: first attempts queue per subscription (lanes.ts) and go out as
 // lane slots free up, with no statement of their own (the fan-out wrote them
@@ -16,7 +17,8 @@ import { envelopeText } from '../../platform/events.ts';
 import { Batcher } from '../../platform/batcher.ts';
 import type { Notifier } from '../../notify/notifier.ts';
 import type { UrlPolicy } from './url-policy.ts';
-import { ATTEMPT_TIMEOUT_MS, Senders, type AttemptOutcome, type SelfOrigin } from './sender.ts';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './sender.ts';
+import { ThreadedSenders } from './threaded-senders.ts';
 import { deliveryAttemptId, liveSecrets } from './signature.ts';
 import {
   BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, newDeliveries, recordOutcome, releaseFirstAttempts,
@@ -66,7 +68,7 @@ export class DeliveryEngine {
   private notifier: Notifier;
   private log: FastifyBaseLogger;
   private urls: UrlChecks;
-  private senders = new Senders();
+  private senders = new ThreadedSenders();
   private self: SelfOrigin | null = null;
   private due: DueTimer | null = null;
   private announcer: DueAnnouncer;

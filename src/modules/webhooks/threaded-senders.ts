@@ -1,0 +1,70 @@
+// Senders on a thread of their own (send-thread.ts), with Senders' send():
+// the request loop hands an attempt over and gets its outcome back. Measured
+// in bench:webhooks (bench/RESULTS-webhooks.md): TLS, HTTP and signing on the
+// request loop took a fifth of its time during a fan-out burst, time that
+// PATCHes waited for; on its own thread it runs beside them.
+import { Worker, SHARE_ENV } from 'node:worker_threads';
+import type { AttemptOutcome, OutgoingDelivery, SelfOrigin } from './sender.ts';
+import type { CheckedTarget } from './url-policy.ts';
+import { portable, type SendAnswer, type SendRequest } from './send-thread.ts';
+
+export class ThreadedSenders {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private waiting = new Map<number, (outcome: AttemptOutcome) => void>();
+  private outbox: SendRequest[] = [];
+
+  /** The thread, started on the first attempt and again after one that ended. */
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    // SHARE_ENV: a NODE_EXTRA_CA_CERTS set later in this process is trusted by the thread too (sender.ts trustedContext).
+    const worker = new Worker(new URL('./send-thread.ts', import.meta.url), { env: SHARE_ENV });
+    worker.on('message', (answers: SendAnswer[]) => {
+      for (const a of answers) {
+        const resolve = this.waiting.get(a.id);
+        this.waiting.delete(a.id);
+        resolve?.(a.outcome);
+      }
+      if (this.waiting.size === 0) worker.unref();
+    });
+    // A thread that died takes its attempts with it: each is a failed attempt (it may have reached the receiver), retried on schedule.
+    const ended = (why: string) => {
+      if (this.worker !== worker) return;
+      this.worker = null;
+      const waiting = [...this.waiting.values()];
+      this.waiting.clear();
+      for (const resolve of waiting) resolve({ statusCode: null, error: `connection: the sender thread ${why}`, responseBody: null });
+    };
+    worker.on('error', (err) => ended(`failed (${err.message})`));
+    worker.on('exit', (code) => ended(`exited (${code})`));
+    this.worker = worker;
+    return worker;
+  }
+
+  send(target: CheckedTarget, delivery: OutgoingDelivery, self: SelfOrigin | null): Promise<AttemptOutcome> {
+    return new Promise((resolve) => {
+      const id = this.nextId++;
+      this.waiting.set(id, resolve);
+      // All attempts handed over in one turn of the loop cross as one message.
+      if (this.outbox.push({ id, target: portable(target), delivery, self }) === 1) {
+        queueMicrotask(() => {
+          const batch = this.outbox;
+          this.outbox = [];
+          const worker = this.thread();
+          worker.ref(); // attempts are waiting: the process stays up for their outcomes
+          worker.postMessage(batch);
+        });
+      }
+    });
+  }
+
+  /** Closes the thread's connections and ends it (the engine waited for the attempts in flight first). */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.postMessage('close');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    await worker.terminate();
+  }
+}

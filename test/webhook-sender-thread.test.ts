@@ -1,0 +1,71 @@
+// The webhook sender's own thread (threaded-senders.ts): attempts handed over
+// from the request loop come back with the outcome Senders gives (2xx, non-2xx
+// with the answer kept, connection refused), signed as SPEC says, many in one
+// message; and the thread starts again after close().
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { ThreadedSenders } from '../src/modules/webhooks/threaded-senders.ts';
+import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
+import type { CheckedTarget } from '../src/modules/webhooks/url-policy.ts';
+import { startHttpsReceiver } from './helpers/https-receiver.ts';
+
+const receiver = await startHttpsReceiver();
+process.env.NODE_EXTRA_CA_CERTS = receiver.caFile; // set after start: the thread shares this process's environment
+const senders = new ThreadedSenders();
+after(async () => {
+  await senders.close();
+  await receiver.close();
+});
+
+const remote = (url: string): CheckedTarget => ({ kind: 'remote', url: new URL(url), address: '127.0.0.1', family: 4 });
+const delivery = (n: number) => ({
+  rawBody: JSON.stringify({ id: `evt_${n}`, event: 'order.updated', data: { n } }),
+  secrets: ['whsec_thread_test'],
+  event: 'order.updated',
+  eventId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+  attemptId: `attempt-${n}`,
+});
+
+async function refusedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+test('attempts sent from the thread come back with their outcomes, signed', async () => {
+  const endpoint = receiver.endpoint('thread');
+  endpoint.script([{ status: 200, body: 'ok' }, { status: 500, body: 'nope' }]);
+  const refused = await refusedPort();
+  const [delivered, failed, unreachable] = await Promise.all([
+    senders.send(remote(endpoint.url), delivery(1), null),
+    senders.send(remote(endpoint.url), delivery(2), null),
+    senders.send(remote(`https://127.0.0.1:${refused}/hook`), delivery(3), null),
+  ]);
+  // The receiver answers in arrival order; which of the first two arrived first is up to the connections.
+  const byCode = [delivered, failed].sort((a, b) => (a.statusCode ?? 0) - (b.statusCode ?? 0));
+  assert.deepEqual(byCode, [
+    { statusCode: 200, error: null, responseBody: 'ok' },
+    { statusCode: 500, error: 'HTTP 500', responseBody: 'nope' },
+  ]);
+  assert.equal(unreachable.statusCode, null);
+  assert.match(unreachable.error ?? '', /^connection: .*ECONNREFUSED/);
+  assert.equal(endpoint.requests.length, 2);
+  for (const r of endpoint.requests) {
+    assert.equal(r.headers['x-merx-event'], 'order.updated');
+    assert.equal(verifyMerxSignature(r.rawBody, r.headers['x-merx-signature'] as string, 'whsec_thread_test'), true, 'signed with the secret');
+  }
+});
+
+test('many attempts at once each get their own outcome; after close() the next attempt starts the thread again', async () => {
+  const endpoint = receiver.endpoint('thread-many');
+  const outcomes = await Promise.all(Array.from({ length: 50 }, (_, i) => senders.send(remote(endpoint.url), delivery(100 + i), null)));
+  assert.ok(outcomes.every((o) => o.statusCode === 200));
+  assert.equal(new Set(endpoint.requests.map((r) => r.headers['x-merx-delivery'])).size, 50);
+
+  await senders.close();
+  const again = await senders.send(remote(endpoint.url), delivery(200), null);
+  assert.equal(again.statusCode, 200);
+});
