@@ -117,7 +117,7 @@ test('SIGKILL of one instance in the middle of a burst loses nothing: the other 
   const unfinished = atKill.flat().filter((d) => d.status !== 'delivered').length;
   assert.ok(unfinished > 0, 'the kill came in the middle of the burst');
 
-  // First attempts the dead instance never made, and those it had marked and was sending: the survivor's worker takes
+  // First attempts the dead instance never made (its rows say attempt 1) and those it was sending: the survivor's worker takes
   // them over once their grace is over, by itself. The job below then runs with a clock past every lease, so it would
   // take an attempt the survivor still had in flight: wait until nothing is due, nothing is in flight, and the rows
   // stay the same for a second.
