@@ -2,30 +2,10 @@
 // HTTPS (TLS, HTTP, signing) runs here, off the event loop that serves API
 // requests. Attempts and their outcomes cross in batches, one message per
 // turn of either loop.
-import { parentPort, isMainThread } from 'node:worker_threads';
-import { Senders, type AttemptOutcome, type OutgoingDelivery, type SelfOrigin } from './sender.ts';
+import { parentPort } from 'node:worker_threads';
+import { Senders } from './sender.ts';
 import type { CheckedTarget } from './url-policy.ts';
-
-/** A target as it crosses threads: the URL as text (a URL object is not cloneable). */
-export type PortableTarget = { kind: 'remote'; href: string; address: string; family: 4 | 6 } | { kind: 'sink'; href: string };
-
-export interface SendRequest {
-  id: number;
-  target: PortableTarget;
-  delivery: OutgoingDelivery;
-  self: SelfOrigin | null;
-}
-
-export interface SendAnswer {
-  id: number;
-  outcome: AttemptOutcome;
-}
-
-export function portable(target: CheckedTarget): PortableTarget {
-  return target.kind === 'remote'
-    ? { kind: 'remote', href: target.url.href, address: target.address, family: target.family }
-    : { kind: 'sink', href: target.url.href };
-}
+import type { PortableTarget, SendAnswer, SendRequest } from './threaded-senders.ts';
 
 function checked(target: PortableTarget): CheckedTarget {
   return target.kind === 'remote'
@@ -33,27 +13,30 @@ function checked(target: PortableTarget): CheckedTarget {
     : { kind: 'sink', url: new URL(target.href) };
 }
 
-if (!isMainThread && parentPort) {
-  const port = parentPort;
-  const senders = new Senders();
-  let answers: SendAnswer[] = [];
-  const answer = (a: SendAnswer) => {
-    if (answers.push(a) === 1) setImmediate(() => {
-      const batch = answers;
-      answers = [];
-      port.postMessage(batch);
-    });
-  };
-  port.on('message', (message: SendRequest[] | 'close') => {
-    if (message === 'close') {
-      void senders.close().finally(() => port.close());
-      return;
-    }
-    for (const r of message) {
-      void senders.send(checked(r.target), r.delivery, r.self).then(
-        (outcome) => answer({ id: r.id, outcome }),
-        (err: Error) => answer({ id: r.id, outcome: { statusCode: null, error: `connection: ${err.message}`, responseBody: null } }),
-      );
-    }
+if (!parentPort) throw new Error('send-thread.ts is the entry of a worker thread (threaded-senders.ts)');
+const port = parentPort;
+const senders = new Senders();
+let answers: SendAnswer[] = [];
+
+/** Outcomes of one turn of this thread's loop go back as one message. */
+function answer(a: SendAnswer): void {
+  if (answers.push(a) > 1) return;
+  setImmediate(() => {
+    const batch = answers;
+    answers = [];
+    port.postMessage(batch);
   });
 }
+
+port.on('message', (message: SendRequest[] | 'close') => {
+  if (message === 'close') {
+    void senders.close().finally(() => port.close());
+    return;
+  }
+  for (const r of message) {
+    void senders.send(checked(r.target), r.delivery, r.self).then(
+      (outcome) => answer({ id: r.id, outcome }),
+      (err: Error) => answer({ id: r.id, outcome: { statusCode: null, error: `connection: ${err.message}`, responseBody: null } }),
+    );
+  }
+});

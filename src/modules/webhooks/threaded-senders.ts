@@ -6,7 +6,27 @@
 import { Worker, SHARE_ENV } from 'node:worker_threads';
 import type { AttemptOutcome, OutgoingDelivery, SelfOrigin } from './sender.ts';
 import type { CheckedTarget } from './url-policy.ts';
-import { portable, type SendAnswer, type SendRequest } from './send-thread.ts';
+
+/** A target as it crosses threads: the URL as text (a URL object is not cloneable). */
+export type PortableTarget = { kind: 'remote'; href: string; address: string; family: 4 | 6 } | { kind: 'sink'; href: string };
+
+export interface SendRequest {
+  id: number;
+  target: PortableTarget;
+  delivery: OutgoingDelivery;
+  self: SelfOrigin | null;
+}
+
+export interface SendAnswer {
+  id: number;
+  outcome: AttemptOutcome;
+}
+
+function portable(target: CheckedTarget): PortableTarget {
+  return target.kind === 'remote'
+    ? { kind: 'remote', href: target.url.href, address: target.address, family: target.family }
+    : { kind: 'sink', href: target.url.href };
+}
 
 export class ThreadedSenders {
   private worker: Worker | null = null;
