@@ -4,11 +4,8 @@
 // runs. Plans only (EXPLAIN), never timings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import crypto from 'node:crypto';
-import { openDb } from '../src/platform/db.ts';
-import { migrate } from '../src/platform/migrate.ts';
 import { routineOutcomesStatement, type ClaimedDelivery, type RoutineOutcome } from '../src/modules/webhooks/deliveries.ts';
-import { isolatedDatabase } from './helpers/webhooks.ts';
+import { subscriptionDatabase } from './helpers/webhooks.ts';
 
 const DELIVERIES = 3_000;
 
@@ -19,17 +16,8 @@ function planNodes(plan: Record<string, unknown>): Array<Record<string, unknown>
 }
 
 test('recording a batch of outcomes finds its deliveries by primary key, not by scanning them all, before any ANALYZE', async () => {
-  const database = await isolatedDatabase();
-  const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: 'memory://' });
+  const { db, accountId, webhookId, close } = await subscriptionDatabase('Plans');
   try {
-    await migrate(db);
-    const accountId = crypto.randomUUID();
-    const webhookId = crypto.randomUUID();
-    await db.query(`INSERT INTO accounts (id, name, email) VALUES ($1, 'Plans', 'plans@example.com')`, [accountId]);
-    await db.query(`INSERT INTO webhook_subscriptions (id, account_id, url, events, secret) VALUES ($1, $2, 'https://example.com/hook', '{order.updated}', 'whsec_x')`, [
-      webhookId,
-      accountId,
-    ]);
     // A table that grew since the last ANALYZE (none here): what a busy service's deliveries table looks like between autovacuums.
     const { rows } = await db.query<{ id: string }>(
       `WITH e AS (
@@ -58,7 +46,6 @@ test('recording a batch of outcomes finds its deliveries by primary key, not by 
       assert.notEqual(scan['Node Type'], 'Seq Scan', `webhook_deliveries is read by ${String(scan['Node Type'])}, not scanned whole`);
     }
   } finally {
-    await db.close();
-    await database.drop();
+    await close();
   }
 });

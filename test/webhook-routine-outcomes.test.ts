@@ -5,24 +5,12 @@
 // that of the latest outcome recorded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import crypto from 'node:crypto';
-import { openDb } from '../src/platform/db.ts';
-import { migrate } from '../src/platform/migrate.ts';
 import { recordRoutineOutcomes, type ClaimedDelivery, type RoutineOutcome } from '../src/modules/webhooks/deliveries.ts';
-import { isolatedDatabase } from './helpers/webhooks.ts';
+import { subscriptionDatabase } from './helpers/webhooks.ts';
 
 test('an outcome is recorded only for the attempt its delivery is still on', async () => {
-  const database = await isolatedDatabase();
-  const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: 'memory://' });
+  const { db, accountId, webhookId, close } = await subscriptionDatabase('Outcomes');
   try {
-    await migrate(db);
-    const accountId = crypto.randomUUID();
-    const webhookId = crypto.randomUUID();
-    await db.query(`INSERT INTO accounts (id, name, email) VALUES ($1, 'Outcomes', 'outcomes@example.com')`, [accountId]);
-    await db.query(`INSERT INTO webhook_subscriptions (id, account_id, url, events, secret) VALUES ($1, $2, 'https://example.com/hook', '{order.updated}', 'whsec_x')`, [
-      webhookId,
-      accountId,
-    ]);
     // Two deliveries on attempt 1; the second was then taken by a retry (attempt 2) that was delivered.
     const { rows } = await db.query<{ id: string }>(
       `WITH e AS (
@@ -58,7 +46,6 @@ test('an outcome is recorded only for the attempt its delivery is still on', asy
     const sub = await db.query<{ last_status_code: number }>('SELECT last_status_code FROM webhook_subscriptions WHERE id = $1', [webhookId]);
     assert.equal(sub.rows[0].last_status_code, 200, 'the subscription shows the outcome that was recorded');
   } finally {
-    await db.close();
-    await database.drop();
+    await close();
   }
 });

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { freePort } from './helpers/service-child.ts';
 import { http, ADMIN_TOKEN, freshTenant, startTestService } from './helpers/harness.ts';
 import {
-  createWebhook, deliveriesOf, eventually, isolatedDatabase, runDeliveryJob, startReceiverWorld, touchOrder, type ReceiverWorld,
+  createWebhook, deliveriesOf, eventually, isolatedDatabase, runDeliveryJob, startReceiverWorld, touchOrder, type IsolatedDatabase, type ReceiverWorld,
 } from './helpers/webhooks.ts';
 import type { ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { openDb } from '../src/platform/db.ts';
@@ -138,23 +138,32 @@ test('the worker sleeps until the next due time and is woken by a notification, 
   }
 });
 
+/**
+ * A first process (no worker) on `data`, subscribed to order.updated at
+ * `endpoint`; `act` makes its events; the process is then stopped gracefully.
+ */
+async function stoppedAfter(data: IsolatedDatabase, endpoint: ReceiverEndpoint, act: (url: string, key: string, orderId: string) => Promise<void>) {
+  const first = await startTestService({ ...data.env, WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WORKERS: '0' });
+  try {
+    const tenant = await freshTenant(first.url);
+    const subId = (await createWebhook(first.url, tenant.key, { url: endpoint.url, events: ['order.updated'] })).data.id;
+    const order = await tenant.op.checkout(tenant.accountId);
+    await act(first.url, tenant.key, order.id);
+    return { key: tenant.key, subId };
+  } finally {
+    await first.close();
+  }
+}
+
 test('graceful shutdown waits for an attempt in flight and records it; the next process finds it delivered', async () => {
   const data = await isolatedDatabase({ onDisk: true });
   const endpoint = world.receiver.endpoint('shutdown');
   endpoint.script([], { status: 200, delayMs: 1_500 });
-  let subId = '';
-  let key = '';
-  const first = await startTestService({ ...data.env, WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WORKERS: '0' });
-  try {
-    const tenant = await freshTenant(first.url);
-    key = tenant.key;
-    subId = (await createWebhook(first.url, key, { url: endpoint.url, events: ['order.updated'] })).data.id;
-    const order = await tenant.op.checkout(tenant.accountId);
-    await touchOrder(first.url, key, order.id);
+  // The receiver is still holding the answer back when the first process stops.
+  const { key, subId } = await stoppedAfter(data, endpoint, async (url, key, orderId) => {
+    await touchOrder(url, key, orderId);
     await endpoint.waitFor(1);
-  } finally {
-    await first.close(); // the receiver is still holding the answer back
-  }
+  });
   const second = await startTestService({ ...data.env, WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WORKERS: '0' });
   try {
     const [delivery] = await deliveriesOf(second.url, key, subId);
@@ -172,21 +181,12 @@ test('graceful shutdown leaves the first attempts it had queued as first attempt
   const endpoint = world.receiver.endpoint('shutdown-queued');
   endpoint.script([], { status: 200, delayMs: 3_000 });
   const events = LANE_WIDTH + 8; // a lane's worth in flight at shutdown, 8 more queued behind them
-  let subId = '';
-  let key = '';
-  const first = await startTestService({ ...data.env, WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WORKERS: '0' });
-  try {
-    const tenant = await freshTenant(first.url);
-    key = tenant.key;
-    subId = (await createWebhook(first.url, key, { url: endpoint.url, events: ['order.updated'] })).data.id;
-    const order = await tenant.op.checkout(tenant.accountId);
+  const { key, subId } = await stoppedAfter(data, endpoint, async (url, key, orderId) => {
     for (let i = 0; i < events; i += 10) {
-      await Promise.all(Array.from({ length: Math.min(10, events - i) }, (_, j) => touchOrder(first.url, key, order.id, `queued ${i + j}`)));
+      await Promise.all(Array.from({ length: Math.min(10, events - i) }, (_, j) => touchOrder(url, key, orderId, `queued ${i + j}`)));
     }
     await endpoint.waitFor(LANE_WIDTH);
-  } finally {
-    await first.close(); // the lane's attempts are still held back by the receiver; 8 more wait behind them
-  }
+  });
   const second = await startTestService({ ...data.env, WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WORKERS: '0' });
   try {
     const atStart = await deliveriesOf(second.url, key, subId, 100);

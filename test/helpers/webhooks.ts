@@ -10,6 +10,8 @@ import pg from 'pg';
 import type { TestContext } from 'node:test';
 import { http, ADMIN_TOKEN, freshTenant, startTestService, type TestService } from './harness.ts';
 import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint, type ReceivedRequest } from './https-receiver.ts';
+import { openDb } from '../../src/platform/db.ts';
+import { migrate } from '../../src/platform/migrate.ts';
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const SUBSCRIPTION_FIELDS = [
@@ -70,6 +72,34 @@ export async function isolatedDatabase(options: { onDisk?: boolean } = {}): Prom
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * For tests of the delivery engine's statements: a migrated database of its
+ * own (isolatedDatabase) holding one account and its subscription to
+ * order.updated; close() closes and drops it.
+ */
+export async function subscriptionDatabase(name: string) {
+  const database = await isolatedDatabase();
+  const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: 'memory://' });
+  const close = async () => {
+    await db.close();
+    await database.drop();
+  };
+  const accountId = crypto.randomUUID();
+  const webhookId = crypto.randomUUID();
+  try {
+    await migrate(db);
+    await db.query(`INSERT INTO accounts (id, name, email) VALUES ($1, $2, 'engine@example.com')`, [accountId, name]);
+    await db.query(`INSERT INTO webhook_subscriptions (id, account_id, url, events, secret) VALUES ($1, $2, 'https://example.com/hook', '{order.updated}', 'whsec_x')`, [
+      webhookId,
+      accountId,
+    ]);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { db, accountId, webhookId, close };
 }
 
 export async function createWebhook(base: string, key: string, body: Record<string, unknown>) {
