@@ -38,7 +38,7 @@ const RECORD_BATCH = 500;
  * Under load, routine outcomes wait up to this long for others to share their
  * statement (an idle engine records one at once): at 1,000 deliveries a second
  * that is ~20 rows a statement instead of ~7, a third of the round trips and
- * of PostgreSQL's time per outcome (bench/RESULTS-webhooks.md). The receiver
+ * of PostgreSQL's time per outcome (bench/RESULTS-webhooks-first-attempts.md). The receiver
  * has its answer already; only the delivery's view waits.
  */
 const RECORD_SPACING_MS = 20;

@@ -1,8 +1,11 @@
 // Senders on a thread of their own (send-thread.ts), with Senders' send():
 // the request loop hands an attempt over and gets its outcome back. Measured
-// in bench:webhooks (bench/RESULTS-webhooks.md): TLS, HTTP and signing on the
-// request loop took a fifth of its time during a fan-out burst, time that
-// PATCHes waited for; on its own thread it runs beside them.
+// in bench:webhooks (bench/RESULTS-webhooks-sender-thread.md): TLS, HTTP and
+// signing on the request loop took a fifth of its time during a fan-out
+// burst, time that PATCHes waited for; on its own thread it runs beside them
+// (PATCH throughput during the burst up 6-12 points in two 3-round runs). The
+// hop has a price on two busy cores: commit-to-receipt p99 below capacity went
+// from 56-70 ms to 74-142 ms in those runs, well inside SPEC's seconds.
 import { Worker, SHARE_ENV } from 'node:worker_threads';
 import type { AttemptOutcome, OutgoingDelivery, SelfOrigin } from './sender.ts';
 import type { CheckedTarget } from './url-policy.ts';
