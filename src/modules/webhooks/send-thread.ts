@@ -4,14 +4,7 @@
 // turn of either loop.
 import { parentPort } from 'node:worker_threads';
 import { Senders } from './sender.ts';
-import type { CheckedTarget } from './url-policy.ts';
-import type { PortableTarget, SendAnswer, SendRequest } from './threaded-senders.ts';
-
-function checked(target: PortableTarget): CheckedTarget {
-  return target.kind === 'remote'
-    ? { kind: 'remote', url: new URL(target.href), address: target.address, family: target.family }
-    : { kind: 'sink', url: new URL(target.href) };
-}
+import { checked, type SendAnswer, type SendRequest } from './threaded-senders.ts';
 
 if (!parentPort) throw new Error('send-thread.ts is the entry of a worker thread (threaded-senders.ts)');
 const port = parentPort;

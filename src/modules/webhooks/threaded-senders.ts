@@ -31,6 +31,13 @@ function portable(target: CheckedTarget): PortableTarget {
     : { kind: 'sink', href: target.url.href };
 }
 
+/** portable()'s inverse, on the sender thread. */
+export function checked(target: PortableTarget): CheckedTarget {
+  return target.kind === 'remote'
+    ? { kind: 'remote', url: new URL(target.href), address: target.address, family: target.family }
+    : { kind: 'sink', url: new URL(target.href) };
+}
+
 export class ThreadedSenders {
   private worker: Worker | null = null;
   private nextId = 1;
