@@ -69,3 +69,15 @@ test('many attempts at once each get their own outcome; after close() the next a
   const again = await senders.send(remote(endpoint.url), delivery(200), null);
   assert.equal(again.statusCode, 200);
 });
+
+test('a sender thread that dies mid-attempt answers that attempt as a failed one (retried on schedule), and the next attempt gets a new thread', async () => {
+  const endpoint = receiver.endpoint('thread-dies');
+  endpoint.script([{ hang: true }, { status: 200 }]);
+  const hanging = senders.send(remote(endpoint.url), delivery(300), null);
+  await endpoint.waitFor(1);
+  await (senders as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+  const outcome = await hanging;
+  assert.equal(outcome.statusCode, null);
+  assert.match(outcome.error ?? '', /^connection: the sender thread exited/);
+  assert.equal((await senders.send(remote(endpoint.url), delivery(301), null)).statusCode, 200);
+});
