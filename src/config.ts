@@ -17,6 +17,8 @@ export interface Config {
   redisUrl: string | null;
   smtpUrl: string | null;
   webhookAllowHosts: string[];
+  /** The webhook sender thread's nice value (WEBHOOK_SENDER_NICE, 0-19): background work yields the cores to API requests. */
+  webhookSenderNice: number;
   courierMode: 'simulator' | 'live';
   /** Each registered courier's base URL in live mode, from its provider's variable (COURIER_A_URL, ...). */
   courierUrls: Record<string, string | null>;
@@ -107,6 +109,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    webhookSenderNice: integer(env, 'WEBHOOK_SENDER_NICE', 19, 0, 19),
     courierMode: oneOf(env, 'COURIER_MODE', ['simulator', 'live'] as const, production ? 'live' : 'simulator'),
     courierUrls: Object.fromEntries(courierProviders().map((p) => [p.slug, url(env, p.urlVariable, ['http:', 'https:'])])),
     courierTimeoutMs: integer(env, 'COURIER_TIMEOUT_MS', 10_000, 100, 120_000),

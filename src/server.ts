@@ -47,6 +47,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       log,
       policy: { publicBaseUrl: config.publicBaseUrl, allowHosts: config.webhookAllowHosts },
       metrics,
+      senderNice: config.webhookSenderNice,
     });
     const couriers = createCouriers(config);
     keys = new KeyCache(db);

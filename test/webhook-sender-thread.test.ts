@@ -1,10 +1,14 @@
 // The webhook sender's own thread (threaded-senders.ts): attempts handed over
 // from the request loop come back with the outcome Senders gives (2xx, non-2xx
 // with the answer kept, connection refused), signed as SPEC says, many in one
-// message; and the thread starts again after close().
+// message; the thread starts again after close(), and runs at the nice value
+// it was given (Linux).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import { loadConfig } from '../src/config.ts';
 import { ThreadedSenders } from '../src/modules/webhooks/threaded-senders.ts';
 import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
 import type { CheckedTarget } from '../src/modules/webhooks/url-policy.ts';
@@ -80,4 +84,32 @@ test('a sender thread that dies mid-attempt answers that attempt as a failed one
   assert.equal(outcome.statusCode, null);
   assert.match(outcome.error ?? '', /^connection: the sender thread exited/);
   assert.equal((await senders.send(remote(endpoint.url), delivery(301), null)).statusCode, 200);
+});
+
+/** The nice value of each thread of this process (Linux /proc: field 19 of a task's stat, counted after the command's closing parenthesis). */
+function threadNiceValues(): number[] {
+  return fs.readdirSync('/proc/self/task').map((tid) => {
+    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}
+
+test('the thread runs at the nice value it was given, the request loop at its own (Linux)', { skip: process.platform !== 'linux' }, async () => {
+  const before = threadNiceValues();
+  assert.ok(!before.includes(7));
+  const yielding = new ThreadedSenders({ nice: 7 });
+  try {
+    assert.equal((await yielding.send(remote(receiver.endpoint('thread-nice').url), delivery(400), null)).statusCode, 200);
+    assert.equal(threadNiceValues().filter((nice) => nice === 7).length, 1, 'one thread, the sender, at nice 7');
+    assert.equal(os.getPriority(), 0, 'the request loop keeps its priority');
+  } finally {
+    await yielding.close();
+  }
+});
+
+test('WEBHOOK_SENDER_NICE: 19 unless set, 0-19 accepted, anything else refused at start-up', () => {
+  assert.equal(loadConfig({}).webhookSenderNice, 19);
+  assert.equal(loadConfig({ WEBHOOK_SENDER_NICE: '0' }).webhookSenderNice, 0);
+  assert.throws(() => loadConfig({ WEBHOOK_SENDER_NICE: '20' }), /WEBHOOK_SENDER_NICE must be an integer between 0 and 19/);
+  assert.throws(() => loadConfig({ WEBHOOK_SENDER_NICE: '-1' }), /WEBHOOK_SENDER_NICE must be an integer between 0 and 19/);
 });

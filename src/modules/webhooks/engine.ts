@@ -68,7 +68,7 @@ export class DeliveryEngine {
   private notifier: Notifier;
   private log: FastifyBaseLogger;
   private urls: UrlChecks;
-  private senders = new ThreadedSenders();
+  private senders: ThreadedSenders;
   private self: SelfOrigin | null = null;
   private due: DueTimer | null = null;
   private announcer: DueAnnouncer;
@@ -85,8 +85,9 @@ export class DeliveryEngine {
     this.announcer.announce(Date.now() + FIRST_ATTEMPT_GRACE_SEC * 1000);
   };
 
-  constructor(deps: { db: Db; notifier: Notifier; log: FastifyBaseLogger; policy: UrlPolicy; metrics?: Registry }) {
+  constructor(deps: { db: Db; notifier: Notifier; log: FastifyBaseLogger; policy: UrlPolicy; metrics?: Registry; senderNice?: number }) {
     this.db = deps.db;
+    this.senders = new ThreadedSenders({ nice: deps.senderNice });
     this.bookkeeping = deps.db.background();
     this.notifier = deps.notifier;
     this.log = deps.log;

@@ -2,12 +2,22 @@
 // HTTPS (TLS, HTTP, signing) runs here, off the event loop that serves API
 // requests. Attempts and their outcomes cross in batches, one message per
 // turn of either loop.
-import { parentPort } from 'node:worker_threads';
+import os from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
 import { Senders } from './sender.ts';
-import { checked, type SendAnswer, type SendRequest } from './threaded-senders.ts';
+import { checked, type SendAnswer, type SendRequest, type SendThreadOptions } from './threaded-senders.ts';
 
 if (!parentPort) throw new Error('send-thread.ts is the entry of a worker thread (threaded-senders.ts)');
 const port = parentPort;
+const options = workerData as SendThreadOptions;
+// On Linux a nice value is a thread's own (elsewhere it would slow the whole process); a refusal leaves the thread as it is.
+if (process.platform === 'linux' && options.nice > 0) {
+  try {
+    os.setPriority(options.nice);
+  } catch {
+    // no lower priority: the deliveries still go out, only without yielding to requests
+  }
+}
 const senders = new Senders();
 let answers: SendAnswer[] = [];
 

@@ -6,6 +6,11 @@
 // (PATCH throughput during the burst up 6-12 points in two 3-round runs). The
 // hop has a price on two busy cores: commit-to-receipt p99 below capacity went
 // from 56-70 ms to 74-142 ms in those runs, well inside SPEC's seconds.
+//
+// The thread runs at a lower priority (a nice value, Linux): deliveries are
+// background work, so in a burst that fills the cores the API requests that
+// cause them go first and the deliveries catch up in the gaps; below capacity
+// nothing waits (bench/RESULTS-webhooks-priority.md).
 import { Worker, SHARE_ENV } from 'node:worker_threads';
 import type { AttemptOutcome, OutgoingDelivery, SelfOrigin } from './sender.ts';
 import type { CheckedTarget } from './url-policy.ts';
@@ -25,6 +30,12 @@ export interface SendAnswer {
   outcome: AttemptOutcome;
 }
 
+/** What the thread is started with. */
+export interface SendThreadOptions {
+  /** The thread's nice value, 0 (as the request loop) to 19 (only what others leave). */
+  nice: number;
+}
+
 function portable(target: CheckedTarget): PortableTarget {
   return target.kind === 'remote'
     ? { kind: 'remote', href: target.url.href, address: target.address, family: target.family }
@@ -39,16 +50,21 @@ export function checked(target: PortableTarget): CheckedTarget {
 }
 
 export class ThreadedSenders {
+  private readonly options: SendThreadOptions;
   private worker: Worker | null = null;
   private nextId = 1;
   private waiting = new Map<number, (outcome: AttemptOutcome) => void>();
   private outbox: SendRequest[] = [];
 
+  constructor(options: Partial<SendThreadOptions> = {}) {
+    this.options = { nice: options.nice ?? 0 };
+  }
+
   /** The thread, started on the first attempt and again after one that ended. */
   private thread(): Worker {
     if (this.worker) return this.worker;
     // SHARE_ENV: a NODE_EXTRA_CA_CERTS set later in this process is trusted by the thread too (sender.ts trustedContext).
-    const worker = new Worker(new URL('./send-thread.ts', import.meta.url), { env: SHARE_ENV });
+    const worker = new Worker(new URL('./send-thread.ts', import.meta.url), { env: SHARE_ENV, workerData: this.options });
     worker.on('message', (answers: SendAnswer[]) => {
       for (const a of answers) {
         const resolve = this.waiting.get(a.id);
