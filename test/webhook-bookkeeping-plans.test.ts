@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { routineOutcomesStatement, type ClaimedDelivery, type RoutineOutcome } from '../src/modules/webhooks/deliveries.ts';
-import { subscriptionDatabase } from './helpers/webhooks.ts';
+import { pendingDeliveries, subscriptionDatabase } from './helpers/webhooks.ts';
 
 const DELIVERIES = 3_000;
 
@@ -19,19 +19,11 @@ test('recording a batch of outcomes finds its deliveries by primary key, not by 
   const { db, accountId, webhookId, close } = await subscriptionDatabase('Plans');
   try {
     // A table that grew since the last ANALYZE (none here): what a busy service's deliveries table looks like between autovacuums.
-    const { rows } = await db.query<{ id: string }>(
-      `WITH e AS (
-         INSERT INTO events (id, account_id, event, api_version, data)
-         SELECT gen_random_uuid(), $1, 'order.updated', '2026-09-01', '{}' FROM generate_series(1, $3::int) RETURNING id
-       )
-       INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, next_attempt_at)
-       SELECT gen_random_uuid(), $1, $2, e.id, 'order.updated', now() FROM e RETURNING id`,
-      [accountId, webhookId, DELIVERIES],
-    );
-    assert.equal(rows.length, DELIVERIES);
+    const ids = await pendingDeliveries(db, accountId, webhookId, DELIVERIES);
+    assert.equal(ids.length, DELIVERIES);
 
-    const outcomes: RoutineOutcome[] = rows.slice(0, 8).map((r) => ({
-      delivery: { id: r.id, webhook_id: webhookId, attempt: 1 } as ClaimedDelivery,
+    const outcomes: RoutineOutcome[] = ids.slice(0, 8).map((id) => ({
+      delivery: { id, webhook_id: webhookId, attempt: 1 } as ClaimedDelivery,
       outcome: { statusCode: 200, error: null, responseBody: 'ok' },
       settlement: 'delivered',
       now: new Date().toISOString(),

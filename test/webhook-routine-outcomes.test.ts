@@ -6,22 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { recordRoutineOutcomes, type ClaimedDelivery, type RoutineOutcome } from '../src/modules/webhooks/deliveries.ts';
-import { subscriptionDatabase } from './helpers/webhooks.ts';
+import { pendingDeliveries, subscriptionDatabase } from './helpers/webhooks.ts';
 
 test('an outcome is recorded only for the attempt its delivery is still on', async () => {
   const { db, accountId, webhookId, close } = await subscriptionDatabase('Outcomes');
   try {
     // Two deliveries on attempt 1; the second was then taken by a retry (attempt 2) that was delivered.
-    const { rows } = await db.query<{ id: string }>(
-      `WITH e AS (
-         INSERT INTO events (id, account_id, event, api_version, data)
-         SELECT gen_random_uuid(), $1, 'order.updated', '2026-09-01', '{}' FROM generate_series(1, 2) RETURNING id
-       )
-       INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, attempt, next_attempt_at)
-       SELECT gen_random_uuid(), $1, $2, e.id, 'order.updated', 1, now() + interval '1 minute' FROM e RETURNING id`,
-      [accountId, webhookId],
-    );
-    const [current, retried] = rows.map((r) => r.id);
+    const [current, retried] = await pendingDeliveries(db, accountId, webhookId, 2, 1);
     await db.query(
       `UPDATE webhook_deliveries SET attempt = 2, status = 'delivered', last_status_code = 204, delivered_at = now() WHERE id = $1`,
       [retried],

@@ -10,7 +10,7 @@ import pg from 'pg';
 import type { TestContext } from 'node:test';
 import { http, ADMIN_TOKEN, freshTenant, startTestService, type TestService } from './harness.ts';
 import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint, type ReceivedRequest } from './https-receiver.ts';
-import { openDb } from '../../src/platform/db.ts';
+import { openDb, type Db } from '../../src/platform/db.ts';
 import { migrate } from '../../src/platform/migrate.ts';
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -100,6 +100,20 @@ export async function subscriptionDatabase(name: string) {
     throw err;
   }
   return { db, accountId, webhookId, close };
+}
+
+/** `count` order.updated events of the subscription's account and a pending delivery of each on `attempt`, due in a minute; their ids. */
+export async function pendingDeliveries(db: Db, accountId: string, webhookId: string, count: number, attempt = 0): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `WITH e AS (
+       INSERT INTO events (id, account_id, event, api_version, data)
+       SELECT gen_random_uuid(), $1, 'order.updated', '2026-09-01', '{}' FROM generate_series(1, $3::int) RETURNING id
+     )
+     INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, attempt, next_attempt_at)
+     SELECT gen_random_uuid(), $1, $2, e.id, 'order.updated', $4, now() + interval '1 minute' FROM e RETURNING id`,
+    [accountId, webhookId, count, attempt],
+  );
+  return rows.map((r) => r.id);
 }
 
 export async function createWebhook(base: string, key: string, body: Record<string, unknown>) {
