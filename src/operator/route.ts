@@ -10,6 +10,7 @@ import type { HttpMethod } from '../platform/operation.ts';
 import type { Services } from '../platform/services.ts';
 import { compileOptional } from '../platform/validation.ts';
 import { JsonText } from '../platform/json-text.ts';
+import { sendJsonText } from '../platform/answer-bytes.ts';
 import { registerPaths } from '../transports/http-paths.ts';
 import { serializableSchema } from '../transports/schema-refs.ts';
 
@@ -96,7 +97,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: OperatorServ
         }
         reply.code(status);
         // A public operation's answer written by PostgreSQL (issue 12) is sent as it is.
-        if (answer instanceof JsonText) return reply.type('application/json; charset=utf-8').send(answer.text);
+        if (answer instanceof JsonText) return sendJsonText(reply, answer);
         return answer;
       },
     });

@@ -22,7 +22,7 @@ export function etagOf(view: unknown): string {
 }
 
 /** The strong ETag of an answer that is not a versioned resource (a list, a report): the hash of its bytes. */
-export function etagOfAnswer(body: string): string {
+export function etagOfAnswer(body: string | Buffer): string {
   return `"${crypto.hash('sha1', body, 'base64url')}"`;
 }
 

@@ -1,5 +1,7 @@
 // JSON that PostgreSQL already wrote (issue 12): a handler returns it, and the
 // transports send the text on as it is, never parsing and re-serialising it.
+import { takeAnswerBytes } from './answer-bytes.ts';
+
 export class JsonText {
   /** The JSON as pieces written one after another (one piece for text PostgreSQL wrote); joined only when asked. */
   private readonly pieces: readonly Piece[];
@@ -57,7 +59,7 @@ export class JsonText {
     };
     let room = 0;
     for (const piece of this.pieces) room += typeof piece === 'string' ? byteLength(piece) : piece.room(byteLength);
-    const bytes = Buffer.allocUnsafe(room);
+    const bytes = takeAnswerBytes(room);
     let at = 0;
     for (const piece of this.pieces) {
       at = typeof piece === 'string' ? at + bytes.write(piece, at) : piece.writeInto(bytes, at);

@@ -11,6 +11,7 @@ import { compileValidator, type Validator } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
 import { JsonText, dataOf, jsonOf } from '../platform/json-text.ts';
 import { etagOf } from '../platform/etag.ts';
+import { sendJsonText } from '../platform/answer-bytes.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import { argumentParts, toolArgumentsSchema, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
@@ -308,7 +309,8 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     if (responses.length === 0) return reply.code(202).send();
     const answers = responses.map(responseJson);
     const body = read.isBatch ? JsonText.concat(['[', ...answers.flatMap((a, i) => (i ? [',', a] : [a])), ']']) : answers[0];
-    return reply.code(200).type('application/json; charset=utf-8').send(body instanceof JsonText ? body.bytes() : body);
+    if (body instanceof JsonText) return sendJsonText(reply.code(200), body);
+    return reply.code(200).type('application/json; charset=utf-8').send(body);
   }
 
   app.register(async (scope) => {

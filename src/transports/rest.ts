@@ -12,6 +12,7 @@ import {
 import { compileOptional } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
 import { dataOf, JsonText } from '../platform/json-text.ts';
+import { sendJsonText } from '../platform/answer-bytes.ts';
 import { ETAG_HEADER, etagOf, etagOfAnswer, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
@@ -123,7 +124,7 @@ function operationRoute(services: Services, op: Operation) {
     else if (op.location) reply.header('Location', op.location.replace(':id', (dataOf(result) as { id: string }).id));
     reply.code(dryRun ? 200 : (op.successStatus ?? 200));
     // Written by PostgreSQL in the contract's shape (issue 12): a JSON string is sent as it is.
-    if (result instanceof JsonText) return reply.type('application/json; charset=utf-8').send(result.text);
+    if (result instanceof JsonText) return sendJsonText(reply, result);
     return result;
   };
 }
@@ -138,7 +139,7 @@ async function storeAnswer(request: FastifyRequest, reply: FastifyReply, payload
     const value = reply.getHeader(name);
     if (value !== undefined) headers[name] = String(value);
   }
-  await run.finish({ status: reply.statusCode, headers, body: typeof payload === 'string' ? payload : String(payload ?? ''), origin: 'rest' });
+  await run.finish({ status: reply.statusCode, headers, body: Buffer.isBuffer(payload) ? payload.toString('utf8') : String(payload ?? ''), origin: 'rest' });
   return payload;
 }
 
@@ -148,7 +149,7 @@ async function storeAnswer(request: FastifyRequest, reply: FastifyReply, payload
  * with no body (issue 12).
  */
 async function tagAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
-  if (reply.statusCode !== 200 || typeof payload !== 'string') return payload;
+  if (reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload;
   const etag = etagOfAnswer(payload);
   reply.header(ETAG_HEADER, etag);
   const ifNoneMatch = headerValue(request, IF_NONE_MATCH_HEADER);

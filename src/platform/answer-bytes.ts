@@ -1,0 +1,60 @@
+// The bytes of large JSON answers (issue 12): a page of 50 orders is ~60 kB on
+// REST and ~130 kB on MCP (the page twice). A fresh buffer per answer is a
+// fresh malloc that size every time: measured on tools/call list_orders, about
+// one service process in four then ran all its life at twice the CPU per call
+// (in the allocation, the escaping loop and the garbage collector), none of 20
+// with buffers kept for reuse (bench/RESULTS-mcp-answer-bytes.md). So answers
+// are written into buffers lent per answer and given back once the socket has
+// written them.
+import type { FastifyReply } from 'fastify';
+import type { JsonText } from './json-text.ts';
+
+/** Smaller answers are allocated: a small malloc is cheap. */
+const SMALLEST_KEPT = 32 * 1024;
+/** Above this an answer is rare enough to allocate (a batch of twenty long pages is ~5 MB). */
+const LARGEST_KEPT = 8 * 1024 * 1024;
+/** What the idle buffers may hold in all: enough for every connection of a busy instance to be mid-answer. */
+const KEPT_BYTES = 32 * 1024 * 1024;
+
+const idle = new Map<number, Buffer[]>();
+let idleBytes = 0;
+/**
+ * The whole buffers now lent out, by their memory: only these come back, each
+ * once. Weak: one never given back (an answer cut short) is simply collected.
+ */
+const lent = new WeakMap<ArrayBufferLike, Buffer>();
+
+/** Room for an answer of `size` bytes; its first `size` bytes are the caller's until returnAnswerBytes. */
+export function takeAnswerBytes(size: number): Buffer {
+  if (size < SMALLEST_KEPT || size > LARGEST_KEPT) return Buffer.allocUnsafe(size);
+  // Powers of two: an answer's size varies a little from page to page, its class rarely.
+  const capacity = 2 ** Math.ceil(Math.log2(size));
+  const kept = idle.get(capacity)?.pop();
+  if (kept) idleBytes -= capacity;
+  const whole = kept ?? Buffer.allocUnsafeSlow(capacity);
+  lent.set(whole.buffer, whole);
+  return whole.subarray(0, size);
+}
+
+/** Gives back what takeAnswerBytes lent (anything else is left to the garbage collector). */
+export function returnAnswerBytes(bytes: Buffer): void {
+  const whole = lent.get(bytes.buffer);
+  if (!whole) return;
+  lent.delete(bytes.buffer);
+  if (idleBytes + whole.length > KEPT_BYTES) return;
+  let kept = idle.get(whole.length);
+  if (!kept) idle.set(whole.length, (kept = []));
+  kept.push(whole);
+  idleBytes += whole.length;
+}
+
+/**
+ * Sends JSON text as its UTF-8 bytes, in a lent buffer given back when the
+ * response has finished: by then the socket has written it (a response cut
+ * short never finishes, and its buffer is the garbage collector's).
+ */
+export function sendJsonText(reply: FastifyReply, json: JsonText): FastifyReply {
+  const bytes = json.bytes();
+  reply.raw.once('finish', () => returnAnswerBytes(bytes));
+  return reply.type('application/json; charset=utf-8').send(bytes);
+}

@@ -1,0 +1,80 @@
+// Large answers are written into buffers lent per answer and reused: each
+// buffer must be lent to one answer at a time, and come back only once the
+// socket has written it, or answers would carry each other's bytes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import Fastify from 'fastify';
+import { returnAnswerBytes, sendJsonText, takeAnswerBytes } from '../src/platform/answer-bytes.ts';
+import { JsonText } from '../src/platform/json-text.ts';
+
+test('a buffer given back is lent again, once, and only a lent one comes back', () => {
+  const first = takeAnswerBytes(100_000);
+  assert.equal(first.length, 100_000);
+  returnAnswerBytes(first);
+  returnAnswerBytes(first); // twice: still one buffer to lend
+  const again = takeAnswerBytes(120_000);
+  assert.equal(again.buffer, first.buffer, 'the same size class reuses the memory given back');
+  const other = takeAnswerBytes(120_000);
+  assert.notEqual(other.buffer, again.buffer, 'a buffer given back twice is not lent to two answers');
+
+  const foreign = Buffer.alloc(100_000);
+  returnAnswerBytes(foreign);
+  assert.notEqual(takeAnswerBytes(100_000).buffer, foreign.buffer, 'a buffer the pool did not lend is never lent');
+  const small = takeAnswerBytes(1_000);
+  returnAnswerBytes(small);
+  const next = takeAnswerBytes(1_000);
+  assert.ok(next.buffer !== small.buffer || next.byteOffset !== small.byteOffset, 'small answers are not kept');
+});
+
+test('idle buffers are bounded: past 32 MiB what comes back is left to the garbage collector', () => {
+  const size = 4 * 1024 * 1024;
+  const taken = Array.from({ length: 10 }, () => takeAnswerBytes(size));
+  for (const bytes of taken) returnAnswerBytes(bytes);
+  const lentAgain = new Set(taken.map((bytes) => bytes.buffer));
+  const retaken = Array.from({ length: 10 }, () => takeAnswerBytes(size));
+  assert.equal(retaken.filter((bytes) => lentAgain.has(bytes.buffer)).length, 8);
+  // The retaken stay out: the next test starts with nothing idle (a full pool would keep nothing it gives back).
+});
+
+/** A GET whose reader stops reading at first (its window fills, the server's write waits), then reads it all. */
+function fetchAfterPause(port: number, path: string, pauseMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const request = http.get({ host: '127.0.0.1', port, path, agent: false }, (response) => {
+      response.pause();
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      setTimeout(() => response.resume(), pauseMs);
+    });
+    request.on('error', reject);
+  });
+}
+
+test('an answer still being written keeps its buffer; the answers after it get their own bytes', async () => {
+  const app = Fastify();
+  // 6 MB answers, each filled with its own letter: more than the kernel takes for a reader that does not read.
+  const SIZE = 6_000_000;
+  let waitingSent!: () => void;
+  const sent = new Promise<void>((resolve) => (waitingSent = resolve));
+  app.get('/answer/:letter', (request, reply) => {
+    const letter = (request.params as { letter: string }).letter;
+    if (letter === 'w') setTimeout(waitingSent, 100);
+    return sendJsonText(reply, new JsonText(JSON.stringify({ letter, fill: letter.repeat(SIZE) })));
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  try {
+    const waiting = fetchAfterPause(port, '/answer/w', 1_000);
+    await sent;
+    // While the waiting answer is unwritten, others take (and give back) buffers of its size class.
+    const letters = 'abcdef'.split('');
+    for (const letter of letters) {
+      const text = await fetch(`http://127.0.0.1:${port}/answer/${letter}`).then((response) => response.text());
+      assert.deepEqual(JSON.parse(text), { letter, fill: letter.repeat(SIZE) });
+    }
+    assert.deepEqual(JSON.parse(await waiting), { letter: 'w', fill: 'w'.repeat(SIZE) }, 'its own bytes, not a later answer written over them');
+  } finally {
+    await app.close();
+  }
+});
