@@ -54,6 +54,12 @@ export function pgbenchScripts(statements: Statement[], dir: string): { files: s
   return { files, defines };
 }
 
+/** pgbench's environment, with PGOPTIONS setting plan_cache_mode for its sessions when asked. */
+function sessionEnv(planCacheMode: string | undefined): NodeJS.ProcessEnv {
+  if (!planCacheMode) return process.env;
+  return { ...process.env, PGOPTIONS: `${process.env.PGOPTIONS ?? ''} -c plan_cache_mode=${planCacheMode}`.trim() };
+}
+
 export interface PgbenchResult {
   tps: number;
   p50Ms: number;
@@ -65,7 +71,18 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
 }
 
-export async function runPgbench(databaseUrl: string, statements: Statement[], clients: number, seconds: number): Promise<PgbenchResult> {
+/**
+ * `planCacheMode`: PostgreSQL's plan_cache_mode for pgbench's sessions, when the
+ * statements as pgbench runs them (literals in place of a parameter) would not
+ * plan as the service's warm connections do.
+ */
+export async function runPgbench(
+  databaseUrl: string,
+  statements: Statement[],
+  clients: number,
+  seconds: number,
+  options: { planCacheMode?: 'force_generic_plan' } = {},
+): Promise<PgbenchResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'merx-pgbench-'));
   try {
     const { files, defines } = pgbenchScripts(statements, dir);
@@ -75,7 +92,7 @@ export async function runPgbench(databaseUrl: string, statements: Statement[], c
       ...files.flatMap((f) => ['-f', f]), databaseUrl,
     ];
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(PGBENCH, args, { maxBuffer: 16 * 1024 * 1024 }, (err, out, errOut) => (err ? reject(new Error(`pgbench: ${err.message}\n${errOut}`)) : resolve(out))),
+      execFile(PGBENCH, args, { maxBuffer: 16 * 1024 * 1024, env: sessionEnv(options.planCacheMode) }, (err, out, errOut) => (err ? reject(new Error(`pgbench: ${err.message}\n${errOut}`)) : resolve(out))),
     );
     const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1] ?? /tps = ([\d.]+)/.exec(stdout)?.[1]);
     const latencies: number[] = [];
