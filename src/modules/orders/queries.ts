@@ -74,7 +74,8 @@ function listFilters(accountId: string, input: ListOrdersInput, productPages: st
   // The latest shipment's status, kept on the order by the orders room (commands.ts, migration 017).
   if (input.shipment_status) where.push(`o.shipment_status = ${bind(input.shipment_status)}`);
   if (input.q) where.push(...substringSearch(SEARCH_TEXT, input.q, bind));
-  return { where, values, bind, planPerValue: Boolean(input.product_id || input.q) };
+  // since too: its generic plan walks the created_at index (measured 100 ms a page at 100k orders, 1.2 ms on updated_at).
+  return { where, values, bind, planPerValue: Boolean(input.product_id || input.q || input.since) };
 }
 
 /** A page of the list, newest first, as JSON text. */
