@@ -1,0 +1,45 @@
+// How list pages are sent to PostgreSQL (issue 12): a prepared page has its
+// LIMIT written into the text, so PostgreSQL can settle on the statement's
+// generic plan (a bound LIMIT is costed at a tenth of the rows and made every
+// request plan anew); a filter whose best plan depends on its value (product,
+// search, since) is planned per request, not prepared.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { QueryOptions, Sql } from '../src/platform/db.ts';
+import { listOrders } from '../src/modules/orders/queries.ts';
+
+const ACCOUNT = '00000000-0000-4000-8000-000000000001';
+
+/** The page statement listOrders sends (the last one), with its options; answers no rows. */
+async function pageStatement(input: Parameters<typeof listOrders>[2]) {
+  const sent: Array<{ text: string; params: unknown[]; options?: QueryOptions }> = [];
+  const sql: Sql = {
+    query: async (text: string, params: unknown[] = [], options?: QueryOptions) => {
+      sent.push({ text, params, options });
+      return { rows: [], rowCount: 0 };
+    },
+    exec: async () => {},
+    afterCommit: (task) => task(),
+    database: sent,
+  } as Sql;
+  await listOrders(sql, ACCOUNT, input);
+  return sent[sent.length - 1];
+}
+
+test('a prepared page has its LIMIT (limit + 1) written into the text, not bound', async () => {
+  for (const [input, limit] of [[{}, 51], [{ limit: 1 }, 2], [{ limit: 200, status: 'new' as const }, 201]] as const) {
+    const statement = await pageStatement(input);
+    assert.equal(statement.options?.prepared, true, JSON.stringify(input));
+    assert.match(statement.text, new RegExp(`LIMIT ${limit}\\)`), JSON.stringify(input));
+    assert.doesNotMatch(statement.text, /LIMIT \$\d+/);
+    assert.ok(!statement.params.includes(limit), 'the limit is not among the parameters');
+  }
+});
+
+test('since, q and product_id pages are planned for their values, not prepared', async () => {
+  for (const input of [{ since: '2026-01-01' }, { q: 'petrov' }, { product_id: '00000000-0000-4000-8000-000000000002' }]) {
+    const statement = await pageStatement(input);
+    assert.equal(statement.options?.prepared, false, JSON.stringify(input));
+  }
+  assert.equal((await pageStatement({ from: '2026-01-01', courier: 'none' })).options?.prepared, true, 'other filters stay prepared');
+});
