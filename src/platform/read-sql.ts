@@ -85,21 +85,14 @@ export async function readOffsetPage(
 }
 
 /**
- * A page's LIMIT is written into the statement, not bound: PostgreSQL costs a
- * generic plan's LIMIT $n as a tenth of the rows, so a prepared page never
- * settled on its generic plan and was planned anew on every request (the first
- * page of orders, bench:read-path before and after: pgbench 1,242 -> 1,631
- * pages/s, the API 893 -> 1,156). One statement per page size a connection
- * serves.
- */
-function limitOf(limit: number): number {
-  if (!Number.isInteger(limit) || limit < 1) throw new Error(`a page limit must be a positive integer, not ${limit}`);
-  return limit;
-}
-
-/**
  * A keyset page newest first. The inner query finds the page's rows on the
- * index alone; the view (and its joins) is built for those rows only.
+ * index alone; the view (and its joins) is built for those rows only. Its
+ * LIMIT is written into the text, as readOffsetPage's is, not bound:
+ * PostgreSQL costs a generic plan's LIMIT $n as a tenth of the rows, so a
+ * prepared page never settled on its generic plan and was planned anew on
+ * every request (the first page of orders, bench:read-path before and after:
+ * pgbench 1,242 -> 1,631 pages/s, the API 893 -> 1,156). One statement per
+ * page size a connection serves.
  */
 export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: { limit: number; cursor?: string }): Promise<JsonText> {
   const a = view.alias;
@@ -108,7 +101,7 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: {
   const order = `${a}.created_at DESC, ${a}.id DESC`;
   const { rows } = await sql.query<{ v: string; c: string; i: string }>(
     `SELECT ${view.json}::text AS v, ${isoTime(`${a}.created_at`)} AS c, ${a}.id::text AS i
-       FROM (SELECT * FROM ${view.from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${limitOf(page.limit) + 1}) ${a}
+       FROM (SELECT * FROM ${view.from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${Number(page.limit) + 1}) ${a}
        ${view.joins ?? ''}
       ORDER BY ${order}`,
     filter.values,

@@ -123,7 +123,7 @@ function operationRoute(services: Services, op: Operation) {
     if (dryRun && !(result instanceof JsonText)) reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
     else if (op.location) reply.header('Location', op.location.replace(':id', (dataOf(result) as { id: string }).id));
     reply.code(dryRun ? 200 : (op.successStatus ?? 200));
-    // Written by PostgreSQL in the contract's shape (issue 12): a JSON string is sent as it is.
+    // Written by PostgreSQL in the contract's shape (issue 12): its bytes are sent as they are.
     if (result instanceof JsonText) return sendJsonText(reply, result);
     return result;
   };
