@@ -2,10 +2,11 @@
 // LIMIT written into the text, so PostgreSQL can settle on the statement's
 // generic plan (a bound LIMIT is costed at a tenth of the rows and made every
 // request plan anew); a filter whose best plan depends on its value (product,
-// search, since) is planned per request, not prepared.
+// search, since) is planned per request, not prepared. On PostgreSQL a
+// prepared statement runs on its generic plan (db.ts preparedPool).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { QueryOptions, Sql } from '../src/platform/db.ts';
+import { openDb, type QueryOptions, type Sql } from '../src/platform/db.ts';
 import { listOrders } from '../src/modules/orders/queries.ts';
 
 const ACCOUNT = '00000000-0000-4000-8000-000000000001';
@@ -42,4 +43,19 @@ test('since, q and product_id pages are planned for their values, not prepared',
     assert.equal(statement.options?.prepared, false, JSON.stringify(input));
   }
   assert.equal((await pageStatement({ from: '2026-01-01', courier: 'none' })).options?.prepared, true, 'other filters stay prepared');
+});
+
+const onPostgres = process.env.DATABASE_URL ? false : 'plan_cache_mode is a PostgreSQL session setting (set DATABASE_URL)';
+
+test('prepared statements outside a transaction run on their generic plans; the rest, and all in a transaction, are planned per request', { skip: onPostgres }, async () => {
+  const db = await openDb({ databaseUrl: process.env.DATABASE_URL!, dataDir: '' });
+  try {
+    const mode = async (sql: Sql, prepared: boolean) =>
+      (await sql.query<{ mode: string }>("SELECT current_setting('plan_cache_mode') AS mode", [], { prepared })).rows[0].mode;
+    assert.equal(await mode(db, true), 'force_generic_plan');
+    assert.equal(await mode(db, false), 'auto');
+    assert.deepEqual(await db.tx(async (tx) => [await mode(tx, true), await mode(tx, false)]), ['auto', 'auto']);
+  } finally {
+    await db.close();
+  }
 });
