@@ -151,10 +151,10 @@ const SECTION = /<!-- section (.+?) -->\n([\s\S]*?)<!-- end section -->\n/g;
 const DATA = /<!-- data (.*) -->/;
 
 function renderSection(s: Section): string {
-  const lines = [`<!-- section ${s.key} -->`, `## ${s.title}`, '', ...s.header, '', '| Case | Rows | Execution ms | Planning ms | Buffers | Seq Scan on | Rows removed by filter |', '|---|---:|---:|---:|---:|---|---:|'];
+  const lines = [`<!-- section ${s.key} -->`, `## ${s.title}`, '', ...s.header, '', '| Case | Plan | Rows | Execution ms | Planning ms | Buffers | Seq Scan on | Rows removed by filter |', '|---|---|---:|---:|---:|---:|---|---:|'];
   for (const p of s.plans) {
     const walk = p.rowsRemovedByFilter >= WALK_ROWS ? `**${int(p.rowsRemovedByFilter)}**` : int(p.rowsRemovedByFilter);
-    lines.push(`| ${p.name} | ${p.rowsReturned} | ${ms(p.executionMs)} | ${ms(p.planningMs)} | ${int(p.buffers)} | ${p.seqScans.length ? `**${p.seqScans.join(', ')}**` : '–'} | ${walk} |`);
+    lines.push(`| ${p.name} | ${p.genericPlan ? 'generic' : 'per value'} | ${p.rowsReturned} | ${ms(p.executionMs)} | ${ms(p.planningMs)} | ${int(p.buffers)} | ${p.seqScans.length ? `**${p.seqScans.join(', ')}**` : '–'} | ${walk} |`);
   }
   lines.push('', '<details><summary>Plans</summary>', '');
   for (const p of s.plans) lines.push(`### ${p.name}`, '', `\`${p.request}\``, '', '```', p.plan, '```', '');

@@ -1,7 +1,8 @@
 // EXPLAIN (ANALYZE, BUFFERS) of the exact SQL the service sends: the service's
 // own query functions run against a Sql that records the statement instead of
 // answering it, and the recorded text and parameters are then explained.
-import type { Db, Sql } from '../src/platform/db.ts';
+import pg from 'pg';
+import type { Db, QueryOptions, Sql } from '../src/platform/db.ts';
 import * as orderQueries from '../src/modules/orders/queries.ts';
 import * as customerQueries from '../src/modules/customers/queries.ts';
 import type { ListOrdersInput } from '../src/modules/orders/schema.ts';
@@ -28,11 +29,14 @@ export interface ExplainedQuery {
   rowsReturned: number;
   /** Pages the whole plan touched (its top node's Buffers: shared hit + read). */
   buffers: number;
+  /** A prepared statement, explained on its generic plan as the service runs it (db.ts preparedPool); else planned for its values. */
+  genericPlan: boolean;
 }
 
 interface Statement {
   text: string;
   params: unknown[];
+  prepared: boolean;
 }
 
 /**
@@ -46,9 +50,9 @@ async function captureAll(db: Db, use: (sql: Sql) => Promise<unknown>): Promise<
   const recorder = {
     afterCommit: (task: () => void) => task(),
     database: seen,
-    query: async (text: string, params: unknown[] = []) => {
-      seen.push({ text, params });
-      return db.query(text, params);
+    query: async (text: string, params: unknown[] = [], options?: QueryOptions) => {
+      seen.push({ text, params, prepared: options?.prepared ?? false });
+      return db.query(text, params, options);
     },
     exec: async () => {
       throw new Error('exec is not expected while capturing a read query');
@@ -147,10 +151,41 @@ export async function explainEach(db: Db, c: ExplainCase): Promise<ExplainedQuer
   return explained;
 }
 
-async function explainStatement(db: Db, name: string, request: string, statement: Statement): Promise<ExplainedQuery> {
-  // Once to warm the cache, then the measured plan.
+/** Planned for its values, as the service sends a statement it does not prepare. Once to warm the cache, then the measured plan. */
+async function explainForValues(db: Db, statement: Statement) {
   const { rowCount } = await db.query(statement.text, statement.params);
-  const { rows } = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, statement.params);
+  return { rowCount, rows: (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, statement.params)).rows };
+}
+
+/** A parameter written as a literal for EXECUTE (an explained statement's values are the bench's own). */
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (value instanceof Date) return pg.escapeLiteral(value.toISOString());
+  if (['string', 'number', 'boolean'].includes(typeof value)) return pg.escapeLiteral(String(value));
+  throw new Error(`explain: no literal for a parameter of type ${typeof value}`);
+}
+
+/**
+ * On its generic plan, as the service runs a prepared statement (db.ts
+ * preparedPool). EXPLAIN of a statement bound to values plans for those
+ * values whatever plan_cache_mode says, so the statement is PREPAREd and its
+ * EXECUTE explained, with the values written in.
+ */
+async function explainGeneric(db: Db, statement: Statement) {
+  return db.tx(async (tx) => {
+    await tx.exec('SET LOCAL plan_cache_mode = force_generic_plan');
+    await tx.exec(`PREPARE merx_explained AS ${statement.text}`);
+    const execute = `EXECUTE merx_explained${statement.params.length ? `(${statement.params.map(literal).join(', ')})` : ''}`;
+    const { rowCount } = await tx.query(execute);
+    const { rows } = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${execute}`);
+    // A prepared statement outlives the transaction.
+    await tx.exec('DEALLOCATE merx_explained');
+    return { rowCount, rows };
+  });
+}
+
+async function explainStatement(db: Db, name: string, request: string, statement: Statement): Promise<ExplainedQuery> {
+  const { rowCount, rows } = statement.prepared ? await explainGeneric(db, statement) : await explainForValues(db, statement);
   const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
   return {
     name,
@@ -163,5 +198,6 @@ async function explainStatement(db: Db, name: string, request: string, statement
     rowsRemovedByFilter: sumMatches(plan, /Rows Removed by (?:Filter|Index Recheck): (\d+)/g),
     rowsReturned: rowCount,
     buffers: sumMatches(/Buffers: ([^\n]*)/.exec(plan)?.[1] ?? '', /shared (?:hit|read)=(\d+)/g),
+    genericPlan: statement.prepared,
   };
 }
