@@ -309,8 +309,9 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     if (responses.length === 0) return reply.code(202).send();
     const answers = responses.map(responseJson);
     const body = read.isBatch ? JsonText.concat(['[', ...answers.flatMap((a, i) => (i ? [',', a] : [a])), ']']) : answers[0];
-    if (body instanceof JsonText) return sendJsonText(reply.code(200), body);
-    return reply.code(200).type('application/json; charset=utf-8').send(body);
+    reply.code(200);
+    if (body instanceof JsonText) return sendJsonText(reply, body);
+    return reply.type('application/json; charset=utf-8').send(body);
   }
 
   app.register(async (scope) => {
