@@ -30,7 +30,8 @@ function machineJiffies(): { busy: number; total: number } | null {
   }
 }
 
-function pidJiffies(pid: number): number | null {
+/** CPU time (user + system) a process has used so far, in jiffies (1/100 s on Linux), or null when it cannot be read. */
+export function pidJiffies(pid: number): number | null {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.

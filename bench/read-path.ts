@@ -18,6 +18,7 @@ import { startServiceProcess } from './service-process.ts';
 import { addBenchKeys, addShipments, multiplyOrders, provisionAndSeed, SEED_ENDPOINT_MAX_ORDERS, settle, withoutOrderIndexes } from './fixtures.ts';
 import { roundRobin } from './load.ts';
 import { benchTools, setting } from './bench-tools.ts';
+import { pidJiffies } from './cpu.ts';
 import { recordSql, runPgbench, type Statement } from './pgbench.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -46,7 +47,9 @@ const HOW_TO_READ = [
   'replan five times each per connection, most of an 8 s run at 50 connections: earlier sections measured that planning',
   '(pgbench 1,045-1,365/s, 11,529/s once it settled). From the section "prepared statements on their generic plans" on,',
   "the service runs every prepared statement on its generic plan (src/platform/db.ts preparedPool), and pgbench runs",
-  'every statement so too. "page N vs page 1" is throughput, so 1.2x slower reads as >= 83%.',
+  'every statement so too. "page N vs page 1" is throughput, so 1.2x slower reads as >= 83%. From the section "service',
+  'CPU per request" on, each API side also shows the service process\'s CPU per answered request (user + system, from',
+  '/proc): what the service itself spends, steadier from run to run than the throughput of a machine it shares.',
 ].join('\n');
 
 const { log, cleanups, createDatabase, run } = benchTools('read-path', ADMIN_URL, 'merx_readpath');
@@ -55,6 +58,8 @@ interface Side {
   reqPerSec: number;
   p50Ms: number;
   p99Ms: number;
+  /** The service process's CPU (user + system) per answered request: the API sides only. */
+  serviceCpuMs?: number;
 }
 
 interface HttpLoad {
@@ -67,13 +72,14 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
 }
 
-function runHttp(baseUrl: string, load: HttpLoad, nextKey: () => string, seconds: number): Promise<Side> {
+function runHttp(service: { url: string; pid: number }, load: HttpLoad, nextKey: () => string, seconds: number): Promise<Side> {
   const latencies: number[] = [];
   let failures = 0;
+  const cpuBefore = pidJiffies(service.pid);
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
-        url: baseUrl,
+        url: service.url,
         connections: CONNECTIONS,
         duration: seconds,
         timeout: 30,
@@ -98,7 +104,10 @@ function runHttp(baseUrl: string, load: HttpLoad, nextKey: () => string, seconds
         if (failures || result.errors) return reject(new Error(`${failures} non-2xx answers, ${result.errors} connection errors`));
         const sorted = Float64Array.from(latencies).sort();
         const elapsed = (result.finish.getTime() - result.start.getTime()) / 1000;
-        resolve({ reqPerSec: sorted.length / elapsed, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) });
+        const cpuAfter = pidJiffies(service.pid);
+        // Jiffies are 10 ms: ~8,000 requests in a round make the figure good to a few microseconds.
+        const serviceCpuMs = cpuBefore !== null && cpuAfter !== null ? ((cpuAfter - cpuBefore) * 10) / sorted.length : undefined;
+        resolve({ reqPerSec: sorted.length / elapsed, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), serviceCpuMs });
       },
     );
     instance.on('response', (_client, status, _bytes, ms) => (status >= 200 && status < 300 ? latencies.push(ms) : failures++));
@@ -173,7 +182,7 @@ async function main(): Promise<void> {
   for (const id of ids) getSql.push(await recordSql((sql: Sql) => queries.getOrder(sql, tenant.accountId, id)));
 
   /** A load on the API, with the big account's keys unless others are given. */
-  const api = (load: HttpLoad, keysOf = keys) => (seconds: number) => runHttp(service.url, load, keysOf, seconds);
+  const api = (load: HttpLoad, keysOf = keys) => (seconds: number) => runHttp(service, load, keysOf, seconds);
   const pgbench = (statements: Statement[], options: Parameters<typeof runPgbench>[4] = {}) => (seconds: number) =>
     runPgbench(databaseUrl, statements, CONNECTIONS, seconds, options).then((r) => ({ reqPerSec: r.tps, p50Ms: r.p50Ms, p99Ms: r.p99Ms }));
   const nextId = roundRobin(ids);
@@ -251,7 +260,11 @@ async function main(): Promise<void> {
     const { a, b } = measured[i];
     const ratios = a.map((side, r) => side.reqPerSec / b[r].reqPerSec);
     const f = (n: number) => n.toFixed(n < 10 ? 2 : 0);
-    return `| ${pair.name} | ${pair.a.label} ${f(median(a.map((s) => s.reqPerSec)))}/s, p50 ${f(median(a.map((s) => s.p50Ms)))} ms, p99 ${f(median(a.map((s) => s.p99Ms)))} ms | ${pair.b.label} ${f(median(b.map((s) => s.reqPerSec)))}/s, p50 ${f(median(b.map((s) => s.p50Ms)))} ms, p99 ${f(median(b.map((s) => s.p99Ms)))} ms | **${(median(ratios) * 100).toFixed(0)}%** (${ratios.map((r) => `${(r * 100).toFixed(0)}%`).join(', ')}) | ${pair.target} |`;
+    const side = (label: string, sides: Side[]) => {
+      const cpu = sides.every((s) => s.serviceCpuMs !== undefined) ? `, service CPU ${median(sides.map((s) => s.serviceCpuMs!)).toFixed(3)} ms/request` : '';
+      return `${label} ${f(median(sides.map((s) => s.reqPerSec)))}/s, p50 ${f(median(sides.map((s) => s.p50Ms)))} ms, p99 ${f(median(sides.map((s) => s.p99Ms)))} ms${cpu}`;
+    };
+    return `| ${pair.name} | ${side(pair.a.label, a)} | ${side(pair.b.label, b)} | **${(median(ratios) * 100).toFixed(0)}%** (${ratios.map((r) => `${(r * 100).toFixed(0)}%`).join(', ')}) | ${pair.target} |`;
   });
   const section = [
     `## ${LABEL}: ${started.toISOString()}`,
