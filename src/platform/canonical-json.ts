@@ -1,14 +1,15 @@
 // JSON compared by meaning, not by bytes: object keys sorted, numbers as
 // JSON.parse reads them (so 3 and 3.0 are one value), whitespace gone.
 //
-// Every versioned GET and MCP answer hashes its view this way for its ETag
-// (etag.ts), so this is on the read path: written as one recursive walk that
-// appends to a string, with JSON.stringify only for strings that need
-// escaping. The walk before it (a stack of pieces, JSON.stringify per value)
-// took 26-36 µs per 1.4 kB order view, this one 10-12 µs (a loop over 20
-// views); the service's CPU per GET by id is in bench/RESULTS-read-path.md.
-// Below MAX_RECURSION levels the walk recurses; deeper (a request body may
-// nest as deep as JSON.parse allows) it goes on with an explicit stack.
+// Every answer that serves a versioned resource, on REST and MCP, hashes its
+// view this way for its ETag (etag.ts), so this is on the read path: one
+// recursive walk appending to a string, with JSON.stringify only for strings
+// that need escaping. The walk before it (a stack of pieces, JSON.stringify
+// per value) took 26-36 µs per 1.4 kB order view, this one 10-12 µs (a loop
+// over 20 views); the service's CPU per GET by id is in
+// bench/RESULTS-read-path.md. Below MAX_RECURSION levels the walk recurses;
+// deeper (a request body may nest as deep as JSON.parse allows) it goes on
+// with an explicit stack.
 
 /** A string JSON.stringify would write other than as `"` + string + `"`: quotes, backslashes, control characters, surrogates. */
 const NEEDS_ESCAPING = /["\\\u0000-\u001f\ud800-\udfff]/;
