@@ -34,6 +34,8 @@ const PAGE = 50;
 const DEEP_PAGE = 200;
 const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS-read-path.md');
 const MCP_VERSION = '2025-06-18';
+/** pgbench client counts for the list's latency floor (see the end of main). */
+const FLOOR_CLIENTS = [2, 4, 8, 16, 50];
 
 const HOW_TO_READ = [
   'Written by `npm run bench:read-path` (bench/read-path.ts); each run appends its section. The API and pgbench share the',
@@ -49,7 +51,9 @@ const HOW_TO_READ = [
   "the service runs every prepared statement on its generic plan (src/platform/db.ts preparedPool), and pgbench runs",
   'every statement so too. "page N vs page 1" is throughput, so 1.2x slower reads as >= 83%. From the section "service',
   'CPU per request" on, each API side also shows the service process\'s CPU per answered request (user + system, from',
-  '/proc): what the service itself spends, steadier from run to run than the throughput of a machine it shares.',
+  '/proc): what the service itself spends, steadier from run to run than the throughput of a machine it shares. From the',
+  'section "latency floor" on, each section ends with pgbench of the list SQL alone at 2 to 50 clients: its best',
+  'throughput bounds what any server of that page can do, and so the mean latency of 50 connections in a closed loop.',
 ].join('\n');
 
 const { log, cleanups, createDatabase, run } = benchTools('read-path', ADMIN_URL, 'merx_readpath');
@@ -254,6 +258,16 @@ async function main(): Promise<void> {
     }
   }
 
+  // The floor under the p99 target: in a closed loop of 50 connections the mean latency is 50 / throughput, and no
+  // server of this page answers faster than PostgreSQL alone runs its SQL at the concurrency that suits it best.
+  const floor: Array<{ clients: number; side: Side }> = [];
+  for (const clients of FLOOR_CLIENTS) {
+    const r = await runPgbench(databaseUrl, [listSql], clients, SECONDS, GENERIC);
+    floor.push({ clients, side: { reqPerSec: r.tps, p50Ms: r.p50Ms, p99Ms: r.p99Ms } });
+    log(`pgbench of the list SQL at ${clients} clients: ${r.tps.toFixed(0)}/s p99 ${r.p99Ms.toFixed(1)}`);
+  }
+  const best = floor.reduce((a, b) => (b.side.reqPerSec > a.side.reqPerSec ? b : a));
+
   const cpus = os.cpus();
   const version = (await db.query<{ v: string }>('SELECT version() AS v')).rows[0].v.split(' on ')[0];
   const rows = pairs.map((pair, i) => {
@@ -278,6 +292,9 @@ async function main(): Promise<void> {
     '| measure | side A | side B | A / B | target |',
     '|---|---|---|---:|---|',
     ...rows,
+    '',
+    `The list's latency floor: pgbench of its SQL alone, ${SECONDS} s at each client count: ${floor.map((f) => `${f.clients} clients ${f.side.reqPerSec.toFixed(0)}/s (p99 ${f.side.p99Ms.toFixed(1)} ms)`).join(', ')}.`,
+    `At most ${best.side.reqPerSec.toFixed(0)} pages/s (${best.clients} clients), so with ${CONNECTIONS} connections in a closed loop any server of this page has a mean latency of at least ${CONNECTIONS} / ${best.side.reqPerSec.toFixed(0)} = ${((CONNECTIONS / best.side.reqPerSec) * 1000).toFixed(1)} ms on this machine now, and a p99 above that.`,
     '',
   ].join('\n');
   // The header is rewritten on each run (it explains the newest sections); the earlier sections stay as they were.
