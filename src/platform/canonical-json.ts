@@ -46,13 +46,13 @@ function canonicalArray(array: unknown[], depth: number): string {
 }
 
 function canonicalObject(object: Record<string, unknown>, depth: number): string {
-  const keys = Object.keys(object).sort();
   let text = '{';
-  for (const key of keys) {
+  let separator = '';
+  for (const key of Object.keys(object).sort()) {
     const inner = object[key];
     if (inner === undefined) continue;
-    if (text.length > 1) text += ',';
-    text += `${canonical(key, depth)}:${canonical(inner, depth)}`;
+    text += `${separator}${canonical(key, depth)}:${canonical(inner, depth)}`;
+    separator = ',';
   }
   return `${text}}`;
 }
@@ -74,7 +74,10 @@ function deepCanonicalJson(value: unknown): string {
       out.push(item.text);
     } else if (Array.isArray(item)) {
       const parts: unknown[] = [new Text('[')];
-      for (let i = 0; i < item.length; i++) parts.push(...(i ? [new Text(',')] : []), item[i] === undefined ? null : item[i]);
+      for (let i = 0; i < item.length; i++) {
+        if (i) parts.push(new Text(','));
+        parts.push(item[i] === undefined ? null : item[i]);
+      }
       parts.push(new Text(']'));
       for (let i = parts.length - 1; i >= 0; i--) todo.push(parts[i]);
     } else if (item && typeof item === 'object') {
