@@ -185,7 +185,7 @@ export function consoleRoutes(operations: Operation[]) {
         validatorOf(op)(input);
         const { dry_run: dryRun, ...rest } = input;
         const preview = dryRun === true && op.dryRunOutput !== undefined;
-        const result = await execute(s, op, operatorCaller(id), rest, preview);
+        const result = await execute(s, op, operatorCaller(id), rest, { dryRun: preview });
         if (op.produces && !preview) {
           const file = result as { body: Buffer; filename: string };
           return new FileAnswer(op.produces, file.filename, file.body) as never;

@@ -8,12 +8,14 @@ import type { Caller, Operation, OperationContext } from './operation.ts';
 import type { Services } from './services.ts';
 import { AppError } from './errors.ts';
 import { checkIfMatch } from './etag.ts';
+import type { IdempotentRun, StoredAnswer } from './idempotency.ts';
 
 /** A Db whose every query, and every nested transaction, runs in `tx`; `commits: false` for a dry run, which never commits. */
-function boundTo(tx: Sql, kind: Db['kind'], commits: boolean): Db {
+function boundTo(tx: Sql, db: Db, commits: boolean): Db {
   const inner: Sql = commits ? tx : { ...tx, afterCommit: () => {} };
   return {
-    kind,
+    kind: db.kind,
+    health: db.health,
     query: (text, params, options) => inner.query(text, params, options),
     exec: (script) => inner.exec(script),
     afterCommit: (task) => inner.afterCommit(task),
@@ -45,31 +47,42 @@ async function enforceAccountLimit(services: Services, op: Operation, caller: Ca
   }
 }
 
-/**
- * `db`: where the operation writes (an idempotent request's fenced Db); dry runs always use their own read-only transaction.
- * `ifMatch`: the caller's If-Match, honoured by operations that declare `etag` (dry runs too).
- */
-export async function execute(
-  services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, dryRun: boolean, db: Db = services.db, ifMatch?: string,
-) {
+export interface ExecuteOptions {
+  dryRun?: boolean;
+  /** The caller's If-Match, honoured by operations that declare `etag` (dry runs too). */
+  ifMatch?: string;
+  /**
+   * The request holds an Idempotency-Key (EXTENSIONS 2): the operation runs
+   * in one transaction that also stores its answer, as `answerOf` writes it
+   * from the result, so that a committed effect is always replayable
+   * (issue 27). An operation with its own transactions runs on the run's
+   * fenced Db instead, and the transport stores its answer after.
+   */
+  idempotent?: { run: IdempotentRun; answerOf: (result: unknown) => StoredAnswer };
+}
+
+export async function execute(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions = {}) {
+  const { dryRun = false, idempotent } = options;
   if (op.feature && !op.feature.enabled(services.config)) {
     throw new AppError('migration_pending', `${op.feature.name} is not enabled on this deployment yet`);
   }
   if (!dryRun) await enforceAccountLimit(services, op, caller);
   const context = (db: Db): OperationContext => ({ ...services, db, caller, dryRun });
-  const precondition = op.etag && ifMatch !== undefined ? ifMatch : undefined;
+  const precondition = op.etag && options.ifMatch !== undefined ? options.ifMatch : undefined;
   if (dryRun) {
     return services.db.tx(async (tx) => {
       // A read-only transaction cannot lock; a dry run changes nothing that a lock would protect.
       if (precondition !== undefined) await checkPrecondition(op, tx, caller, input, precondition, false);
-      return op.handler(context(boundTo(tx, services.db.kind, false)), input as never);
+      return op.handler(context(boundTo(tx, services.db, false)), input as never);
     }, { readOnly: true });
   }
-  if (precondition !== undefined) {
-    return db.tx(async (tx) => {
-      await checkPrecondition(op, tx, caller, input, precondition, true);
-      return op.handler(context(boundTo(tx, db.kind, true)), input as never);
-    });
-  }
-  return op.handler(context(db), input as never);
+  const db = idempotent && op.ownTransactions ? idempotent.run.fenced() : services.db;
+  const inOneTransaction = precondition !== undefined || (idempotent !== undefined && !op.ownTransactions);
+  if (!inOneTransaction) return op.handler(context(db), input as never);
+  return db.tx(async (tx) => {
+    if (precondition !== undefined) await checkPrecondition(op, tx, caller, input, precondition, true);
+    const result = await op.handler(context(boundTo(tx, db, true)), input as never);
+    if (idempotent && !op.ownTransactions) await idempotent.run.storeInTransaction(tx, idempotent.answerOf(result));
+    return result;
+  });
 }

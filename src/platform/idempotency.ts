@@ -25,6 +25,8 @@ const KEY_SHAPE = /^[!-~]{1,255}$/;
 const KEEP_SEC = 24 * 3600;
 const LEASE_SEC = 30;
 const HEARTBEAT_MS = 10_000;
+/** How often a late answer is stored again while the database is away (about ten minutes in all). */
+const SETTLE_RETRIES = 60;
 
 export interface StoredAnswer {
   status: number;
@@ -130,7 +132,30 @@ export class IdempotentRun {
     this.heartbeat.unref();
   }
 
-  /** The Db the operation runs on: each transaction it commits also proves, under the fencing token, that this request still holds the key. */
+  /**
+   * The answer stored in the transaction that commits the request's effect
+   * (issue 27): once the effect is committed, a retry replays this answer, even
+   * when the connection drops right after the commit and the request itself
+   * never learns the outcome. Refused (409 in use) when the request lost its
+   * lease, so nothing commits for a key another request holds.
+   */
+  async storeInTransaction(tx: Sql, answer: StoredAnswer): Promise<void> {
+    const { rowCount } = await tx.query(
+      `UPDATE idempotency_keys SET effect_committed = true, response_status = $4, response_headers = $5, response_body = $6, response_origin = $7,
+              owner = NULL, locked_until = NULL
+        WHERE account_id = $1 AND key = $2 AND owner = $3`,
+      [...this.id, answer.status, JSON.stringify(answer.headers), answer.body, answer.origin],
+    );
+    if (rowCount === 0) throw inUse();
+    tx.afterCommit(() => this.stopHeartbeat());
+  }
+
+  /**
+   * For an operation that commits on its own between calls to the outside
+   * world (Operation.ownTransactions): the Db it runs on, where each
+   * transaction it commits also proves, under the fencing token, that this
+   * request still holds the key. Its answer is stored by finish() after.
+   */
   fenced(): Db {
     const { db, id } = this;
     const fence = async (tx: Sql) => {
@@ -139,6 +164,7 @@ export class IdempotentRun {
     };
     return {
       kind: db.kind,
+      health: db.health,
       query: (text, params, options) => db.query(text, params, options),
       exec: (script) => db.exec(script),
       afterCommit: (task) => db.afterCommit(task),
@@ -155,6 +181,7 @@ export class IdempotentRun {
     };
   }
 
+  /** False once the answer is stored (or the request abandoned). */
   private stopHeartbeat(): boolean {
     if (!this.heartbeat) return false;
     clearInterval(this.heartbeat);
@@ -171,9 +198,20 @@ export class IdempotentRun {
     return rowCount > 0;
   }
 
-  /** Stores the answer for replays; an answer that is not stored frees the key instead (if nothing was committed). */
+  /**
+   * Stores the answer for replays when it was not stored with the effect (a
+   * refusal, or an operation with its own transactions); an answer that is
+   * not stored frees the key instead (if nothing was committed). Never
+   * throws: a key left leased frees itself when its lease lapses, unless
+   * something was committed under it, and then its answer is stored again a
+   * few times while the database comes back (see settleLater).
+   */
   async finish(answer: StoredAnswer): Promise<void> {
     if (!this.stopHeartbeat()) return;
+    await this.settle(answer).catch(() => this.settleLater(answer, 1));
+  }
+
+  private async settle(answer: StoredAnswer): Promise<void> {
     if (!isStorable(answer.status) && (await this.release())) return;
     await this.db.query(
       `UPDATE idempotency_keys SET response_status = $4, response_headers = $5, response_body = $6, response_origin = $7, owner = NULL, locked_until = NULL
@@ -182,13 +220,22 @@ export class IdempotentRun {
     );
   }
 
+  /** The database was away when the answer came: settle again for a while (an effect committed under the key must become replayable). */
+  private settleLater(answer: StoredAnswer, attempt: number): void {
+    if (attempt > SETTLE_RETRIES) return;
+    const timer = setTimeout(() => {
+      this.settle(answer).catch(() => this.settleLater(answer, attempt + 1));
+    }, Math.min(1000 * attempt, 10_000));
+    timer.unref();
+  }
+
   /**
    * The request ended without an answer (the client went away): the key is
    * freed if nothing was committed; otherwise it stays taken, answering
    * idempotency_key_in_use until it expires, since its effect cannot be replayed.
    */
   async abandon(): Promise<void> {
-    if (this.stopHeartbeat()) await this.release();
+    if (this.stopHeartbeat()) await this.release().catch(() => {});
   }
 }
 

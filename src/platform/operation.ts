@@ -92,6 +92,14 @@ export interface OperationSpec<
   etag?: Versioned;
   /** A binary answer (REST only): the handler returns {body, filename}. */
   produces?: 'application/pdf';
+  /**
+   * The handler commits on its own, around a call to the outside world (a
+   * courier, a subscriber's endpoint) that must not run inside an open
+   * transaction or whose failure it must record after a rollback. It is never
+   * wrapped in one transaction; an idempotent request's answer is stored
+   * after its commit (see IdempotentRun.finish) rather than with it.
+   */
+  ownTransactions?: true;
   /** A per-account limit of this operation on top of the key's own (SPEC Limits: webhook test and retry). */
   accountLimit?: { name: string; perMinute: number };
   handler: (

@@ -129,14 +129,17 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       const replayed: ToolResult = resultOf(claim.replay);
       return { ...replayed, _meta: { ...replayed._meta, idempotent_replayed: true } };
     }
+    const run = claim?.run;
+    // Issue 27: an idempotent write's answer is stored with its effect, in its transaction (operations with their own transactions: after).
+    const answerOf = (output: unknown): StoredAnswer => ({ status: tool.op.successStatus ?? 200, headers: versionHeaders(tool.op, output), body: jsonOf(output), origin: 'mcp' });
     try {
-      const output = await execute(services, tool.op, key, rest, isDryRun, claim?.run.fenced(), ifMatch);
+      const output = await execute(services, tool.op, key, rest, { dryRun: isDryRun, ifMatch, idempotent: run && { run, answerOf } });
       const headers = versionHeaders(tool.op, output);
-      await claim?.run.finish({ status: tool.op.successStatus ?? 200, headers, body: jsonOf(output), origin: 'mcp' });
+      await run?.finish(answerOf(output));
       return success(output, headers.etag);
     } catch (err) {
       const appError = toAppError(err);
-      await claim?.run.finish({ status: appError.status, headers: replayedHeaders(appError.headers), body: JSON.stringify(appError.toBody()), origin: 'mcp' });
+      await run?.finish({ status: appError.status, headers: replayedHeaders(appError.headers), body: JSON.stringify(appError.toBody()), origin: 'mcp' });
       if (appError.code === 'internal_error') {
         services.log.error({ err, tool: tool.op.name }, 'tool failed');
         throw new RpcFailure(-32603, 'internal error');

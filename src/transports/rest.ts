@@ -82,7 +82,7 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
 function replay(reply: FastifyReply, answer: StoredAnswer) {
   reply.code(answer.status).headers({ ...answer.headers, [REPLAYED_HEADER]: 'true' });
   if (answer.origin === 'mcp' && answer.status < 300) return JSON.parse(answer.body);
-  return reply.type('application/json; charset=utf-8').serializer((payload: unknown) => payload as string).send(answer.body);
+  return sendStored(reply, answer);
 }
 
 function operationRoute(services: Services, op: Operation) {
@@ -106,7 +106,12 @@ function operationRoute(services: Services, op: Operation) {
     validateBody(body);
     // EXTENSIONS 3: a versioned resource's write honours If-Match (checked by execute on the locked row).
     const ifMatch = op.etag && isWrite(op) ? headerValue(request, IF_MATCH_HEADER) : undefined;
-    const result = await execute(services, op, caller, { ...body, ...query, ...params }, dryRun, claim?.run.fenced(), ifMatch);
+    const run = claim?.run;
+    // Issue 27: an idempotent write's answer is written with its effect, in its transaction, and those very bytes are sent.
+    let stored: StoredAnswer | undefined;
+    const idempotent = run && { run, answerOf: (result: unknown) => (stored = answerFor(reply, op, result)) };
+    const result = await execute(services, op, caller, { ...body, ...query, ...params }, { dryRun, ifMatch, idempotent });
+    if (stored) return sendStored(reply, stored);
     if (op.etag) {
       // The same function of the same view as If-Match checks: a view PostgreSQL wrote is parsed for it (data only).
       const etag = etagOf(dataOf(result));
@@ -121,12 +126,34 @@ function operationRoute(services: Services, op: Operation) {
     // Previews have their own closed shape, assembled by the operation; the route's schema describes the real result.
     // (A preview around a view PostgreSQL wrote is JsonText, sent as it is below.)
     if (dryRun && !(result instanceof JsonText)) reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
-    else if (op.location) reply.header('Location', op.location.replace(':id', (dataOf(result) as { id: string }).id));
+    else if (op.location) reply.header('Location', locationOf(op, result));
     reply.code(dryRun ? 200 : (op.successStatus ?? 200));
     // Written by PostgreSQL in the contract's shape (issue 12): its bytes are sent as they are.
     if (result instanceof JsonText) return sendJsonText(reply, result);
     return result;
   };
+}
+
+const locationOf = (op: Operation, result: unknown) => op.location!.replace(':id', (dataOf(result) as { id: string }).id);
+
+/** A write's answer as REST sends it (status, Location, ETag, the bytes its route's schema serialises), to store with its effect. */
+function answerFor(reply: FastifyReply, op: Operation, result: unknown): StoredAnswer {
+  const status = op.successStatus ?? 200;
+  const headers: Record<string, string> = {};
+  if (op.location) headers.location = locationOf(op, result);
+  if (op.etag) headers.etag = etagOf(dataOf(result));
+  const body = result instanceof JsonText ? result.text : (reply.serializeInput(result as Record<string, unknown>, String(status)) as string);
+  return { status, headers, body, origin: 'rest' };
+}
+
+/** Sends a stored answer as it was stored (the first answer to an idempotent write). */
+function sendStored(reply: FastifyReply, answer: StoredAnswer) {
+  return reply
+    .code(answer.status)
+    .headers(answer.headers)
+    .type('application/json; charset=utf-8')
+    .serializer((payload: unknown) => payload as string)
+    .send(answer.body);
 }
 
 /** The answer as sent (status, bytes, Location/ETag), stored under the request's idempotency key. */
@@ -139,6 +166,7 @@ async function storeAnswer(request: FastifyRequest, reply: FastifyReply, payload
     const value = reply.getHeader(name);
     if (value !== undefined) headers[name] = String(value);
   }
+  // A no-op when the answer was stored with the effect; never throws (an error here would answer in Fastify's shape, not ours).
   await run.finish({ status: reply.statusCode, headers, body: Buffer.isBuffer(payload) ? payload.toString('utf8') : String(payload ?? ''), origin: 'rest' });
   return payload;
 }

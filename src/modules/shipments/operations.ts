@@ -63,6 +63,8 @@ export const createShipmentOp = defineOperation({
   }),
   successStatus: 201,
   location: '/api/v1/shipments/:id',
+  // STYLE 7: a waybill the courier issued whose commit then fails is cancelled or recorded after the rollback.
+  ownTransactions: true,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   handler: async (ctx, input) => {
     const accountId = ctx.caller.accountId;

@@ -166,6 +166,8 @@ export const testWebhookOp = defineOperation({
   output: Closed({ data: Delivery, event_id: Uuid() }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Subscription, would_send: Type.Boolean() }),
   accountLimit: { name: 'webhook_test', perMinute: 30 },
+  // The test delivery is committed before it is sent, so that the sender (another connection) sees it.
+  ownTransactions: true,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   handler: async (ctx, { id }) => {
     const accountId = ctx.caller.accountId;
@@ -198,6 +200,8 @@ export const retryDeliveryOp = defineOperation({
   output: Closed({ data: Delivery, ok: Type.Boolean(), status: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the attempt; null when none came back.' }) }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Delivery, would_retry: Type.Boolean() }),
   accountLimit: { name: 'webhook_retry', perMinute: 30 },
+  // The attempt goes out to the subscriber's endpoint and records its outcome on its own.
+  ownTransactions: true,
   mcp: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   handler: async (ctx, { id }) => {
