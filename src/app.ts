@@ -1,7 +1,8 @@
 // Composition root: builds the Fastify app from the registries.
 import crypto from 'node:crypto';
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
-import { AppError, toAppError } from './platform/errors.ts';
+import { AppError, databaseUnavailable, toAppError } from './platform/errors.ts';
+import { UNAVAILABLE_RETRY_AFTER_SEC } from './platform/db-health.ts';
 import { answersWithEtag, type Operation } from './platform/operation.ts';
 import { registerOperations } from './transports/rest.ts';
 import { registerMcp } from './transports/mcp.ts';
@@ -46,6 +47,13 @@ export const publicRoutes = (): PublicRoute[] => [sinkRoute, ...courierPushRoute
 export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes, ...outsideRoutes, ...consoleRoutes(operations)];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** The API, MCP and the operator API read the database; /healthz, /metrics, the docs, the OpenAPI documents and the console's files do not. */
+function needsDatabase(url: string): boolean {
+  const path = url.split('?')[0];
+  if (path.endsWith('/openapi.json') || path === '/api/v1' || path === '/api/v1/') return false;
+  return path.startsWith('/api/') || path.startsWith('/admin/api/');
+}
 
 function errorReply(error: FastifyError | Error, bodyLimit: number): AppError {
   if (error instanceof AppError) return error;
@@ -139,6 +147,8 @@ export async function buildApp(services: OperatorServices, options: { reactions?
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Deploy-SHA', services.deploySha).header('X-Request-Id', request.id);
+    // Issue 27: while the database is down, what needs it is answered 503 at once instead of waiting on a connection.
+    if (services.db.health.isDown && needsDatabase(request.url)) throw databaseUnavailable();
   });
   // One line per request: never the key or query values (they may hold personal data).
   app.addHook('onResponse', async (request, reply) => {
@@ -170,9 +180,14 @@ export async function buildApp(services: OperatorServices, options: { reactions?
   });
 
   // OPERATOR_API: 200 {ok: true} once requests are accepted. With REDIS_URL, `redis` tells whether rate limits are shared.
-  app.get('/healthz', async () => {
+  // While the database is unreachable: 503 {ok: false, down: ["database"], database: {...}} (issue 27).
+  app.get('/healthz', async (_request, reply) => {
     const redis = services.rateLimits.redisState();
-    return redis === 'not_configured' ? { ok: true } : { ok: true, redis };
+    const health = redis === 'not_configured' ? { ok: true } : { ok: true, redis };
+    const database = services.db.health.state();
+    if (database.database === 'ok') return health;
+    reply.code(503).header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SEC));
+    return { ...health, ok: false, down: ['database'], database };
   });
   // Scraped with the operator token: metrics name routes and volumes, which are not public.
   registerMetrics(app, services.metrics, (request) => checkAdminToken(request, services.adminToken));

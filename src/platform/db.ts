@@ -7,6 +7,7 @@ import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { defaultPoolSize } from '../config.ts';
 import { takeDirectoryLock } from './data-dir.ts';
+import { DatabaseHealth } from './db-health.ts';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -57,6 +58,8 @@ export interface ListenState {
 
 export interface Db extends Sql {
   readonly kind: 'postgres' | 'pglite';
+  /** Whether the database can be reached now (issue 27): the 503 gate and /healthz read it. */
+  readonly health: DatabaseHealth;
   tx<T>(fn: (tx: Sql) => Promise<T>, options?: TxOptions): Promise<T>;
   /**
    * LISTEN on a channel: PostgreSQL on a dedicated connection (reconnected if
@@ -118,10 +121,16 @@ const pgTypes = {
   getTypeParser: (oid: number, format?: any) => parsers[oid] ?? (pg.types.getTypeParser as any)(oid, format),
 };
 
-function newPool(connectionString: string, max: number, options: string): pg.Pool {
-  const pool = new pg.Pool({ connectionString, types: pgTypes, max, options } as pg.PoolConfig);
-  // An idle client that errors (server restart) must not crash the process.
-  pool.on('error', () => {});
+/**
+ * How long a request waits for a connection (a free one of the pool, or a new
+ * one) before it is answered 503: never forever, when the database hangs.
+ */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+function newPool(connectionString: string, max: number, options: string, health: DatabaseHealth): pg.Pool {
+  const pool = new pg.Pool({ connectionString, types: pgTypes, max, options, connectionTimeoutMillis: CONNECT_TIMEOUT_MS } as pg.PoolConfig);
+  // An idle client that errors (server restart, pg_terminate_backend) must not crash the process; the pool drops it.
+  pool.on('error', (err) => health.noticeFailure(err));
   return pool;
 }
 
@@ -146,35 +155,60 @@ class PostgresDb implements Db {
   private connectionString: string;
   private backgroundPool: pg.Pool | null = null;
 
+  readonly health: DatabaseHealth;
+
   constructor(connectionString: string, poolMax: number) {
     this.connectionString = connectionString;
-    this.pool = newPool(connectionString, poolMax, '-c TimeZone=UTC');
-    this.preparedPool = newPool(connectionString, poolMax, '-c TimeZone=UTC -c plan_cache_mode=force_generic_plan');
+    this.health = new DatabaseHealth(() => this.probe());
+    this.pool = newPool(connectionString, poolMax, '-c TimeZone=UTC', this.health);
+    this.preparedPool = newPool(connectionString, poolMax, '-c TimeZone=UTC -c plan_cache_mode=force_generic_plan', this.health);
+  }
+
+  /** One round trip on a connection of its own: the pools' may all be broken at once. */
+  private async probe(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.connectionString, connectionTimeoutMillis: 2000, application_name: 'merx-health' });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
+
+  /** Runs a query on a pool; a failure for want of a connection is told to the health monitor. */
+  private async run(pool: pg.Pool, config: pg.QueryConfig | string): Promise<pg.QueryResult> {
+    try {
+      return await pool.query(config);
+    } catch (err) {
+      this.health.noticeFailure(err);
+      throw err;
+    }
   }
 
   background(): Sql {
-    this.backgroundPool ??= newPool(this.connectionString, BACKGROUND_POOL_MAX, '-c TimeZone=UTC -c synchronous_commit=off');
+    this.backgroundPool ??= newPool(this.connectionString, BACKGROUND_POOL_MAX, '-c TimeZone=UTC -c synchronous_commit=off', this.health);
     const pool = this.backgroundPool;
     return {
       database: this,
       afterCommit: (task) => task(),
       query: async <R>(text: string, params: unknown[] = [], options?: QueryOptions) => {
-        const res = await pool.query(pgQuery(text, params, options));
+        const res = await this.run(pool, pgQuery(text, params, options));
         return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
       },
       exec: async (script: string) => {
-        await pool.query(script);
+        await this.run(pool, script);
       },
     };
   }
 
   async query<T>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<QueryResult<T>> {
-    const res = await (options?.prepared ? this.preparedPool : this.pool).query(pgQuery(text, params, options));
+    const res = await this.run(options?.prepared ? this.preparedPool : this.pool, pgQuery(text, params, options));
     return { rows: res.rows as T[], rowCount: res.rowCount ?? 0 };
   }
 
   async exec(script: string): Promise<void> {
-    await this.pool.query(script);
+    await this.run(this.pool, script);
   }
 
   afterCommit(task: () => void): void {
@@ -186,7 +220,21 @@ class PostgresDb implements Db {
   }
 
   async tx<T>(fn: (tx: Sql) => Promise<T>, options: TxOptions = {}): Promise<T> {
-    const client = await this.pool.connect();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      this.health.noticeFailure(err);
+      throw err;
+    }
+    // Issue 27: a checked-out client whose connection ends (pg_terminate_backend, a restart) emits 'error';
+    // without a listener that ended the process. The client is then destroyed on release, not pooled again.
+    let broken: Error | undefined;
+    const onError = (err: Error) => {
+      broken = err;
+      this.health.noticeFailure(err);
+    };
+    client.on('error', onError);
     const committed: Array<() => void> = [];
     try {
       await client.query(options.readOnly ? 'BEGIN READ ONLY' : 'BEGIN');
@@ -206,10 +254,12 @@ class PostgresDb implements Db {
       runCommitted(committed);
       return result;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
+      this.health.noticeFailure(err);
+      await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken ??= rollbackErr));
       throw err;
     } finally {
-      client.release();
+      client.removeListener('error', onError);
+      client.release(broken);
     }
   }
 
@@ -258,6 +308,7 @@ class PostgresDb implements Db {
   }
 
   async close(): Promise<void> {
+    this.health.close();
     await Promise.all([this.pool.end(), this.preparedPool.end(), this.backgroundPool?.end()]);
   }
 }
@@ -265,6 +316,8 @@ class PostgresDb implements Db {
 
 export class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
+  /** In process: nothing between the service and its database can drop. */
+  readonly health = new DatabaseHealth(async () => {});
   private pglite: PGlite;
   private lockFile: string | null;
 

@@ -1,5 +1,6 @@
 // One error type, one code table (SPEC Errors). The code decides the HTTP
 // status and the MCP refusal code; a 500 never shows its cause.
+import { isConnectionError, UNAVAILABLE_RETRY_AFTER_SEC } from './db-health.ts';
 
 export const ERROR_STATUS = {
   unauthorized: 401,
@@ -19,6 +20,8 @@ export const ERROR_STATUS = {
   internal_error: 500,
   courier_error: 502,
   migration_pending: 503,
+  /** Issue 27: the database (or the instance itself, overloaded) cannot serve now; always with Retry-After. */
+  unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -78,8 +81,22 @@ export function notFound(what: string): AppError {
   return new AppError('not_found', `${what} not found`);
 }
 
-/** Postgres constraint violations mapped in one place (STYLE 4): unique -> 409, foreign key / check -> 400. */
+/** 503 `unavailable`: the database cannot be reached (issue 27); the client retries after Retry-After. */
+export function databaseUnavailable(): AppError {
+  return new AppError(
+    'unavailable',
+    'the database is unreachable right now; retry after the Retry-After seconds',
+    { reason: 'database_unavailable', retry_after_sec: UNAVAILABLE_RETRY_AFTER_SEC },
+    { retryable: true, headers: { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SEC) } },
+  );
+}
+
+/**
+ * Postgres errors mapped in one place (STYLE 4): unique -> 409, foreign key /
+ * check -> 400, a lost or refused connection -> 503 unavailable.
+ */
 export function fromDatabaseError(err: unknown): AppError | null {
+  if (isConnectionError(err)) return databaseUnavailable();
   const code = (err as { code?: string } | null)?.code;
   if (code === '23505') return new AppError('conflict', 'a record with the same unique value already exists');
   if (code === '23503') return new AppError('validation_failed', 'a referenced record does not exist');

@@ -55,6 +55,7 @@ Every error is \`{error: {code, message, scope?, details?}}\`: \`code\` is stabl
 | \`internal_error\` | 500 | a defect on our side; the message never shows its cause |
 | \`courier_error\` | 502 | the courier refused or did not answer (\`details.reason\`, \`details.detail\`) |
 | \`migration_pending\` | 503 | the feature is not yet enabled on this deployment |
+| \`unavailable\` | 503 | the database cannot be reached right now (\`details.reason: "database_unavailable"\`), or this instance is overloaded; \`Retry-After\` and \`details.retry_after_sec\` say when to try again. Nothing was changed unless a replay of the same \`Idempotency-Key\` says otherwise |
 
 Over MCP the same refusals are tool results with \`isError: true\` and \`structuredContent: {error, reason}\`: \`SCOPE\`, \`PLAN\`, or the code
 upper-cased (\`NOT_FOUND\`, \`CONFLICT\`, ...).
@@ -135,7 +136,7 @@ export const ERROR_STATUSES = {
   '429': 'rate_limited (Retry-After)',
   '500': 'internal_error',
   '502': 'courier_error',
-  '503': 'migration_pending: feature not yet enabled on this deployment',
+  '503': 'unavailable (Retry-After): the database cannot be reached or the instance is overloaded; or migration_pending: feature not yet enabled on this deployment',
 };
 
 export const COMMON_HEADERS = {

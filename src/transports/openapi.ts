@@ -125,6 +125,10 @@ function scopeSentence(route: DescribedRoute): string {
   return `Required scope: any of ${all.join(', ')} (a key with none is refused naming \`${route.scope}\`).`;
 }
 
+const RETRY_AFTER = {
+  'Retry-After': { description: 'Seconds to wait before trying again (429; 503 unavailable).', schema: { type: 'integer' } },
+};
+
 export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[]) {
   const components: Record<string, unknown> = {};
   const errorSchema = withComponentRefs(ErrorBody, components, false);
@@ -157,7 +161,8 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
       }
     }
     for (const [code, description] of Object.entries(info.errorStatuses)) {
-      responses[code] = { description, headers, content: { 'application/json': { schema: errorSchema } } };
+      const errorHeaders = code === '429' || code === '503' ? { ...headers, ...RETRY_AFTER } : headers;
+      responses[code] = { description, headers: errorHeaders, content: { 'application/json': { schema: errorSchema } } };
     }
     if (versioning && takesIdempotencyKey(route)) {
       responses['412'] = { description: versioning.preconditionFailed, headers: { ...headers, ...etagHeader }, content: { 'application/json': { schema: errorSchema } } };

@@ -14,6 +14,8 @@ export interface ServiceChild {
   url: string;
   process: ChildProcess;
   stderr(): string;
+  /** What it wrote on stdout: the start banner and its JSON log lines. */
+  stdout(): string;
 }
 
 export function freePort(): Promise<number> {
@@ -45,9 +47,11 @@ export async function startServiceChild(port: number, env: Record<string, string
     DEPLOY_SHA: 'childtest00',
     ...env,
   });
-  const child = spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  let stdout = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
@@ -66,7 +70,7 @@ export async function startServiceChild(port: number, env: Record<string, string
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, process: child, stderr: () => stderr };
+  return { url, process: child, stderr: () => stderr, stdout: () => stdout };
 }
 
 export async function killHard(child: ServiceChild): Promise<void> {
