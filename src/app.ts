@@ -190,7 +190,7 @@ export async function buildApp(services: OperatorServices, options: { reactions?
     return { ...health, ok: false, down: ['database'], database };
   });
   // Scraped with the operator token: metrics name routes and volumes, which are not public.
-  registerMetrics(app, services.metrics, (request) => checkAdminToken(request, services.adminToken));
+  registerMetrics(app, services.metrics, (request) => checkAdminToken(request, services.adminTokenSha256));
   const publicDoc = publicOpenApi(services.config.publicBaseUrl);
   app.get('/api/v1/openapi.json', async () => publicDoc);
   const readableDoc = docsDocument(publicDoc, operations, loadGuides());

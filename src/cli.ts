@@ -9,6 +9,8 @@ import { PRESETS, isScope, type Preset } from './platform/scopes.ts';
 import { createAccount, issueKey, revokeKey } from './modules/accounts/service.ts';
 import { seedAccount } from './operator/seed.ts';
 import { toAppError } from './platform/errors.ts';
+import { openSecretsAtRest, resealAll } from './platform/sealed-columns.ts';
+import type { SecretBox } from './platform/secret-box.ts';
 
 const USAGE = `usage: merx <command> [options]
   migrate                                         apply database migrations
@@ -18,6 +20,7 @@ const USAGE = `usage: merx <command> [options]
   keys issue --account ID (--preset fulfilment|read_only|bridge | --scopes a,b) [--name N]
   keys revoke --key KEY_ID
   seed --account ID [--orders 1000] [--products 50] [--customers N] [--seed 1]
+  secrets reseal                                  re-seal every secret at rest under the first key of ENCRYPTION_KEYS (key rotation)
 Uses DATABASE_URL, else embedded PGlite in DATA_DIR (default ./data).`;
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -45,14 +48,15 @@ function explainBusyDataDir(err: DataDirInUseError, config: Config): Error {
   );
 }
 
-async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+async function withDb<T>(fn: (db: Db, secrets: SecretBox) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const db = await openDb(config).catch((err) => {
     throw err instanceof DataDirInUseError ? explainBusyDataDir(err, config) : err;
   });
   try {
     await migrate(db);
-    return await fn(db);
+    // The same keys as the service, checked the same way: the CLI may seal (plaintext left from before migration 019) and reseal.
+    return await fn(db, await openSecretsAtRest(db, config));
   } finally {
     await db.close();
   }
@@ -111,6 +115,8 @@ async function run(argv: string[]) {
       if (![input.orders, input.products].every((n) => Number.isInteger(n) && n >= 0)) throw new Error('--orders and --products must be whole numbers');
       return print({ data: await withDb((db) => db.tx((tx) => seedAccount(tx, need(values, 'account'), input))) });
     }
+    case 'secrets reseal':
+      return print(await withDb((db, secrets) => resealAll(db, secrets)));
     default:
       throw new Error(`unknown command "${command}"\n\n${USAGE}`);
   }

@@ -2,6 +2,7 @@
 // process at start-up with a message naming the variable (STYLE 9).
 import { courierProviders } from './couriers/providers.ts';
 import os from 'node:os';
+import { KEYS_VARIABLE, parseKeys, type SealingKey } from './platform/secret-box.ts';
 
 export interface Config {
   port: number;
@@ -12,6 +13,8 @@ export interface Config {
   dataDir: string;
   publicBaseUrl: string;
   adminToken: string | null;
+  /** ENCRYPTION_KEYS: the keys that seal secrets at rest, the first sealing (null: the key file in DATA_DIR). */
+  encryptionKeys: SealingKey[] | null;
   deploySha: string | null;
   seedDemo: boolean;
   redisUrl: string | null;
@@ -92,6 +95,18 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== null && adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters long');
   }
+  let encryptionKeys: SealingKey[] | null = null;
+  if (env[KEYS_VARIABLE]) {
+    try {
+      encryptionKeys = parseKeys(env[KEYS_VARIABLE]);
+    } catch (err) {
+      throw new ConfigError(`${KEYS_VARIABLE} ${(err as Error).message} (e.g. ${KEYS_VARIABLE}=k1:$(openssl rand -base64 32))`);
+    }
+  }
+  if (!encryptionKeys && env.DATABASE_URL && (env.DATA_DIR ?? '').startsWith('memory://')) {
+    // A key kept nowhere would seal secrets into PostgreSQL that no later start could open.
+    throw new ConfigError(`${KEYS_VARIABLE} is required with DATABASE_URL and DATA_DIR=memory:// (no directory keeps a generated key)`);
+  }
   const deploySha = env.DEPLOY_SHA || null;
   if (deploySha !== null && !/^[0-9A-Za-z._-]+$/.test(deploySha)) {
     throw new ConfigError(`DEPLOY_SHA must be a revision id (letters, digits, . _ -), got "${deploySha}"`);
@@ -104,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: env.DATA_DIR || './data',
     publicBaseUrl,
     adminToken,
+    encryptionKeys,
     deploySha,
     seedDemo: flag(env, 'SEED_DEMO', true),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),

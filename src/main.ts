@@ -1,6 +1,6 @@
 // Entry: config -> db -> migrate -> app -> listen; graceful shutdown.
 import { ConfigError, loadConfig } from './config.ts';
-import { startService } from './server.ts';
+import { startService, type RunningService } from './server.ts';
 import { ensureDemoAccount } from './operator/demo.ts';
 import { isConnectionError } from './platform/db-health.ts';
 
@@ -12,6 +12,13 @@ process.on('unhandledRejection', (reason) => {
   throw reason;
 });
 
+/** Issue 27: a token is printed only when the service generated it; one from ADMIN_TOKEN never is. */
+function operatorTokenLine(token: RunningService['adminToken']): string {
+  if (token.source === 'ADMIN_TOKEN') return 'from ADMIN_TOKEN';
+  if (token.shown) return token.file ? `${token.shown}   (generated; kept in ${token.file})` : `${token.shown}   (generated for this run)`;
+  return `generated at an earlier start; not in ${token.file ?? 'this DATA_DIR'} here: set ADMIN_TOKEN to choose one`;
+}
+
 async function main() {
   const config = loadConfig();
   const service = await startService(config);
@@ -22,7 +29,7 @@ async function main() {
     `  API              ${base}/api/v1   (MCP: POST ${base}/api/mcp)`,
     `  API docs         ${base}/docs     (OpenAPI: ${base}/api/v1/openapi.json)`,
     `  Operator console ${base}/admin    (operator API: ${base}/admin/api, docs ${base}/admin/docs)`,
-    `  Operator token   ${service.adminToken}${config.adminToken ? ' (from ADMIN_TOKEN)' : ''}`,
+    `  Operator token   ${operatorTokenLine(service.adminToken)}`,
   ];
   if (config.seedDemo) {
     const demo = await ensureDemoAccount(service.db);

@@ -10,7 +10,8 @@ import { createRateLimits } from './platform/rate-limit.ts';
 import { KeyCache } from './platform/key-cache.ts';
 import { resolveDeploySha } from './platform/deploy-sha.ts';
 import { createNotifier } from './notify/notifier.ts';
-import { resolveAdminToken } from './operator/admin-token.ts';
+import { resolveAdminToken, type OperatorToken } from './operator/admin-token.ts';
+import { openSecretsAtRest } from './platform/sealed-columns.ts';
 import type { OperatorServices } from './operator/route.ts';
 import { buildApp } from './app.ts';
 import { DeliveryEngine } from './modules/webhooks/engine.ts';
@@ -23,8 +24,8 @@ export interface RunningService {
   app: FastifyInstance;
   db: Db;
   url: string;
-  adminToken: string;
-  adminTokenGenerated: boolean;
+  /** Where the operator token comes from, and the generated one to show (issue 27: never one from ADMIN_TOKEN). */
+  adminToken: OperatorToken;
   services: OperatorServices;
   close(): Promise<void>;
 }
@@ -37,7 +38,8 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
   let keys: KeyCache | undefined;
   try {
     await migrate(db);
-    const admin = await resolveAdminToken(db, config.adminToken);
+    await openSecretsAtRest(db, config);
+    const admin = await resolveAdminToken(db, config.adminToken, config.dataDir);
     const rateLimits = createRateLimits(config.redisUrl, config.rateLimits, log);
     await rateLimits.settled();
     const notifier = createNotifier(config.smtpUrl, log);
@@ -66,7 +68,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       log,
       metrics,
       deploySha: resolveDeploySha(config.deploySha),
-      adminToken: admin.token,
+      adminTokenSha256: admin.sha256,
     };
     const app = await buildApp(services, { reactions: options.reactions });
     await app.listen({ port: config.port, host: config.host });
@@ -80,8 +82,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       app,
       db,
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
-      adminToken: admin.token,
-      adminTokenGenerated: admin.generated,
+      adminToken: admin,
       services,
       async close() {
         stopSchedules();

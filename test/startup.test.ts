@@ -12,6 +12,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { unsupportedNodeMessage, REQUIRED_MAJOR } from '../bin/node-check.js';
+import { ENCRYPTION_KEYS } from './helpers/harness.ts';
 
 const ROOT = path.join(import.meta.dirname, '..');
 const SECOND = 1000;
@@ -127,7 +128,7 @@ async function freePort(): Promise<number> {
 
 test('REDIS_URL set but unreachable: a warning at start, /healthz says redis unavailable, and a note when it is back', { skip: redisUp ? false : 'no Redis at 127.0.0.1:6379 to come back to' }, async (t) => {
   const port = await freePort();
-  const env = { ...baseEnv(), REDIS_URL: `redis://127.0.0.1:${port}`, LOG_LEVEL: 'info', DATA_DIR: 'memory://', ADMIN_TOKEN: 'startup-test-operator-token' };
+  const env = { ...baseEnv(), REDIS_URL: `redis://127.0.0.1:${port}`, LOG_LEVEL: 'info', DATA_DIR: 'memory://', ADMIN_TOKEN: 'startup-test-operator-token', ENCRYPTION_KEYS };
   const child = spawn(process.execPath, ['bin/start.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

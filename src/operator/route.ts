@@ -17,7 +17,8 @@ import { serializableSchema } from '../transports/schema-refs.ts';
 export const OPERATOR_BASE = '/admin/api';
 
 export interface OperatorServices extends Services {
-  adminToken: string;
+  /** The operator token's SHA-256 (issue 27: the database and the process keep no token). */
+  adminTokenSha256: Buffer;
 }
 
 /** A handler's answer that is a file (a PDF label), sent as such instead of JSON. */
@@ -63,11 +64,11 @@ export function adminRoute<P extends TObject | undefined = undefined, B extends 
   return spec as unknown as AdminRoute;
 }
 
-export function checkAdminToken(request: FastifyRequest, adminToken: string): void {
+/** The presented token's SHA-256 against the one kept (issue 27: the token itself is stored nowhere), in constant time. */
+export function checkAdminToken(request: FastifyRequest, expectedSha256: Buffer): void {
   const token = bearerToken(request.headers.authorization);
-  const expected = Buffer.from(adminToken);
-  const given = Buffer.from(token ?? '');
-  if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
+  const given = crypto.createHash('sha256').update(token ?? '', 'utf8').digest();
+  if (!token || !crypto.timingSafeEqual(given, expectedSha256)) {
     throw new AppError('unauthorized', 'missing or wrong operator token', undefined, { headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } });
   }
 }
@@ -82,7 +83,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: OperatorServ
       method: route.method,
       url: OPERATOR_BASE + route.path,
       schema: { response: { [status]: serializableSchema(route.output) } },
-      onRequest: async (request) => checkAdminToken(request, services.adminToken),
+      onRequest: async (request) => checkAdminToken(request, services.adminTokenSha256),
       handler: async (request, reply) => {
         const params = { ...(request.params as object) };
         const query = { ...(request.query as object) };

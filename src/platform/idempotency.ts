@@ -14,6 +14,8 @@ import crypto from 'node:crypto';
 import type { Db, Sql } from './db.ts';
 import { AppError } from './errors.ts';
 import { canonicalJson } from './canonical-json.ts';
+// Issue 27: answers carry secrets (a webhook's signing secret), so their bodies are sealed at rest.
+import { openSecret, sealSecret } from './secret-box.ts';
 import type { Operation } from './operation.ts';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -106,7 +108,7 @@ export async function claimIdempotencyKey(db: Db, accountId: string, key: string
       replay: {
         status: existing.response_status,
         headers: existing.response_headers ?? {},
-        body: existing.response_body ?? '',
+        body: existing.response_body === null ? '' : openSecret(existing.response_body),
         origin: existing.response_origin ?? 'rest',
       },
     };
@@ -144,7 +146,7 @@ export class IdempotentRun {
       `UPDATE idempotency_keys SET effect_committed = true, response_status = $4, response_headers = $5, response_body = $6, response_origin = $7,
               owner = NULL, locked_until = NULL
         WHERE account_id = $1 AND key = $2 AND owner = $3`,
-      [...this.id, answer.status, JSON.stringify(answer.headers), answer.body, answer.origin],
+      [...this.id, answer.status, JSON.stringify(answer.headers), sealSecret(answer.body), answer.origin],
     );
     if (rowCount === 0) throw inUse();
     tx.afterCommit(() => this.stopHeartbeat());
@@ -216,7 +218,7 @@ export class IdempotentRun {
     await this.db.query(
       `UPDATE idempotency_keys SET response_status = $4, response_headers = $5, response_body = $6, response_origin = $7, owner = NULL, locked_until = NULL
         WHERE account_id = $1 AND key = $2 AND owner = $3`,
-      [...this.id, answer.status, JSON.stringify(answer.headers), answer.body, answer.origin],
+      [...this.id, answer.status, JSON.stringify(answer.headers), sealSecret(answer.body), answer.origin],
     );
   }
 

@@ -35,6 +35,12 @@ async function pgliteTemplate(): Promise<Blob> {
 }
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';
+/**
+ * The suite's one encryption key (issue 27), as instances of one deployment
+ * share theirs: every test process and child seals and opens with it, on a
+ * PostgreSQL database they all share.
+ */
+export const ENCRYPTION_KEYS = `suite:${Buffer.alloc(32, 7).toString('base64')}`;
 
 export interface TestService {
   url: string;
@@ -48,6 +54,7 @@ export async function startTestService(env: Record<string, string> = {}, options
     HOST: '127.0.0.1',
     DATA_DIR: 'memory://',
     ADMIN_TOKEN,
+    ENCRYPTION_KEYS,
     LOG_LEVEL: 'silent',
     SEED_DEMO: '0',
     DEPLOY_SHA: 'abcdef0123456789',

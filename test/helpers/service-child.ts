@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ADMIN_TOKEN } from './harness.ts';
+import { ADMIN_TOKEN, ENCRYPTION_KEYS } from './harness.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const START_TIMEOUT_MS = 120_000;
@@ -39,6 +39,7 @@ export async function startServiceChild(port: number, env: Record<string, string
     PORT: String(port),
     HOST: '127.0.0.1',
     ADMIN_TOKEN,
+    ENCRYPTION_KEYS,
     SEED_DEMO: '0',
     WORKERS: '0',
     WEBHOOK_ALLOW_HOSTS: '127.0.0.1',

@@ -6,6 +6,13 @@ import type { CourierAccount, CourierSlug } from '../../couriers/adapter.ts';
 import type { Couriers } from '../../couriers/registry.ts';
 import { COURIER_SLUGS, isCourierSlug } from '../../couriers/providers.ts';
 import { demoCredentials } from '../../couriers/simulator/state.ts';
+import { openSecret, sealSecret } from '../../platform/secret-box.ts';
+
+// Credentials and the push token are sealed at rest (issue 27): credentials as
+// the sealed text of their JSON object, the push token sealed beside its
+// SHA-256, by which a pushing courier's token is found.
+const sha256 = (text: string) => crypto.createHash('sha256').update(text, 'utf8').digest('hex');
+const credentialsOf = (stored: string | null): Record<string, unknown> => (stored ? JSON.parse(openSecret(stored)) : {});
 
 /** Where a pushing courier reports statuses. */
 export const pushPath = (slug: CourierSlug) => `/api/couriers/${slug}/push`;
@@ -22,9 +29,10 @@ const VIEW = 'slug, enabled, sender_origin, shipment_terms, created_at, updated_
 export async function putIntegration(tx: Sql, accountId: string, slug: CourierSlug, input: IntegrationInput) {
   // The registry, not the database, knows the couriers (migration 015).
   if (!isCourierSlug(slug)) throw new AppError('validation_failed', `${slug} is not a registered courier`, { allowed: [...COURIER_SLUGS] });
+  const pushToken = crypto.randomBytes(24).toString('hex');
   const { rows } = await tx.query(
-    `INSERT INTO courier_integrations (account_id, slug, enabled, credentials, sender_origin, shipment_terms, push_token)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO courier_integrations (account_id, slug, enabled, credentials, sender_origin, shipment_terms, push_token, push_token_sha256)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $11)
      ON CONFLICT (account_id, slug) DO UPDATE SET enabled = EXCLUDED.enabled,
        credentials = CASE WHEN $8 THEN EXCLUDED.credentials ELSE courier_integrations.credentials END,
        sender_origin = CASE WHEN $9 THEN EXCLUDED.sender_origin ELSE courier_integrations.sender_origin END,
@@ -32,16 +40,17 @@ export async function putIntegration(tx: Sql, accountId: string, slug: CourierSl
        updated_at = now()
      RETURNING ${VIEW}, credentials`,
     [
-      accountId, slug, input.enabled, JSON.stringify(input.credentials ?? {}),
+      accountId, slug, input.enabled, sealSecret(JSON.stringify(input.credentials ?? {})),
       input.sender_origin == null ? null : JSON.stringify(input.sender_origin),
       input.shipment_terms == null ? null : JSON.stringify(input.shipment_terms),
-      crypto.randomBytes(24).toString('hex'),
+      sealSecret(pushToken),
       input.credentials !== undefined, input.sender_origin !== undefined, input.shipment_terms !== undefined,
+      sha256(pushToken),
     ],
   );
   const { credentials, ...view } = rows[0];
   // Credentials are write-only: the view says which keys are set, never their values.
-  return { ...view, credentials_set: Object.keys(credentials ?? {}) };
+  return { ...view, credentials_set: Object.keys(credentialsOf(credentials)) };
 }
 
 /** The merchant's courier account for a call, or 400 courier_not_enabled (GAPS Orders and shipments). */
@@ -54,20 +63,21 @@ export async function courierAccountFor(sql: Sql, couriers: Couriers, accountId:
   if (!row?.enabled) {
     throw new AppError('validation_failed', `the account has not enabled ${slug}`, { reason: 'courier_not_enabled' });
   }
-  const hasCredentials = Object.keys(row.credentials ?? {}).length > 0;
+  const credentials = credentialsOf(row.credentials);
+  const hasCredentials = Object.keys(credentials).length > 0;
   return {
-    credentials: hasCredentials || !couriers.simulator ? row.credentials : demoCredentials(slug),
+    credentials: hasCredentials || !couriers.simulator ? credentials : demoCredentials(slug),
     senderOrigin: row.sender_origin,
     shipmentTerms: row.shipment_terms,
-    push: { url: couriers.selfOrigin() + pushPath(slug), token: row.push_token },
+    push: { url: couriers.selfOrigin() + pushPath(slug), token: openSecret(row.push_token) },
   };
 }
 
 /** The integration a pushing courier authenticates as. */
 export async function integrationByPushToken(sql: Sql, slug: CourierSlug, token: string): Promise<string | null> {
   const { rows } = await sql.query<{ account_id: string }>(
-    'SELECT account_id FROM courier_integrations WHERE slug = $1 AND push_token = $2 AND enabled',
-    [slug, token],
+    'SELECT account_id FROM courier_integrations WHERE slug = $1 AND push_token_sha256 = $2 AND enabled',
+    [slug, sha256(token)],
   );
   return rows[0]?.account_id ?? null;
 }
@@ -79,6 +89,6 @@ export async function listIntegrations(sql: Sql, accountId: string, slugs: reado
     const row = rows.find((r: Record<string, unknown>) => r.slug === slug);
     if (!row) return { slug, enabled: false, credentials_set: [] as string[] };
     const { credentials, ...view } = row;
-    return { ...view, credentials_set: Object.keys(credentials ?? {}) };
+    return { ...view, credentials_set: Object.keys(credentialsOf(credentials)) };
   });
 }

@@ -28,6 +28,7 @@ import { Lanes } from './lanes.ts';
 import { UrlChecks } from './url-checks.ts';
 import { DueAnnouncer, DueTimer } from './due-timer.ts';
 import { deliveryMetrics, type DeliveryMetrics } from './delivery-metrics.ts';
+import { openSecret } from '../../platform/secret-box.ts';
 
 const WORKER_BATCH = 100;
 /** Worker attempts in flight at once (each pass); more are claimed as these finish. */
@@ -228,7 +229,8 @@ export class DeliveryEngine {
         target,
         {
           rawBody: delivery.body ?? envelopeText(delivery.envelope),
-          secrets: liveSecrets(delivery.secret, delivery.previous_secret, delivery.previous_secret_expires_at),
+          // Opened here, on the main thread: the sender thread gets the secrets it signs with, never the keyring.
+          secrets: liveSecrets(openSecret(delivery.secret), openSecret(delivery.previous_secret), delivery.previous_secret_expires_at),
           event: delivery.event,
           eventId: delivery.event_id,
           attemptId: deliveryAttemptId(delivery.id, delivery.attempt),

@@ -9,8 +9,10 @@ import { readArray, readOne } from '../../platform/read-sql.ts';
 import type { Static } from 'typebox';
 import { MAX_SUBSCRIPTIONS, type Subscription } from './schema.ts';
 import { standardSecretOf } from './signature.ts';
+import { openSecret, sealSecret } from '../../platform/secret-box.ts';
 
-const COLUMNS = `id, url, description, events, active, secret, last_triggered_at, last_status_code, dead_notified_at, created_at, updated_at`;
+// The secret itself is sealed at rest (issue 27): read by secretsOf() and the delivery claim, opened there.
+const COLUMNS = `id, url, description, events, active, last_triggered_at, last_status_code, dead_notified_at, created_at, updated_at`;
 
 /** SPEC Webhook subscription: 64 hex characters. */
 const newSecret = () => crypto.randomBytes(32).toString('hex');
@@ -35,7 +37,8 @@ export const SUBSCRIPTION_VIEW: JsonView = {
     dead_notified_at: isoTime('s.dead_notified_at'),
     created_at: isoTime('s.created_at'),
     updated_at: isoTime('s.updated_at'),
-    secret_prefix: `left(s.secret, 8) || '…'`,
+    // Kept beside the sealed secret (migration 019).
+    secret_prefix: `s.secret_prefix || '…'`,
   }),
 };
 
@@ -82,9 +85,10 @@ export async function createSubscription(tx: Sql, accountId: string, input: { ur
   }
   const secret = newSecret();
   const id = crypto.randomUUID();
-  await tx.query('INSERT INTO webhook_subscriptions (id, account_id, url, description, events, secret) VALUES ($1, $2, $3, $4, $5, $6)', [
-    id, accountId, input.url, input.description ?? null, input.events, secret,
-  ]);
+  await tx.query(
+    'INSERT INTO webhook_subscriptions (id, account_id, url, description, events, secret, secret_prefix) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [id, accountId, input.url, input.description ?? null, input.events, sealSecret(secret), secret.slice(0, 8)],
+  );
   // SPEC: the full secret is shown here, once.
   return JsonText.object({ data: await getSubscriptionText(tx, accountId, id), secret });
 }
@@ -141,9 +145,10 @@ export async function rotateSecret(tx: Sql, accountId: string, webhookId: string
   const secret = newSecret();
   const { rows } = await tx.query<{ previous_secret_expires_at: string }>(
     `UPDATE webhook_subscriptions
-        SET previous_secret = secret, previous_secret_expires_at = now() + make_interval(secs => $4), secret = $3, updated_at = now()
+        SET previous_secret = secret, previous_secret_expires_at = now() + make_interval(secs => $4), secret = $3, secret_prefix = $5,
+            updated_at = now()
       WHERE account_id = $1 AND id = $2 RETURNING previous_secret_expires_at`,
-    [accountId, webhookId, secret, previousTtlSec],
+    [accountId, webhookId, sealSecret(secret), previousTtlSec, secret.slice(0, 8)],
   );
   // EXTENSIONS 4: the new secret is shown here, once, beside the view (which shows its prefix only).
   return JsonText.object({
@@ -165,7 +170,7 @@ export async function secretsOf(sql: Sql, accountId: string, webhookId: string) 
      SELECT secret, false FROM webhook_retired_secrets WHERE account_id = $1 AND webhook_id = $2`,
     [accountId, webhookId],
   );
-  return rows;
+  return rows.map((r) => ({ secret: openSecret(r.secret), live: r.live }));
 }
 
 /** Retired secrets are kept 30 days past their expiry, for the self-test only. */
