@@ -224,7 +224,7 @@ test('customer: every nullable field empty and set, money with and without cents
 });
 
 test('webhook delivery: every status, attempted or not, with and without a response', async () => {
-  const webhookId = await insert('webhook_subscriptions', { url: 'https://hooks.example/x', events: ['order.created'], secret: 'a'.repeat(64) });
+  const webhookId = await insert('webhook_subscriptions', { url: 'https://hooks.example/x', events: ['order.created'], secret: 'a'.repeat(64), secret_prefix: 'aaaaaaaa' });
   for (const [i, status] of DELIVERY_STATUSES.entries()) {
     // One delivery per (subscription, event).
     const eventId = await insert('events', { event: 'order.created', api_version: '2026-01-01', data: '{}' });
@@ -242,7 +242,7 @@ test('webhook subscription: active or not, every nullable field empty and set, o
     const secret = crypto.randomBytes(32).toString('hex');
     const id = await insert('webhook_subscriptions', {
       url: `https://hooks.example/${i}?a="b"&c=☕`, events: i === 2 ? ['order.created', 'order.updated', 'shipment.delivered'] : ['order.created'], secret,
-      active: i !== 1, created_at: `2026-11-0${i + 1}T01:02:03.${i}40Z`, updated_at: `2026-11-0${i + 1}T04:05:06.${i}07Z`,
+      secret_prefix: secret.slice(0, 8), active: i !== 1, created_at: `2026-11-0${i + 1}T01:02:03.${i}40Z`, updated_at: `2026-11-0${i + 1}T04:05:06.${i}07Z`,
       ...(full
         ? {
             description: 'ERP "main"\nline', last_triggered_at: '2026-11-10T10:10:10.010Z', last_status_code: 500 + i, dead_notified_at: '2026-11-11T11:11:11.100Z',

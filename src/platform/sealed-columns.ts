@@ -66,8 +66,9 @@ export async function openSecretsAtRest(db: Db, config: { encryptionKeys: Sealin
  * written meanwhile is already sealed by its writer). Returns the count per
  * column.
  */
-async function resealColumns(db: Db, box: SecretBox, needsIt: (stored: string) => boolean): Promise<Record<string, number>> {
+async function resealColumns(db: Db, box: SecretBox, needsIt: (stored: string) => boolean): Promise<{ counts: Record<string, number>; missed: number }> {
   const counts: Record<string, number> = {};
+  let missed = 0;
   for (const { table, column } of SEALED_COLUMNS) {
     let done = 0;
     let after = '(0,0)';
@@ -86,11 +87,12 @@ async function resealColumns(db: Db, box: SecretBox, needsIt: (stored: string) =
           row.at, box.seal(plain), row.value,
         ]);
         done += rowCount;
+        missed += 1 - rowCount;
       }
     }
     counts[`${table}.${column}`] = done;
   }
-  return counts;
+  return { counts, missed };
 }
 
 /**
@@ -100,7 +102,15 @@ async function resealColumns(db: Db, box: SecretBox, needsIt: (stored: string) =
  * first) or it would seal under the old one again.
  */
 export async function resealAll(db: Db, box: SecretBox): Promise<{ key_id: string; resealed: Record<string, number> }> {
-  const resealed = await resealColumns(db, box, (stored) => !box.isCurrent(stored));
+  const resealed: Record<string, number> = {};
+  // Passes until one finds nothing left: a value copied meanwhile under the old key (a webhook secret rotated while
+  // the pass went by, an instance not yet restarted) is caught by the next pass instead of being left behind.
+  for (let pass = 1; ; pass++) {
+    const { counts, missed } = await resealColumns(db, box, (stored) => !box.isCurrent(stored));
+    for (const [column, n] of Object.entries(counts)) resealed[column] = (resealed[column] ?? 0) + n;
+    if (Object.values(counts).every((n) => n === 0) && missed === 0) break;
+    if (pass === 10) throw new Error('values keep arriving under an older key: restart every instance with the new key first, then reseal again');
+  }
   await db.query(`INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2`, [KEY_IDS_SETTING, box.sealingKeyId]);
   return { key_id: box.sealingKeyId, resealed };
 }

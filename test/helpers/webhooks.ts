@@ -91,7 +91,7 @@ export async function subscriptionDatabase(name: string) {
   try {
     await migrate(db);
     await db.query(`INSERT INTO accounts (id, name, email) VALUES ($1, $2, 'engine@example.com')`, [accountId, name]);
-    await db.query(`INSERT INTO webhook_subscriptions (id, account_id, url, events, secret) VALUES ($1, $2, 'https://example.com/hook', '{order.updated}', 'whsec_x')`, [
+    await db.query(`INSERT INTO webhook_subscriptions (id, account_id, url, events, secret, secret_prefix) VALUES ($1, $2, 'https://example.com/hook', '{order.updated}', 'whsec_x', 'whsec_x')`, [
       webhookId,
       accountId,
     ]);
