@@ -131,3 +131,18 @@ test('a value sealed under one key cannot be moved under another id, and a chang
   assert.throws(() => b.open(sealed), /key "a"/, 'an unknown key id says which key');
 });
 
+
+test('ENCRYPTION_KEYS is checked at start: a bad entry stops it with a message naming the variable', async () => {
+  const { loadConfig, ConfigError } = await import('../src/config.ts');
+  const good = crypto.randomBytes(32).toString('base64');
+  const refused = (value: string, why: RegExp) =>
+    assert.throws(() => loadConfig({ ENCRYPTION_KEYS: value }), (err: Error) => err instanceof ConfigError && /^ENCRYPTION_KEYS /.test(err.message) && why.test(err.message));
+  refused('k1', /<key id>:<base64 of 32 bytes>/);
+  refused(`k.1:${good}`, /<key id>/);
+  refused(`k1:${crypto.randomBytes(16).toString('base64')}`, /key "k1" must be 32 bytes/);
+  refused(`k1:${good},k1:${good}`, /appears twice/);
+  assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://x@h/db', DATA_DIR: 'memory://' }), /ENCRYPTION_KEYS is required/);
+  const config = loadConfig({ ENCRYPTION_KEYS: ` k2:${good}, k1:${crypto.randomBytes(32).toString('base64url')} ` });
+  assert.deepEqual(config.encryptionKeys?.map((k) => k.id), ['k2', 'k1']);
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://x@h/db' }).encryptionKeys, null, 'only DATABASE_URL set: the DATA_DIR key, no error');
+});
