@@ -17,7 +17,7 @@ import { serializableSchema } from '../transports/schema-refs.ts';
 export const OPERATOR_BASE = '/admin/api';
 
 export interface OperatorServices extends Services {
-  /** The operator token's SHA-256 (issue 27: the database and the process keep no token). */
+  /** The operator token's SHA-256 (issue 27: requests are checked against the hash, the database keeps no token). */
   adminTokenSha256: Buffer;
 }
 
