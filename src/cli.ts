@@ -55,7 +55,7 @@ async function withDb<T>(fn: (db: Db, secrets: SecretBox) => Promise<T>): Promis
   });
   try {
     await migrate(db);
-    // The same keys as the service, checked the same way: the CLI may seal (plaintext left from before migration 019) and reseal.
+    // The same keys as the service, checked the same way: the CLI may seal (plaintext left from before migration 020) and reseal.
     return await fn(db, await openSecretsAtRest(db, config));
   } finally {
     await db.close();

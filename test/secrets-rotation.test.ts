@@ -129,7 +129,7 @@ test('without ENCRYPTION_KEYS: a key generated into DATA_DIR (0600) serves every
     await assertDeliveryVerifies(twin, key, sub.id, sub.secret);
     await twin.close();
   }
-  // A row as it was before migration 019: plaintext, and the start step not yet run.
+  // A row as it was before migration 020: plaintext, and the start step not yet run.
   await svc.service.db.query('UPDATE webhook_subscriptions SET secret = $2 WHERE id = $1', [sub.id, sub.secret]);
   await svc.service.db.query(`DELETE FROM settings WHERE key = 'plaintext_secrets_sealed'`);
   await svc.close();

@@ -1,6 +1,6 @@
 // Which columns hold sealed secrets (issue 27), and the start-up steps around
 // them: refuse to start without the keys the database needs, seal what is
-// still plaintext (rows from before migration 019), and re-seal everything
+// still plaintext (rows from before migration 020), and re-seal everything
 // under the current key when the operator rotates it (`npx merx secrets reseal`).
 import type { Db } from './db.ts';
 import { KEYS_VARIABLE, KEY_FILE, SecretBox, installSecretBox, isSealed, loadKeys, type SealingKey } from './secret-box.ts';
@@ -22,7 +22,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
 
 /** The ids of every key that has sealed something since the last reseal (settings). */
 const KEY_IDS_SETTING = 'encryption_key_ids';
-/** Set once the plaintext left from before migration 019 is sealed, so later starts skip the scan. */
+/** Set once the plaintext left from before migration 020 is sealed, so later starts skip the scan. */
 const SEALED_SETTING = 'plaintext_secrets_sealed';
 const BATCH = 500;
 

@@ -37,7 +37,7 @@ export const SUBSCRIPTION_VIEW: JsonView = {
     dead_notified_at: isoTime('s.dead_notified_at'),
     created_at: isoTime('s.created_at'),
     updated_at: isoTime('s.updated_at'),
-    // Kept beside the sealed secret (migration 019).
+    // Kept beside the sealed secret (migration 020).
     secret_prefix: `s.secret_prefix || '…'`,
   }),
 };
