@@ -22,7 +22,9 @@ Unknown routes answer 404 and a wrong method 405 (with \`Allow\`) before any key
   so rows inserted while paging never shift pages). \`next_cursor\` is null when \`has_more\` is false. A limit out of range,
   a non-integer or an unknown query parameter is a 400, never silently clamped.
 - Unknown JSON body fields are a 400 with \`details.allowed\` listing the accepted fields. Malformed JSON is a 400;
-  a body over 1 MiB is a 413 \`payload_too_large\`.
+  a body over 1 MiB is a 413 \`payload_too_large\`. JSON nested deeper than 64 levels of objects and arrays (\`{}\` is one)
+  is a 400 with \`details.reason: "json_too_deep"\`, refused before it is parsed; over MCP it is JSON-RPC \`-32602\` with the
+  same \`data\`, and a tool's \`arguments\` may nest 64 levels of their own.
 - Write operations marked with the \`X-Merx-Dry-Run\` header accept a dry run (\`1\`, \`true\` or \`yes\`): nothing is
   written, no courier is called, and the answer is a preview.
 - Every response carries \`X-Deploy-SHA\` (the serving build) and \`X-Request-Id\`; every authenticated response
