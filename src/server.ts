@@ -11,6 +11,7 @@ import { KeyCache } from './platform/key-cache.ts';
 import { resolveDeploySha } from './platform/deploy-sha.ts';
 import { createNotifier } from './notify/notifier.ts';
 import { resolveAdminToken } from './operator/admin-token.ts';
+import { loadCursorSeal } from './platform/cursor-seal.ts';
 import type { OperatorServices } from './operator/route.ts';
 import { buildApp } from './app.ts';
 import { DeliveryEngine } from './modules/webhooks/engine.ts';
@@ -38,6 +39,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
   try {
     await migrate(db);
     const admin = await resolveAdminToken(db, config.adminToken);
+    const cursors = await loadCursorSeal(db);
     const rateLimits = createRateLimits(config.redisUrl, config.rateLimits, log);
     await rateLimits.settled();
     const notifier = createNotifier(config.smtpUrl, log);
@@ -66,6 +68,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       log,
       metrics,
       deploySha: resolveDeploySha(config.deploySha),
+      cursors,
       adminToken: admin.token,
     };
     const app = await buildApp(services, { reactions: options.reactions });

@@ -19,7 +19,8 @@ Unknown routes answer 404 and a wrong method 405 (with \`Allow\`) before any key
 - Dates are strict ISO 8601: \`2026-09-01\`, \`2026-09-01T10:00:00Z\`, \`2026-09-01T10:00:00.123+02:00\`. A date-only
   \`from\` or \`since\` means 00:00:00Z of that day; a date-only \`to\` means the end of that day (both inclusive).
 - Lists: \`limit\` 1..200 (default 50), \`cursor\` = the previous page's \`next_cursor\` (opaque; keyset on created_at, id,
-  so rows inserted while paging never shift pages). \`next_cursor\` is null when \`has_more\` is false. A limit out of range,
+  so rows inserted while paging never shift pages; signed to the account it was issued to, so a crafted or altered
+  cursor, or another account's, is a 400). \`next_cursor\` is null when \`has_more\` is false. A limit out of range,
   a non-integer or an unknown query parameter is a 400, never silently clamped.
 - Unknown JSON body fields are a 400 with \`details.allowed\` listing the accepted fields. Malformed JSON is a 400;
   a body over 1 MiB is a 413 \`payload_too_large\`. JSON nested deeper than 64 levels of objects and arrays (\`{}\` is one)
