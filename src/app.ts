@@ -130,6 +130,10 @@ export async function buildApp(services: OperatorServices, options: { reactions?
     genReqId: () => crypto.randomUUID(),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 2048 },
     clientErrorHandler: clientErrorHandler(services.deploySha),
+    // Issue 27: a client has REQUEST_TIMEOUT_MS (30 s) to send its whole request, headers and body; then 408 request_timeout
+    // (client-error.ts) and the connection is closed. Node checks its connections once a second instead of every 30 s.
+    requestTimeout: services.config.requestTimeoutMs,
+    http: { requestTimeout: services.config.requestTimeoutMs, headersTimeout: services.config.requestTimeoutMs, connectionsCheckingInterval: 1000 },
     frameworkErrors: frameworkErrorHandler(services.deploySha),
   });
 

@@ -49,7 +49,7 @@ Every error is \`{error: {code, message, scope?, details?}}\`: \`code\` is stabl
 | \`plan_lookup_failed\` | 403 | the plan could not be verified (fail closed) |
 | \`not_found\` | 404 | no such route, or no such row in this account (rows of other accounts too, never 403) |
 | \`method_not_allowed\` | 405 | wrong method; \`Allow\` lists the right ones |
-| \`request_timeout\` | 408 | the request was not received in time |
+| \`request_timeout\` | 408 | the request (headers and body) was not received within 30 seconds; the connection is closed |
 | \`precondition_failed\` | 412 | \`If-Match\` does not match the resource's current ETag (orders, products, webhook subscriptions); nothing changed; \`details.current_etag\` is the current one |
 | \`conflict\` | 409 | live shipment (\`details.shipment\`), terminal shipment, 20-subscription limit, delivery already delivered, inactive webhook on test, members on a computed segment |
 | \`payload_too_large\` | 413 | a body over 1 MiB |
