@@ -8,6 +8,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, http, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 import { shop } from './helpers/customers.ts';
+import { isolatedDatabase } from './helpers/webhooks.ts';
+import { openDb } from '../src/platform/db.ts';
+import { migrate } from '../src/platform/migrate.ts';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 
 let svc: TestService;
 before(async () => {
@@ -80,4 +86,46 @@ test('the abandoned-cart filter matches a cart under another spelling of the e-m
   assert.equal(cart.status, 201, cart.text);
   assert.equal(await s.previewCount({ hasAbandonedCart: true }), 1);
   assert.equal(await s.previewCount({ hasAbandonedCart: false }), 1);
+});
+
+test('upgrading a database: migration 019 re-keys orders, customers, notes and segment members written under the old keys', async () => {
+  const data = await isolatedDatabase();
+  const db = await openDb({ databaseUrl: data.env.DATABASE_URL ?? null, dataDir: 'memory://' });
+  try {
+    // The schema as it was before 019, recorded as applied.
+    const dir = path.join(import.meta.dirname, '../src/platform/migrations');
+    await db.exec('CREATE TABLE schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+    for (const file of fs.readdirSync(dir).filter((f) => /^\d{3}_.+\.sql$/.test(f) && f < '019').sort()) {
+      await db.exec(fs.readFileSync(path.join(dir, file), 'utf8'));
+      await db.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
+    }
+    const account = crypto.randomUUID();
+    await db.query("INSERT INTO accounts (id, name, email) VALUES ($1, 'Old shop', 'old@example.com')", [account]);
+    for (const email of ['İvan@x.io', 'ivan@x.io', 'ÉLODIE@x.io']) {
+      await db.query("INSERT INTO orders (id, account_id, customer_email, total) VALUES ($1, $2, $3, 10)", [crypto.randomUUID(), account, email]);
+    }
+    // What the old JavaScript wrote: toLowerCase() keys.
+    await db.query("INSERT INTO customer_notes (id, account_id, customer_key, text) VALUES ($1, $2, $3, 'old note')", [crypto.randomUUID(), account, 'İvan@x.io'.toLowerCase()]);
+    const segment = crypto.randomUUID();
+    await db.query("INSERT INTO segments (id, account_id, name, filters) VALUES ($1, $2, 'Old list', '{}')", [segment, account]);
+    for (const key of ['İvan@x.io'.toLowerCase(), 'ivan@x.io']) {
+      await db.query('INSERT INTO segment_members (account_id, segment_id, customer_key) VALUES ($1, $2, $3)', [account, segment, key]);
+    }
+
+    assert.deepEqual(await migrate(db), ['019_customer_key.sql']);
+    const { rows: orders } = await db.query<{ k: string }>('SELECT DISTINCT customer_key AS k FROM orders WHERE account_id = $1 ORDER BY 1', [account]);
+    assert.deepEqual(orders.map((r) => r.k), ['ivan@x.io', 'élodie@x.io']);
+    const { rows: customers } = await db.query<{ key: string; orders_count: number }>(
+      'SELECT key, orders_count FROM customer_aggregates WHERE account_id = $1 ORDER BY key', [account]);
+    assert.deepEqual(customers.map((c) => [c.key, Number(c.orders_count)]), [['ivan@x.io', 2], ['élodie@x.io', 1]]);
+    const { rows: counts } = await db.query<{ n: string }>('SELECT sum(customers)::text AS n FROM customer_counts WHERE account_id = $1', [account]);
+    assert.equal(counts[0].n, '2');
+    const { rows: notes } = await db.query<{ k: string }>('SELECT customer_key AS k FROM customer_notes WHERE account_id = $1', [account]);
+    assert.deepEqual(notes.map((r) => r.k), ['ivan@x.io']);
+    const { rows: members } = await db.query<{ k: string }>('SELECT customer_key AS k FROM segment_members WHERE segment_id = $1', [segment]);
+    assert.deepEqual(members.map((r) => r.k), ['ivan@x.io'], 'two old spellings are one member');
+  } finally {
+    await db.close();
+    await data.drop();
+  }
 });
