@@ -12,7 +12,8 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { openDb, type Db } from '../src/platform/db.ts';
 import { SUBSCRIBABLE_EVENTS } from '../src/platform/events.ts';
-import { readFeed } from '../src/modules/events/feed.ts';
+import { encodeFeedCursor, readFeed } from '../src/modules/events/feed.ts';
+import { loadCursorSeal } from '../src/platform/cursor-seal.ts';
 import { startServiceProcess } from './service-process.ts';
 import { addBenchKeys } from './fixtures.ts';
 import { compareApiWithRaw, roundRobin, type LoadShape, type LoadStats } from './load.ts';
@@ -81,15 +82,16 @@ async function main(): Promise<void> {
     [account.id, Math.floor(EVENTS / 2)],
   );
   const end = await readFeedToEnd(db, account.id);
-  const middle = Buffer.from(`f1.${positions.rows[0].xid}.${positions.rows[0].seq}`).toString('base64url');
+  const cursors = await loadCursorSeal(db);
+  const middle = encodeFeedCursor(cursors.scopedTo(account.id), positions.rows[0]);
   const types = [...SUBSCRIBABLE_EVENTS];
   const scenarios = [
-    { name: 'a page of 50 from the middle of the feed', path: `/api/v1/events?cursor=${middle}`, raw: () => readFeed(db, account.id, { limit: 50, cursor: middle, types }) },
-    { name: 'poll at the end: nothing newer', path: `/api/v1/events?cursor=${end}`, raw: () => readFeed(db, account.id, { limit: 50, cursor: end, types }) },
+    { name: 'a page of 50 from the middle of the feed', path: `/api/v1/events?cursor=${middle}`, raw: () => readFeed(db, account.id, cursors, { limit: 50, cursor: middle, types }) },
+    { name: 'poll at the end: nothing newer', path: `/api/v1/events?cursor=${end}`, raw: () => readFeed(db, account.id, cursors, { limit: 50, cursor: end, types }) },
     {
       name: 'order_id filter, first page',
       path: `/api/v1/events?order_id=${orderIds[500]}`,
-      raw: () => readFeed(db, account.id, { limit: 50, types, order_id: orderIds[500] }),
+      raw: () => readFeed(db, account.id, cursors, { limit: 50, types, order_id: orderIds[500] }),
     },
   ];
   const meter = new CpuMeter(async () => {
@@ -138,7 +140,7 @@ async function main(): Promise<void> {
 async function readFeedToEnd(db: Db, accountId: string): Promise<string> {
   let cursor: string | undefined;
   for (;;) {
-    const page = await readFeed(db, accountId, { limit: 200, cursor, types: [...SUBSCRIBABLE_EVENTS] });
+    const page = await readFeed(db, accountId, await loadCursorSeal(db), { limit: 200, cursor, types: [...SUBSCRIBABLE_EVENTS] });
     cursor = page.next_cursor ?? undefined;
     if (!page.has_more) return cursor!;
   }

@@ -9,6 +9,7 @@ import type { ListOrdersInput } from '../src/modules/orders/schema.ts';
 import type { BenchParams } from './fixtures.ts';
 
 /** The query functions explained: this checkout's, or another one's (bench/explain-filters.ts, a before/after run). */
+import type { CursorSeal } from '../src/platform/cursor-seal.ts';
 export interface ReadFunctions {
   listOrders: typeof orderQueries.listOrders;
   findOrder: typeof orderQueries.findOrder;
@@ -75,13 +76,13 @@ const queryString = (input: object) => {
   return query ? `?${query}` : '';
 };
 
-export function listCase(name: string, accountId: string, input: ListOrdersInput, read: ReadFunctions = THIS_CHECKOUT): ExplainCase {
-  return { name, request: `GET /api/v1/orders${queryString(input)}`, capture: (sql) => read.listOrders(sql, accountId, input), answerLast: true };
+export function listCase(name: string, accountId: string, input: ListOrdersInput, cursors: CursorSeal, read: ReadFunctions = THIS_CHECKOUT): ExplainCase {
+  return { name, request: `GET /api/v1/orders${queryString(input)}`, capture: (sql) => read.listOrders(sql, accountId, input, cursors), answerLast: true };
 }
 
 /** One case per list filter the API offers, plus the edge cases worth watching. */
 export function explainCases(accountId: string, p: BenchParams, read: ReadFunctions = THIS_CHECKOUT): ExplainCase[] {
-  const list = (name: string, input: ListOrdersInput) => listCase(name, accountId, input, read);
+  const list = (name: string, input: ListOrdersInput) => listCase(name, accountId, input, p.cursors, read);
   return [
     list('first page (no filter)', {}),
     list('status', { status: p.status as ListOrdersInput['status'] }),

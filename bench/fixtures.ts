@@ -6,6 +6,7 @@ import type { Db } from '../src/platform/db.ts';
 import { generateApiKey } from '../src/platform/auth.ts';
 import { PRESETS } from '../src/platform/scopes.ts';
 import { encodeCursor } from '../src/platform/paging.ts';
+import { loadCursorSeal, type CursorSeal } from '../src/platform/cursor-seal.ts';
 import { SEARCH_TEXT } from '../src/modules/orders/queries.ts';
 
 export interface Tenant {
@@ -32,6 +33,8 @@ export interface BenchParams {
   qNarrow: string;
   since: string;
   sinceMatches: number;
+  /** The database's cursor key, as the service under test seals cursors with it. */
+  cursors: CursorSeal;
   deepCursor: string;
   deepCursorPage: number;
   from: string;
@@ -233,6 +236,7 @@ export async function pickParams(db: Db, accountId: string): Promise<BenchParams
     [accountId],
   );
   const day = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+  const cursors = await loadCursorSeal(db);
   return {
     status: 'new',
     payment: 'paid',
@@ -241,7 +245,8 @@ export async function pickParams(db: Db, accountId: string): Promise<BenchParams
     qNarrow: narrow.email,
     since: sinceRow.updated_at,
     sinceMatches,
-    deepCursor: encodeCursor({ createdAt: deep.created_at, id: deep.id }),
+    cursors,
+    deepCursor: encodeCursor(cursors.scopedTo(accountId), { createdAt: deep.created_at, id: deep.id }),
     deepCursorPage: deepCursorPage + 1,
     from: day(120),
     to: day(90),

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import autocannon from 'autocannon';
+import { loadCursorSeal } from '../src/platform/cursor-seal.ts';
 import { openDb, type Db, type Sql } from '../src/platform/db.ts';
 import { encodeCursor } from '../src/platform/paging.ts';
 import { startServiceProcess } from './service-process.ts';
@@ -126,7 +127,7 @@ async function cursorBefore(db: Db, accountId: string, page: number): Promise<st
     `SELECT created_at, id FROM orders WHERE account_id = $1 AND status <> 'archived' ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`,
     [accountId, (page - 1) * PAGE - 1],
   );
-  return encodeCursor({ createdAt: rows[0].created_at, id: rows[0].id });
+  return encodeCursor((await loadCursorSeal(db)).scopedTo(accountId), { createdAt: rows[0].created_at, id: rows[0].id });
 }
 
 interface Pair {
@@ -177,11 +178,12 @@ async function main(): Promise<void> {
   // Page 200 at 100k orders; the last full page on a small smoke-test seed.
   const deepPage = Math.min(DEEP_PAGE, Math.floor(visible[0].n / PAGE));
   const deepCursor = await cursorBefore(db, tenant.accountId, deepPage);
+  const cursors = await loadCursorSeal(db);
 
   // The SQL the service under test sends, recorded from its own query functions.
   const queries = await import(path.join(SERVICE_DIR, 'src', 'modules', 'orders', 'queries.ts'));
-  const listSql = await recordSql((sql: Sql) => queries.listOrders(sql, tenant.accountId, { limit: PAGE }));
-  const deepSql = await recordSql((sql: Sql) => queries.listOrders(sql, tenant.accountId, { limit: PAGE, cursor: deepCursor }));
+  const listSql = await recordSql((sql: Sql) => queries.listOrders(sql, tenant.accountId, { limit: PAGE }, cursors));
+  const deepSql = await recordSql((sql: Sql) => queries.listOrders(sql, tenant.accountId, { limit: PAGE, cursor: deepCursor }, cursors));
   const getSql: Statement[] = [];
   for (const id of ids) getSql.push(await recordSql((sql: Sql) => queries.getOrder(sql, tenant.accountId, id)));
 

@@ -4,6 +4,7 @@ import type { Db } from '../src/platform/db.ts';
 import { getOrder, listOrders } from '../src/modules/orders/queries.ts';
 import type { ListOrdersInput } from '../src/modules/orders/schema.ts';
 import type { BenchParams } from './fixtures.ts';
+import type { CursorSeal } from '../src/platform/cursor-seal.ts';
 import { roundRobin } from './load.ts';
 import { valueOf } from '../src/platform/json-text.ts';
 
@@ -25,14 +26,14 @@ const listFingerprint = {
   },
 };
 
-function listScenario(name: string, db: Db, accountId: string, input: ListOrdersInput): Scenario {
+function listScenario(name: string, db: Db, accountId: string, input: ListOrdersInput, cursors: CursorSeal): Scenario {
   const query = new URLSearchParams(input as Record<string, string>).toString();
   const path = `/api/v1/orders${query ? `?${query}` : ''}`;
   return {
     name,
     request: `GET ${path.length > 90 ? `${path.slice(0, 90)}…` : path}`,
     nextPath: () => path,
-    callRaw: () => listOrders(db, accountId, input),
+    callRaw: () => listOrders(db, accountId, input, cursors),
     fingerprint: listFingerprint,
   };
 }
@@ -41,11 +42,11 @@ export function buildScenarios(db: Db, accountId: string, p: BenchParams): Scena
   const apiIds = roundRobin(p.orderIds);
   const rawIds = roundRobin(p.orderIds);
   return [
-    listScenario('list: first page', db, accountId, {}),
-    listScenario(`list: status=${p.status}`, db, accountId, { status: p.status as ListOrdersInput['status'] }),
-    listScenario(`list: q=${p.q}`, db, accountId, { q: p.q }),
-    listScenario(`list: since (${p.sinceMatches} rows)`, db, accountId, { since: p.since }),
-    listScenario(`list: cursor, page ${p.deepCursorPage}`, db, accountId, { cursor: p.deepCursor }),
+    listScenario('list: first page', db, accountId, {}, p.cursors),
+    listScenario(`list: status=${p.status}`, db, accountId, { status: p.status as ListOrdersInput['status'] }, p.cursors),
+    listScenario(`list: q=${p.q}`, db, accountId, { q: p.q }, p.cursors),
+    listScenario(`list: since (${p.sinceMatches} rows)`, db, accountId, { since: p.since }, p.cursors),
+    listScenario(`list: cursor, page ${p.deepCursorPage}`, db, accountId, { cursor: p.deepCursor }, p.cursors),
     {
       name: `order by id (${p.orderIds.length} ids)`,
       request: 'GET /api/v1/orders/{id}',

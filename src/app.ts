@@ -36,6 +36,7 @@ import { outsideRoutes } from './operator/outside-routes.ts';
 import { registerConsole } from './operator/console.ts';
 import { consoleRoutes } from './operator/console-routes.ts';
 import { clientErrorHandler, frameworkErrorHandler } from './transports/client-error.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from './platform/json-depth.ts';
 
 /** Every public operation, in the order the docs list them. */
 export const operations: Operation[] = [
@@ -129,6 +130,10 @@ export async function buildApp(services: OperatorServices, options: { reactions?
     genReqId: () => crypto.randomUUID(),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 2048 },
     clientErrorHandler: clientErrorHandler(services.deploySha),
+    // Issue 27: a client has REQUEST_TIMEOUT_MS (30 s) to send its whole request, headers and body; then 408 request_timeout
+    // (client-error.ts) and the connection is closed. Node checks its connections once a second instead of every 30 s.
+    requestTimeout: services.config.requestTimeoutMs,
+    http: { requestTimeout: services.config.requestTimeoutMs, headersTimeout: services.config.requestTimeoutMs, connectionsCheckingInterval: 1000 },
     frameworkErrors: frameworkErrorHandler(services.deploySha),
   });
 
@@ -138,6 +143,8 @@ export async function buildApp(services: OperatorServices, options: { reactions?
     const text = String(body);
     // An unknown route is a 404 whatever its body holds (GAPS: before any other check).
     if (text.trim() === '' || request.routeOptions.url === undefined) return done(null, undefined);
+    // Issue 27: refused on the raw text, before JSON.parse or any walk of the value.
+    if (nestsDeeperThan(text, MAX_JSON_DEPTH)) return done(tooDeep('the body'), undefined);
     try {
       done(null, JSON.parse(text));
     } catch {

@@ -26,6 +26,8 @@ export interface Config {
   /** Each registered courier's base URL in live mode, from its provider's variable (COURIER_A_URL, ...). */
   courierUrls: Record<string, string | null>;
   courierTimeoutMs: number;
+  /** How long a client has to send a whole request, headers and body (REQUEST_TIMEOUT_MS; issue 27): then 408 request_timeout. */
+  requestTimeoutMs: number;
   /** SPEC Limits by default; an operator may raise them (benchmarks, dedicated deployments). */
   rateLimits: { restPerMinute: number; mcpPerMinute: number };
   logLevel: string;
@@ -129,6 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
     courierMode: oneOf(env, 'COURIER_MODE', ['simulator', 'live'] as const, production ? 'live' : 'simulator'),
     courierUrls: Object.fromEntries(courierProviders().map((p) => [p.slug, url(env, p.urlVariable, ['http:', 'https:'])])),
     courierTimeoutMs: integer(env, 'COURIER_TIMEOUT_MS', 10_000, 100, 120_000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     rateLimits: {
       restPerMinute: integer(env, 'RATE_LIMIT_REST_PER_MINUTE', 300, 1, 100_000_000),
       mcpPerMinute: integer(env, 'RATE_LIMIT_MCP_PER_MINUTE', 120, 1, 100_000_000),

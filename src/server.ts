@@ -12,6 +12,7 @@ import { resolveDeploySha } from './platform/deploy-sha.ts';
 import { createNotifier } from './notify/notifier.ts';
 import { resolveAdminToken, type OperatorToken } from './operator/admin-token.ts';
 import { openSecretsAtRest } from './platform/sealed-columns.ts';
+import { loadCursorSeal } from './platform/cursor-seal.ts';
 import type { OperatorServices } from './operator/route.ts';
 import { buildApp } from './app.ts';
 import { DeliveryEngine } from './modules/webhooks/engine.ts';
@@ -40,6 +41,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     await migrate(db);
     await openSecretsAtRest(db, config);
     const admin = await resolveAdminToken(db, config.adminToken, config.dataDir);
+    const cursors = await loadCursorSeal(db);
     const rateLimits = createRateLimits(config.redisUrl, config.rateLimits, log);
     await rateLimits.settled();
     const notifier = createNotifier(config.smtpUrl, log);
@@ -68,6 +70,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       log,
       metrics,
       deploySha: resolveDeploySha(config.deploySha),
+      cursors,
       adminTokenSha256: admin.sha256,
     };
     const app = await buildApp(services, { reactions: options.reactions });

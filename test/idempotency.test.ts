@@ -108,12 +108,17 @@ test('400, 404 and 409 answers are stored and replayed; 403, 5xx and per-account
   const unknownField = await post(key, '/api/v1/shipments', fieldBody, kField);
   assert.equal(unknownField.status, 400);
   assertReplay(unknownField, await post(key, '/api/v1/shipments', fieldBody, kField), '400 from validation');
-  // A body nested deeper than any stack (arrays 20,000 deep) is a 400 like any wrong body, stored too.
+  // A body nested 20,000 deep is refused as it is read, like malformed JSON (issue 27, json_too_deep): before the key
+  // is claimed, so nothing is stored, the same body is refused afresh, and the key stays free for a real request.
   const kDeep = newKey();
   const deepBody = `${'['.repeat(20000)}${']'.repeat(20000)}`;
   const deep = await postRaw(key, '/api/v1/shipments', deepBody, kDeep);
-  assertError(deep, 400, 'validation_failed', 'a very deep body');
-  assertReplay(deep, await postRaw(key, '/api/v1/shipments', deepBody, kDeep), 'a very deep body');
+  assert.equal(assertError(deep, 400, 'validation_failed', 'a very deep body').details.reason, 'json_too_deep');
+  const deepAgain = await postRaw(key, '/api/v1/shipments', deepBody, kDeep);
+  assert.equal(assertError(deepAgain, 400, 'validation_failed').details.reason, 'json_too_deep');
+  assert.equal(deepAgain.headers.get('idempotent-replayed'), null, 'a deep body is never stored');
+  const afterDeep = await post(key, '/api/v1/shipments', { order_id: crypto.randomUUID() }, kDeep);
+  assert.equal(afterDeep.status, 404, 'the key was free');
   // 404: no such order, replayed even after such a request would now differ.
   const k404 = newKey();
   const missing = crypto.randomUUID();

@@ -179,7 +179,8 @@ for (const op of dated) {
   });
 }
 
-const cursorOf = (createdAt: string) => Buffer.from(`${createdAt}|${crypto.randomUUID()}`, 'utf8').toString('base64url');
+/** A cursor the service would accept but for its date: sealed with the service's own key to the tenant's account (issue 27). */
+const cursorOf = (t: Tenant, createdAt: string) => svc.service.services.cursors.scopedTo(t.accountId).seal(`${createdAt}|${crypto.randomUUID()}`);
 const paged = operations.filter((op) => op.query?.properties && 'cursor' in op.query.properties);
 /** The events feed's cursor is a commit position, not (created_at, id) (EXTENSIONS 1): any created_at cursor is foreign to it. */
 const keysetCursor = (op: Operation) => op.name !== 'list_events';
@@ -189,7 +190,7 @@ for (const op of paged) {
     const t = await tenant(svc);
     const call = await prepareCall(op, await createTargets(op, t), t);
     for (const createdAt of ['0000-01-01T00:00:00.000Z', '+010000-01-01T00:00:00.000Z', '9999-12-31T23:59:59-14:00']) {
-      const variant = { note: `cursor at ${createdAt}`, query: { cursor: cursorOf(createdAt) } };
+      const variant = { note: `cursor at ${createdAt}`, query: { cursor: cursorOf(t, createdAt) } };
       const res = await restCall(svc.url, op, t.key, apply(op, call, variant));
       assertError(res, 400, 'validation_failed', variant.note);
       if (op.mcp !== false) {
@@ -198,7 +199,7 @@ for (const op of paged) {
       }
     }
     if (!keysetCursor(op)) return;
-    const edge = await restCall(svc.url, op, t.key, apply(op, call, { note: 'edge', query: { cursor: cursorOf('9999-12-31T23:59:59.999Z') } }));
+    const edge = await restCall(svc.url, op, t.key, apply(op, call, { note: 'edge', query: { cursor: cursorOf(t, '9999-12-31T23:59:59.999Z') } }));
     assert.equal(edge.status, 200, edge.text);
   });
 }

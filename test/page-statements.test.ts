@@ -4,6 +4,7 @@
 // request plan anew); a filter whose best plan depends on its value (product,
 // search, since) is planned per request, not prepared. On PostgreSQL a
 // prepared statement runs on its generic plan (db.ts preparedPool).
+import { CursorSeal } from '../src/platform/cursor-seal.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openDb, type QueryOptions, type Sql } from '../src/platform/db.ts';
@@ -23,7 +24,7 @@ async function pageStatement(input: Parameters<typeof listOrders>[2]) {
     afterCommit: (task) => task(),
     database: sent,
   } as Sql;
-  await listOrders(sql, ACCOUNT, input);
+  await listOrders(sql, ACCOUNT, input, new CursorSeal(Buffer.alloc(32)));
   return sent[sent.length - 1];
 }
 

@@ -39,7 +39,7 @@ const HOSTILE: Array<[string, Reason]> = [
   ['file:///etc/passwd', 'scheme'],
   ['gopher://127.0.0.1:6379/_FLUSHALL', 'scheme'],
   ['javascript:alert(1)', 'scheme'],
-  ['not a url at all', 'scheme'],
+  ['not-a-url-at-all', 'scheme'],
   ['http://user:pw@10.0.0.1/', 'scheme'],
   [`http://${OWN_HOST}/api/webhooks/sink?id=00000000-0000-4000-8000-000000000000`, 'scheme'],
   // credentials

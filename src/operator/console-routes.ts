@@ -11,6 +11,7 @@ import type { Operation } from '../platform/operation.ts';
 import { execute } from '../platform/execute.ts';
 import { compileValidator, type Validator } from '../platform/validation.ts';
 import { afterCursor, pageOf, sqlParameters } from '../platform/paging.ts';
+import { OPERATOR_SCOPE } from '../platform/cursor-seal.ts';
 import { toolArgumentsSchema } from '../transports/tool-schema.ts';
 import { SINK_PATH } from '../modules/webhooks/url-policy.ts';
 import { requireAccount } from '../modules/storefront/service.ts';
@@ -44,13 +45,14 @@ async function listAccounts(s: OperatorServices, input: { q?: string; limit: num
     const like = bind(`%${input.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
     where.push(`(name ILIKE ${like} OR email ILIKE ${like} OR id::text = ${bind(input.q.toLowerCase())})`);
   }
-  if (input.cursor) where.push(afterCursor(input.cursor, bind));
+  const seal = s.cursors.scopedTo(OPERATOR_SCOPE);
+  if (input.cursor) where.push(afterCursor(seal, input.cursor, bind));
   const { rows } = await s.db.query(
     `SELECT id, name, email, plan, active, default_threshold, notification_settings, created_at FROM accounts
       WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${bind(input.limit + 1)}`,
     values,
   );
-  return pageOf(rows, input.limit, (row: Record<string, any>) => ({ createdAt: row.created_at, id: row.id }));
+  return pageOf(rows, input.limit, seal, (row: Record<string, any>) => ({ createdAt: row.created_at, id: row.id }));
 }
 
 export function consoleRoutes(operations: Operation[]) {
@@ -145,7 +147,7 @@ export function consoleRoutes(operations: Operation[]) {
       output: ListOf(Shipment),
       handler: async (s, { id, ...input }) => {
         await requireAccount(s.db, id);
-        return listShipments(s.db, id, input as never) as never;
+        return listShipments(s.db, id, input as never, s.cursors) as never;
       },
     }),
     adminRoute({

@@ -1,7 +1,9 @@
-// Keyset cursors on (created_at, id), newest first. A cursor is opaque
-// base64url of "<created_at>|<id>"; anything else is a 400 (GAPS General).
+// Keyset cursors on (created_at, id), newest first. A cursor is opaque: the
+// position "<created_at>|<id>" sealed to the account it was issued to
+// (cursor-seal.ts); anything else is a 400 (GAPS General, issue 27).
 import { AppError } from './errors.ts';
 import { isStrictDate } from './dates.ts';
+import type { ScopedSeal } from './cursor-seal.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -10,15 +12,14 @@ export interface Keyset {
   id: string;
 }
 
-export function encodeCursor(position: Keyset): string {
-  return Buffer.from(`${position.createdAt}|${position.id}`, 'utf8').toString('base64url');
+export function encodeCursor(seal: ScopedSeal, position: Keyset): string {
+  return seal.seal(`${position.createdAt}|${position.id}`);
 }
 
-export function decodeCursor(cursor: string): Keyset {
-  const bad = () => new AppError('validation_failed', 'cursor is not a cursor this API issued; pass next_cursor unchanged');
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw bad();
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (Buffer.from(text, 'utf8').toString('base64url') !== cursor) throw bad();
+export function decodeCursor(seal: ScopedSeal, cursor: string): Keyset {
+  const bad = () => new AppError('validation_failed', 'cursor is not a cursor this API issued to this account; pass next_cursor unchanged');
+  const text = seal.open(cursor);
+  if (text === null) throw bad();
   const [createdAt, id, ...rest] = text.split('|');
   if (rest.length || !createdAt || !id || !UUID.test(id)) throw bad();
   if (!isStrictDate(createdAt) || createdAt.length === 10) {
@@ -28,13 +29,13 @@ export function decodeCursor(cursor: string): Keyset {
 }
 
 /** Given limit + 1 rows, the page and where the next one starts. */
-export function pageOf<T>(rows: T[], limit: number, positionOf: (row: T) => Keyset) {
+export function pageOf<T>(rows: T[], limit: number, seal: ScopedSeal, positionOf: (row: T) => Keyset) {
   const hasMore = rows.length > limit;
   const data = hasMore ? rows.slice(0, limit) : rows;
   return {
     data,
     has_more: hasMore,
-    next_cursor: hasMore ? encodeCursor(positionOf(data[data.length - 1])) : null,
+    next_cursor: hasMore ? encodeCursor(seal, positionOf(data[data.length - 1])) : null,
   };
 }
 
@@ -45,8 +46,8 @@ export function sqlParameters(...initial: unknown[]) {
 }
 
 /** The keyset condition for "after this cursor", newest first (rows ordered by created_at DESC, id DESC). */
-export function afterCursor(cursor: string, bind: (value: unknown) => string, alias?: string): string {
-  const position = decodeCursor(cursor);
+export function afterCursor(seal: ScopedSeal, cursor: string, bind: (value: unknown) => string, alias?: string): string {
+  const position = decodeCursor(seal, cursor);
   const column = (name: string) => (alias ? `${alias}.${name}` : name);
   return `(${column('created_at')}, ${column('id')}) < (${bind(position.createdAt)}::timestamptz, ${bind(position.id)}::uuid)`;
 }

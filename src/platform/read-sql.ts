@@ -7,6 +7,14 @@ import type { QueryOptions, Sql } from './db.ts';
 import { JsonText } from './json-text.ts';
 import { isoTime, type JsonView } from './json-view.ts';
 import { afterCursor, encodeCursor } from './paging.ts';
+import type { ScopedSeal } from './cursor-seal.ts';
+
+/** A keyset page: its size, where it starts (the previous page's next_cursor), and the seal of the account it is read for. */
+export interface KeysetPage {
+  limit: number;
+  cursor?: string;
+  seal: ScopedSeal;
+}
 
 /** The WHERE conditions and their parameters, built with paging.ts's sqlParameters. */
 export interface Filter {
@@ -113,10 +121,10 @@ export async function readOffsetPage(
  * pgbench 1,242 -> 1,631 pages/s, the API 893 -> 1,156). One statement per
  * page size a connection serves.
  */
-export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: { limit: number; cursor?: string }): Promise<JsonText> {
+export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: KeysetPage): Promise<JsonText> {
   const a = view.alias;
   const where = [...filter.where];
-  if (page.cursor) where.push(afterCursor(page.cursor, filter.bind, a));
+  if (page.cursor) where.push(afterCursor(page.seal, page.cursor, filter.bind, a));
   const conditions = where.join(' AND ');
   const limit = Number(page.limit) + 1;
   const order = `${a}.created_at DESC, ${a}.id DESC`;
@@ -126,14 +134,14 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: {
        ${view.joins ?? ''}
       ORDER BY ${order}`);
   const { rows } = await sql.query<{ v: string; c: string; i: string }>(text, filter.values, { prepared: !filter.planPerValue });
-  return pageText(rows, page.limit);
+  return pageText(rows, page.limit, page.seal);
 }
 
 /** {data, has_more, next_cursor} around rows fetched with limit + 1. */
-export function pageText(rows: Array<{ v: string; c: string; i: string }>, limit: number): JsonText {
+export function pageText(rows: Array<{ v: string; c: string; i: string }>, limit: number, seal: ScopedSeal): JsonText {
   const hasMore = rows.length > limit;
   const data = hasMore ? rows.slice(0, limit) : rows;
   const last = data[data.length - 1];
-  const cursor = hasMore ? JSON.stringify(encodeCursor({ createdAt: last.c, id: last.i })) : 'null';
+  const cursor = hasMore ? JSON.stringify(encodeCursor(seal, { createdAt: last.c, id: last.i })) : 'null';
   return new JsonText(`{"data":[${data.map((r) => r.v).join(',')}],"has_more":${hasMore},"next_cursor":${cursor}}`);
 }

@@ -10,6 +10,7 @@ import type { RateLimits } from './rate-limit.ts';
 import type { KeyCache } from './key-cache.ts';
 import type { Faults } from './auth.ts';
 import type { Notifier } from '../notify/notifier.ts';
+import type { CursorSeal } from './cursor-seal.ts';
 
 export interface Services {
   config: Config;
@@ -23,4 +24,6 @@ export interface Services {
   /** This service's Prometheus registry (/metrics). */
   metrics: Registry;
   deploySha: string;
+  /** Seals and opens list cursors with the key every instance of this database shares (issue 27). */
+  cursors: CursorSeal;
 }

@@ -6,6 +6,7 @@ import addFormatsModule from 'ajv-formats';
 import type { TObject, TSchema } from 'typebox';
 import { AppError } from './errors.ts';
 import { isStrictDate, STRICT_DATE_HINT } from './dates.ts';
+import { MAX_JSON_DEPTH, tooDeep } from './json-depth.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -80,6 +81,19 @@ function badText(text: string): string | null {
   return text.isWellFormed() ? null : 'must be valid Unicode (an unpaired surrogate such as \\ud800 is not)';
 }
 
+/** Where a value sits in the input: its key and its parent's place (a path built only when something is refused). */
+interface Place {
+  key: string;
+  parent: Place | null;
+  depth: number;
+}
+
+const pathOf = (place: Place | null): string[] => {
+  const path: string[] = [];
+  for (let at = place; at; at = at.parent) path.push(at.key);
+  return path.reverse();
+};
+
 /**
  * Values no column can take, refused here before any data access, for every
  * operation on every transport, at any depth: a NUL (U+0000) in a string or a
@@ -87,28 +101,39 @@ function badText(text: string): string | null {
  * (JSON's "\ud800" is no Unicode character: jsonb refuses it, text would
  * silently turn it into U+FFFD), and a number that JSON parsing turned into
  * Infinity (a literal such as 1e400), which JSON Schema's type and range
- * checks let through.
+ * checks let through. Also nesting past MAX_JSON_DEPTH (issue 27; REST and
+ * MCP refuse deeper text before parsing, this holds for any caller). The walk
+ * keeps its own stack: no recursion, whatever the depth.
  */
-function unstorable(value: unknown, path: string[]): { path: string[]; problem: string } | null {
-  if (typeof value === 'string') {
-    const problem = badText(value);
-    return problem ? { path, problem } : null;
-  }
-  if (typeof value === 'number') return Number.isFinite(value) ? null : { path, problem: 'must be a finite number' };
-  if (!value || typeof value !== 'object') return null;
-  for (const [key, inner] of Object.entries(value)) {
-    const problem = badText(key);
-    if (problem) return { path: [...path, key.replaceAll('\u0000', '\\u0000').toWellFormed()], problem };
-    const found = unstorable(inner, [...path, key]);
-    if (found) return found;
+function unstorable(data: unknown): { path: string[]; problem: string } | 'too_deep' | null {
+  const todo: Array<{ value: unknown; place: Place | null }> = [{ value: data, place: null }];
+  while (todo.length) {
+    const { value, place } = todo.pop()!;
+    const keyProblem = place && badText(place.key);
+    if (keyProblem) return { path: [...pathOf(place.parent), place.key.replaceAll('\u0000', '\\u0000').toWellFormed()], problem: keyProblem };
+    if (typeof value === 'string') {
+      const problem = badText(value);
+      if (problem) return { path: pathOf(place), problem };
+    } else if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return { path: pathOf(place), problem: 'must be a finite number' };
+    } else if (value && typeof value === 'object') {
+      const depth = (place?.depth ?? 0) + 1;
+      if (depth > MAX_JSON_DEPTH) return 'too_deep';
+      // Pushed last to first: the first problem in document order is the one named, as a recursive walk would.
+      const entries = Object.entries(value);
+      for (let i = entries.length - 1; i >= 0; i--) todo.push({ value: entries[i][1], place: { key: entries[i][0], parent: place, depth } });
+    }
   }
   return null;
 }
 
+const partName = (part: Part) => (part === 'body' ? 'the body' : `the ${part}`);
+
 function refuseUnstorable(data: unknown, part: Part): void {
-  const found = unstorable(data, []);
+  const found = unstorable(data);
+  if (found === 'too_deep') throw tooDeep(partName(part));
   if (found) {
-    const where = found.path.length ? found.path.join('.') : part === 'body' ? 'the body' : `the ${part}`;
+    const where = found.path.length ? found.path.join('.') : partName(part);
     throw new AppError('validation_failed', `${where} ${found.problem}`);
   }
 }

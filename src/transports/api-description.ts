@@ -19,10 +19,13 @@ Unknown routes answer 404 and a wrong method 405 (with \`Allow\`) before any key
 - Dates are strict ISO 8601: \`2026-09-01\`, \`2026-09-01T10:00:00Z\`, \`2026-09-01T10:00:00.123+02:00\`. A date-only
   \`from\` or \`since\` means 00:00:00Z of that day; a date-only \`to\` means the end of that day (both inclusive).
 - Lists: \`limit\` 1..200 (default 50), \`cursor\` = the previous page's \`next_cursor\` (opaque; keyset on created_at, id,
-  so rows inserted while paging never shift pages). \`next_cursor\` is null when \`has_more\` is false. A limit out of range,
+  so rows inserted while paging never shift pages; signed to the account it was issued to, so a crafted or altered
+  cursor, or another account's, is a 400). \`next_cursor\` is null when \`has_more\` is false. A limit out of range,
   a non-integer or an unknown query parameter is a 400, never silently clamped.
 - Unknown JSON body fields are a 400 with \`details.allowed\` listing the accepted fields. Malformed JSON is a 400;
-  a body over 1 MiB is a 413 \`payload_too_large\`.
+  a body over 1 MiB is a 413 \`payload_too_large\`. JSON nested deeper than 64 levels of objects and arrays (\`{}\` is one)
+  is a 400 with \`details.reason: "json_too_deep"\`, refused before it is parsed; over MCP it is JSON-RPC \`-32602\` with the
+  same \`data\`, and a tool's \`arguments\` may nest 64 levels of their own.
 - Write operations marked with the \`X-Merx-Dry-Run\` header accept a dry run (\`1\`, \`true\` or \`yes\`): nothing is
   written, no courier is called, and the answer is a preview.
 - Every response carries \`X-Deploy-SHA\` (the serving build) and \`X-Request-Id\`; every authenticated response
@@ -46,7 +49,7 @@ Every error is \`{error: {code, message, scope?, details?}}\`: \`code\` is stabl
 | \`plan_lookup_failed\` | 403 | the plan could not be verified (fail closed) |
 | \`not_found\` | 404 | no such route, or no such row in this account (rows of other accounts too, never 403) |
 | \`method_not_allowed\` | 405 | wrong method; \`Allow\` lists the right ones |
-| \`request_timeout\` | 408 | the request was not received in time |
+| \`request_timeout\` | 408 | the request (headers and body) was not received within 30 seconds; the connection is closed |
 | \`precondition_failed\` | 412 | \`If-Match\` does not match the resource's current ETag (orders, products, webhook subscriptions); nothing changed; \`details.current_etag\` is the current one |
 | \`conflict\` | 409 | live shipment (\`details.shipment\`), terminal shipment, 20-subscription limit, delivery already delivered, inactive webhook on test, members on a computed segment |
 | \`payload_too_large\` | 413 | a body over 1 MiB |

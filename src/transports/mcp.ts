@@ -8,6 +8,7 @@ import {
   checkIdempotencyKey, claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type Claim, type StoredAnswer,
 } from '../platform/idempotency.ts';
 import { compileValidator, type Validator } from '../platform/validation.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from '../platform/json-depth.ts';
 import { execute } from '../platform/execute.ts';
 import { JsonText, dataOf, jsonOf } from '../platform/json-text.ts';
 import { etagOf } from '../platform/etag.ts';
@@ -19,6 +20,8 @@ import { MCP_INSTRUCTIONS } from './mcp-instructions.ts';
 
 export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'];
 export const MAX_BATCH = 20;
+/** The levels of a batch around a tool's arguments: the batch, the message, its params. */
+const ENVELOPE_LEVELS = 3;
 const SERVER_INFO = { name: 'merx', version: '1.0.0' };
 
 type Id = string | number | null;
@@ -259,9 +262,15 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     if (typeof versionHeader === 'string' && !PROTOCOL_VERSIONS.includes(versionHeader)) {
       return { refused: rpcError(null, -32600, `unsupported MCP-Protocol-Version ${versionHeader}; supported: ${PROTOCOL_VERSIONS.join(', ')}`) };
     }
+    const text = String(request.body ?? '');
+    // Issue 27: refused on the raw text, before JSON.parse or any walk; the validator holds the arguments themselves to MAX_JSON_DEPTH.
+    if (nestsDeeperThan(text, MAX_JSON_DEPTH + ENVELOPE_LEVELS)) {
+      const error = tooDeep('the arguments');
+      return { refused: rpcError(null, -32602, `invalid params: ${error.message}`, error.details) };
+    }
     let payload: unknown;
     try {
-      payload = JSON.parse(String(request.body ?? ''));
+      payload = JSON.parse(text);
     } catch {
       return { refused: rpcError(null, -32700, 'parse error: the body is not valid JSON') };
     }

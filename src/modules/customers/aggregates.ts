@@ -9,7 +9,7 @@ export const UNCOUNTED_STATUSES = ['cancelled', 'archived', 'refunded'];
 const AGGREGATE = `
   SELECT o.account_id, o.customer_key AS key,
          (array_agg(o.customer_name ORDER BY o.created_at DESC, o.id DESC))[1] AS name,
-         (array_agg(lower(btrim(o.customer_email)) ORDER BY o.created_at DESC, o.id DESC))[1] AS email,
+         (array_agg(customer_key_of(o.customer_email, NULL) ORDER BY o.created_at DESC, o.id DESC))[1] AS email,
          (array_agg(nullif(btrim(o.customer_phone), '') ORDER BY o.created_at DESC, o.id DESC))[1] AS phone,
          count(*) AS orders_count, coalesce(sum(o.total), 0) AS total_spent,
          min(o.created_at) AS first_order_at, max(o.created_at) AS last_order_at

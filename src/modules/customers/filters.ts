@@ -37,7 +37,7 @@ export async function filterConditions(sql: Sql, accountId: string, filters: Fil
   if (f.hasPhone !== undefined) where.push(`(c.phone IS NOT NULL) = ${bind(f.hasPhone)}`);
   if (f.hasAbandonedCart !== undefined) {
     const account = bind(accountId);
-    const emails = `SELECT lower(ac.email) FROM abandoned_carts ac WHERE ac.account_id = ${account}::uuid AND ac.email IS NOT NULL`;
+    const emails = `SELECT customer_key_of(ac.email, NULL) FROM abandoned_carts ac WHERE ac.account_id = ${account}::uuid AND ac.email IS NOT NULL`;
     const phones = `SELECT ac.phone FROM abandoned_carts ac WHERE ac.account_id = ${account}::uuid AND ac.phone IS NOT NULL`;
     // Uncorrelated IN lists (hashed once) instead of an OR-ed probe per customer that no index can serve.
     where.push(`(c.key IN (${emails}) OR c.key IN (${phones}) OR coalesce(c.email IN (${emails}), false) OR coalesce(c.phone IN (${phones}), false)) = ${bind(f.hasAbandonedCart)}`);

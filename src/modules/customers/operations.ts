@@ -12,6 +12,7 @@ import {
   removeMembers, requireMembershipSegment, updateSegment,
 } from './segments.ts';
 import { addNote } from './notes.ts';
+import { keyFromReference } from './key.ts';
 
 const TAGS = ['Customers'];
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
@@ -148,7 +149,7 @@ export const addMembersOp = defineOperation({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   handler: async (ctx, { id, customers }) => {
     const accountId = ctx.caller.accountId;
-    const keys = memberKeys(customers);
+    const keys = await memberKeys(ctx.db, customers);
     if (ctx.dryRun) {
       await requireMembershipSegment(ctx.db, accountId, id);
       const existing = await existingMembers(ctx.db, id, keys);
@@ -174,7 +175,7 @@ export const removeMembersOp = defineOperation({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: async (ctx, { id, customers }) => {
     const accountId = ctx.caller.accountId;
-    const keys = memberKeys(customers);
+    const keys = await memberKeys(ctx.db, customers);
     if (ctx.dryRun) {
       await requireMembershipSegment(ctx.db, accountId, id);
       return { dry_run: true as const, keys, would_remove: (await existingMembers(ctx.db, id, keys)).size };
@@ -198,7 +199,7 @@ export const addNoteOp = defineOperation({
   successStatus: 201,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   handler: async (ctx, { key, text }) => {
-    const customerKey = key.includes('@') ? key.trim().toLowerCase() : key.trim();
+    const customerKey = await keyFromReference(ctx.db, key);
     if (!customerKey) throw new AppError('validation_failed', 'key must not be blank');
     if (ctx.dryRun) return { dry_run: true as const, data: { customer_key: customerKey, text } };
     // In a transaction like every write, so an idempotency key's fence covers it too.

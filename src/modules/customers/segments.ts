@@ -7,6 +7,7 @@ import { filterConditions, isMembership, requireOwnFilterIds, type Filters } fro
 import { sqlParameters } from '../../platform/paging.ts';
 import type { JsonText } from '../../platform/json-text.ts';
 import { segmentsText, segmentText, type SegmentFiltersRow } from './segment-view.ts';
+import { customerKeys } from './key.ts';
 
 export const MAX_MEMBERS_PER_CALL = 500;
 
@@ -80,10 +81,9 @@ export async function deleteSegment(tx: Sql, accountId: string, segmentId: strin
   return { id: segmentId, deleted: true as const, members_removed: rowCount };
 }
 
-/** SPEC: {email} or {phone}; email wins; emails lower-cased. */
-export function memberKeys(customers: Array<{ email?: string; phone?: string }>): string[] {
-  const keys = customers.map((c, i) => {
-    const key = c.email?.trim() ? c.email.trim().toLowerCase() : c.phone?.trim();
+/** SPEC: {email} or {phone}; email wins; the customer key's one definition (key.ts). */
+export async function memberKeys(sql: Sql, customers: Array<{ email?: string; phone?: string }>): Promise<string[]> {
+  const keys = (await customerKeys(sql, customers)).map((key, i) => {
     if (!key) throw new AppError('validation_failed', `customers.${i} needs an email or a phone`);
     if (key.length > 200) throw new AppError('validation_failed', `customers.${i} is longer than 200 characters`);
     return key;

@@ -9,6 +9,7 @@ import { AppError } from '../../platform/errors.ts';
 import { envelopeJson, SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
 import { sqlParameters } from '../../platform/paging.ts';
+import type { CursorSeal, ScopedSeal } from '../../platform/cursor-seal.ts';
 import type { Scope } from '../../platform/scopes.ts';
 import type { Static } from 'typebox';
 import type { Envelope } from './schema.ts';
@@ -25,14 +26,14 @@ export interface FeedPosition {
 
 const CURSOR_SHAPE = /^f1\.(\d{1,20})\.(\d{1,19})$/;
 
-export function encodeFeedCursor(position: FeedPosition): string {
-  return Buffer.from(`f1.${position.xid}.${position.seq}`, 'utf8').toString('base64url');
+/** Sealed to the account like every list cursor (issue 27, cursor-seal.ts). */
+export function encodeFeedCursor(seal: ScopedSeal, position: FeedPosition): string {
+  return seal.seal(`f1.${position.xid}.${position.seq}`);
 }
 
-export function decodeFeedCursor(cursor: string): FeedPosition {
-  const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const match = CURSOR_SHAPE.exec(text);
-  if (!match || Buffer.from(text, 'utf8').toString('base64url') !== cursor) {
+export function decodeFeedCursor(seal: ScopedSeal, cursor: string): FeedPosition {
+  const match = CURSOR_SHAPE.exec(seal.open(cursor) ?? '');
+  if (!match) {
     throw new AppError('validation_failed', 'cursor is not an events-feed cursor this API issued; pass next_cursor unchanged');
   }
   return { xid: match[1], seq: Number(match[2]) };
@@ -78,8 +79,9 @@ export interface FeedQuery {
   order_id?: string;
 }
 
-export async function readFeed(sql: Sql, accountId: string, query: FeedQuery) {
-  const after = query.cursor === undefined ? null : decodeFeedCursor(query.cursor);
+export async function readFeed(sql: Sql, accountId: string, cursors: CursorSeal, query: FeedQuery) {
+  const seal = cursors.scopedTo(accountId);
+  const after = query.cursor === undefined ? null : decodeFeedCursor(seal, query.cursor);
   if (after) await refuseExpired(sql, accountId, after);
   const { values, bind } = sqlParameters(accountId, query.types);
   const conditions = ['e.account_id = $1', 'e.event = ANY($2::text[])', 'e.xid < horizon.xid'];
@@ -102,7 +104,7 @@ export async function readFeed(sql: Sql, accountId: string, query: FeedQuery) {
     data: page.map((row) => row.envelope),
     has_more: hasMore,
     // EXTENSIONS 1: unlike other lists, the cursor survives the last page, so a consumer can poll with it.
-    next_cursor: last ? encodeFeedCursor(last) : (query.cursor ?? null),
+    next_cursor: last ? encodeFeedCursor(seal, last) : (query.cursor ?? null),
   };
 }
 

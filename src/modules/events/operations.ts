@@ -25,7 +25,7 @@ export const listEventsOp = defineOperation({
   output: EventFeedPage,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   handler: async (ctx, { limit, cursor, type, since, order_id }) =>
-    readFeed(ctx.db, ctx.caller.accountId, { limit: limit ?? 50, cursor, types: visibleTypes(ctx.caller.scopes, type), since, order_id }),
+    readFeed(ctx.db, ctx.caller.accountId, ctx.cursors, { limit: limit ?? 50, cursor, types: visibleTypes(ctx.caller.scopes, type), since, order_id }),
 });
 
 export const eventOperations = [listEventsOp];

@@ -52,7 +52,7 @@ export const listMovementsOp = defineOperation({
   output: ListOf(Movement),
   annotations: READ,
   handler: async (ctx, input) => {
-    return listMovements(ctx.db, ctx.caller.accountId, input);
+    return listMovements(ctx.db, ctx.caller.accountId, input, ctx.cursors);
   },
 });
 

@@ -31,7 +31,7 @@ export const listOrdersOp = defineOperation({
   query: ListOrdersQuery,
   output: OrderList,
   annotations: READ,
-  handler: (ctx, input) => listOrders(ctx.db, ctx.caller.accountId, input),
+  handler: (ctx, input) => listOrders(ctx.db, ctx.caller.accountId, input, ctx.cursors),
 });
 
 export const getOrderOp = defineOperation({

@@ -4,6 +4,7 @@ import type { Sql } from '../../platform/db.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
 import { sqlParameters } from '../../platform/paging.ts';
 import { readOne, readPage, type Filter } from '../../platform/read-sql.ts';
+import type { CursorSeal } from '../../platform/cursor-seal.ts';
 import { substringSearch } from '../../platform/search.ts';
 import { valueOf, type JsonText } from '../../platform/json-text.ts';
 import { notFound } from '../../platform/errors.ts';
@@ -79,9 +80,13 @@ function listFilters(accountId: string, input: ListOrdersInput, productPages: st
 }
 
 /** A page of the list, newest first, as JSON text. */
-export async function listOrders(sql: Sql, accountId: string, input: ListOrdersInput): Promise<JsonText> {
+export async function listOrders(sql: Sql, accountId: string, input: ListOrdersInput, cursors: CursorSeal): Promise<JsonText> {
   const productPages = input.product_id ? await pagesSelling(sql, accountId, input.product_id) : [];
-  return readPage(sql, ORDER_VIEW, listFilters(accountId, input, productPages), { limit: input.limit ?? 50, cursor: input.cursor });
+  return readPage(sql, ORDER_VIEW, listFilters(accountId, input, productPages), {
+    limit: input.limit ?? 50,
+    cursor: input.cursor,
+    seal: cursors.scopedTo(accountId),
+  });
 }
 
 /** SPEC: product_id lists the orders of the pages selling the product (a handful of rows, on pages' GIN index). */

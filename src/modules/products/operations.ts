@@ -31,7 +31,7 @@ export const listProductsOp = defineOperation({
   query: ListProductsQuery,
   output: ProductList,
   annotations: READ,
-  handler: (ctx, input) => listProducts(ctx.db, ctx.caller.accountId, input),
+  handler: (ctx, input) => listProducts(ctx.db, ctx.caller.accountId, input, ctx.cursors),
 });
 
 export const getProductOp = defineOperation({

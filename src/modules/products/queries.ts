@@ -4,6 +4,7 @@ import type { Sql } from '../../platform/db.ts';
 import { notFound } from '../../platform/errors.ts';
 import { sqlParameters } from '../../platform/paging.ts';
 import { readOne, readPage } from '../../platform/read-sql.ts';
+import type { CursorSeal } from '../../platform/cursor-seal.ts';
 import { isoTime, jsonArray, jsonNumber, jsonObject, type JsonView } from '../../platform/json-view.ts';
 import { valueOf, type JsonText } from '../../platform/json-text.ts';
 import type { ListProductsInput, ProductView } from './schema.ts';
@@ -68,11 +69,11 @@ export async function getProduct(sql: Sql, accountId: string, productId: string)
   return valueOf<ProductView>(await getProductText(sql, accountId, productId));
 }
 
-export function listProducts(sql: Sql, accountId: string, input: ListProductsInput): Promise<JsonText> {
+export function listProducts(sql: Sql, accountId: string, input: ListProductsInput, cursors: CursorSeal): Promise<JsonText> {
   const { values, bind } = sqlParameters(accountId);
   const where = ['p.account_id = $1'];
   if ((input.status ?? 'active') === 'active') where.push('p.active');
   if (input.delivery_type) where.push(`p.delivery_type = ${bind(input.delivery_type)}`);
   if (input.sku) where.push(`p.sku = ${bind(input.sku)}`);
-  return readPage(sql, PRODUCT_VIEW, { where, values, bind }, { limit: input.limit ?? 50, cursor: input.cursor });
+  return readPage(sql, PRODUCT_VIEW, { where, values, bind }, { limit: input.limit ?? 50, cursor: input.cursor, seal: cursors.scopedTo(accountId) });
 }

@@ -3,6 +3,7 @@ import type { Sql } from '../../platform/db.ts';
 import { sqlParameters } from '../../platform/paging.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import { readPage } from '../../platform/read-sql.ts';
+import type { CursorSeal } from '../../platform/cursor-seal.ts';
 import { isoTime, jsonNumber, jsonObject, type JsonView } from '../../platform/json-view.ts';
 
 /** SPEC Shipment view, written by PostgreSQL (issue 12). */
@@ -48,10 +49,15 @@ export async function latestShipmentText(sql: Sql, accountId: string, orderId: s
 }
 
 /** The account's shipments, newest first, keyset paged (the operator console's list). */
-export function listShipments(sql: Sql, accountId: string, filter: { status?: string; courier?: string; limit: number; cursor?: string }): Promise<JsonText> {
+export function listShipments(
+  sql: Sql,
+  accountId: string,
+  filter: { status?: string; courier?: string; limit: number; cursor?: string },
+  cursors: CursorSeal,
+): Promise<JsonText> {
   const { values, bind } = sqlParameters(accountId);
   const where = ['s.account_id = $1'];
   if (filter.status) where.push(`s.status = ${bind(filter.status)}`);
   if (filter.courier) where.push(`s.courier_slug = ${bind(filter.courier)}`);
-  return readPage(sql, SHIPMENT_VIEW, { where, values, bind }, filter);
+  return readPage(sql, SHIPMENT_VIEW, { where, values, bind }, { limit: filter.limit, cursor: filter.cursor, seal: cursors.scopedTo(accountId) });
 }

@@ -69,7 +69,7 @@ export const createWebhookOp = defineOperation({
   summary: 'Subscribe an HTTPS endpoint to events',
   description:
     'Creates a subscription; the answer carries the signing secret (64 hex characters) once, never again. The url must be https on a public host ' +
-    '(details.reason says why one is refused: scheme, credentials, host_blocked, private_ip, self_target, dns_private, dns_failed). ' +
+    '(details.reason says why one is refused: characters (whitespace or control characters anywhere in it), scheme, credentials, host_blocked, private_ip, self_target, dns_private, dns_failed). ' +
     'At most 20 subscriptions per account (409). Deliveries are signed: X-Merx-Signature t=<ts>,v1=<HMAC-SHA256 of "<ts>.<raw body>">. ' +
     'Dry run checks the url and events and returns what would be created.',
   body: CreateWebhookBody,

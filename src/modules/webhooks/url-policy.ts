@@ -8,7 +8,7 @@ import { AppError } from '../../platform/errors.ts';
 
 export const SINK_PATH = '/api/webhooks/sink';
 
-export type PolicyReason = 'scheme' | 'credentials' | 'host_blocked' | 'private_ip' | 'self_target' | 'dns_private' | 'dns_failed';
+export type PolicyReason = 'characters' | 'scheme' | 'credentials' | 'host_blocked' | 'private_ip' | 'self_target' | 'dns_private' | 'dns_failed';
 
 export interface UrlPolicy {
   /** The service's own public base URL (PUBLIC_BASE_URL). */
@@ -69,8 +69,21 @@ function allowedByOperator(host: string, address: string | null, allowHosts: str
 
 const defaultResolve = async (hostname: string) => (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
+/**
+ * Whitespace and control characters anywhere in the text: C0, DEL and C1
+ * controls, every Unicode space and line separator, and invisible format
+ * characters (bidi overrides, zero-width spaces, the soft hyphen). The URL
+ * parser strips them at the ends and drops tabs and line breaks inside, so
+ * "https://a.example/x\r\nHost: b" was stored as given and called as
+ * something else (issue 27). A URL that needs one writes it percent-encoded.
+ */
+const WHITESPACE_OR_CONTROL = /[\s\p{Cc}\p{Cf}\p{Z}]/u;
+
 /** Checks a webhook URL; returns where to connect, or throws 400 validation_failed with details.reason. */
 export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<CheckedTarget> {
+  if (WHITESPACE_OR_CONTROL.test(raw)) {
+    throw refused('characters', 'url must not contain spaces, tabs, line breaks or other control characters (percent-encode them)');
+  }
   let url: URL;
   try {
     url = new URL(raw);
