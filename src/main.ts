@@ -33,6 +33,8 @@ async function main() {
       `  Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/api/v1/orders?limit=2`,
     );
   }
+  // Issue 28: the banner comes last, after whatever start-up logged, so that it is what a terminal shows.
+  await new Promise((resolve) => setImmediate(resolve));
   process.stdout.write(`${lines.join('\n')}\n\n`);
 
   let stopping = false;
