@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { startService } from './server.ts';
 import { ensureDemoAccount } from './operator/demo.ts';
 import { isConnectionError } from './platform/db-health.ts';
+import { recordServerAddress } from './cli/server-address.ts';
 
 // Issue 27: no database event may end the process. A connection that drops
 // under a promise nobody awaited any more is logged by the health monitor; any
@@ -16,6 +17,7 @@ async function main() {
   const config = loadConfig();
   const service = await startService(config);
   const base = config.port === 0 ? service.url : config.publicBaseUrl;
+  if (!config.databaseUrl) recordServerAddress(config.dataDir, base);
   const lines = [
     '',
     `Merx is running (${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`})`,

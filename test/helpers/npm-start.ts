@@ -17,6 +17,7 @@ export interface StartedLikeNpmStart {
   token: string;
   key: string;
   accountId: string;
+  dataDir: string;
   process: ChildProcess;
   /** Everything written to the terminal (stdout; under a pty also stderr) so far. */
   output(): string;
@@ -56,6 +57,7 @@ export async function startLikeNpmStart(env: Record<string, string> = {}, option
     token: childEnv.ADMIN_TOKEN,
     key: field('Demo API key'),
     accountId: field('Demo account'),
+    dataDir,
     process: child,
     output: () => out,
     async stop() {
