@@ -18,7 +18,7 @@ after(async () => {
   await svc?.close();
 });
 
-const PAGES = ['/docs', '/docs/mcp', ...GUIDES.filter((g) => g.slug !== 'mcp').map((g) => `/docs/guides/${g.slug}`)];
+const PAGES = ['/docs', '/docs/reference/catalog', '/docs/reference/webhooks', '/docs/mcp', ...GUIDES.filter((g) => g.slug !== 'mcp').map((g) => `/docs/guides/${g.slug}`)];
 const INTERNAL = [/beyond SPEC/i, /Part [123]\b/, /specification left room/i, /\bGAPS\b/, /settings → integrations/];
 
 /** What Redoc puts in a page's navigation: tag names, operation summaries, and the headings (#, ##) of every description. */
@@ -47,9 +47,11 @@ test('every page of /docs serves its own document; the navigation is plain text,
 test('no page holds everything: the reference holds operations only, the MCP page the tools, each guide its own page', async () => {
   const docs: Record<string, string> = {};
   for (const page of PAGES) docs[page] = (await http(svc.url, 'GET', `${page}/openapi.json`)).text;
-  const reference = JSON.parse(docs['/docs']);
-  assert.ok(!reference.tags.some((t: any) => t['x-traitTag']), 'the reference has no guide sections');
-  assert.ok(!docs['/docs'].includes('id=\\"tool-create_shipment\\"'), 'nor the MCP tools');
+  for (const page of ['/docs', '/docs/reference/catalog', '/docs/reference/webhooks']) {
+    const reference = JSON.parse(docs[page]);
+    assert.ok(!reference.tags.some((t: any) => t['x-traitTag']), `${page}: the reference has no guide sections`);
+    assert.ok(!docs[page].includes('id=\\"tool-create_shipment\\"'), `${page}: nor the MCP tools`);
+  }
   for (const guide of GUIDES) {
     // A sentence of each guide is on its own page only.
     const own = guide.slug === 'mcp' ? '/docs/mcp' : `/docs/guides/${guide.slug}`;

@@ -54,37 +54,56 @@ export type GuideText = Guide & { markdown: string };
 
 /** The links every page's bar shows: the reference, the MCP page, each guide, the console. */
 export function docsLinks(guides: GuideText[]): Array<[string, string]> {
-  const short: Record<string, string> = { 'Receiving webhooks': 'Webhooks', 'MCP clients': 'MCP', 'Running Merx': 'Operations' };
+  const short: Record<string, string> = { 'Receiving webhooks': 'Webhooks guide', 'MCP clients': 'MCP', 'Running Merx': 'Operations' };
   return [
     ['API reference', DOCS_PAGES.reference],
     ...guides.map((g): [string, string] => [short[g.title] ?? g.title, guideUrl(g.slug)]),
   ];
 }
 
-/** The REST reference at /docs: the public document, an introduction that points at the guides, operations grouped by area. */
-export function referenceDocument(publicDoc: OpenApiDocument, guides: GuideText[]) {
-  const operationTags = [...new Set(Object.values(publicDoc.paths).flatMap((item) => Object.values(item as Record<string, { tags: string[] }>).flatMap((op) => op.tags)))];
+/**
+ * The REST reference in three pages, by area, so that none is an endless
+ * scroll (all of it on one page measured 110,000 pixels): each holds its
+ * operations, the shared schemas, and a bar to the others. /docs, the first,
+ * also holds the introduction (authentication, conventions, errors).
+ */
+export const REFERENCE_PAGES = [
+  { path: '/docs', title: 'Orders and shipments', tags: ['Orders', 'Shipments', 'Service'] },
+  { path: '/docs/reference/catalog', title: 'Products, stock and customers', tags: ['Products', 'Inventory', 'Customers'] },
+  { path: '/docs/reference/webhooks', title: 'Events and webhooks', tags: ['Events', 'Webhooks'] },
+] as const;
+
+type Paths = Record<string, Record<string, { tags: string[] }>>;
+
+/** One page of the reference: the operations whose first tag is one of `tags` (the last page takes any tag no page names). */
+export function referenceDocument(publicDoc: OpenApiDocument, guides: GuideText[], page: (typeof REFERENCE_PAGES)[number]) {
+  const named = new Set<string>(REFERENCE_PAGES.flatMap((p) => p.tags));
+  const last = page === REFERENCE_PAGES[REFERENCE_PAGES.length - 1];
+  const onPage = (tag: string) => (page.tags as readonly string[]).includes(tag) || (last && !named.has(tag));
+  const paths: Paths = {};
+  for (const [path, item] of Object.entries(publicDoc.paths as Paths)) {
+    const ops = Object.entries(item).filter(([, op]) => onPage(op.tags[0]));
+    if (ops.length) paths[path] = Object.fromEntries(ops);
+  }
+  const tags = [...new Set(Object.values(paths).flatMap((item) => Object.values(item).map((op) => op.tags[0])))];
   const link = (title: string) => {
     const guide = guides.find((g) => g.title === title);
     return guide ? `[${title}](${guideUrl(guide.slug)})` : title;
   };
+  const pages = REFERENCE_PAGES.map((p) => (p === page ? `**${p.title}**` : `[${p.title}](${p.path})`)).join(' · ');
   const intro = [
-    `New here? ${link('Getting started')} takes you from a first key to a first call, webhook and MCP client.`,
-    `The rules every answer keeps are in ${link('The contract')}; every MCP tool, with its input schema, is on the [MCP page](${DOCS_PAGES.tools}).`,
-    'Each operation below has a request sample with curl and with the typed client `merx-client`.',
+    `The REST reference, in three pages: ${pages}. Each operation has a request sample with curl and with the typed client \`merx-client\`.`,
+    `New here? ${link('Getting started')} takes you from a first key to a first call, webhook and MCP client;`,
+    `the rules every answer keeps are in ${link('The contract')}; every MCP tool, with its input schema, is on the [MCP page](${DOCS_PAGES.tools}).`,
   ].join(' ');
-  const data = ['Orders', 'Shipments', 'Inventory', 'Products', 'Customers', 'Segments'];
-  const groups = [
-    { name: 'Commerce', tags: operationTags.filter((t) => data.includes(t)) },
-    { name: 'Events and webhooks', tags: operationTags.filter((t) => /event|webhook/i.test(t)) },
-  ];
-  const grouped = new Set(groups.flatMap((g) => g.tags));
-  groups.push({ name: 'More', tags: operationTags.filter((t) => !grouped.has(t)) });
+  const { webhooks, ...rest } = publicDoc as OpenApiDocument & { webhooks?: unknown };
   return {
-    ...publicDoc,
-    info: { ...publicDoc.info, description: `${intro}\n\n${publicDoc.info.description}` },
-    tags: operationTags.map((name) => ({ name })),
-    'x-tagGroups': groups.filter((g) => g.tags.length),
+    ...rest,
+    ...(page.path === '/docs/reference/webhooks' && webhooks ? { webhooks } : {}),
+    info: { ...publicDoc.info, title: `Merx API: ${page.title}`, description: page.path === '/docs' ? `${intro}\n\n${publicDoc.info.description}` : intro },
+    paths,
+    tags: tags.map((name) => ({ name })),
+    'x-tagGroups': [{ name: page.title, tags }],
   };
 }
 
@@ -111,7 +130,7 @@ export function guideDocument(publicDoc: OpenApiDocument, guide: GuideText) {
 /** Every page of /docs: its path, its title, its document. */
 export function docsPages(publicDoc: OpenApiDocument, operations: Operation[], guides: GuideText[]) {
   return [
-    { path: DOCS_PAGES.reference, title: 'Merx API', document: referenceDocument(publicDoc, guides) as object },
+    ...REFERENCE_PAGES.map((page) => ({ path: page.path, title: `Merx API: ${page.title}`, document: referenceDocument(publicDoc, guides, page) as object })),
     { path: DOCS_PAGES.mcp, title: 'Merx MCP server', document: mcpDocument(publicDoc, operations, guides) as object },
     ...guides.filter((g) => g.slug !== 'mcp').map((g) => ({ path: guideUrl(g.slug), title: `Merx: ${g.title}`, document: guideDocument(publicDoc, g) as object })),
   ];
