@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './service-child.ts';
+import { isolatedDatabase } from './webhooks.ts';
 
 const ROOT = path.join(import.meta.dirname, '../..');
 export const NPM_START_TOKEN = 'npm-start-operator-token-0123456789';
@@ -31,8 +32,12 @@ export async function startLikeNpmStart(env: Record<string, string> = {}, option
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !k.startsWith('NODE_TEST') && !['LOG_LEVEL', 'LOG_FORMAT', 'ADMIN_TOKEN', 'REDIS_URL', 'PUBLIC_BASE_URL'].includes(k)) childEnv[k] = v;
   }
+  // On PostgreSQL a database of its own: every start issues a new demo key and revokes the last one, so two of
+  // these services on one database would revoke each other's.
+  const { DATABASE_URL: wanted, ...rest } = env;
+  const database = (wanted ?? process.env.DATABASE_URL) ? await isolatedDatabase() : null;
   // The operator token is given, not read off the banner (whose token line may say it differently).
-  Object.assign(childEnv, { PORT: String(port), DATA_DIR: dataDir, WORKERS: '1', ADMIN_TOKEN: NPM_START_TOKEN, ...env });
+  Object.assign(childEnv, { PORT: String(port), DATA_DIR: dataDir, WORKERS: '1', ADMIN_TOKEN: NPM_START_TOKEN, DATABASE_URL: database?.env.DATABASE_URL ?? '', ...rest });
   const command = `${JSON.stringify(process.execPath)} src/main.ts`;
   const child = options.tty
     ? spawn('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: { ...childEnv, TERM: 'dumb' }, stdio: ['pipe', 'pipe', 'pipe'] })
@@ -71,6 +76,7 @@ export async function startLikeNpmStart(env: Record<string, string> = {}, option
         clearTimeout(timer);
       }
       fs.rmSync(dataDir, { recursive: true, force: true });
+      await database?.drop();
     },
   };
 }
