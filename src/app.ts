@@ -7,8 +7,8 @@ import { answersWithEtag, type Operation } from './platform/operation.ts';
 import { registerOperations } from './transports/rest.ts';
 import { registerMcp } from './transports/mcp.ts';
 import { buildOpenApiDocument } from './transports/openapi.ts';
-import { registerReferencePages } from './transports/docs-page.ts';
-import { docsDocument } from './transports/docs-document.ts';
+import { registerDocsPages, registerReferencePages } from './transports/docs-page.ts';
+import { docsLinks, docsPages as buildDocsPages } from './transports/docs-document.ts';
 import { loadGuides } from './transports/guides.ts';
 import { apiIndexRoute, registerApiIndex } from './transports/api-index.ts';
 import { API_DESCRIPTION, COMMON_HEADERS, ERROR_STATUSES, IDEMPOTENCY_HEADERS, VERSIONING_HEADERS } from './transports/api-description.ts';
@@ -79,6 +79,7 @@ export function publicOpenApi(serverUrl: string) {
       idempotency: IDEMPOTENCY_HEADERS,
       versioning: VERSIONING_HEADERS,
       webhooks: deliveryWebhooks,
+      codeSamples: true,
     },
     [
       ...operations
@@ -200,16 +201,16 @@ export async function buildApp(services: OperatorServices, options: { reactions?
   registerMetrics(app, services.metrics, (request) => checkAdminToken(request, services.adminTokenSha256));
   const publicDoc = publicOpenApi(services.config.publicBaseUrl);
   app.get('/api/v1/openapi.json', async () => publicDoc);
-  const readableDoc = docsDocument(publicDoc, operations, loadGuides());
-  app.get('/docs/openapi.json', async () => readableDoc);
+  const guides = loadGuides();
+  const docsPages = registerDocsPages(app, buildDocsPages(publicDoc, operations, guides), [
+    ...docsLinks(guides),
+    ['OpenAPI document', '/api/v1/openapi.json'],
+    ['Operator console', '/admin'],
+  ]);
   const operatorDoc = operatorOpenApi(services.config.publicBaseUrl);
   app.get(`${OPERATOR_BASE}/openapi.json`, async () => operatorDoc);
   registerReferencePages(app, {
-    '/docs': {
-      title: 'Merx API',
-      specUrl: '/docs/openapi.json',
-      links: [['OpenAPI document', '/api/v1/openapi.json'], ['Operator console', '/admin'], ['Operator API', '/admin/docs']],
-    },
+    ...docsPages,
     '/admin/docs': {
       title: 'Merx operator API',
       specUrl: `${OPERATOR_BASE}/openapi.json`,

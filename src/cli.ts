@@ -1,5 +1,6 @@
 // `npx merx <command>` (OPERATOR_API Running): the operator's operations from
-// a shell, printing JSON. Works on the same database the service uses.
+// a shell, printing JSON. Works on the same database the service uses; `listen`
+// is an HTTP client of a running service instead (src/cli/listen.ts).
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDb, type Db } from './platform/db.ts';
@@ -11,6 +12,8 @@ import { seedAccount } from './operator/seed.ts';
 import { toAppError } from './platform/errors.ts';
 import { openSecretsAtRest, resealAll } from './platform/sealed-columns.ts';
 import type { SecretBox } from './platform/secret-box.ts';
+import { serverAddressOf } from './cli/server-address.ts';
+import { ListenError } from './cli/listen.ts';
 
 const USAGE = `usage: merx <command> [options]
   migrate                                         apply database migrations
@@ -21,7 +24,10 @@ const USAGE = `usage: merx <command> [options]
   keys revoke --key KEY_ID
   seed --account ID [--orders 1000] [--products 50] [--customers N] [--seed 1]
   secrets reseal                                  re-seal every secret at rest under the first key of ENCRYPTION_KEYS (key rotation)
-Uses DATABASE_URL, else embedded PGlite in DATA_DIR (default ./data).`;
+  listen --forward-to URL [--events order.created,...] [--since TIME] [--base-url URL] [--key KEY]
+                                                  forward the account's events to a local URL, signed as webhooks
+                                                  (--key defaults to MERX_API_KEY, --base-url to MERX_BASE_URL or http://localhost:3000)
+Uses DATABASE_URL, else embedded PGlite in DATA_DIR (default ./data); listen uses the API only.`;
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
@@ -36,7 +42,8 @@ function need(values: Record<string, string | boolean | undefined>, name: string
  * it. Say so, and point at what works while the server runs.
  */
 function explainBusyDataDir(err: DataDirInUseError, config: Config): Error {
-  const base = config.publicBaseUrl;
+  // The URL the running server recorded (it may listen on another PORT than this shell's); else this shell's config.
+  const base = serverAddressOf(config.dataDir, err.holderPid) ?? config.publicBaseUrl;
   return new Error(
     `${err.message}.\n` +
       `The embedded database (PGlite in ${config.dataDir}) has a single writer, and another Merx process (${err.holderPid}, usually the server started by npm start) holds it.\n` +
@@ -70,7 +77,8 @@ async function run(argv: string[]) {
       name: { type: 'string' }, email: { type: 'string' }, plan: { type: 'string' }, account: { type: 'string' },
       preset: { type: 'string' }, scopes: { type: 'string' }, key: { type: 'string' }, orders: { type: 'string' },
       products: { type: 'string' }, customers: { type: 'string' }, seed: { type: 'string' }, help: { type: 'boolean' },
-      port: { type: 'string' },
+      port: { type: 'string' }, 'forward-to': { type: 'string' }, events: { type: 'string' }, 'base-url': { type: 'string' },
+      since: { type: 'string' },
     },
   });
   const command = positionals.join(' ');
@@ -86,6 +94,20 @@ async function run(argv: string[]) {
       const settings = courierProviders().filter((p) => p.simulator).map((p) => `${p.urlVariable}=${url}/${p.slug}`);
       process.stdout.write(`courier simulator at ${url}: set ${settings.join(', ')}\n`);
       return;
+    }
+    case 'listen': {
+      const { listen } = await import('./cli/listen.ts');
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort());
+      process.once('SIGTERM', () => stop.abort());
+      return listen({
+        forwardTo: need(values, 'forward-to'),
+        baseUrl: values['base-url'] ?? process.env.MERX_BASE_URL ?? 'http://localhost:3000',
+        key: values.key ?? process.env.MERX_API_KEY ?? '',
+        events: (values.events ?? '').split(',').map((e) => e.trim()).filter(Boolean),
+        since: values.since,
+        signal: stop.signal,
+      });
     }
     case 'migrate':
       return print({ applied: await withDb((db) => migrate(db)) });
@@ -123,7 +145,7 @@ async function run(argv: string[]) {
 }
 
 run(process.argv.slice(2)).catch((err) => {
-  const known = err instanceof ConfigError || (err instanceof Error && !('code' in err));
+  const known = err instanceof ConfigError || err instanceof ListenError || (err instanceof Error && !('code' in err));
   const message = known ? err.message : toAppError(err).message;
   process.stderr.write(`merx: ${message}\n`);
   process.exit(1);

@@ -30,7 +30,10 @@ export interface Config {
   requestTimeoutMs: number;
   /** SPEC Limits by default; an operator may raise them (benchmarks, dedicated deployments). */
   rateLimits: { restPerMinute: number; mcpPerMinute: number };
-  logLevel: string;
+  /** LOG_LEVEL when set; else the format decides (src/platform/logger.ts: warn in a terminal, info otherwise). */
+  logLevel: string | null;
+  /** LOG_FORMAT (json or pretty) when set; else pretty when stdout is a terminal, json otherwise. */
+  logFormat: 'json' | 'pretty' | null;
   production: boolean;
   inventoryEnabled: boolean;
   /** Run the scheduled workers in this process (WORKERS=0 leaves them to the operator's jobs API or another instance). */
@@ -136,7 +139,8 @@ export function loadConfig(env: Env = process.env): Config {
       restPerMinute: integer(env, 'RATE_LIMIT_REST_PER_MINUTE', 300, 1, 100_000_000),
       mcpPerMinute: integer(env, 'RATE_LIMIT_MCP_PER_MINUTE', 120, 1, 100_000_000),
     },
-    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logLevel: env.LOG_LEVEL ? oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info') : null,
+    logFormat: env.LOG_FORMAT ? oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json') : null,
     production,
     inventoryEnabled: flag(env, 'FEATURE_INVENTORY', true),
     workers: flag(env, 'WORKERS', true),

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { startService, type RunningService } from './server.ts';
 import { ensureDemoAccount } from './operator/demo.ts';
 import { isConnectionError } from './platform/db-health.ts';
+import { recordServerAddress } from './cli/server-address.ts';
 
 // Issue 27: no database event may end the process. A connection that drops
 // under a promise nobody awaited any more is logged by the health monitor; any
@@ -23,6 +24,7 @@ async function main() {
   const config = loadConfig();
   const service = await startService(config);
   const base = config.port === 0 ? service.url : config.publicBaseUrl;
+  if (!config.databaseUrl) recordServerAddress(config.dataDir, base);
   const lines = [
     '',
     `Merx is running (${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`})`,
@@ -40,6 +42,8 @@ async function main() {
       `  Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/api/v1/orders?limit=2`,
     );
   }
+  // Issue 28: the banner comes last, after whatever start-up logged, so that it is what a terminal shows.
+  await new Promise((resolve) => setImmediate(resolve));
   process.stdout.write(`${lines.join('\n')}\n\n`);
 
   let stopping = false;

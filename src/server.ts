@@ -1,10 +1,9 @@
 // Starts one service instance: db, migrations, app, listening socket.
 // Used by main.ts, the CLI and the black-box tests.
-import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { openDb, type Db } from './platform/db.ts';
-import { withoutConnectionErrors } from './platform/db-health.ts';
+import { createLogger } from './platform/logger.ts';
 import { migrate } from './platform/migrate.ts';
 import { createRateLimits } from './platform/rate-limit.ts';
 import { KeyCache } from './platform/key-cache.ts';
@@ -33,7 +32,7 @@ export interface RunningService {
 
 /** `reactions: false`: nobody reacts to domain events (see app.ts subscribeReactions); tests of one room use it. */
 export async function startService(config: Config, options: { pgliteTemplate?: Blob; reactions?: boolean } = {}): Promise<RunningService> {
-  const log = pino({ level: config.logLevel, redact: ['req.headers.authorization'], hooks: { logMethod: withoutConnectionErrors } });
+  const log = createLogger(config);
   const db = await openDb({ ...config, pgliteTemplate: options.pgliteTemplate });
   db.health.setLog(log);
   let keys: KeyCache | undefined;

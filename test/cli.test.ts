@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openDb } from '../src/platform/db.ts';
+import { startLikeNpmStart } from './helpers/npm-start.ts';
 
 const BIN = path.join(import.meta.dirname, '../bin/merx.js');
 
@@ -55,5 +56,21 @@ test('with the directory free, the same command works: accounts create then keys
     assert.equal(out.data.prefix, out.key.slice(0, 11));
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+// Issue 28: the hint named http://localhost:3000 (this shell's PORT) while the server listened elsewhere.
+test('the busy-directory hint names the URL the running server serves under, whatever PORT this shell has', async () => {
+  const server = await startLikeNpmStart({ DATABASE_URL: '' });
+  try {
+    assert.doesNotMatch(server.base, /:3000$/);
+    const run = await merx(['keys', 'issue', '--account', server.accountId, '--preset', 'fulfilment'], { DATA_DIR: server.dataDir, PORT: '', PUBLIC_BASE_URL: '' });
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /single writer/);
+    assert.ok(run.stderr.includes(`${server.base}/admin `), `the console at ${server.base}: ${run.stderr}`);
+    assert.ok(run.stderr.includes(`POST ${server.base}/admin/api/accounts/`), run.stderr);
+    assert.doesNotMatch(run.stderr, /localhost:3000/);
+  } finally {
+    await server.stop();
   }
 });

@@ -439,10 +439,7 @@ test('webhook error answers are JSON with Content-Type application/json', async 
 test("a subscription whose url is the service's own debug sink receives real, signed deliveries", async () => {
   const { op, accountId, key } = await freshTenant(svc.url);
   // PUBLIC_BASE_URL defaults to http://localhost:<port>; its sink path is the one self_target exception.
-  const { data: created, secret } = await createWebhook(svc.url, key, {
-    url: `http://localhost/api/webhooks/sink?id=${crypto.randomUUID()}`,
-    events: ['order.updated'],
-  });
+  const { data: created, secret } = await createWebhook(svc.url, key, { url: INERT_URL, events: ['order.updated'] });
   const sinkUrl = `http://localhost/api/webhooks/sink?id=${created.id}`;
   const sub = await patchWebhook(svc.url, key, created.id, { url: sinkUrl });
   assert.equal(sub.url, sinkUrl);
@@ -516,4 +513,63 @@ test('MCP webhook tools mirror REST; there is no retry tool', async () => {
   assert.equal(deleted.isError, false);
   assert.deepEqual(deleted.structuredContent, { data: { id: sub.id, deleted: true } });
   assertRefusal(await callTool(svc.url, key, 'list_webhook_deliveries', { id: sub.id }), 'NOT_FOUND');
+});
+
+// Issue 28: a sink url without an id used to be stored as given, and every delivery then failed (the sink needs ?id=).
+test('a debug-sink url without an id becomes the subscription\'s own (create, update, MCP); another id is refused 400 up front', async () => {
+  const { op, accountId, key } = await freshTenant(svc.url);
+  const sink = 'http://localhost/api/webhooks/sink';
+  const created = await http(svc.url, 'POST', '/api/v1/webhooks', { token: key, body: { url: sink, events: ['order.updated'] } });
+  assert.equal(created.status, 201, created.text);
+  const own = `${sink}?id=${created.body.data.id}`;
+  assert.equal(created.body.data.url, own, 'the answer shows the url stored');
+  assert.equal((await getWebhook(svc.url, key, created.body.data.id)).url, own);
+
+  // Its deliveries succeed, signed with its secret.
+  const order = await op.checkout(accountId);
+  await touchOrder(svc.url, key, order.id, 'sink without id');
+  const delivered = await deliveryWhen(svc.url, key, created.body.data.id, (d) => d.event === 'order.updated' && d.status !== 'pending');
+  assert.equal(delivered.status, 'delivered', JSON.stringify(delivered));
+  assert.equal(delivered.last_status_code, 200);
+  const [capture] = await sinkCaptures(svc.url, created.body.data.id);
+  assertSignedDelivery(capture, created.body.secret, 'order.updated');
+
+  // Refused on create: any id (the new subscription's is not known yet), a malformed one, other parameters.
+  const other = (await createWebhook(svc.url, key, { url: INERT_URL, events: ['order.updated'] })).data;
+  for (const [url, reason] of [
+    [`${sink}?id=${other.id}`, 'sink_foreign_id'],
+    [`${sink}?id=${crypto.randomUUID()}`, 'sink_foreign_id'],
+    [`${sink}?id=not-a-uuid`, 'sink_malformed_id'],
+    [`${sink}?id=`, 'sink_malformed_id'],
+    [`${sink}?id=${other.id}&id=${other.id}`, 'sink_malformed_id'],
+    [`${sink}?foo=1`, 'sink_query'],
+  ] as const) {
+    const res = await http(svc.url, 'POST', '/api/v1/webhooks', { token: key, body: { url, events: ['order.updated'] } });
+    assert.equal(res.status, 400, `${url}: ${res.text}`);
+    assert.equal(res.body.error.code, 'validation_failed');
+    assert.equal(res.body.error.details.reason, reason, url);
+    assert.match(res.body.error.message, /sink/);
+  }
+  const dry = await http(svc.url, 'POST', '/api/v1/webhooks', { token: key, body: { url: `${sink}?id=${other.id}`, events: ['order.updated'] }, headers: { 'X-Merx-Dry-Run': '1' } });
+  assert.equal(dry.status, 400, 'a dry run refuses what the create would');
+
+  // Update: no id -> this subscription's own; its own id is kept; another's is refused and nothing changes.
+  assert.equal((await patchWebhook(svc.url, key, other.id, { url: sink })).url, `${sink}?id=${other.id}`);
+  assert.equal((await patchWebhook(svc.url, key, other.id, { url: `${sink}?id=${other.id}` })).url, `${sink}?id=${other.id}`);
+  const foreign = await http(svc.url, 'PATCH', `/api/v1/webhooks/${other.id}`, { token: key, body: { url: own } });
+  assert.equal(foreign.status, 400, foreign.text);
+  assert.equal(foreign.body.error.details.reason, 'sink_foreign_id');
+  assert.equal((await getWebhook(svc.url, key, other.id)).url, `${sink}?id=${other.id}`);
+
+  // MCP: the same rules through the tools.
+  const viaMcp = await callTool(svc.url, key, 'create_webhook', { url: sink, events: ['order.updated'] });
+  assert.equal(viaMcp.isError, false, JSON.stringify(viaMcp.structuredContent));
+  assert.equal(viaMcp.structuredContent.data.url, `${sink}?id=${viaMcp.structuredContent.data.id}`);
+  const mcpTest = await callTool(svc.url, key, 'test_webhook', { id: viaMcp.structuredContent.data.id });
+  assert.equal(mcpTest.structuredContent.data.status, 'delivered', JSON.stringify(mcpTest.structuredContent));
+  const mcpForeign = await callTool(svc.url, key, 'create_webhook', { url: own, events: ['order.updated'] });
+  assertRefusal(mcpForeign, 'VALIDATION_FAILED');
+  assert.match(mcpForeign.structuredContent.reason, /another subscription/);
+  const mcpUpdate = await callTool(svc.url, key, 'update_webhook', { id: viaMcp.structuredContent.data.id, url: `${sink}?id=oops` });
+  assertRefusal(mcpUpdate, 'VALIDATION_FAILED');
 });

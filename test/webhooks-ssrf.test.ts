@@ -271,9 +271,10 @@ test("the service's own debug sink is the one own-host URL allowed", async () =>
   const { key } = await freshTenant(svc.url);
   const res = await http(svc.url, 'POST', '/api/v1/webhooks', {
     token: key,
-    body: { url: `https://${OWN_HOST}/api/webhooks/sink?id=00000000-0000-4000-8000-000000000000`, events: ['order.updated'] },
+    body: { url: `https://${OWN_HOST}/api/webhooks/sink`, events: ['order.updated'] },
   });
   assert.equal(res.status, 201, res.text);
+  assert.equal(res.body.data.url, `https://${OWN_HOST}/api/webhooks/sink?id=${res.body.data.id}`);
   await expectRefused(svc.url, key, `https://${OWN_HOST}/api/webhooks/sinkhole`, 'self_target');
   await expectRefused(svc.url, key, `https://${OWN_HOST}/api/webhooks/sink/../../v1/orders`, 'self_target');
 });

@@ -63,7 +63,7 @@ Every error is \`{error: {code, message, scope?, details?}}\`: \`code\` is stabl
 Over MCP the same refusals are tool results with \`isError: true\` and \`structuredContent: {error, reason}\`: \`SCOPE\`, \`PLAN\`, or the code
 upper-cased (\`NOT_FOUND\`, \`CONFLICT\`, ...).
 
-## Integrator safety (beyond SPEC; docs/integrator-safety.md has examples)
+## Integrator safety (examples in the Integrator safety guide)
 - **Events feed**: \`GET /api/v1/events\` (MCP \`list_events\`) lists the envelopes webhooks deliver, oldest first. A consumer that
   follows \`next_cursor\` from the first page sees every event exactly once, even when transactions commit out of order;
   \`next_cursor\` stays set on the last page so you can poll with it. Events are kept 30 days; an older cursor is 400

@@ -43,13 +43,15 @@ const REDOC_OPTIONS = {
 
 export interface ReferencePage {
   title: string;
+  /** Where the page is served (marks its own link in the bar). */
+  path?: string;
   specUrl: string;
   /** Links in the bar above the reference. */
   links: Array<[label: string, href: string]>;
 }
 
 export function renderReferencePage(page: ReferencePage): string {
-  const links = page.links.map(([label, href]) => `<a href="${escape(href)}">${escape(label)}</a>`).join('');
+  const links = page.links.map(([label, href]) => `<a href="${escape(href)}"${href === page.path ? ' aria-current="page"' : ''}>${escape(label)}</a>`).join('');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -59,8 +61,8 @@ export function renderReferencePage(page: ReferencePage): string {
 <link rel="icon" href="data:,">
 <style>
 body{margin:0;font-family:${FONT}}
-.bar{position:fixed;top:0;left:0;right:0;height:48px;z-index:10;display:flex;align-items:center;gap:20px;padding:0 20px;background:#161b26;color:#fff;font-size:14px}
-.bar strong{font-size:16px;margin-right:auto}.bar a{color:#cfd6e4;text-decoration:none}.bar a:hover{color:#fff}
+.bar{position:fixed;top:0;left:0;right:0;height:48px;z-index:10;display:flex;align-items:center;gap:20px;padding:0 20px;background:#161b26;color:#fff;font-size:14px;overflow-x:auto;white-space:nowrap}
+.bar strong{font-size:16px;margin-right:auto}.bar a[aria-current]{color:#fff;font-weight:600}.bar a{color:#cfd6e4;text-decoration:none}.bar a:hover{color:#fff}
 #reference{padding-top:48px}
 noscript{display:block;padding:80px 20px}
 </style>
@@ -88,4 +90,24 @@ export function registerReferencePages(app: FastifyInstance, pages: Record<strin
     const html = renderReferencePage(page);
     app.get(path, async (_request, reply) => reply.type('text/html; charset=utf-8').header('Content-Security-Policy', POLICY).send(html));
   }
+}
+
+/**
+ * /docs as several pages (issue 28: one page of everything was 180,000 pixels
+ * tall): the REST reference at /docs, the MCP page, one page per guide, each
+ * over its own document at <page>/openapi.json (the reference's at
+ * /docs/openapi.json), with a bar linking them all.
+ */
+export function registerDocsPages(
+  app: FastifyInstance,
+  pages: Array<{ path: string; title: string; document: object }>,
+  links: Array<[string, string]>,
+): Record<string, ReferencePage> {
+  const served: Record<string, ReferencePage> = {};
+  for (const page of pages) {
+    const specUrl = `${page.path}/openapi.json`;
+    app.get(specUrl, async () => page.document);
+    served[page.path] = { title: page.title, path: page.path, specUrl, links };
+  }
+  return served;
 }

@@ -3,6 +3,7 @@
 import type { TObject, TSchema } from 'typebox';
 import { ErrorBody } from '../platform/schema.ts';
 import { withComponentRefs } from './schema-refs.ts';
+import { codeSamples } from './code-samples.ts';
 
 export interface DescribedRoute {
   name: string;
@@ -62,6 +63,8 @@ export interface DocumentInfo {
   /** Write operations take `request` and mark replayed answers with `replayed`. */
   idempotency?: { request: HeaderDoc & { name: string }; replayed: HeaderDoc & { name: string } };
   webhooks?: Record<string, DescribedWebhook>;
+  /** Redoc `x-codeSamples` (curl and merx-client) on every operation: the public document, whose client is merx-client. */
+  codeSamples?: boolean;
   /** Versioned resources (routes with `etag`): the headers and the 304 and 412 answers. */
   versioning?: {
     etag: HeaderDoc & { name: string };
@@ -187,6 +190,7 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     if (route.mcpTool !== undefined) operation['x-mcp-tool'] = route.mcpTool;
     if (route.feature) operation['x-required-feature'] = route.feature.name;
     if (route.public) operation.security = [];
+    if (info.codeSamples) operation['x-codeSamples'] = codeSamples(route, info.serverUrl);
     if (route.body) {
       operation.requestBody = { required: true, content: { 'application/json': { schema: withComponentRefs(route.body, components, true) } } };
     }

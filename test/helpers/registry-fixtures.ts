@@ -51,20 +51,20 @@ const briefInput = () => ({
 
 /**
  * The service's debug sink as a webhook URL (SPEC Debug sink; GAPS: the only
- * URL on the service's own host a subscription may use). With another
- * subscription's id, or an unknown one, the sink answers 404: a failed attempt.
+ * URL on the service's own host a subscription may use). Without an id the
+ * service stores the subscription's own (issue 28); another subscription's id
+ * is refused.
  */
-export function sinkUrl(t: Tenant, webhookId: string): string {
+export function sinkUrl(t: Tenant, webhookId?: string): string {
   const own = new URL(t.svc.service.services.config.publicBaseUrl);
-  return `${own.protocol}//${own.hostname}/api/webhooks/sink?id=${webhookId}`;
+  return `${own.protocol}//${own.hostname}/api/webhooks/sink${webhookId ? `?id=${webhookId}` : ''}`;
 }
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
 /** A subscription delivering to the sink under its own id, so its deliveries succeed. */
 async function createWebhook(t: Tenant, events = ['order.updated']): Promise<string> {
-  const created = await api(t, 'POST', '/api/v1/webhooks', { url: sinkUrl(t, UNKNOWN_ID), events, description: 'registry walk' });
-  await api(t, 'PATCH', `/api/v1/webhooks/${created.data.id}`, { url: sinkUrl(t, created.data.id) });
+  const created = await api(t, 'POST', '/api/v1/webhooks', { url: sinkUrl(t), events, description: 'registry walk' });
   return created.data.id;
 }
 
@@ -94,9 +94,11 @@ export const resourceFactories: Record<string, (t: Tenant) => Promise<string>> =
   briefs: async (t) => (await tool(t, 'submit_brief', briefInput())).brief_id,
   // A bridge asset: a landing page (GAPS Bridge tools: assets are pages, segments, automations, campaigns).
   assets: async (t) => (await t.op.createPage(t.accountId, [])).id,
-  // A delivery whose attempt failed (the sink does not know the id it was sent to), so a retry is allowed.
+  // A delivery whose attempt failed, so a retry is allowed: the sink does not know the id it is sent to. The API refuses such a
+  // url since issue 28, so the row is written as one stored before that (deployments may hold some), without a network call.
   'webhook-deliveries': async (t) => {
-    const created = await api(t, 'POST', '/api/v1/webhooks', { url: sinkUrl(t, UNKNOWN_ID), events: ['order.updated'] });
+    const created = await api(t, 'POST', '/api/v1/webhooks', { url: sinkUrl(t), events: ['order.updated'] });
+    await t.svc.service.db.query('UPDATE webhook_subscriptions SET url = $2 WHERE id = $1', [created.data.id, sinkUrl(t, UNKNOWN_ID)]);
     const sent = await api(t, 'POST', `/api/v1/webhooks/${created.data.id}/test`);
     return sent.data.id;
   },
@@ -145,7 +147,7 @@ export const samples: Record<string, Sample> = {
   submit_brief: { targets: { business_id: 'accounts' }, body: () => briefInput() },
   get_status: { targets: { brief_id: 'briefs' } },
   get_facts: { targets: { asset_id: 'assets' }, query: () => ({ from: '2026-01-01', to: '2026-12-31T23:59:59Z' }) },
-  create_webhook: { body: (t) => ({ url: sinkUrl(t, UNKNOWN_ID), events: ['order.created', 'order.updated'], description: 'from the walk' }) },
+  create_webhook: { body: (t) => ({ url: sinkUrl(t), events: ['order.created', 'order.updated'], description: 'from the walk' }) },
   update_webhook: { body: () => ({ events: ['order.status_changed'], description: 'changed by the walk' }) },
   delete_webhook: {},
   test_webhook: {},

@@ -242,9 +242,10 @@ export function assertSignedDelivery(
 /** A subscription delivering to the service's own debug sink under its own id (its deliveries succeed); returns it and its secret. */
 export async function sinkSubscription(svc: { url: string; service: { services: { config: { publicBaseUrl: string } } } }, key: string, events: string[]) {
   const own = new URL(svc.service.services.config.publicBaseUrl);
-  const sinkFor = (id: string) => `${own.protocol}//${own.hostname}/api/webhooks/sink?id=${id}`;
-  const created = await createWebhook(svc.url, key, { url: sinkFor('00000000-0000-4000-8000-000000000000'), events });
-  const data = await patchWebhook(svc.url, key, created.data.id, { url: sinkFor(created.data.id) });
+  // Issue 28: a sink url without an id is stored with the subscription's own.
+  const created = await createWebhook(svc.url, key, { url: `${own.protocol}//${own.hostname}/api/webhooks/sink`, events });
+  const data = created.data;
+  assert.equal(data.url, `${own.protocol}//${own.hostname}/api/webhooks/sink?id=${data.id}`);
   return { id: data.id as string, secret: created.secret, subscription: data };
 }
 

@@ -4,7 +4,9 @@ import { defineOperation, type OperationContext, type Versioned } from '../../pl
 import { Closed, DateTime, Uuid } from '../../platform/schema.ts';
 import { emit, SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
 import { AppError } from '../../platform/errors.ts';
+import crypto from 'node:crypto';
 import { checkWebhookUrl } from './url-policy.ts';
+import { storedWebhookUrl } from './sink-url.ts';
 import { getDelivery, getDeliveryText, insertDelivery, listDeliveries } from './deliveries.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import {
@@ -70,6 +72,8 @@ export const createWebhookOp = defineOperation({
   description:
     'Creates a subscription; the answer carries the signing secret (64 hex characters) once, never again. The url must be https on a public host ' +
     '(details.reason says why one is refused: characters (whitespace or control characters anywhere in it), scheme, credentials, host_blocked, private_ip, self_target, dns_private, dns_failed). ' +
+    "The service's own debug sink (`<base>/api/webhooks/sink`) is the exception: give it without `?id=` and the answer's url carries " +
+    "the new subscription's id; an id naming another subscription is refused (reason sink_foreign_id, sink_malformed_id or sink_query). " +
     'At most 20 subscriptions per account (409). Deliveries are signed: X-Merx-Signature t=<ts>,v1=<HMAC-SHA256 of "<ts>.<raw body>">. ' +
     'Dry run checks the url and events and returns what would be created.',
   body: CreateWebhookBody,
@@ -82,11 +86,13 @@ export const createWebhookOp = defineOperation({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   handler: async (ctx, input) => {
     const events = checkEvents(input.events);
-    await checkWebhookUrl(input.url, policyOf(ctx));
+    const id = crypto.randomUUID();
+    const url = storedWebhookUrl(input.url, await checkWebhookUrl(input.url, policyOf(ctx)), id);
     if (ctx.dryRun) {
+      // The url as given: a debug-sink url gets its id only when the subscription exists (a dry run draws none).
       return { dry_run: true as const, data: { url: input.url, events, description: input.description ?? null, active: true } };
     }
-    return ctx.db.tx((tx) => createSubscription(tx, ctx.caller.accountId, { ...input, events }));
+    return ctx.db.tx((tx) => createSubscription(tx, ctx.caller.accountId, { ...input, id, url, events }));
   },
 });
 
@@ -98,7 +104,8 @@ export const updateWebhookOp = defineOperation({
   tags: TAGS,
   summary: 'Change a webhook subscription',
   description:
-    'Changes url, events, description or active. active: true re-activates and clears dead_notified_at, so the next dead delivery emails again. ' +
+    'Changes url, events, description or active. A debug-sink url without `?id=` gets this subscription\'s id; one naming another subscription is refused (400). ' +
+    'active: true re-activates and clears dead_notified_at, so the next dead delivery emails again. ' +
     'Dry run returns the current subscription and the changes.',
   params: WebhookIdParams,
   body: UpdateWebhookBody,
@@ -108,7 +115,7 @@ export const updateWebhookOp = defineOperation({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: async (ctx, { id, ...changes }) => {
     if (changes.events) changes.events = checkEvents(changes.events);
-    if (changes.url !== undefined) await checkWebhookUrl(changes.url, policyOf(ctx));
+    if (changes.url !== undefined) changes.url = storedWebhookUrl(changes.url, await checkWebhookUrl(changes.url, policyOf(ctx)), id);
     if (ctx.dryRun) {
       return JsonText.object({ dry_run: true, data: await getSubscriptionText(ctx.db, ctx.caller.accountId, id), changes });
     }

@@ -76,7 +76,8 @@ export async function findSubscription(sql: Sql, accountId: string, webhookId: s
   return rows[0];
 }
 
-export async function createSubscription(tx: Sql, accountId: string, input: { url: string; events: string[]; description?: string | null }) {
+/** `id`: chosen by the caller when the url depends on it (the debug sink's `?id=`). */
+export async function createSubscription(tx: Sql, accountId: string, input: { id?: string; url: string; events: string[]; description?: string | null }) {
   // Serialise creation per account so the 20-subscription limit holds under concurrency.
   await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
   const { rows: count } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_subscriptions WHERE account_id = $1', [accountId]);
@@ -84,7 +85,7 @@ export async function createSubscription(tx: Sql, accountId: string, input: { ur
     throw new AppError('conflict', `an account has at most ${MAX_SUBSCRIPTIONS} webhook subscriptions`);
   }
   const secret = newSecret();
-  const id = crypto.randomUUID();
+  const id = input.id ?? crypto.randomUUID();
   await tx.query(
     'INSERT INTO webhook_subscriptions (id, account_id, url, description, events, secret, secret_prefix) VALUES ($1, $2, $3, $4, $5, $6, $7)',
     [id, accountId, input.url, input.description ?? null, input.events, sealSecret(secret), secret.slice(0, 8)],
