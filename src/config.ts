@@ -108,10 +108,6 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError(`${KEYS_VARIABLE} ${(err as Error).message} (e.g. ${KEYS_VARIABLE}=k1:$(openssl rand -base64 32))`);
     }
   }
-  if (!encryptionKeys && env.DATABASE_URL && (env.DATA_DIR ?? '').startsWith('memory://')) {
-    // A key kept nowhere would seal secrets into PostgreSQL that no later start could open.
-    throw new ConfigError(`${KEYS_VARIABLE} is required with DATABASE_URL and DATA_DIR=memory:// (no directory keeps a generated key)`);
-  }
   const deploySha = env.DEPLOY_SHA || null;
   if (deploySha !== null && !/^[0-9A-Za-z._-]+$/.test(deploySha)) {
     throw new ConfigError(`DEPLOY_SHA must be a revision id (letters, digits, . _ -), got "${deploySha}"`);

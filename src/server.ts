@@ -38,7 +38,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
   let keys: KeyCache | undefined;
   try {
     await migrate(db);
-    await openSecretsAtRest(db, config);
+    await openSecretsAtRest(db, config, { warn: (message) => log.warn(message) });
     const admin = await resolveAdminToken(db, config.adminToken, config.dataDir);
     const cursors = await loadCursorSeal(db);
     const rateLimits = createRateLimits(config.redisUrl, config.rateLimits, log);

@@ -113,19 +113,26 @@ test('rotation: new,old opens both; reseal moves every value to the new key; the
   });
 });
 
-test('without ENCRYPTION_KEYS: a key generated into DATA_DIR (0600) serves every start from it; plaintext rows from before are sealed at start', async (t) => {
+test('without ENCRYPTION_KEYS: a generated key (PGlite: in DATA_DIR, 0600; PostgreSQL: in the database, for every instance) serves every start; plaintext rows from before are sealed at start', async (t) => {
   const { env, dir } = await withDatabase(t);
   const unset = { ...env, ENCRYPTION_KEYS: '' };
   let svc = await startTestService(unset);
   const file = path.join(dir, KEY_FILE);
-  assert.equal(fs.statSync(file).mode & 0o777, 0o600, 'the key file is readable by its owner only');
-  const fileKeyId = fs.readFileSync(file, 'utf8').split(':')[0];
+  let generatedKeyId: string;
+  if (env.DATABASE_URL) {
+    assert.ok(!fs.existsSync(file), 'PostgreSQL: no key file, whatever the directory');
+    const { rows } = await svc.service.db.query<{ value: string }>(`SELECT value FROM settings WHERE key = 'encryption_key'`);
+    generatedKeyId = rows[0].value.split(':')[0];
+  } else {
+    assert.equal(fs.statSync(file).mode & 0o777, 0o600, 'the key file is readable by its owner only');
+    generatedKeyId = fs.readFileSync(file, 'utf8').split(':')[0];
+  }
   const { key } = await freshTenant(svc.url);
   const sub = await sinkSubscription(svc, key, ['order.updated']);
-  assert.deepEqual(await keyIdsInUse(svc), new Set([fileKeyId]));
+  assert.deepEqual(await keyIdsInUse(svc), new Set([generatedKeyId]));
   if (env.DATABASE_URL) {
-    // A second instance from the same directory agrees with the first.
-    const twin = await startTestService(unset);
+    // A second instance, started from another directory, opens what the first sealed.
+    const twin = await startTestService({ ...unset, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'merx-twin-')) });
     await assertDeliveryVerifies(twin, key, sub.id, sub.secret);
     await twin.close();
   }
@@ -136,11 +143,11 @@ test('without ENCRYPTION_KEYS: a key generated into DATA_DIR (0600) serves every
 
   svc = await startTestService(unset);
   const { rows } = await svc.service.db.query<{ secret: string }>('SELECT secret FROM webhook_subscriptions WHERE id = $1', [sub.id]);
-  assert.equal(keyIdOf(rows[0].secret), fileKeyId, 'sealed at start under the DATA_DIR key');
+  assert.equal(keyIdOf(rows[0].secret), generatedKeyId, 'sealed at start under the generated key');
   await assertDeliveryVerifies(svc, key, sub.id, sub.secret);
   await svc.close();
 
-  // Another key, and not the one in DATA_DIR: stopped at start, not at the first delivery.
+  // Another key, and not the generated one: stopped at start, not at the first delivery.
   await assert.rejects(startTestService({ ...env, ENCRYPTION_KEYS: keyOf('other') }), /ENCRYPTION_KEYS does not hold/);
 });
 

@@ -3,7 +3,8 @@
 // still plaintext (rows from before migration 020), and re-seal everything
 // under the current key when the operator rotates it (`npx merx secrets reseal`).
 import type { Db } from './db.ts';
-import { KEYS_VARIABLE, KEY_FILE, SecretBox, installSecretBox, isSealed, loadKeys, type SealingKey } from './secret-box.ts';
+import crypto from 'node:crypto';
+import { KEYS_VARIABLE, KEY_FILE, SecretBox, installSecretBox, isSealed, loadKeys, parseKeys, type SealingKey } from './secret-box.ts';
 
 interface SealedColumn {
   table: string;
@@ -20,6 +21,8 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'idempotency_keys', column: 'response_body' },
 ];
 
+/** PostgreSQL without ENCRYPTION_KEYS: the generated key (`id:base64key`), shared by every instance of the database. */
+const DATABASE_KEY_SETTING = 'encryption_key';
 /** The ids of every key that has sealed something since the last reseal (settings). */
 const KEY_IDS_SETTING = 'encryption_key_ids';
 /** Set once the plaintext left from before migration 020 is sealed, so later starts skip the scan. */
@@ -34,12 +37,14 @@ export class MissingKeyError extends Error {}
  * sentence naming the variable, rather than failing on the first webhook.
  * Then its sealing key is recorded and any plaintext left is sealed.
  */
-export async function openSecretsAtRest(db: Db, config: { encryptionKeys: SealingKey[] | null; dataDir: string }): Promise<SecretBox> {
-  const box = new SecretBox(loadKeys(config.encryptionKeys, config.dataDir));
+export async function openSecretsAtRest(
+  db: Db, config: { encryptionKeys: SealingKey[] | null; dataDir: string }, log?: { warn(message: string): void },
+): Promise<SecretBox> {
+  const box = new SecretBox(await keysFor(db, config, log));
   const { rows } = await db.query<{ value: string }>('SELECT value FROM settings WHERE key = $1', [KEY_IDS_SETTING]);
   const missing = (rows[0]?.value.split(',') ?? []).filter((id) => id && !box.keys.some((k) => k.id === id));
   if (missing.length) {
-    const source = config.encryptionKeys?.length ? KEYS_VARIABLE : `the key file ${config.dataDir}/${KEY_FILE}`;
+    const source = config.encryptionKeys?.length ? KEYS_VARIABLE : db.kind === 'postgres' ? 'the database' : `the key file ${config.dataDir}/${KEY_FILE}`;
     throw new MissingKeyError(
       `the database holds secrets sealed with key ${missing.map((id) => `"${id}"`).join(', ')}, which ${source} does not hold. ` +
         `Set ${KEYS_VARIABLE} to every key in use (id:base64key, the sealing key first, comma-separated), or start from the DATA_DIR ` +
@@ -58,6 +63,27 @@ export async function openSecretsAtRest(db: Db, config: { encryptionKeys: Sealin
     await db.query(`INSERT INTO settings (key, value) VALUES ($1, 'v1') ON CONFLICT (key) DO NOTHING`, [SEALED_SETTING]);
   }
   return box;
+}
+
+/**
+ * ENCRYPTION_KEYS, else a generated key: in DATA_DIR for the embedded
+ * database (one directory, one database), and for PostgreSQL in the database
+ * itself, so that every instance opens what any other sealed whatever
+ * directory it starts from (a key file per machine would lock the second
+ * machine out). Kept beside the data it seals, such a key keeps secrets out
+ * of exports of their tables, logs and copies of rows, not from someone with
+ * the whole database: production sets ENCRYPTION_KEYS, and a warning says so.
+ */
+async function keysFor(db: Db, config: { encryptionKeys: SealingKey[] | null; dataDir: string }, log?: { warn(message: string): void }) {
+  if (config.encryptionKeys?.length || db.kind !== 'postgres') return loadKeys(config.encryptionKeys, config.dataDir);
+  log?.warn(`${KEYS_VARIABLE} is not set: secrets are sealed under a key kept in the database itself; set ${KEYS_VARIABLE} in production (docs/operations.md)`);
+  const fresh = `db${crypto.randomBytes(4).toString('hex')}:${crypto.randomBytes(32).toString('base64')}`;
+  // ON CONFLICT keeps the first key when several instances start at once.
+  const { rows } = await db.query<{ value: string }>(
+    'INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = settings.value RETURNING value',
+    [DATABASE_KEY_SETTING, fresh],
+  );
+  return parseKeys(rows[0].value);
 }
 
 /**
