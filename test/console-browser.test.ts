@@ -144,6 +144,7 @@ for (const width of [360, 390, 900]) {
     const report = await checkWidth(options, width);
     assert.deepEqual(report.tooWide, [], 'no page is wider than the window');
     assert.deepEqual(report.lastOrderColumn, { header: 'Shipment', visible: true }, "the orders table's last column can be scrolled into view inside its box");
+    if (width >= 900) assert.equal(report.lastColumnWhole, true, 'from 900 px the orders table fits whole, no sideways scrolling');
     assert.equal(report.sinkShown, true, "the subscription's Debug sink tab shows its raw capture");
     assert.equal(report.menuButtonShown, width < 760, 'the sidebar folds into a Menu button on narrow screens only');
     assert.equal(report.menuReached, true, 'the navigation reaches the Jobs page');

@@ -64,6 +64,8 @@ export interface WidthReport {
   tooWide: Array<{ path: string; scrollWidth: number; innerWidth: number }>;
   /** The orders table's last header cell, once scrolled into view inside its box: on screen and not covered. */
   lastOrderColumn: { header: string; visible: boolean };
+  /** The orders table's last column is on screen without scrolling its box sideways. */
+  lastColumnWhole: boolean;
   /** The Jobs page reached from the navigation (through the Menu button where the sidebar is folded). */
   /** The subscription's Debug sink tab opened and showed a raw body. */
   sinkShown: boolean;
@@ -90,6 +92,10 @@ export async function checkWidth(options: FitOptions, width: number): Promise<Wi
     const lastHeader = page.locator('table[aria-label="Orders"] thead th').last();
     await lastHeader.waitFor(WAIT);
     await shot(page, options.shotsDir, `orders-${width}px`, screenshots);
+    const lastColumnWhole = await lastHeader.evaluate((th) => {
+      const box = th.closest('.table-scroll') ?? th.closest('table')!;
+      return th.getBoundingClientRect().right <= Math.min(box.getBoundingClientRect().right, window.innerWidth) + 0.5;
+    });
     await lastHeader.scrollIntoViewIfNeeded();
     const lastOrderColumn = await lastHeader.evaluate((th) => {
       const box = th.getBoundingClientRect();
@@ -108,9 +114,13 @@ export async function checkWidth(options: FitOptions, width: number): Promise<Wi
     if (sinkShown) {
       const sink = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
       if (sink.scrollWidth > sink.innerWidth) tooWide.push({ path: `/admin/accounts/${options.accountId}/webhooks/${options.webhookId} (Debug sink)`, ...sink });
+      // The picture starts at the capture (below the sticky top bar where there is one).
+      await page.locator('li.capture').first().evaluate((li) => window.scrollTo(0, li.getBoundingClientRect().top + window.scrollY - 64));
       await shot(page, options.shotsDir, `debug-sink-${width}px`, screenshots);
     }
 
+    await page.goto(`/admin/accounts/${options.accountId}/orders`);
+    await page.locator('table[aria-label="Orders"]').waitFor(WAIT);
     const toggle = page.getByRole('button', { name: 'Menu' });
     const menuButtonShown = await toggle.isVisible();
     if (menuButtonShown) {
@@ -120,7 +130,7 @@ export async function checkWidth(options: FitOptions, width: number): Promise<Wi
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs' }).click({ timeout: 5_000 }).catch(() => {});
     const menuReached = await page.getByRole('heading', { name: 'Jobs' }).waitFor({ timeout: 5_000 }).then(() => true, () => false);
     if (menuReached) assert.equal(await page.getByRole('button', { name: 'Close' }).isVisible(), false, 'picking a page folds the menu again');
-    return { width, tooWide, lastOrderColumn, sinkShown, menuReached, menuButtonShown, screenshots };
+    return { width, tooWide, lastOrderColumn, lastColumnWhole, sinkShown, menuReached, menuButtonShown, screenshots };
   } finally {
     await context.close();
   }
