@@ -51,7 +51,7 @@ export function ShortcutsHelp({ open, onClose }: { open: boolean; onClose: () =>
     ['g a', 'Accounts'],
     ['g c', 'Courier simulator'],
     ['g j', 'Jobs'],
-    ['↑ ↓ or j k', 'Move between rows of a list'],
+    ['↑ ↓ or j k', 'Move between rows of a list (j or k starts on the first row)'],
     ['Enter', 'Open the row'],
     ['Esc', 'Close a dialog'],
     ['?', 'This list'],
