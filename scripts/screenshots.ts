@@ -1,11 +1,14 @@
 // npm run screenshots: the console's main screens, as the browser test walks
-// them, into docs/screenshots/ (the README shows them). Needs /usr/bin/chromium.
+// them, into docs/screenshots/ (the README and docs/operator-console.md show
+// them): the 1440 px walk, then the same account at 390 and 900 px and the
+// debug sink's raw body. Needs /usr/bin/chromium.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startTestService, ADMIN_TOKEN } from '../test/helpers/harness.ts';
+import { startTestService, http, ADMIN_TOKEN } from '../test/helpers/harness.ts';
 import { chromiumMissing, launchChromium } from '../test/helpers/browser.ts';
 import { runConsoleFlow } from '../test/browser/console-flow.ts';
+import { checkWidth, readSink, type FitOptions } from '../test/browser/console-fit.ts';
 
 const missing = chromiumMissing();
 if (missing) throw new Error(missing);
@@ -15,9 +18,13 @@ fs.mkdirSync(dir, { recursive: true });
 const svc = await startTestService({ PORT: process.env.PORT ?? '31480', PUBLIC_BASE_URL: 'http://localhost:3000' });
 const browser = await launchChromium();
 try {
-  const result = await runConsoleFlow({ browser, baseUrl: svc.url.replace('127.0.0.1', 'localhost'), adminToken: ADMIN_TOKEN, shotsDir: dir });
+  const baseUrl = svc.url.replace('127.0.0.1', 'localhost');
+  const result = await runConsoleFlow({ browser, baseUrl, adminToken: ADMIN_TOKEN, shotsDir: dir });
   fs.rmSync(path.join(dir, 'failure.png'), { force: true });
-  for (const file of result.screenshots) {
+  const orders = await http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: result.apiKey });
+  const fit: FitOptions = { browser, baseUrl, adminToken: ADMIN_TOKEN, accountId: result.accountId, webhookId: result.webhookId, orderId: orders.body.data[0].id, shotsDir: dir };
+  const narrow = [...(await checkWidth(fit, 390)).screenshots, ...(await checkWidth(fit, 900)).screenshots, ...(await readSink(fit)).screenshots];
+  for (const file of [...result.screenshots, ...narrow]) {
     // Smaller files for the repository, where Debian's pngquant is installed (apt-get install pngquant).
     if (fs.existsSync('/usr/bin/pngquant')) execFileSync('/usr/bin/pngquant', ['--force', '--skip-if-larger', '--quality=70-90', '--ext', '.png', file]);
     process.stdout.write(`${path.relative(process.cwd(), file)} (${Math.round(fs.statSync(file).size / 1024)} KB)\n`);

@@ -9,9 +9,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { startTestService, http, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
+import { startTestService, http, operator, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 import { chromiumMissing, launchChromium } from './helpers/browser.ts';
 import { runConsoleFlow } from './browser/console-flow.ts';
+import { checkWidth, readSink, useKeyboard, type FitOptions } from './browser/console-fit.ts';
+import { eventually, sinkCaptures, sinkSubscription } from './helpers/webhooks.ts';
+// merx-client/webhooks, from its source (the package's dist/ is built by npm run build:client, not by npm ci).
+import { verifyWebhook } from '../packages/client/src/webhooks.ts';
 import { CONSOLE_DIST } from '../src/operator/console.ts';
 
 const missing = chromiumMissing() ?? (fs.existsSync(path.join(CONSOLE_DIST, 'index.html')) ? null : 'console/dist is not built: npm run build:console');
@@ -101,4 +105,67 @@ test('/docs and /admin/docs render in the browser from this service alone: opera
   } finally {
     await context.close();
   }
+});
+
+// An account with orders and stock, and a subscription on the debug sink that
+// captured an order.created whose body holds non-ASCII text, for the tests below.
+async function fitWorld() {
+  const op = operator(svc.url);
+  const account = await op.createAccount();
+  await op.call('POST', `/accounts/${account.id}/seed`, { orders: 40, products: 4, seed: 7 });
+  const key = await op.issueKey(account.id);
+  const sink = await sinkSubscription(svc, key, ['order.created']);
+  const order = await op.checkout(account.id, {
+    customer: { name: 'Ана Петрова — «tést» ✓', email: 'ana@example.com', phone: '+359888000111' },
+    notes: 'line one\nline two\t"quoted" \\ back',
+  });
+  const capture = await eventually(async () => (await sinkCaptures(svc.url, sink.id)).find((c: any) => c.headers['x-merx-event'] === 'order.created'), 'the sink capture');
+  const options: FitOptions = { browser, baseUrl: svc.url, adminToken: ADMIN_TOKEN, accountId: account.id, webhookId: sink.id, orderId: order.id, shotsDir: shots };
+  return { options, capture, secret: sink.secret };
+}
+
+test('the debug sink shows and copies the raw body exactly as received, with its headers: it verifies as is', { skip }, async () => {
+  const { options, capture, secret } = await fitWorld();
+  const raw = await http(svc.url, 'GET', `/admin/api/webhooks/${options.webhookId}/sink`, { token: ADMIN_TOKEN });
+  assert.equal(raw.body.data[0].body, capture.body);
+  assert.notEqual(capture.body, JSON.stringify(JSON.parse(capture.body), null, 2), 'the delivery is compact JSON, so an indented copy differs');
+  assert.equal(verifyWebhook(capture.body, capture.headers, secret).valid, true, 'what the sink stored verifies (merx-client/webhooks)');
+
+  const seen = await readSink(options);
+  assert.equal(seen.shownBody, capture.body, 'the page shows the raw body byte for byte');
+  assert.equal(seen.copiedBody, capture.body, 'the copy button copies exactly those bytes');
+  assert.deepEqual(verifyWebhook(seen.copiedBody, capture.headers, secret), { valid: true, scheme: 'merx', reason: 'ok' });
+  assert.equal(verifyWebhook(JSON.stringify(JSON.parse(seen.copiedBody), null, 2), capture.headers, secret).valid, false, 'a re-indented body would not verify');
+
+  // The copied headers, read back as a receiver would, carry both signature schemes that verify the copied body.
+  assert.equal(seen.copiedHeaders, seen.shownHeaders);
+  const headers = Object.fromEntries(seen.copiedHeaders.split('\n').map((line) => [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)]));
+  assert.deepEqual(headers, Object.fromEntries(Object.entries(capture.headers).map(([k, v]) => [k, String(v)])));
+  assert.equal(verifyWebhook(seen.copiedBody, headers, secret).valid, true);
+  const { 'x-merx-signature': _merx, ...standardOnly } = headers;
+  assert.deepEqual(verifyWebhook(seen.copiedBody, standardOnly, secret), { valid: true, scheme: 'standard', reason: 'ok' });
+  for (const file of seen.screenshots) assert.ok(fs.statSync(file).size > 5_000, `${path.basename(file)} was taken`);
+});
+
+// 390 and 900 are the widths the issue measured; 360 is the narrowest the console promises.
+for (const width of [360, 390, 900]) {
+  test(`at ${width} px every main page fits the window, the orders table keeps its last column, the menu is reachable`, { skip }, async () => {
+    const { options } = await fitWorld();
+    const report = await checkWidth(options, width);
+    assert.deepEqual(report.tooWide, [], 'no page is wider than the window');
+    assert.deepEqual(report.lastOrderColumn, { header: 'Shipment', visible: true }, "the orders table's last column can be scrolled into view inside its box");
+    if (width >= 900) assert.equal(report.lastColumnWhole, true, 'from 900 px the orders table fits whole, no sideways scrolling');
+    assert.equal(report.sinkShown, true, "the subscription's Debug sink tab shows its raw capture");
+    assert.equal(report.menuButtonShown, width < 760, 'the sidebar folds into a Menu button on narrow screens only');
+    assert.equal(report.menuReached, true, 'the navigation reaches the Jobs page');
+    for (const file of report.screenshots) assert.ok(fs.statSync(file).size > 5_000, `${path.basename(file)} was taken`);
+  });
+}
+
+test('j and k move through a list as soon as it is shown, and leave typing in a search box alone', { skip }, async () => {
+  const { options } = await fitWorld();
+  const report = await useKeyboard(options);
+  assert.deepEqual(report.rowsAfter, [0, 1, 2, 1], 'the first j selects the first row, then j/k move down and up');
+  assert.match(report.openedPath, new RegExp(`^/admin/accounts/${options.accountId}/orders/[0-9a-f-]{36}$`), 'Enter opens the row');
+  assert.deepEqual(report.searchKept, { focused: true, value: 'jk' });
 });

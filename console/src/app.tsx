@@ -1,6 +1,6 @@
 // The shell: sign-in gate, navigation, keyboard shortcuts, and the routes.
 import { useEffect, useState } from 'react';
-import { NavLink, Navigate, Route, Routes, useNavigate } from 'react-router';
+import { NavLink, Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin, clearToken, getToken, whenUnauthorized, type ServiceInfo } from './api';
 import { SignIn } from './pages/sign-in';
@@ -58,37 +58,50 @@ export function App() {
   );
 }
 
+// On a narrow screen (styles.css, "Narrow screens") the sidebar folds into a
+// top bar: the brand and a Menu button that opens the links below it; picking
+// a page closes it again.
 function Sidebar({ onSignOut, onHelp }: { onSignOut: () => void; onHelp: () => void }) {
   const info = useServiceInfo();
+  const [open, setOpen] = useState(false);
+  const { pathname } = useLocation();
+  useEffect(() => setOpen(false), [pathname]);
   return (
-    <nav className="sidebar" aria-label="Main">
+    <nav className={open ? 'sidebar open' : 'sidebar'} aria-label="Main">
       <a className="skip" href="#main">Skip to content</a>
-      <div className="brand">
-        Merx <span>operator</span>
+      <div className="bar">
+        <div className="brand">
+          Merx <span>operator</span>
+        </div>
+        <button type="button" className="menu-toggle secondary" aria-expanded={open} aria-controls="main-menu" onClick={() => setOpen(!open)}>
+          {open ? 'Close' : 'Menu'}
+        </button>
       </div>
-      <NavLink to="/accounts">Accounts</NavLink>
-      <NavLink to="/couriers">Courier simulator</NavLink>
-      <NavLink to="/jobs">Jobs</NavLink>
-      <hr />
-      <a href="/docs">API reference ↗</a>
-      <a href="/admin/docs">Operator API ↗</a>
-      <div className="grow" />
-      {info.data && (
-        <dl className="facts">
-          <dt>Database</dt>
-          <dd>{info.data.database === 'pglite' ? 'PGlite (embedded)' : 'PostgreSQL'}</dd>
-          <dt>Couriers</dt>
-          <dd>{info.data.courier_mode}</dd>
-          <dt>Build</dt>
-          <dd>{info.data.deploy_sha}</dd>
-        </dl>
-      )}
-      <button type="button" className="link" onClick={onHelp}>
-        Keyboard shortcuts <kbd>?</kbd>
-      </button>
-      <button type="button" className="secondary" onClick={onSignOut}>
-        Sign out
-      </button>
+      <div className="menu" id="main-menu">
+        <NavLink to="/accounts">Accounts</NavLink>
+        <NavLink to="/couriers">Courier simulator</NavLink>
+        <NavLink to="/jobs">Jobs</NavLink>
+        <hr />
+        <a href="/docs">API reference ↗</a>
+        <a href="/admin/docs">Operator API ↗</a>
+        <div className="grow" />
+        {info.data && (
+          <dl className="facts">
+            <dt>Database</dt>
+            <dd>{info.data.database === 'pglite' ? 'PGlite (embedded)' : 'PostgreSQL'}</dd>
+            <dt>Couriers</dt>
+            <dd>{info.data.courier_mode}</dd>
+            <dt>Build</dt>
+            <dd>{info.data.deploy_sha}</dd>
+          </dl>
+        )}
+        <button type="button" className="link" onClick={onHelp}>
+          Keyboard shortcuts <kbd>?</kbd>
+        </button>
+        <button type="button" className="secondary" onClick={onSignOut}>
+          Sign out
+        </button>
+      </div>
     </nav>
   );
 }

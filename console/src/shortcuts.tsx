@@ -1,12 +1,16 @@
 // Keyboard: "/" focuses the page's search or first filter, "g a" / "g c" / "g j"
 // go to accounts, couriers and jobs, "?" lists the shortcuts. Tables take
-// ↑/↓ (or j/k) and Enter; dialogs close with Escape.
+// ↑/↓ (or j/k) and Enter; dialogs close with Escape. j or k with no row
+// focused starts on the page's first list (components/table.tsx moves on from
+// there), so a list answers to the keyboard as soon as it is shown.
 import { useEffect } from 'react';
 import type { NavigateFunction } from 'react-router';
 import { Dialog } from './components/dialog';
 
 const typing = (target: EventTarget | null) =>
   target instanceof HTMLElement && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName));
+
+const inRow = (target: EventTarget | null) => target instanceof Element && !!target.closest('tbody tr[tabindex]');
 
 export function useShortcuts(navigate: NavigateFunction, showHelp: () => void) {
   useEffect(() => {
@@ -20,6 +24,13 @@ export function useShortcuts(navigate: NavigateFunction, showHelp: () => void) {
         return;
       }
       if (event.key === 'g') leader = true;
+      else if ((event.key === 'j' || event.key === 'k') && !event.defaultPrevented && !inRow(event.target) && !document.querySelector('dialog[open]')) {
+        const first = document.querySelector<HTMLElement>('main tbody tr[tabindex]');
+        if (first) {
+          event.preventDefault();
+          first.focus();
+        }
+      }
       else if (event.key === '?') showHelp();
       else if (event.key === '/') {
         const search = document.querySelector<HTMLElement>('[data-search]');
@@ -40,7 +51,7 @@ export function ShortcutsHelp({ open, onClose }: { open: boolean; onClose: () =>
     ['g a', 'Accounts'],
     ['g c', 'Courier simulator'],
     ['g j', 'Jobs'],
-    ['↑ ↓ or j k', 'Move between rows of a list'],
+    ['↑ ↓ or j k', 'Move between rows of a list (j or k starts on the first row)'],
     ['Enter', 'Open the row'],
     ['Esc', 'Close a dialog'],
     ['?', 'This list'],

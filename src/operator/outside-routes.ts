@@ -145,14 +145,18 @@ export const outsideRoutes = [
     path: '/webhooks/:id/sink',
     tags: ['Outside world'],
     summary: 'What the debug sink stored for a subscription, newest first',
-    description: '',
+    description:
+      'Each capture holds the request headers (lower-cased names) and `body`: the raw request body exactly as the sink received it, ' +
+      'as a string of its UTF-8 text, never re-serialized or re-indented. Those are the bytes the delivery was signed over, so ' +
+      '`body` verifies as is against the `X-Merx-Signature` and `webhook-signature` headers (the console shows and copies it verbatim). ' +
+      'At most the 200 newest captures.',
     params: Closed({ id: Uuid() }),
     output: Closed({
       data: Type.Array(
         Closed({
           id: Uuid(),
           headers: Type.Object({}, { additionalProperties: true }),
-          body: Type.String(),
+          body: Type.String({ description: 'The raw request body, byte for byte as received (UTF-8 text).' }),
           received_at: Type.String({ format: 'date-time' }),
         }),
       ),

@@ -1,5 +1,7 @@
 // Data tables: rows that open something are focusable, Enter opens them, and
-// the arrow keys move between rows, so a list works without a mouse.
+// the arrow keys move between rows, so a list works without a mouse. A table
+// wider than the screen scrolls sideways inside its own box (TableScroll), so
+// the page never grows wider than the viewport and no column is cut off.
 import type { KeyboardEvent, ReactNode } from 'react';
 import { Empty } from './ui';
 import type { Page } from '../api';
@@ -33,6 +35,7 @@ export function Table<T>({ rows, columns, rowKey, onOpen, selected, label, empty
   if (!rows) return null;
   if (rows.length === 0) return <Empty>{empty}</Empty>;
   return (
+    <TableScroll>
     <table aria-label={label}>
       <thead>
         <tr>{columns.map((c) => <th key={c.header} className={c.className}>{c.header}</th>)}</tr>
@@ -55,7 +58,13 @@ export function Table<T>({ rows, columns, rowKey, onOpen, selected, label, empty
         })}
       </tbody>
     </table>
+    </TableScroll>
   );
+}
+
+/** The box a wide table scrolls in, sideways, instead of pushing the page wider. */
+export function TableScroll({ children }: { children: ReactNode }) {
+  return <div className="table-scroll">{children}</div>;
 }
 
 /** Previous and Next over keyset pages (useCursorPages); hidden when one page holds it all. */

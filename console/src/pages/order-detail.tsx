@@ -7,6 +7,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { runOperation } from '../api';
 import { useCourierSlugs, useServiceInfo } from '../app';
 import { Badge, ErrorNote, Json, money, Time } from '../components/ui';
+import { TableScroll } from '../components/table';
 import { ORDER_STATUSES, type Order } from './orders';
 
 export function OrderDetail({ accountId }: { accountId: string }) {
@@ -49,6 +50,7 @@ export function OrderDetail({ accountId }: { accountId: string }) {
             {o.admin_notes && (<><dt>Internal note</dt><dd>{o.admin_notes}</dd></>)}
           </dl>
           <h3>Items</h3>
+          <TableScroll>
           <table aria-label="Items">
             <thead><tr><th>Item</th><th>SKU</th><th className="num">Qty</th><th className="num">Total</th></tr></thead>
             <tbody>
@@ -57,6 +59,7 @@ export function OrderDetail({ accountId }: { accountId: string }) {
               ))}
             </tbody>
           </table>
+          </TableScroll>
         </section>
         <div className="stack">
           <ShipmentCard accountId={accountId} order={o} onChange={changed} />

@@ -5,7 +5,7 @@ import { useNavigate } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin, runOperation } from '../api';
 import { useServiceInfo } from '../app';
-import { Badge, Empty, ErrorNote, Json, Time } from '../components/ui';
+import { Badge, CopyButton, Empty, ErrorNote, Json, Time } from '../components/ui';
 import { Dialog } from '../components/dialog';
 import { isSinkUrl, SubscriptionForm, type Subscription } from './webhooks';
 
@@ -161,17 +161,50 @@ function SinkCaptures({ webhookId }: { webhookId: string }) {
           <p className="row">
             <strong>POST</strong> received <Time at={c.received_at} /> <code>{c.headers['x-merx-event']}</code>
           </p>
-          <details>
-            <summary>Headers</summary>
-            <Json value={c.headers} />
-          </details>
-          <details open>
-            <summary>Body</summary>
-            <Json value={prettyJson(c.body)} />
-          </details>
+          <CapturedRequest capture={c} />
         </li>
       ))}
     </ol>
+  );
+}
+
+/**
+ * One captured request as it arrived: the body is shown and copied byte for
+ * byte (the operator API's `body` is the raw text the sink stored), because a
+ * signature is computed over exactly those bytes; a re-indented copy fails
+ * verification with body_modified. The indented view is only for reading.
+ */
+function CapturedRequest({ capture }: { capture: Capture }) {
+  const headerLines = Object.entries(capture.headers)
+    .map(([name, value]) => `${name}: ${value}`)
+    .join('\n');
+  const pretty = prettyJson(capture.body);
+  return (
+    <div className="stack">
+      <section className="sink-part" aria-label="Raw body">
+        <header>
+          <strong>Raw body <span className="muted">({new TextEncoder().encode(capture.body).length} bytes, exactly as received)</span></strong>
+          <CopyButton text={capture.body} label="Copy raw body" />
+        </header>
+        <pre className="json sink-raw" data-testid="sink-raw-body" data-copy={capture.body}>{capture.body}</pre>
+      </section>
+      <details>
+        <summary>Headers ({Object.keys(capture.headers).length})</summary>
+        <section className="sink-part" aria-label="Headers">
+          <header>
+            <span className="muted">As received, one per line</span>
+            <CopyButton text={headerLines} label="Copy headers" />
+          </header>
+          <pre className="json sink-raw" data-testid="sink-headers" data-copy={headerLines}>{headerLines}</pre>
+        </section>
+      </details>
+      {pretty !== capture.body && (
+        <details>
+          <summary>Body, indented for reading (not for verifying)</summary>
+          <Json value={pretty} />
+        </details>
+      )}
+    </div>
   );
 }
 

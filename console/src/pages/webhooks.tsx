@@ -26,7 +26,17 @@ export interface Subscription {
 }
 
 export const sinkUrlOf = (info: ServiceInfo, id: string) => `${info.sink_url}?id=${id}`;
-export const isSinkUrl = (info: ServiceInfo | undefined, url: string) => !!info && url.startsWith(`${info.sink_url}?id=`);
+/** Whether a subscription delivers to this service's debug sink: compared as the service does (scheme, host, path), not as text, so `http://localhost/api/webhooks/sink?id=…` counts too. */
+export function isSinkUrl(info: ServiceInfo | undefined, url: string): boolean {
+  if (!info) return false;
+  try {
+    const target = new URL(url);
+    const sink = new URL(info.sink_url);
+    return target.protocol === sink.protocol && target.hostname === sink.hostname && target.pathname === sink.pathname;
+  } catch {
+    return false;
+  }
+}
 
 export function useSubscriptions(accountId: string) {
   return useQuery({
