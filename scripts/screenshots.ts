@@ -8,6 +8,7 @@ import path from 'node:path';
 import { startTestService, http, ADMIN_TOKEN } from '../test/helpers/harness.ts';
 import { chromiumMissing, launchChromium } from '../test/helpers/browser.ts';
 import { runConsoleFlow } from '../test/browser/console-flow.ts';
+import { startHttpsReceiver } from '../test/helpers/https-receiver.ts';
 import { checkWidth, readSink, type FitOptions } from '../test/browser/console-fit.ts';
 
 const missing = chromiumMissing();
@@ -15,11 +16,16 @@ if (missing) throw new Error(missing);
 const dir = path.join(import.meta.dirname, '../docs/screenshots');
 fs.mkdirSync(dir, { recursive: true });
 // The pictures show the addresses a newcomer's npm start prints.
-const svc = await startTestService({ PORT: process.env.PORT ?? '31480', PUBLIC_BASE_URL: 'http://localhost:3000' });
+// An endpoint that answers 404, for the delivery the walk makes fail.
+const receiver = await startHttpsReceiver();
+process.env.NODE_EXTRA_CA_CERTS = receiver.caFile;
+const failing = receiver.endpoint('console-404');
+failing.script([], { status: 404, body: 'no such hook' });
+const svc = await startTestService({ PORT: process.env.PORT ?? '31480', PUBLIC_BASE_URL: 'http://localhost:3000', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
 const browser = await launchChromium();
 try {
   const baseUrl = svc.url.replace('127.0.0.1', 'localhost');
-  const result = await runConsoleFlow({ browser, baseUrl, adminToken: ADMIN_TOKEN, shotsDir: dir });
+  const result = await runConsoleFlow({ browser, baseUrl, adminToken: ADMIN_TOKEN, shotsDir: dir, failingUrl: failing.url });
   fs.rmSync(path.join(dir, 'failure.png'), { force: true });
   const orders = await http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: result.apiKey });
   const fit: FitOptions = { browser, baseUrl, adminToken: ADMIN_TOKEN, accountId: result.accountId, webhookId: result.webhookId, orderId: orders.body.data[0].id, shotsDir: dir };
@@ -32,4 +38,5 @@ try {
 } finally {
   await browser.close();
   await svc.close();
+  await receiver.close();
 }

@@ -14,6 +14,7 @@ import { chromiumMissing, launchChromium } from './helpers/browser.ts';
 import { runConsoleFlow } from './browser/console-flow.ts';
 import { checkWidth, readSink, useKeyboard, type FitOptions } from './browser/console-fit.ts';
 import { eventually, sinkCaptures, sinkSubscription } from './helpers/webhooks.ts';
+import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.ts';
 // merx-client/webhooks, from its source (the package's dist/ is built by npm run build:client, not by npm ci).
 import { verifyWebhook } from '../packages/client/src/webhooks.ts';
 import { CONSOLE_DIST } from '../src/operator/console.ts';
@@ -24,11 +25,15 @@ const skip = missing && !process.env.CI ? missing : false;
 let svc: TestService;
 let browser: Browser;
 let shots: string;
+let receiver: HttpsReceiver;
 
 before(async () => {
   if (skip) return;
   assert.equal(missing, null, missing ?? '');
-  svc = await startTestService();
+  // An endpoint that answers 404, for the delivery the walk makes fail.
+  receiver = await startHttpsReceiver();
+  process.env.NODE_EXTRA_CA_CERTS = receiver.caFile;
+  svc = await startTestService({ WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
   browser = await launchChromium();
   shots = fs.mkdtempSync(path.join(os.tmpdir(), 'merx-console-shots-'));
 });
@@ -36,11 +41,14 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await svc?.close();
+  await receiver?.close();
   if (shots) fs.rmSync(shots, { recursive: true, force: true });
 });
 
 test('the console, signed in with the operator token: key, sink subscription, test event, failed delivery retried, shipment moved by the courier', { skip }, async () => {
-  const result = await runConsoleFlow({ browser, baseUrl: svc.url, adminToken: ADMIN_TOKEN, shotsDir: shots });
+  const failing = receiver.endpoint('console-404');
+  failing.script([], { status: 404, body: 'no such hook' });
+  const result = await runConsoleFlow({ browser, baseUrl: svc.url, adminToken: ADMIN_TOKEN, shotsDir: shots, failingUrl: failing.url });
   assert.deepEqual(result.foreignRequests, [], 'the console loads nothing from other origins (no CDN)');
   for (const file of result.screenshots) assert.ok(fs.statSync(file).size > 10_000, `${path.basename(file)} was taken`);
 

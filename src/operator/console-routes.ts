@@ -74,7 +74,7 @@ export function consoleRoutes(operations: Operation[]) {
       output: Closed({
         data: Closed({
           public_base_url: Type.String(),
-          sink_url: Type.String({ description: 'The debug sink; add ?id=<subscription id>.' }),
+          sink_url: Type.String({ description: 'The debug sink: give it without ?id= as a webhook url, and the service adds the new subscription\'s id.' }),
           database: Type.Unsafe<'postgres' | 'pglite'>({ type: 'string', enum: ['postgres', 'pglite'] }),
           deploy_sha: Type.String(),
           courier_mode: Type.String(),

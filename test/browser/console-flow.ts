@@ -13,6 +13,8 @@ export interface FlowOptions {
   adminToken: string;
   /** Where the screenshots go (one PNG per main screen). */
   shotsDir: string;
+  /** An https endpoint the service may call that answers 404: the delivery that fails and is retried. */
+  failingUrl: string;
 }
 
 export interface FlowResult {
@@ -116,13 +118,11 @@ export async function runConsoleFlow(options: FlowOptions): Promise<FlowResult> 
     await shot('debug-sink');
     await page.getByRole('button', { name: 'Deliveries' }).click();
 
-    // Make a delivery fail (the sink refuses an unknown id), see it pending with the 404, then fix the URL and retry it.
+    // Make a delivery fail (an endpoint that answers 404), see it pending with the 404, then point it back at the sink and retry it.
     await page.getByRole('button', { name: 'Edit' }).click();
     const edit = page.getByRole('dialog', { name: 'Edit subscription' });
     await edit.getByLabel("Deliver to this service's debug sink").uncheck();
-    const url = edit.getByLabel('Endpoint URL');
-    const current = await url.inputValue();
-    await url.fill(current.replace(/id=[0-9a-f-]+/, 'id=00000000-0000-4000-8000-000000000000'));
+    await edit.getByLabel('Endpoint URL').fill(options.failingUrl);
     await edit.getByRole('button', { name: 'Save changes' }).click();
     await edit.waitFor({ state: 'hidden', ...WAIT });
     await page.getByRole('button', { name: 'Send test event' }).click();

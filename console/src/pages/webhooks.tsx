@@ -132,11 +132,9 @@ export function SubscriptionForm({ accountId, events, subscription, onCreated, o
         await runOperation(accountId, 'update_webhook', { id: subscription.id, url: target, events: chosen, description });
         return null;
       }
-      // The sink takes the subscription's own id in its URL: create, then point it at itself.
-      const placeholder = info.data ? sinkUrlOf(info.data, '00000000-0000-4000-8000-000000000000') : url;
-      const created = await runOperation<{ data: Subscription; secret: string }>(accountId, 'create_webhook', { url: toSink ? placeholder : url, events: chosen, description });
-      if (toSink && info.data) await runOperation(accountId, 'update_webhook', { id: created.data.id, url: sinkUrlOf(info.data, created.data.id) });
-      return created;
+      // The sink URL without ?id=: the service stores it with the new subscription's own id.
+      const target = toSink && info.data ? info.data.sink_url : url;
+      return runOperation<{ data: Subscription; secret: string }>(accountId, 'create_webhook', { url: target, events: chosen, description });
     },
     onSuccess: (created) => {
       queries.invalidateQueries({ queryKey: ['webhooks', accountId] });
