@@ -43,6 +43,8 @@ export interface Config {
 export interface OverloadBounds {
   /** OVERLOAD_SHEDDING=0 turns shedding off (benchmarks' "before"). */
   enabled: boolean;
+  /** Requests this instance has admitted and not yet answered (OVERLOAD_MAX_IN_FLIGHT): its queue. */
+  maxInFlight: number;
   /** Mean event-loop delay over a sample, ms (OVERLOAD_MAX_EVENT_LOOP_DELAY_MS). */
   maxEventLoopDelayMs: number;
   /** Event-loop utilisation over a sample, 0..1 (OVERLOAD_MAX_EVENT_LOOP_UTILIZATION; 0 = off). */
@@ -166,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers: flag(env, 'WORKERS', true),
     overload: {
       enabled: flag(env, 'OVERLOAD_SHEDDING', true),
+      maxInFlight: integer(env, 'OVERLOAD_MAX_IN_FLIGHT', 256, 0, 1_000_000),
       maxEventLoopDelayMs: integer(env, 'OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
       maxEventLoopUtilization: fraction(env, 'OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', 0),
       maxHeapUsedBytes: integer(env, 'OVERLOAD_MAX_HEAP_MB', defaultMaxHeapMb(), 0, 1_000_000) * 2 ** 20,

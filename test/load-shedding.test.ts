@@ -1,10 +1,11 @@
 // Issue 27, load shedding: past a bound (here a tiny event-loop delay bound
-// and a loop blocked on purpose) every request is answered 503 unavailable at
+// utilisation bound and a loop kept busy on purpose) every request is answered 503 unavailable at
 // once, in the contract's shape with Retry-After, on REST, MCP and the
 // operator API; /healthz keeps answering and says the instance is under
 // pressure; and the OpenAPI documents describe the 503 everywhere.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import nodeHttp from 'node:http';
 import { startTestService, http, freshTenant, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 import { assertError } from './helpers/contract.ts';
 import { rpc, toolCall } from './helpers/mcp.ts';
@@ -12,12 +13,18 @@ import { assertResponseMatches } from './helpers/openapi-validator.ts';
 
 let svc: TestService;
 before(async () => {
-  // A 1 s sample: the busy wait below (1.2 s) spans a whole sample, and the pressure it measured holds for the next one.
-  svc = await startTestService({ OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '50', OVERLOAD_SAMPLE_INTERVAL_MS: '1000', OVERLOAD_RETRY_AFTER_SEC: '3' });
+  // A tiny utilisation bound (the delay bound off), sampled every 200 ms; raised REST limit: the test polls until shed.
+  svc = await startTestService({
+    RATE_LIMIT_REST_PER_MINUTE: '100000',
+    OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
+    OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: '0.5',
+    OVERLOAD_SAMPLE_INTERVAL_MS: '200',
+    OVERLOAD_RETRY_AFTER_SEC: '3',
+  });
 });
 after(async () => svc?.close());
 
-/** Until /healthz shows no pressure: starting a service (PGlite, migrations) itself blocks the loop past 50 ms. */
+/** Until /healthz shows no pressure: starting a service (PGlite, migrations) itself keeps the loop busy. */
 async function calm(): Promise<void> {
   const deadline = Date.now() + 30_000;
   while ((await http(svc.url, 'GET', '/healthz')).body.pressure) {
@@ -32,13 +39,19 @@ function blockEventLoop(ms: number): void {
   while (performance.now() < until);
 }
 
-function assertShed(res: Awaited<ReturnType<typeof http>>, where: string): void {
-  const error = assertError(res, 503, 'unavailable', where);
-  assert.deepEqual(error.details, { reason: 'overloaded', retry_after_sec: 3 }, where);
-  assert.equal(res.headers.get('retry-after'), '3', `${where}: Retry-After`);
+/** Sustained pressure: the loop blocked 300 ms out of every 350 until stopped. */
+function storm(): () => void {
+  const timer = setInterval(() => blockEventLoop(300), 350);
+  return () => clearInterval(timer);
 }
 
-test('past the event-loop bound: REST, MCP and the operator API answer 503 unavailable with Retry-After; /healthz and /metrics answer', async () => {
+function assertShed(res: Awaited<ReturnType<typeof http>>, where: string, retryAfterSec = 3): void {
+  const error = assertError(res, 503, 'unavailable', where);
+  assert.deepEqual(error.details, { reason: 'overloaded', retry_after_sec: retryAfterSec }, where);
+  assert.equal(res.headers.get('retry-after'), String(retryAfterSec), `${where}: Retry-After`);
+}
+
+test('past the event-loop utilisation bound, sustained: REST, MCP and the operator API answer 503 unavailable with Retry-After; /healthz and /metrics answer', async () => {
   await calm();
   const { key } = await freshTenant(svc.url);
   await calm();
@@ -50,14 +63,26 @@ test('past the event-loop bound: REST, MCP and the operator API answer 503 unava
     http(svc.url, 'GET', '/api/v1/openapi.json').then((r) => r.body),
     http(svc.url, 'GET', '/admin/api/openapi.json').then((r) => r.body),
   ]);
+  // One long block is not overload: the requests after it are served.
   blockEventLoop(1200);
-  const [rest, mcp, admin, health, metrics] = await Promise.all([
-    http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: key }),
-    rpc(svc.url, key, toolCall('list_orders', { limit: 1 })),
-    http(svc.url, 'GET', '/admin/api/accounts', { token: ADMIN_TOKEN }),
-    http(svc.url, 'GET', '/healthz'),
-    http(svc.url, 'GET', '/metrics', { token: ADMIN_TOKEN }),
-  ]);
+  assert.equal((await http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: key })).status, 200, 'served after one block');
+  assert.equal((await http(svc.url, 'GET', '/admin/api/accounts', { token: ADMIN_TOKEN })).status, 200, 'served after one block');
+
+  const stop = storm();
+  let rest: Awaited<ReturnType<typeof http>>;
+  try {
+    const deadline = Date.now() + 20_000;
+    do rest = await http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: key });
+    while (rest.status === 200 && Date.now() < deadline);
+    var [mcp, admin, health, metrics] = await Promise.all([
+      rpc(svc.url, key, toolCall('list_orders', { limit: 1 })),
+      http(svc.url, 'GET', '/admin/api/accounts', { token: ADMIN_TOKEN }),
+      http(svc.url, 'GET', '/healthz'),
+      http(svc.url, 'GET', '/metrics', { token: ADMIN_TOKEN }),
+    ]);
+  } finally {
+    stop();
+  }
   assertShed(rest, 'REST');
   assertResponseMatches(publicDoc, 'GET', '/api/v1/orders', rest);
   assertShed(mcp, 'MCP (an HTTP-level refusal)');
@@ -65,8 +90,8 @@ test('past the event-loop bound: REST, MCP and the operator API answer 503 unava
   assertResponseMatches(operatorDoc, 'GET', '/admin/api/accounts', admin);
   assert.equal(health.status, 200, '/healthz keeps answering');
   assert.equal(health.body.ok, true);
-  assert.equal(health.body.pressure.reason, 'event_loop_delay');
-  assert.ok(health.body.pressure.event_loop_delay_ms > 50, JSON.stringify(health.body));
+  assert.equal(health.body.pressure.reason, 'event_loop_utilization');
+  assert.ok(health.body.pressure.event_loop_utilization > 0.5, JSON.stringify(health.body));
   assert.equal(health.body.pressure.retry_after_sec, 3);
   assert.equal(metrics.status, 200, '/metrics keeps answering');
 
@@ -105,4 +130,48 @@ test('bounds are validated at start', async () => {
   assert.equal(config.overload.maxEventLoopUtilization, 0.95);
   assert.equal(config.overload.maxHeapUsedBytes, 512 * 2 ** 20);
   assert.equal(config.overload.enabled, false);
+});
+
+/** A POST whose headers are sent and whose body never comes: admitted, and in flight until destroyed. */
+function heldRequest(base: string): Promise<nodeHttp.ClientRequest> {
+  const url = new URL('/admin/api/accounts', base);
+  const request = nodeHttp.request({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'content-length': '100' },
+  });
+  request.on('error', () => {});
+  request.flushHeaders();
+  return new Promise((resolve) => request.once('socket', (socket) => socket.once('connect', () => resolve(request))));
+}
+
+test('past the queue bound (requests in flight) a request is refused at once; cut-off requests leave the queue', async () => {
+  const queued = await startTestService({ OVERLOAD_MAX_IN_FLIGHT: '4' });
+  try {
+    const { key } = await freshTenant(queued.url);
+    const held = await Promise.all(Array.from({ length: 4 }, () => heldRequest(queued.url)));
+    // The four are read and admitted once their headers arrive; wait until the fifth is refused.
+    let res = await http(queued.url, 'GET', '/api/v1/orders?limit=1', { token: key });
+    for (let i = 0; i < 50 && res.status === 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      res = await http(queued.url, 'GET', '/api/v1/orders?limit=1', { token: key });
+    }
+    assertShed(res, 'queue full', 2);
+    const health = await http(queued.url, 'GET', '/healthz');
+    assert.equal(health.body.pressure.reason, 'requests_in_flight', JSON.stringify(health.body));
+    assert.equal(health.body.pressure.requests_in_flight, 4);
+    for (const request of held) request.destroy();
+    // The cut-off requests were counted out: served again.
+    let after = res;
+    for (let i = 0; i < 50 && after.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      after = await http(queued.url, 'GET', '/api/v1/orders?limit=1', { token: key });
+    }
+    assert.equal(after.status, 200, 'served once the held requests are gone');
+    assert.deepEqual((await http(queued.url, 'GET', '/healthz')).body, { ok: true });
+  } finally {
+    await queued.close();
+  }
 });
