@@ -68,16 +68,21 @@ class Episode {
     this.lastSeen = now;
     return now - this.firstSeen >= this.sampleMs;
   }
+
+  /** Whether requests are being shed now: the last request that met pressure was refused, and recently. */
+  shedding(now: number): boolean {
+    return now - this.lastSeen <= this.sampleMs && this.lastSeen - this.firstSeen >= this.sampleMs;
+  }
 }
 
 /** Requests admitted and not yet answered, per app (tests run several in one process). */
-const inFlight = new WeakMap<FastifyInstance, { count: number }>();
+const inFlight = new WeakMap<FastifyInstance, { count: number; episode: Episode }>();
 
 export async function registerLoadShedding(app: FastifyInstance, bounds: OverloadBounds): Promise<void> {
   if (!bounds.enabled) return;
-  const queue = { count: 0 };
-  inFlight.set(app, queue);
   const episode = new Episode(bounds.sampleIntervalMs);
+  const queue = { count: 0, episode };
+  inFlight.set(app, queue);
   await app.register(underPressure, {
     maxEventLoopDelay: bounds.maxEventLoopDelayMs,
     maxEventLoopUtilization: bounds.maxEventLoopUtilization,
@@ -103,15 +108,18 @@ export async function registerLoadShedding(app: FastifyInstance, bounds: Overloa
 
 /** What /healthz shows while the instance sheds load: the bound passed and the measures (null when not shedding). */
 export function pressureState(app: FastifyInstance, bounds: OverloadBounds) {
-  if (!bounds.enabled || !app.hasDecorator('memoryUsage')) return null;
+  const queue = inFlight.get(app);
+  if (!bounds.enabled || !queue || !app.hasDecorator('memoryUsage')) return null;
   const usage = app.memoryUsage();
-  const requests = inFlight.get(app)?.count ?? 0;
-  const reason = passedBound(usage, requests, bounds);
-  if (!reason) return null;
+  const reason = passedBound(usage, queue.count, bounds);
+  // A loop or heap bound passed for one sample only (a start, one long block) sheds nothing, so it is not shown.
+  if (!reason || (reason !== 'requests_in_flight' && !queue.episode.shedding(Date.now()))) return null;
+  const requests = queue.count;
   return {
     reason,
     requests_in_flight: requests,
-    event_loop_delay_ms: Math.round(usage.eventLoopDelay),
+    // Infinity (no loop turn at all in the sample) is sent as null.
+    event_loop_delay_ms: Number.isFinite(usage.eventLoopDelay) ? Math.round(usage.eventLoopDelay) : null,
     event_loop_utilization: Math.round(usage.eventLoopUtilized * 100) / 100,
     heap_used_mb: Math.round(usage.heapUsed / 2 ** 20),
     retry_after_sec: bounds.retryAfterSec,
