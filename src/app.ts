@@ -11,7 +11,7 @@ import { registerDocsPages, registerReferencePages } from './transports/docs-pag
 import { docsLinks, docsPages as buildDocsPages } from './transports/docs-document.ts';
 import { loadGuides } from './transports/guides.ts';
 import { apiIndexRoute, registerApiIndex } from './transports/api-index.ts';
-import { API_DESCRIPTION, COMMON_HEADERS, ERROR_STATUSES, IDEMPOTENCY_HEADERS, VERSIONING_HEADERS } from './transports/api-description.ts';
+import { API_DESCRIPTION, COMMON_HEADERS, ERROR_STATUSES, IDEMPOTENCY_HEADERS, OPERATOR_ERROR_STATUSES, VERSIONING_HEADERS } from './transports/api-description.ts';
 import { deliveryWebhooks } from './modules/webhooks/delivery-description.ts';
 import { orderOperations } from './modules/orders/operations.ts';
 import { webhookOperations } from './modules/webhooks/operations.ts';
@@ -28,7 +28,7 @@ import { fanOut } from './modules/webhooks/deliveries.ts';
 import { onEmit } from './platform/events.ts';
 import type { PublicRoute } from './platform/public-route.ts';
 import { registerPublicRoutes } from './transports/public-routes.ts';
-import { OPERATOR_BASE, checkAdminToken, registerAdminRoutes, type AdminRoute, type OperatorServices } from './operator/route.ts';
+import { OPERATOR_BASE, checkOperatorToken, registerAdminRoutes, type AdminRoute, type OperatorServices } from './operator/route.ts';
 import { registerMetrics } from './platform/metrics.ts';
 import { accountRoutes } from './operator/accounts-routes.ts';
 import { storefrontRoutes } from './operator/storefront-routes.ts';
@@ -37,6 +37,7 @@ import { registerConsole } from './operator/console.ts';
 import { consoleRoutes } from './operator/console-routes.ts';
 import { clientErrorHandler, frameworkErrorHandler } from './transports/client-error.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from './platform/json-depth.ts';
+import { pressureState, registerLoadShedding } from './platform/overload.ts';
 
 /** Every public operation, in the order the docs list them. */
 export const operations: Operation[] = [
@@ -100,10 +101,11 @@ export function operatorOpenApi(serverUrl: string) {
         'For the people who run Merx: provisioning (accounts, keys, courier integrations), the merchant\'s admin and the storefront ' +
         '(checkout, payments, order edits), the simulated outside world (couriers, jobs, the debug sink, faults), and what the operator ' +
         'console at /admin stands on (service facts, lists, running any public operation as the merchant\'s admin). ' +
-        'Authorization: Bearer <ADMIN_TOKEN> (printed by npm start). Not rate limited; never reachable with an API key.',
+        'Authorization: Bearer <ADMIN_TOKEN> (printed by npm start). Not rate limited, except wrong tokens: past 1,000 a minute ' +
+        '(AUTH_FAILURES_PER_WINDOW) from one address, that address gets 429 with Retry-After. Never reachable with an API key.',
       serverUrl,
       commonHeaders: { 'X-Deploy-SHA': COMMON_HEADERS['X-Deploy-SHA'] },
-      errorStatuses: { '400': 'validation_failed', '401': 'unauthorized', '404': 'not_found', '409': 'conflict' },
+      errorStatuses: OPERATOR_ERROR_STATUSES,
     },
     adminRoutes.map((r) => ({ ...r, path: OPERATOR_BASE + r.path })),
   );
@@ -158,6 +160,8 @@ export async function buildApp(services: OperatorServices, options: { reactions?
     // Issue 27: while the database is down, what needs it is answered 503 at once instead of waiting on a connection.
     if (services.db.health.isDown && needsDatabase(request.url)) throw databaseUnavailable();
   });
+  // Issue 27: right after the headers, so a shed request costs no other work (docs/operations.md, load shedding).
+  await registerLoadShedding(app, services.config.overload);
   // One line per request: never the key or query values (they may hold personal data).
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
@@ -191,14 +195,15 @@ export async function buildApp(services: OperatorServices, options: { reactions?
   // While the database is unreachable: 503 {ok: false, down: ["database"], database: {...}} (issue 27).
   app.get('/healthz', async (_request, reply) => {
     const redis = services.rateLimits.redisState();
-    const health = redis === 'not_configured' ? { ok: true } : { ok: true, redis };
+    const pressure = pressureState(app, services.config.overload);
+    const health = { ok: true, ...(redis === 'not_configured' ? {} : { redis }), ...(pressure ? { pressure } : {}) };
     const database = services.db.health.state();
     if (database.database === 'ok') return health;
     reply.code(503).header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SEC));
     return { ...health, ok: false, down: ['database'], database };
   });
   // Scraped with the operator token: metrics name routes and volumes, which are not public.
-  registerMetrics(app, services.metrics, (request) => checkAdminToken(request, services.adminTokenSha256));
+  registerMetrics(app, services.metrics, (request) => checkOperatorToken(request, services));
   const publicDoc = publicOpenApi(services.config.publicBaseUrl);
   app.get('/api/v1/openapi.json', async () => publicDoc);
   const guides = loadGuides();

@@ -3,6 +3,7 @@
 import { courierProviders } from './couriers/providers.ts';
 import os from 'node:os';
 import { KEYS_VARIABLE, parseKeys, type SealingKey } from './platform/secret-box.ts';
+import v8 from 'node:v8';
 
 export interface Config {
   port: number;
@@ -29,7 +30,12 @@ export interface Config {
   /** How long a client has to send a whole request, headers and body (REQUEST_TIMEOUT_MS; issue 27): then 408 request_timeout. */
   requestTimeoutMs: number;
   /** SPEC Limits by default; an operator may raise them (benchmarks, dedicated deployments). */
-  rateLimits: { restPerMinute: number; mcpPerMinute: number };
+  rateLimits: {
+    restPerMinute: number;
+    mcpPerMinute: number;
+    /** Failed authentications (API keys, operator token) per client address per window before 429 (issue 27). */
+    authFailures: { points: number; windowSec: number };
+  };
   /** LOG_LEVEL when set; else the format decides (src/platform/logger.ts: warn in a terminal, info otherwise). */
   logLevel: string | null;
   /** LOG_FORMAT (json or pretty) when set; else pretty when stdout is a terminal, json otherwise. */
@@ -38,6 +44,25 @@ export interface Config {
   inventoryEnabled: boolean;
   /** Run the scheduled workers in this process (WORKERS=0 leaves them to the operator's jobs API or another instance). */
   workers: boolean;
+  /** Load shedding (issue 27): past any bound, requests are answered 503 unavailable at once; 0 turns a bound off. */
+  overload: OverloadBounds;
+}
+
+export interface OverloadBounds {
+  /** OVERLOAD_SHEDDING=0 turns shedding off (benchmarks' "before"). */
+  enabled: boolean;
+  /** Requests this instance has admitted and not yet answered (OVERLOAD_MAX_IN_FLIGHT): its queue. */
+  maxInFlight: number;
+  /** Mean event-loop delay over a sample, ms (OVERLOAD_MAX_EVENT_LOOP_DELAY_MS). */
+  maxEventLoopDelayMs: number;
+  /** Event-loop utilisation over a sample, 0..1 (OVERLOAD_MAX_EVENT_LOOP_UTILIZATION; 0 = off). */
+  maxEventLoopUtilization: number;
+  /** V8 heap in use, bytes (OVERLOAD_MAX_HEAP_MB). */
+  maxHeapUsedBytes: number;
+  /** How often the measures are taken, ms (OVERLOAD_SAMPLE_INTERVAL_MS). */
+  sampleIntervalMs: number;
+  /** Retry-After of a shed request, s (OVERLOAD_RETRY_AFTER_SEC). */
+  retryAfterSec: number;
 }
 
 /**
@@ -59,6 +84,22 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+/** A fraction written as a decimal between 0 and 1 (0 turns the bound off). */
+function fraction(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^(0|1|0?\.\d+|1\.0+)$/.test(raw)) throw new ConfigError(`${name} must be a number between 0 and 1, got "${raw}"`);
+  return Number(raw);
+}
+
+/**
+ * The heap bound by default: 90% of the heap V8 allows this process, so an
+ * instance refuses new work before it runs out of memory rather than after.
+ */
+function defaultMaxHeapMb(): number {
+  return Math.floor((v8.getHeapStatistics().heap_size_limit * 0.9) / 2 ** 20);
 }
 
 function flag(env: Env, name: string, fallback: boolean): boolean {
@@ -134,11 +175,24 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimits: {
       restPerMinute: integer(env, 'RATE_LIMIT_REST_PER_MINUTE', 300, 1, 100_000_000),
       mcpPerMinute: integer(env, 'RATE_LIMIT_MCP_PER_MINUTE', 120, 1, 100_000_000),
+      authFailures: {
+        points: integer(env, 'AUTH_FAILURES_PER_WINDOW', 1000, 1, 100_000_000),
+        windowSec: integer(env, 'AUTH_FAILURES_WINDOW_SEC', 60, 1, 86_400),
+      },
     },
     logLevel: env.LOG_LEVEL ? oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info') : null,
     logFormat: env.LOG_FORMAT ? oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json') : null,
     production,
     inventoryEnabled: flag(env, 'FEATURE_INVENTORY', true),
     workers: flag(env, 'WORKERS', true),
+    overload: {
+      enabled: flag(env, 'OVERLOAD_SHEDDING', true),
+      maxInFlight: integer(env, 'OVERLOAD_MAX_IN_FLIGHT', 256, 0, 1_000_000),
+      maxEventLoopDelayMs: integer(env, 'OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
+      maxEventLoopUtilization: fraction(env, 'OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', 0),
+      maxHeapUsedBytes: integer(env, 'OVERLOAD_MAX_HEAP_MB', defaultMaxHeapMb(), 0, 1_000_000) * 2 ** 20,
+      sampleIntervalMs: integer(env, 'OVERLOAD_SAMPLE_INTERVAL_MS', 500, 10, 60_000),
+      retryAfterSec: integer(env, 'OVERLOAD_RETRY_AFTER_SEC', 2, 1, 3600),
+    },
   };
 }

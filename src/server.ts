@@ -55,7 +55,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       senderNice: config.webhookSenderNice,
     });
     const couriers = createCouriers(config);
-    keys = new KeyCache(db);
+    keys = new KeyCache(db, rateLimits.authFailures);
     await keys.start();
     const services: OperatorServices = {
       config,

@@ -73,6 +73,21 @@ export function checkAdminToken(request: FastifyRequest, expectedSha256: Buffer)
   }
 }
 
+/**
+ * The operator token check with the failed-authentication limit (issue 27):
+ * a wrong token counts against the client address, and past the limit the
+ * answer is 429. The right token is admitted from any address (comparing it
+ * costs nothing); a request without a token guesses nothing and is not counted.
+ */
+export async function checkOperatorToken(request: FastifyRequest, services: OperatorServices): Promise<void> {
+  try {
+    checkAdminToken(request, services.adminTokenSha256);
+  } catch (refusal) {
+    if (!request.headers.authorization) throw refusal;
+    await services.rateLimits.authFailures.failed(`operator:${request.ip}`, refusal);
+  }
+}
+
 export function registerAdminRoutes(app: FastifyInstance, services: OperatorServices, routes: AdminRoute[]): void {
   for (const route of routes) {
     const validateParams = compileOptional(route.params, 'path');
@@ -83,7 +98,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: OperatorServ
       method: route.method,
       url: OPERATOR_BASE + route.path,
       schema: { response: { [status]: serializableSchema(route.output) } },
-      onRequest: async (request) => checkAdminToken(request, services.adminTokenSha256),
+      onRequest: async (request) => checkOperatorToken(request, services),
       handler: async (request, reply) => {
         const params = { ...(request.params as object) };
         const query = { ...(request.query as object) };

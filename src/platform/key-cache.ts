@@ -5,14 +5,26 @@
 // commits, and every instance LISTENs and forgets the key at once. While the
 // listening connection is down nothing is cached, so a missed announcement
 // can never leave a revoked key working.
+//
+// Issue 27, floods: a well-formed key the database does not know (or no longer
+// admits) is remembered as such for UNKNOWN_TTL_MS, so the same unknown key
+// sent again costs no transaction. Any announcement forgets every unknown key
+// (an account reactivated, a key issued), and so does losing the listening
+// connection, so a refusal is never replayed past a change. Failed
+// authentications are counted per client address (rate-limit.ts
+// AuthFailureLimit): past the limit, 429 comes before any lookup, except for a
+// key this instance already knows to be valid, which keeps working.
 import type { Db } from './db.ts';
 import { bearerToken, hashApiKey, isKeyShaped, lookupKey, type AuthenticatedKey } from './auth.ts';
-import { unauthorized } from './errors.ts';
+import { AppError, unauthorized } from './errors.ts';
+import type { AuthFailureLimit } from './rate-limit.ts';
 
 export const KEY_CHANGES_CHANNEL = 'merx_key_changes';
 /** A key unused for this long is read again (bounds any staleness the announcements would not cover). */
 const TTL_MS = 30_000;
 const MAX_ENTRIES = 10_000;
+/** How long a refused key is answered 401 without asking the database again. */
+const UNKNOWN_TTL_MS = 10_000;
 /** SPEC Authentication 2: last_used_at is written at most once a minute per key. */
 const LAST_USED_EVERY_MS = 60_000;
 /** How long a change made here waits at most to hear its own announcement. */
@@ -30,9 +42,19 @@ interface Entry {
   expires: number;
 }
 
+interface Refusal {
+  error: AppError;
+  expires: number;
+}
+
 export class KeyCache {
   private readonly db: Db;
+  private readonly failures: AuthFailureLimit | null;
   private readonly entries = new Map<string, Entry>();
+  /** Well-formed keys the database refused, by hash: the same 401 again without a transaction. */
+  private readonly refused = new Map<string, Refusal>();
+  /** Key lookups sent to the database (tests read it: an unknown key repeated costs one). */
+  lookups = 0;
   private readonly lastUsedWrites = new Map<string, number>();
   private readonly waiters = new Map<string, Set<() => void>>();
   private unlisten: (() => Promise<void>) | null = null;
@@ -40,8 +62,9 @@ export class KeyCache {
   /** Bumped by every announcement: a lookup that overlapped one does not store what it read. */
   private generation = 0;
 
-  constructor(db: Db) {
+  constructor(db: Db, failures: AuthFailureLimit | null = null) {
     this.db = db;
+    this.failures = failures;
   }
 
   async start(): Promise<void> {
@@ -50,6 +73,7 @@ export class KeyCache {
         this.listening = false;
         this.generation++;
         this.entries.clear();
+        this.refused.clear();
       },
       onReady: () => {
         this.listening = true;
@@ -60,11 +84,16 @@ export class KeyCache {
   async stop(): Promise<void> {
     this.listening = false;
     this.entries.clear();
+    this.refused.clear();
     await this.unlisten?.();
   }
 
-  /** Resolves a bearer header to the key and its account, or throws 401. */
-  async authenticate(header: string | undefined): Promise<AuthenticatedKey> {
+  /**
+   * Resolves a bearer header to the key and its account, or throws 401 (429
+   * once `clientAddress` is past the failed-authentication limit). A missing
+   * or malformed key costs nothing and is not counted.
+   */
+  async authenticate(header: string | undefined, clientAddress = 'unknown'): Promise<AuthenticatedKey> {
     const token = bearerToken(header);
     if (!token || !isKeyShaped(token)) throw unauthorized();
     const hash = hashApiKey(token);
@@ -72,13 +101,35 @@ export class KeyCache {
     let key = this.entries.get(hash);
     if (!key || key.expires <= now) {
       this.entries.delete(hash);
-      const generation = this.generation;
-      const found = await lookupKey(this.db, hash);
-      key = { key: found, expires: now + TTL_MS };
-      if (this.listening && generation === this.generation) this.remember(hash, key);
+      await this.failures?.refuseIfLimited(`api-key:${clientAddress}`);
+      const found = await this.lookup(hash, now, clientAddress);
+      key = { key: found.key, expires: now + TTL_MS };
+      if (found.storable) this.remember(hash, key);
     }
     this.touchLastUsed(key.key.keyId, now);
     return key.key;
+  }
+
+  /** The key from the database, or its refusal (remembered for UNKNOWN_TTL_MS, and counted against the address). */
+  private async lookup(hash: string, now: number, clientAddress: string): Promise<{ key: AuthenticatedKey; storable: boolean }> {
+    const known = this.refused.get(hash);
+    if (known && known.expires > now) return this.fail(clientAddress, known.error);
+    this.refused.delete(hash);
+    const generation = this.generation;
+    this.lookups++;
+    try {
+      const key = await lookupKey(this.db, hash);
+      return { key, storable: this.listening && generation === this.generation };
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;
+      if (this.listening && generation === this.generation) this.rememberRefusal(hash, { error: err, expires: now + UNKNOWN_TTL_MS });
+      return this.fail(clientAddress, err);
+    }
+  }
+
+  private fail(clientAddress: string, refusal: AppError): Promise<never> {
+    if (!this.failures) throw refusal;
+    return this.failures.failed(`api-key:${clientAddress}`, refusal);
   }
 
   /**
@@ -113,6 +164,8 @@ export class KeyCache {
 
   private forget(announcement: string): void {
     this.generation++;
+    // Refusals carry no key or account id to match; any change may have made one of them wrong.
+    this.refused.clear();
     const [kind, id] = announcement.split(':');
     for (const [hash, entry] of this.entries) {
       if ((kind === 'key' && entry.key.keyId === id) || (kind === 'account' && entry.key.accountId === id) || !id) this.entries.delete(hash);
@@ -123,6 +176,11 @@ export class KeyCache {
     // Map order is insertion order: the oldest entry goes first.
     if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(hash, entry);
+  }
+
+  private rememberRefusal(hash: string, refusal: Refusal): void {
+    if (this.refused.size >= MAX_ENTRIES) this.refused.delete(this.refused.keys().next().value!);
+    this.refused.set(hash, refusal);
   }
 
   /** Off the request path: the write is not awaited, and a failure only allows the next attempt sooner. */

@@ -31,6 +31,10 @@ Unknown routes answer 404 and a wrong method 405 (with \`Allow\`) before any key
 - Every response carries \`X-Deploy-SHA\` (the serving build) and \`X-Request-Id\`; every authenticated response
   carries \`X-RateLimit-Limit\` and \`X-RateLimit-Remaining\`; a 429 also \`Retry-After\` (seconds).
 - Rate limits: 300 requests per minute per key on REST; 120 JSON-RPC messages per minute per key on MCP (a batch of N counts N).
+  Failed authentications are limited per client address (1,000 a minute by default): past them, requests from that address
+  answer 429 \`rate_limited\` with \`Retry-After\` instead of 401, except with a key the serving instance has just admitted.
+- An overloaded instance answers 503 \`unavailable\` at once (\`details.reason: "overloaded"\`, \`Retry-After\`), before
+  the key is checked; nothing was done, so any request may be retried after \`Retry-After\` seconds.
 - Order list \`q\` is a case-insensitive substring match over customer name, phone, email and tracking number, in which
   \`%\` and \`_\` are literal characters. \`payment\` matches \`payment_status\`; \`courier=none\` finds orders without a
   tracking number; \`product_id\` matches orders whose page sells the product or whose line items contain it.
@@ -136,10 +140,20 @@ export const ERROR_STATUSES = {
   '409': 'conflict',
   '413': 'payload_too_large',
   '431': 'headers_too_large: the request line and headers exceed 16 KB',
-  '429': 'rate_limited (Retry-After)',
+  '429': 'rate_limited (Retry-After): over the key\'s rate limit, or too many failed authentications from this address',
   '500': 'internal_error',
   '502': 'courier_error',
   '503': 'unavailable (Retry-After): the database cannot be reached or the instance is overloaded; or migration_pending: feature not yet enabled on this deployment',
+};
+
+/** The operator API's refusals: its own, plus the failed-token limit and load shedding (issue 27). */
+export const OPERATOR_ERROR_STATUSES = {
+  '400': 'validation_failed',
+  '401': 'unauthorized',
+  '404': 'not_found',
+  '409': 'conflict',
+  '429': 'rate_limited (Retry-After): too many wrong operator tokens from this address',
+  '503': 'unavailable (Retry-After): the database cannot be reached or the instance is overloaded',
 };
 
 export const COMMON_HEADERS = {

@@ -306,7 +306,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
   }
 
   async function handle(request: FastifyRequest, reply: FastifyReply) {
-    const key = await services.keys.authenticate(request.headers.authorization);
+    const key = await services.keys.authenticate(request.headers.authorization, request.ip);
     const read = readMessages(request);
     // GAPS check order: 429 before 400.
     const admitted = await countMessages(key, 'refused' in read ? 1 : read.messages.length, reply);

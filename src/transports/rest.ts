@@ -46,7 +46,7 @@ export function wantsDryRun(request: FastifyRequest): boolean {
  * comes after the 403s (docs/ARCHITECTURE.md).
  */
 async function admit(services: Services, op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<Caller> {
-  const key = await services.keys.authenticate(request.headers.authorization);
+  const key = await services.keys.authenticate(request.headers.authorization, request.ip);
   const outcome = await services.rateLimits.rest.consume(key.keyId);
   reply.header('X-RateLimit-Limit', outcome.limit).header('X-RateLimit-Remaining', outcome.remaining);
   requireScope(key, admittingScopes(op));
