@@ -187,7 +187,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers: flag(env, 'WORKERS', true),
     overload: {
       enabled: flag(env, 'OVERLOAD_SHEDDING', true),
-      maxInFlight: integer(env, 'OVERLOAD_MAX_IN_FLIGHT', 256, 0, 1_000_000),
+      maxInFlight: integer(env, 'OVERLOAD_MAX_IN_FLIGHT', 512, 0, 1_000_000),
       maxEventLoopDelayMs: integer(env, 'OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
       maxEventLoopUtilization: fraction(env, 'OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', 0),
       maxHeapUsedBytes: integer(env, 'OVERLOAD_MAX_HEAP_MB', defaultMaxHeapMb(), 0, 1_000_000) * 2 ** 20,
