@@ -137,9 +137,9 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     const answerOf = (output: unknown): StoredAnswer => ({ status: tool.op.successStatus ?? 200, headers: versionHeaders(tool.op, output), body: jsonOf(output), origin: 'mcp' });
     try {
       const output = await execute(services, tool.op, key, rest, { dryRun: isDryRun, ifMatch, idempotent: run && { run, answerOf } });
-      const headers = versionHeaders(tool.op, output);
-      await run?.finish(answerOf(output));
-      return success(output, headers.etag);
+      // Stored with the effect already, unless the operation commits on its own (then its answer is written once, here).
+      if (run && tool.op.ownTransactions) await run.finish(answerOf(output));
+      return success(output, versionHeaders(tool.op, output).etag);
     } catch (err) {
       const appError = toAppError(err);
       await run?.finish({ status: appError.status, headers: replayedHeaders(appError.headers), body: JSON.stringify(appError.toBody()), origin: 'mcp' });
