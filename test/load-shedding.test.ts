@@ -138,6 +138,10 @@ test('bounds are validated at start', async () => {
   assert.equal(config.overload.maxEventLoopUtilization, 0.95);
   assert.equal(config.overload.maxHeapUsedBytes, 512 * 2 ** 20);
   assert.equal(config.overload.enabled, false);
+  // The loop-delay bound is off by default on embedded PGlite (its queries run on the loop) and on with PostgreSQL.
+  assert.equal(loadConfig({}).overload.maxEventLoopDelayMs, 0);
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://127.0.0.1/x' }).overload.maxEventLoopDelayMs, 1000);
+  assert.equal(loadConfig({ OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '250' }).overload.maxEventLoopDelayMs, 250);
 });
 
 /** A POST whose headers are sent and whose body never comes: admitted, and in flight until destroyed. */
