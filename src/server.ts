@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { openDb, type Db } from './platform/db.ts';
 import { createLogger } from './platform/logger.ts';
-import { migrate } from './platform/migrate.ts';
+import { migrateDatabase } from './views.ts';
 import { createRateLimits } from './platform/rate-limit.ts';
 import { KeyCache } from './platform/key-cache.ts';
 import { resolveDeploySha } from './platform/deploy-sha.ts';
@@ -37,7 +37,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
   db.health.setLog(log);
   let keys: KeyCache | undefined;
   try {
-    await migrate(db);
+    await migrateDatabase(db, log);
     await openSecretsAtRest(db, config, { warn: (message) => log.warn(message) });
     const admin = await resolveAdminToken(db, config.adminToken, config.dataDir);
     const cursors = await loadCursorSeal(db);

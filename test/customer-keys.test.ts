@@ -10,7 +10,7 @@ import { startTestService, http, ADMIN_TOKEN, type TestService } from './helpers
 import { shop } from './helpers/customers.ts';
 import { isolatedDatabase } from './helpers/webhooks.ts';
 import { openDb } from '../src/platform/db.ts';
-import { migrate } from '../src/platform/migrate.ts';
+import { migrateDatabase } from '../src/views.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -113,7 +113,7 @@ test('upgrading a database: migration 019 re-keys orders, customers, notes and s
     }
 
     // 019 first; later migrations (020 secrets at rest) run after it.
-    assert.equal((await migrate(db))[0], '019_customer_key.sql');
+    assert.equal((await migrateDatabase(db))[0], '019_customer_key.sql');
     const { rows: orders } = await db.query<{ k: string }>('SELECT DISTINCT customer_key AS k FROM orders WHERE account_id = $1 ORDER BY 1', [account]);
     assert.deepEqual(orders.map((r) => r.k), ['ivan@x.io', 'élodie@x.io']);
     const { rows: customers } = await db.query<{ key: string; orders_count: number }>(

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { openDb, type Db } from '../src/platform/db.ts';
-import { migrate } from '../src/platform/migrate.ts';
+import { migrateDatabase } from '../src/views.ts';
 import { isolatedDatabase, type IsolatedDatabase } from './helpers/webhooks.ts';
 
 let database: IsolatedDatabase;
@@ -15,7 +15,7 @@ let db: Db;
 before(async () => {
   database = await isolatedDatabase();
   db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: 'memory://' });
-  await migrate(db);
+  await migrateDatabase(db);
 });
 after(async () => {
   await db?.close();

@@ -14,7 +14,7 @@ import {
 import type { ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { openDb } from '../src/platform/db.ts';
 import { LANE_WIDTH } from '../src/modules/webhooks/lanes.ts';
-import { migrate } from '../src/platform/migrate.ts';
+import { migrateDatabase } from '../src/views.ts';
 import { DUE_CHANNEL, DueAnnouncer, DueTimer } from '../src/modules/webhooks/due-timer.ts';
 
 let world: ReceiverWorld;
@@ -113,7 +113,7 @@ test('the worker sleeps until the next due time and is woken by a notification, 
   const timer = new DueTimer(db, async () => void passes++, (err) => errors.push(err));
   const announcer = new DueAnnouncer(db, (err) => errors.push(err));
   try {
-    await migrate(db);
+    await migrateDatabase(db);
     await timer.start();
     await eventually(async () => passes === 1, 'the first pass at start');
     // No delivery is pending: it sleeps (no polling pass follows on its own).

@@ -2,11 +2,18 @@
 // hash of its view as served. Hashing the view (not a version column) makes
 // the tag change whatever path changed the resource (API, admin, courier
 // mirror, checkout, payment, a shipment summary or stock moving), and needs
-// no path to remember to bump anything. GET, PATCH answers and the If-Match
-// check all call etagOf, so they can never disagree.
+// no path to remember to bump anything.
+//
+// A stored view (issue 29: orders, products) has its tag written by the
+// database with its text (merx_view_etag, the same function as etagOfText),
+// and every answer and If-Match check reads that stored tag. A view built
+// when read (a webhook subscription) is hashed here, by etagOf, in its
+// canonical form. Either way GET, the write's answer and the If-Match check
+// take the tag from the same place, so they can never disagree.
 import crypto from 'node:crypto';
 import { canonicalJson } from './canonical-json.ts';
 import { AppError } from './errors.ts';
+import { dataOf, JsonText } from './json-text.ts';
 
 export const ETAG_HEADER = 'ETag';
 export const IF_MATCH_HEADER = 'If-Match';
@@ -19,6 +26,18 @@ export const IF_NONE_MATCH_HEADER = 'If-None-Match';
  */
 export function etagOf(view: unknown): string {
   return `"${crypto.createHash('sha256').update(canonicalJson(view)).digest('base64url').slice(0, 32)}"`;
+}
+
+/** The strong ETag of a stored view's exact text: what the database's merx_view_etag writes (migration 021). */
+export function etagOfText(text: string): string {
+  return `"${crypto.createHash('sha256').update(text).digest('base64url').slice(0, 32)}"`;
+}
+
+/** The ETag of an answer's `data`: the stored tag that came with a stored view, else the hash of the view. */
+export function etagOfData(answer: unknown): string {
+  const data = answer instanceof JsonText ? answer.fields?.data : (answer as { data?: unknown }).data;
+  if (data instanceof JsonText && data.etag) return data.etag;
+  return etagOf(dataOf(answer));
 }
 
 /** The strong ETag of an answer that is not a versioned resource (a list, a report): the hash of its bytes. */
@@ -53,8 +72,7 @@ export function preconditionFailed(currentEtag: string): AppError {
   );
 }
 
-/** Throws 412 unless `ifMatch` admits the current view. */
-export function checkIfMatch(ifMatch: string, currentView: unknown): void {
-  const current = etagOf(currentView);
+/** Throws 412 unless `ifMatch` admits the resource's current ETag. */
+export function checkIfMatch(ifMatch: string, current: string): void {
   if (!ifMatchAllows(ifMatch, current)) throw preconditionFailed(current);
 }

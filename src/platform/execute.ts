@@ -30,7 +30,7 @@ function boundTo(tx: Sql, db: Db, commits: boolean): Db {
 
 /** EXTENSIONS 3: 404 when the resource is missing (even for `*`), 412 when If-Match does not admit its current ETag. */
 async function checkPrecondition(op: Operation, sql: Sql, caller: Caller, input: Record<string, unknown>, ifMatch: string, lock: boolean) {
-  checkIfMatch(ifMatch, await op.etag!.current(sql, caller.accountId, String(input.id), { lock }));
+  checkIfMatch(ifMatch, await op.etag!.currentEtag(sql, caller.accountId, String(input.id), { lock }));
 }
 
 /** SPEC Limits: some operations have a per-account limit besides the key's. */

@@ -8,11 +8,14 @@ export class JsonText {
   private joined: string | null;
   /** The fields it was written from, when JsonText.object wrote it (an answer's `data`, for its ETag). */
   readonly fields: Readonly<Record<string, unknown>> | null;
+  /** A stored view's ETag, written with its text by the database (issue 29): the tag of exactly this text. */
+  readonly etag: string | null;
   /** `text`: the JSON, or the pieces that written one after another make it. */
-  constructor(text: string | readonly Piece[], fields: Record<string, unknown> | null = null) {
+  constructor(text: string | readonly Piece[], fields: Record<string, unknown> | null = null, etag: string | null = null) {
     this.pieces = typeof text === 'string' ? [text] : text;
     this.joined = typeof text === 'string' ? text : null;
     this.fields = fields;
+    this.etag = etag;
   }
 
   /**

@@ -47,6 +47,8 @@ export interface JsonView {
   alias: string;
   /** LATERAL joins the expression reads (a latest shipment, counts). */
   joins?: string;
-  /** The row's JSON (a json_build_object). */
+  /** The row's JSON: an expression that builds it, or the column of a stored view (stored-view.ts). */
   json: string;
+  /** A stored view's ETag column: the tag of exactly the stored text, written with it. */
+  etag?: string;
 }

@@ -43,8 +43,8 @@ export interface ToolAnnotations {
  * transaction on the locked row, before the handler runs.
  */
 export interface Versioned {
-  /** The resource `:id` names, as the operation serves it; `lock` takes its row lock for the transaction. Throws not_found. */
-  current: (sql: Sql, accountId: string, id: string, options: { lock: boolean }) => Promise<unknown>;
+  /** The current ETag of the resource `:id` names; `lock` takes its row lock for the transaction. Throws not_found. */
+  currentEtag: (sql: Sql, accountId: string, id: string, options: { lock: boolean }) => Promise<string>;
 }
 
 export interface OperationSpec<

@@ -6,6 +6,7 @@
 import type { QueryOptions, Sql } from './db.ts';
 import { JsonText } from './json-text.ts';
 import { isoTime, type JsonView } from './json-view.ts';
+import { ETAG_COLUMN, type View } from './stored-view.ts';
 import { afterCursor, encodeCursor } from './paging.ts';
 import type { ScopedSeal } from './cursor-seal.ts';
 
@@ -60,9 +61,23 @@ function statementText(view: JsonView, variant: string, build: () => string): st
 export async function readOne(
   sql: Sql, view: JsonView, where: string, params: unknown[], options: QueryOptions = { prepared: true },
 ): Promise<JsonText | null> {
-  const text = statementText(view, where, () => `SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`);
-  const { rows } = await sql.query<{ v: string }>(text, params, options);
-  return rows[0] ? new JsonText(rows[0].v) : null;
+  const etag = view.etag ? `, ${view.etag} AS e` : '';
+  const text = statementText(view, where, () => `SELECT ${view.json}::text AS v${etag} FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`);
+  const { rows } = await sql.query<{ v: string; e?: string }>(text, params, options);
+  return rows[0] ? new JsonText(rows[0].v, null, rows[0].e ?? null) : null;
+}
+
+/**
+ * A stored view's current ETag (EXTENSIONS 3 If-Match), or null when the row
+ * is missing; `lock` takes the row's lock for the rest of the transaction.
+ */
+export async function storedEtag(sql: Sql, view: View, accountId: string, id: string, options: { lock: boolean }): Promise<string | null> {
+  const { rows } = await sql.query<{ e: string }>(
+    `SELECT ${ETAG_COLUMN} AS e FROM ${view.table} WHERE account_id = $1 AND id = $2${options.lock ? ' FOR UPDATE' : ''}`,
+    [accountId, id],
+    { prepared: true },
+  );
+  return rows[0]?.e ?? null;
 }
 
 /** Up to this many pages in, an offset page is read directly (a looked-up row costs about as much as three skipped ones). */

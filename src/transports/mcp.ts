@@ -11,7 +11,7 @@ import { compileValidator, type Validator } from '../platform/validation.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from '../platform/json-depth.ts';
 import { execute } from '../platform/execute.ts';
 import { JsonText, dataOf, jsonOf } from '../platform/json-text.ts';
-import { etagOf } from '../platform/etag.ts';
+import { etagOfData } from '../platform/etag.ts';
 import { sendJsonText } from '../platform/answer-bytes.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
@@ -164,7 +164,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
 
   /** The answer headers REST would send for this result (ETag), kept with a stored answer. */
   function versionHeaders(op: Operation, output: unknown): Record<string, string> {
-    return op.etag ? { etag: etagOf(dataOf(output)) } : {};
+    return op.etag ? { etag: etagOfData(output) } : {};
   }
 
   /** EXTENSIONS 2 on MCP: params._meta.idempotency_key on a write tool, in the key space REST uses. */

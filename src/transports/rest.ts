@@ -13,7 +13,7 @@ import { compileOptional } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
 import { dataOf, JsonText } from '../platform/json-text.ts';
 import { sendJsonText } from '../platform/answer-bytes.ts';
-import { ETAG_HEADER, etagOf, etagOfAnswer, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
+import { ETAG_HEADER, etagOfAnswer, etagOfData, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import { serializableSchema } from './schema-refs.ts';
@@ -113,8 +113,8 @@ function operationRoute(services: Services, op: Operation) {
     const result = await execute(services, op, caller, { ...body, ...query, ...params }, { dryRun, ifMatch, idempotent });
     if (stored) return sendStored(reply, stored);
     if (op.etag) {
-      // The same function of the same view as If-Match checks: a view PostgreSQL wrote is parsed for it (data only).
-      const etag = etagOf(dataOf(result));
+      // The tag If-Match checks: a stored view's own, else the hash of the view (etag.ts).
+      const etag = etagOfData(result);
       reply.header(ETAG_HEADER, etag);
       const ifNoneMatch = isWrite(op) ? undefined : headerValue(request, IF_NONE_MATCH_HEADER);
       if (ifNoneMatch !== undefined && ifNoneMatchHits(ifNoneMatch, etag)) return reply.code(304).send();
@@ -141,7 +141,7 @@ function answerFor(reply: FastifyReply, op: Operation, result: unknown): StoredA
   const status = op.successStatus ?? 200;
   const headers: Record<string, string> = {};
   if (op.location) headers.location = locationOf(op, result);
-  if (op.etag) headers.etag = etagOf(dataOf(result));
+  if (op.etag) headers.etag = etagOfData(result);
   const body = result instanceof JsonText ? result.text : (reply.serializeInput(result as Record<string, unknown>, String(status)) as string);
   return { status, headers, body, origin: 'rest' };
 }

@@ -11,7 +11,7 @@ import type { TestContext } from 'node:test';
 import { http, ADMIN_TOKEN, freshTenant, startTestService, type TestService } from './harness.ts';
 import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint, type ReceivedRequest } from './https-receiver.ts';
 import { openDb, type Db } from '../../src/platform/db.ts';
-import { migrate } from '../../src/platform/migrate.ts';
+import { migrateDatabase } from '../../src/views.ts';
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const SUBSCRIPTION_FIELDS = [
@@ -89,7 +89,7 @@ export async function subscriptionDatabase(name: string) {
   const accountId = crypto.randomUUID();
   const webhookId = crypto.randomUUID();
   try {
-    await migrate(db);
+    await migrateDatabase(db);
     await db.query(`INSERT INTO accounts (id, name, email) VALUES ($1, $2, 'engine@example.com')`, [accountId, name]);
     await db.query(`INSERT INTO webhook_subscriptions (id, account_id, url, events, secret, secret_prefix) VALUES ($1, $2, 'https://example.com/hook', '{order.updated}', 'whsec_x', 'whsec_x')`, [
       webhookId,

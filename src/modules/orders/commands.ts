@@ -3,7 +3,8 @@
 import type { Sql } from '../../platform/db.ts';
 import { emit, type EventSource } from '../../platform/events.ts';
 import type { Notifier } from '../../notify/notifier.ts';
-import { findOrder, lockOrder } from './queries.ts';
+import { findOrder, findOrderText, lockOrder } from './queries.ts';
+import { valueOf, type JsonText } from '../../platform/json-text.ts';
 import type { OrderStatusName, OrderView, UpdateOrderInput } from './schema.ts';
 import { shippedNotices } from './notices.ts';
 import { applyOrderStatusStock } from '../inventory/order-stock.ts';
@@ -34,6 +35,8 @@ export async function wouldNotifyCustomer(sql: Sql, order: OrderView, status: Or
 
 export interface OrderUpdateResult {
   order: OrderView;
+  /** The same order as stored (with its ETag), for answers that show it. */
+  text: JsonText;
   statusChanged: boolean;
   emailSent: boolean;
 }
@@ -64,14 +67,15 @@ export async function changeOrder(
       changedFields.push(column);
     }
   }
-  if (Object.keys(columns).length === 0) return { order: before, statusChanged: false, emailSent: false };
+  if (Object.keys(columns).length === 0) return { order: before, text: (await findOrderText(tx, accountId, orderId))!, statusChanged: false, emailSent: false };
 
   const names = Object.keys(columns);
   await tx.query(
     `UPDATE orders SET ${names.map((n, i) => `${n} = $${i + 3}`).join(', ')}, updated_at = now() WHERE account_id = $1 AND id = $2`,
     [accountId, orderId, ...names.map((n) => columns[n])],
   );
-  const order = (await findOrder(tx, accountId, orderId))!;
+  const text = (await findOrderText(tx, accountId, orderId))!;
+  const order = valueOf<OrderView>(text);
   if (changedFields.length) await emit(tx, accountId, 'order.updated', { order, changed: changedFields, source });
 
   const statusChanged = changes.status !== undefined;
@@ -87,7 +91,7 @@ export async function changeOrder(
       }
     }
   }
-  return { order, statusChanged, emailSent };
+  return { order, text, statusChanged, emailSent };
 }
 
 /** The payment processor (or the merchant) reports a payment status; `paid` emits order.paid. */

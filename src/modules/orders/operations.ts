@@ -5,15 +5,22 @@ import { Type } from 'typebox';
 import { Shipment } from '../shipments/schema.ts';
 import { latestShipmentText } from '../shipments/queries.ts';
 import { changeOrder, plannedChanges, wouldNotifyCustomer } from './commands.ts';
-import { getOrder, getOrderText, listOrders, lockOrder } from './queries.ts';
-import { JsonText } from '../../platform/json-text.ts';
-import { ListOrdersQuery, OrderEnvelope, OrderIdParams, OrderList, UpdateOrderBody, UpdateOrderPreview, UpdateOrderResult } from './schema.ts';
+import { getOrder, getOrderText, listOrders } from './queries.ts';
+import { JsonText, valueOf } from '../../platform/json-text.ts';
+import { notFound } from '../../platform/errors.ts';
+import { storedEtag } from '../../platform/read-sql.ts';
+import { orderView } from './view.ts';
+import { ListOrdersQuery, OrderEnvelope, type OrderView, OrderIdParams, OrderList, UpdateOrderBody, UpdateOrderPreview, UpdateOrderResult } from './schema.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 
 /** EXTENSIONS 3: the order as GET serves it, for ETag and If-Match. */
 const orderVersion: Versioned = {
-  current: (sql, accountId, id, { lock }) => (lock ? lockOrder(sql, accountId, id) : getOrder(sql, accountId, id)),
+  currentEtag: async (sql, accountId, id, options) => {
+    const etag = await storedEtag(sql, orderView, accountId, id, options);
+    if (etag === null) throw notFound('order');
+    return etag;
+  },
 };
 
 export const listOrdersOp = defineOperation({
@@ -72,20 +79,21 @@ export const updateOrderOp = defineOperation({
     const { id, ...body } = input;
     const accountId = ctx.caller.accountId;
     if (ctx.dryRun) {
-      const order = await getOrder(ctx.db, accountId, id);
+      const text = await getOrderText(ctx.db, accountId, id);
+      const order = valueOf<OrderView>(text);
       const changes = plannedChanges(order, body);
-      return {
-        dry_run: true as const,
-        data: order,
+      return JsonText.object({
+        dry_run: true,
+        data: text,
         changes,
         status_would_change: changes.status !== undefined,
         would_notify_customer: await wouldNotifyCustomer(ctx.db, order, body.status, body.notify_customer),
-      };
+      });
     }
     const result = await ctx.db.tx((tx) =>
       changeOrder(tx, { notifier: ctx.notifier }, accountId, id, body, 'api'),
     );
-    return { data: result.order, status_changed: result.statusChanged, email_sent: result.emailSent };
+    return JsonText.object({ data: result.text, status_changed: result.statusChanged, email_sent: result.emailSent });
   },
 });
 

@@ -1,4 +1,4 @@
-// Reading orders: the public Order view (view.ts) and the keyset-paged list.
+// Reading orders: the stored Order view (view.ts) and the keyset-paged list.
 // Every query is scoped by account_id.
 import type { Sql } from '../../platform/db.ts';
 import { parseStrictDate } from '../../platform/dates.ts';
@@ -9,15 +9,15 @@ import { substringSearch } from '../../platform/search.ts';
 import { valueOf, type JsonText } from '../../platform/json-text.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { ListOrdersInput, OrderView } from './schema.ts';
-import { ORDER_VIEW } from './view.ts';
+import { orderView } from './view.ts';
 
 /** The lower-cased search text the orders_search (trigram) and orders_search_short indexes are built on. */
 export const SEARCH_TEXT = `lower(coalesce(o.customer_name, '') || chr(1) || coalesce(o.customer_phone, '') || chr(1) ||
   coalesce(o.customer_email, '') || chr(1) || coalesce(o.tracking_number, ''))`;
 
-/** The order's view as PostgreSQL writes it, or null. */
+/** The order's stored view, or null. */
 export function findOrderText(sql: Sql, accountId: string, orderId: string): Promise<JsonText | null> {
-  return readOne(sql, ORDER_VIEW, 'o.account_id = $1 AND o.id = $2', [accountId, orderId]);
+  return readOne(sql, orderView.read, 'o.account_id = $1 AND o.id = $2', [accountId, orderId]);
 }
 
 /** The same view as an object, for code that decides on its fields. */
@@ -82,7 +82,7 @@ function listFilters(accountId: string, input: ListOrdersInput, productPages: st
 /** A page of the list, newest first, as JSON text. */
 export async function listOrders(sql: Sql, accountId: string, input: ListOrdersInput, cursors: CursorSeal): Promise<JsonText> {
   const productPages = input.product_id ? await pagesSelling(sql, accountId, input.product_id) : [];
-  return readPage(sql, ORDER_VIEW, listFilters(accountId, input, productPages), {
+  return readPage(sql, orderView.read, listFilters(accountId, input, productPages), {
     limit: input.limit ?? 50,
     cursor: input.cursor,
     seal: cursors.scopedTo(accountId),

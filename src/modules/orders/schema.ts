@@ -1,89 +1,13 @@
-// SPEC Order view (closed: exactly these fields, legacy orders included) and
-// the inputs of the order operations.
+// The order operations' inputs and answers around the SPEC Order view
+// (declared with its SQL in view.ts).
 import { Type, type Static } from 'typebox';
-import { Closed, Cursor, DateTime, Limit, ListOf, Nullable, NullableDateTime, NullableUuid, StrictDate, Uuid } from '../../platform/schema.ts';
-import { SHIPMENT_STATUSES, ShipmentSummary } from '../shipments/schema.ts';
+import { Closed, Cursor, Limit, ListOf, Nullable, StrictDate, Uuid } from '../../platform/schema.ts';
+import { SHIPMENT_STATUSES } from '../shipments/view.ts';
+import { orderView, OrderStatus, type OrderStatusName } from './view.ts';
 
-export const ORDER_STATUSES = ['new', 'confirmed', 'processing', 'shipped', 'delivered', 'cancelled', 'returned', 'refunded', 'archived'] as const;
-export type OrderStatusName = (typeof ORDER_STATUSES)[number];
-export const OrderStatus = Type.Unsafe<OrderStatusName>({ type: 'string', enum: [...ORDER_STATUSES] });
+export { LineItem, ORDER_STATUSES, OrderStatus, type OrderStatusName } from './view.ts';
 
-const StringOrInteger = Type.Unsafe<string | number | null>({ type: ['string', 'integer', 'null'] });
-
-export const LineItem = Type.Object(
-  {
-    kind: Type.String({ description: 'main, component, gift, bump, extra or free_shipping' }),
-    product_id: NullableUuid(),
-    variant_id: NullableUuid(),
-    name: Type.String(),
-    sku: Nullable('string'),
-    qty: Type.Integer(),
-    unit_price_cents: Type.Integer(),
-    total_cents: Type.Integer(),
-    delivery_type: Type.String(),
-    digital: Type.Boolean(),
-    note: Type.String(),
-  },
-  { additionalProperties: true, $id: 'LineItem', description: 'Amounts in cents; extra properties may appear.' },
-);
-
-export const Order = Closed(
-  {
-    id: Uuid(),
-    number: Nullable('integer', { description: 'Merchant-facing number, per account.' }),
-    order_number: Nullable('integer', { description: 'Platform-wide number.' }),
-    status: OrderStatus,
-    payment_status: Nullable('string', { description: 'e.g. pending, paid, refunded' }),
-    payment_method: Nullable('string', { description: 'e.g. cod, bank, card, free' }),
-    funnel_step: Nullable('string', { description: 'e.g. main, upsell, downsell, original' }),
-    parent_order_id: NullableUuid(),
-    total: Nullable('number', { description: 'In the page currency.' }),
-    delivery_price: Nullable('number'),
-    discount_amount: Nullable('number'),
-    coupon_code: Nullable('string'),
-    refund_amount_cents: Nullable('integer'),
-    refunded_at: NullableDateTime(),
-    customer: Closed({
-      name: Nullable('string'),
-      email: Nullable('string'),
-      phone: Nullable('string'),
-      vat: Nullable('string', { description: 'Company id when an invoice was requested.' }),
-    }),
-    shipping: Closed({
-      address: Nullable('string'),
-      city: Nullable('string'),
-      zip: Nullable('string'),
-      method: Nullable('string'),
-      courier_slug: Nullable('string'),
-      courier_delivery_mode: Nullable('string', { description: 'office or home' }),
-      courier_office_id: StringOrInteger,
-    }),
-    courier: Nullable('string', { description: 'Courier actually used: a slug, or free text set through the API.' }),
-    tracking_number: Nullable('string'),
-    tracking_url: Nullable('string'),
-    line_items: Type.Unsafe<Static<typeof LineItem>[] | null>({
-      type: ['array', 'null'],
-      items: LineItem,
-      description: 'null for legacy orders, which carry product_name, quantity and unit_price instead.',
-    }),
-    product_name: Nullable('string'),
-    product_sku: Nullable('string'),
-    quantity: Nullable('integer'),
-    unit_price: Nullable('number'),
-    notes: Nullable('string', { description: "The customer's checkout note." }),
-    admin_notes: Nullable('string', { description: 'Internal notes.' }),
-    return_note: Nullable('string'),
-    page_id: NullableUuid(),
-    invoice_number: StringOrInteger,
-    shipment: Type.Unsafe<Static<typeof ShipmentSummary> | null>({
-      anyOf: [ShipmentSummary, { type: 'null' }],
-      description: 'The latest waybill, or null.',
-    }),
-    created_at: DateTime(),
-    updated_at: NullableDateTime(),
-  },
-  { $id: 'Order' },
-);
+export const Order = orderView.schema;
 export type OrderView = Static<typeof Order>;
 
 export const OrderIdParams = Closed({ id: Uuid({ description: 'Order id (a UUID; order numbers are not ids).' }) });

@@ -2,7 +2,8 @@
 // inventory movements (SPEC Products).
 import crypto from 'node:crypto';
 import type { Sql } from '../../platform/db.ts';
-import { getProduct } from './queries.ts';
+import { getProductText } from './queries.ts';
+import type { JsonText } from '../../platform/json-text.ts';
 import type { CreateProductInput, ProductView, UpdateProductInput } from './schema.ts';
 
 const DEFAULTS = { active: true, block_on_zero_stock: false, catalog_hidden: false, delivery_type: 'physical' };
@@ -40,7 +41,8 @@ export function productChanges(current: ProductView, input: UpdateProductInput):
 
 const column = (field: string, value: unknown) => (field === 'dim_cm' && value !== null ? JSON.stringify(value) : value);
 
-export async function createProduct(tx: Sql, accountId: string, input: CreateProductInput): Promise<ProductView> {
+/** Creates the product; answers its stored view. */
+export async function createProduct(tx: Sql, accountId: string, input: CreateProductInput): Promise<JsonText> {
   const record = normalizedNewProduct(input);
   const fields = Object.keys(record);
   const id = crypto.randomUUID();
@@ -48,10 +50,11 @@ export async function createProduct(tx: Sql, accountId: string, input: CreatePro
     `INSERT INTO products (id, account_id, ${fields.join(', ')}) VALUES ($1, $2, ${fields.map((_, i) => `$${i + 3}`).join(', ')})`,
     [id, accountId, ...fields.map((f) => column(f, record[f]))],
   );
-  return getProduct(tx, accountId, id);
+  return getProductText(tx, accountId, id);
 }
 
-export async function updateProduct(tx: Sql, accountId: string, productId: string, changes: Record<string, unknown>): Promise<ProductView> {
+/** Applies the changes; answers the product's stored view. */
+export async function updateProduct(tx: Sql, accountId: string, productId: string, changes: Record<string, unknown>): Promise<JsonText> {
   const fields = Object.keys(changes);
   if (fields.length) {
     await tx.query(
@@ -59,5 +62,5 @@ export async function updateProduct(tx: Sql, accountId: string, productId: strin
       [accountId, productId, ...fields.map((f) => column(f, changes[f]))],
     );
   }
-  return getProduct(tx, accountId, productId);
+  return getProductText(tx, accountId, productId);
 }

@@ -4,17 +4,21 @@ import { defineOperation, type Versioned } from '../../platform/operation.ts';
 import { Closed } from '../../platform/schema.ts';
 import { createProduct, normalizedNewProduct, productChanges, updateProduct } from './commands.ts';
 import { getProduct, getProductText, listProducts } from './queries.ts';
-import { JsonText } from '../../platform/json-text.ts';
-import { Changes, CreateProductBody, ListProductsQuery, Product, ProductEnvelope, ProductIdParams, ProductList, UpdateProductBody } from './schema.ts';
+import { JsonText, valueOf } from '../../platform/json-text.ts';
+import { notFound } from '../../platform/errors.ts';
+import { storedEtag } from '../../platform/read-sql.ts';
+import { productView } from './view.ts';
+import { type ProductView, Changes, CreateProductBody, ListProductsQuery, Product, ProductEnvelope, ProductIdParams, ProductList, UpdateProductBody } from './schema.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const TAGS = ['Products'];
 
 /** EXTENSIONS 3: the product as GET serves it (variants and stock included), for ETag and If-Match. */
 const productVersion: Versioned = {
-  current: async (sql, accountId, id, { lock }) => {
-    if (lock) await sql.query('SELECT 1 FROM products WHERE account_id = $1 AND id = $2 FOR UPDATE', [accountId, id]);
-    return getProduct(sql, accountId, id);
+  currentEtag: async (sql, accountId, id, options) => {
+    const etag = await storedEtag(sql, productView, accountId, id, options);
+    if (etag === null) throw notFound('product');
+    return etag;
   },
 };
 
@@ -68,7 +72,7 @@ export const createProductOp = defineOperation({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   handler: async (ctx, input) => {
     if (ctx.dryRun) return { dry_run: true as const, changes: normalizedNewProduct(input) };
-    return { data: await ctx.db.tx((tx) => createProduct(tx, ctx.caller.accountId, input)) };
+    return JsonText.object({ data: await ctx.db.tx((tx) => createProduct(tx, ctx.caller.accountId, input)) });
   },
 });
 
@@ -91,15 +95,15 @@ export const updateProductOp = defineOperation({
   handler: async (ctx, { id, ...input }) => {
     const accountId = ctx.caller.accountId;
     if (ctx.dryRun) {
-      const current = await getProduct(ctx.db, accountId, id);
-      return { dry_run: true as const, data: current, changes: productChanges(current, input) };
+      const current = await getProductText(ctx.db, accountId, id);
+      return JsonText.object({ dry_run: true, data: current, changes: productChanges(valueOf<ProductView>(current), input) });
     }
-    return {
+    return JsonText.object({
       data: await ctx.db.tx(async (tx) => {
         await tx.query('SELECT 1 FROM products WHERE account_id = $1 AND id = $2 FOR UPDATE', [accountId, id]);
         return updateProduct(tx, accountId, id, productChanges(await getProduct(tx, accountId, id), input));
       }),
-    };
+    });
   },
 });
 

@@ -1,58 +1,12 @@
-// SPEC Product and Variant views; GAPS "Inventory and products" field types.
+// The product operations' inputs and answers around the SPEC Product view
+// (declared with its SQL in view.ts); GAPS "Inventory and products" field types.
 import { Type, type Static } from 'typebox';
-import { Closed, Cursor, DateTime, Limit, ListOf, Nullable, NullableDateTime, Uuid } from '../../platform/schema.ts';
+import { Closed, Cursor, Limit, ListOf, Nullable, Uuid } from '../../platform/schema.ts';
+import { Dimensions, productView } from './view.ts';
 
 export const DELIVERY_TYPES = ['physical', 'digital', 'free'] as const;
 
-export const Variant = Closed(
-  {
-    id: Uuid(),
-    type: Nullable('string'),
-    name: Nullable('string'),
-    value: Nullable('string'),
-    price_delta: Nullable('number'),
-    stock_quantity: Nullable('integer'),
-    image_url: Nullable('string'),
-    position: Nullable('integer'),
-  },
-  { $id: 'Variant' },
-);
-
-const Dimensions = Type.Unsafe<{ l: number; w: number; h: number } | null>({
-  type: ['object', 'null'],
-  properties: { l: { type: 'number', minimum: 0 }, w: { type: 'number', minimum: 0 }, h: { type: 'number', minimum: 0 } },
-  required: ['l', 'w', 'h'],
-  additionalProperties: false,
-});
-
-export const Product = Closed(
-  {
-    id: Uuid(),
-    name: Type.String(),
-    marketing_name: Nullable('string'),
-    sku: Nullable('string'),
-    price: Type.Number(),
-    original_price: Nullable('number'),
-    active: Type.Boolean(),
-    delivery_type: Type.String({ description: 'physical, digital or free' }),
-    offer_type: Nullable('string'),
-    description: Nullable('string'),
-    images: Type.Array(Type.String()),
-    stock_quantity: Nullable('integer', { description: 'null: stock is not tracked.' }),
-    block_on_zero_stock: Type.Boolean(),
-    low_stock_threshold: Nullable('integer'),
-    weight_g: Nullable('integer'),
-    dim_cm: Dimensions,
-    shipping_short_name: Nullable('string'),
-    shipping_category: Nullable('string'),
-    catalog_hidden: Type.Boolean(),
-    language: Nullable('string'),
-    variants: Type.Array(Variant),
-    created_at: DateTime(),
-    updated_at: NullableDateTime(),
-  },
-  { $id: 'Product' },
-);
+export const Product = productView.schema;
 export type ProductView = Static<typeof Product>;
 
 export const ProductIdParams = Closed({ id: Uuid({ description: 'Product id.' }) });

@@ -7,7 +7,7 @@ import type { OrderChangeDeps } from '../orders/commands.ts';
 import { changeOrder, touchOrder } from '../orders/commands.ts';
 import { findOrder } from '../orders/queries.ts';
 import { courierAccountFor } from './integrations.ts';
-import { getShipment, liveShipmentOf, TERMINAL_STATUSES } from './view.ts';
+import { getShipment, liveShipmentOf, TERMINAL_STATUSES } from './queries.ts';
 import type { ShipmentDeps } from './create.ts';
 
 const localOnlyNote = (slug: string) =>

@@ -14,7 +14,7 @@ import { lockOrder } from '../orders/queries.ts';
 import { recordWaybill } from '../orders/commands.ts';
 import type { OrderView } from '../orders/schema.ts';
 import { courierAccountFor } from './integrations.ts';
-import { getShipment, liveShipmentOf, summaryOf } from './view.ts';
+import { getShipment, liveShipmentOf, summaryOf } from './queries.ts';
 
 export interface CreateShipmentInput {
   order_id: string;

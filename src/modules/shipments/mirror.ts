@@ -6,7 +6,7 @@ import type { Db } from '../../platform/db.ts';
 import { emit } from '../../platform/events.ts';
 import type { CourierEvent } from '../../couriers/adapter.ts';
 import { changeOrder, touchOrder, type OrderChangeDeps } from '../orders/commands.ts';
-import { getShipment, TERMINAL_STATUSES } from './view.ts';
+import { getShipment, TERMINAL_STATUSES } from './queries.ts';
 
 /** GAPS: which courier statuses move the order, and where. */
 const ORDER_MIRROR: Record<string, 'delivered' | 'returned' | 'cancelled'> = { delivered: 'delivered', returned: 'returned', cancelled: 'cancelled' };

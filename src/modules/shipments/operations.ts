@@ -5,13 +5,12 @@ import { AppError } from '../../platform/errors.ts';
 import { Closed, Nullable, Uuid } from '../../platform/schema.ts';
 import type { CourierSlug } from '../../couriers/adapter.ts';
 import { getOrder } from '../orders/queries.ts';
-import { latestShipmentText } from './queries.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import { CourierSlugSchema as Courier, Shipment } from './schema.ts';
 import { createShipment, planShipment, type ShipmentDeps } from './create.ts';
 import { cancelShipment, isCancellable } from './cancel.ts';
 import { courierAccountFor } from './integrations.ts';
-import { getShipment, getShipmentText } from './view.ts';
+import { getShipment, getShipmentText, latestShipmentText } from './queries.ts';
 
 const TAGS = ['Shipments'];
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };

@@ -1,37 +1,12 @@
-// Reading shipments. Every query is scoped by account_id.
+// Reading shipments: the stored Shipment view (view.ts) and the rows the
+// shipment commands decide on. Every query is scoped by account_id.
 import type { Sql } from '../../platform/db.ts';
+import { notFound } from '../../platform/errors.ts';
 import { sqlParameters } from '../../platform/paging.ts';
 import { JsonText } from '../../platform/json-text.ts';
-import { readPage } from '../../platform/read-sql.ts';
+import { readOne, readPage } from '../../platform/read-sql.ts';
 import type { CursorSeal } from '../../platform/cursor-seal.ts';
-import { isoTime, jsonNumber, jsonObject, type JsonView } from '../../platform/json-view.ts';
-
-/** SPEC Shipment view, written by PostgreSQL (issue 12). */
-export const SHIPMENT_VIEW: JsonView = {
-  from: 'shipments s',
-  alias: 's',
-  json: jsonObject({
-    id: 's.id',
-    order_id: 's.order_id',
-    courier_slug: 's.courier_slug',
-    tracking_number: 's.tracking_number',
-    status: 's.status',
-    last_status_label: 's.last_status_label',
-    last_status_at: isoTime('s.last_status_at'),
-    status_events: 's.status_events_json',
-    delivery_mode: 's.delivery_mode',
-    office_id: 's.office_id',
-    recipient_address: 's.recipient_address_json',
-    cod_amount: jsonNumber('s.cod_amount'),
-    shipping_cost: jsonNumber('s.shipping_cost'),
-    parcel_weight_g: 's.parcel_weight_g',
-    parcel_dim_cm: 's.parcel_dim_cm_json',
-    sender_origin: 's.sender_origin_json',
-    shipment_terms: 's.shipment_terms_json',
-    created_at: isoTime('s.created_at'),
-    updated_at: isoTime('s.updated_at'),
-  }),
-};
+import { shipmentView } from './view.ts';
 
 export const SHIPMENT_COLUMNS = `id, order_id, courier_slug, tracking_number, status, last_status_label, last_status_at,
   status_events, delivery_mode, office_id, recipient_address, cod_amount, shipping_cost, parcel_weight_g,
@@ -40,7 +15,7 @@ export const SHIPMENT_COLUMNS = `id, order_id, courier_slug, tracking_number, st
 /** The newest shipment of an order as PostgreSQL writes its view (SPEC: GET /orders/{id}/shipment), or JSON null. */
 export async function latestShipmentText(sql: Sql, accountId: string, orderId: string): Promise<JsonText> {
   const { rows } = await sql.query<{ v: string }>(
-    `SELECT ${SHIPMENT_VIEW.json}::text AS v FROM shipments s WHERE s.account_id = $1 AND s.order_id = $2
+    `SELECT ${shipmentView.read.json} AS v FROM shipments s WHERE s.account_id = $1 AND s.order_id = $2
       ORDER BY s.created_at DESC, s.id DESC LIMIT 1`,
     [accountId, orderId],
     { prepared: true },
@@ -59,5 +34,46 @@ export function listShipments(
   const where = ['s.account_id = $1'];
   if (filter.status) where.push(`s.status = ${bind(filter.status)}`);
   if (filter.courier) where.push(`s.courier_slug = ${bind(filter.courier)}`);
-  return readPage(sql, SHIPMENT_VIEW, { where, values, bind }, { limit: filter.limit, cursor: filter.cursor, seal: cursors.scopedTo(accountId) });
+  return readPage(sql, shipmentView.read, { where, values, bind }, { limit: filter.limit, cursor: filter.cursor, seal: cursors.scopedTo(accountId) });
+}
+
+/** GAPS: a live shipment blocks a new one; cancelled, refused and returned do not. */
+export const LIVE_STATUSES = ['pending', 'picked_up', 'in_transit', 'delivered'];
+/** SPEC shipment state table: these cannot be cancelled or moved by the courier any more. */
+export const TERMINAL_STATUSES = ['cancelled', 'delivered', 'refused', 'returned'];
+
+export function summaryOf(shipment: Record<string, any>) {
+  return {
+    id: shipment.id,
+    courier_slug: shipment.courier_slug,
+    tracking_number: shipment.tracking_number,
+    status: shipment.status,
+    last_status_label: shipment.last_status_label,
+    last_status_at: shipment.last_status_at,
+  };
+}
+
+export async function getShipment(sql: Sql, accountId: string, shipmentId: string, options: { lock?: boolean } = {}) {
+  const { rows } = await sql.query(
+    `SELECT ${SHIPMENT_COLUMNS} FROM shipments WHERE account_id = $1 AND id = $2 ${options.lock ? 'FOR UPDATE' : ''}`,
+    [accountId, shipmentId],
+  );
+  if (!rows[0]) throw notFound('shipment');
+  return rows[0];
+}
+
+export async function liveShipmentOf(sql: Sql, accountId: string, orderId: string, exceptId?: string) {
+  const { rows } = await sql.query(
+    `SELECT ${SHIPMENT_COLUMNS} FROM shipments WHERE account_id = $1 AND order_id = $2 AND status = ANY($3::text[])
+       AND ($4::uuid IS NULL OR id <> $4::uuid) ORDER BY created_at DESC LIMIT 1`,
+    [accountId, orderId, LIVE_STATUSES, exceptId ?? null],
+  );
+  return rows[0] ?? null;
+}
+
+/** The stored Shipment view, or 404. */
+export async function getShipmentText(sql: Sql, accountId: string, shipmentId: string): Promise<JsonText> {
+  const text = await readOne(sql, shipmentView.read, 's.account_id = $1 AND s.id = $2', [accountId, shipmentId]);
+  if (!text) throw notFound('shipment');
+  return text;
 }

@@ -1,46 +1,74 @@
-// Shipment rows -> the SPEC Shipment view and ShipmentSummary.
-import type { Sql } from '../../platform/db.ts';
-import { notFound } from '../../platform/errors.ts';
-import { SHIPMENT_COLUMNS, SHIPMENT_VIEW } from './queries.ts';
-import { readOne } from '../../platform/read-sql.ts';
-import type { JsonText } from '../../platform/json-text.ts';
-/** GAPS: a live shipment blocks a new one; cancelled, refused and returned do not. */
-export const LIVE_STATUSES = ['pending', 'picked_up', 'in_transit', 'delivered'];
-/** SPEC shipment state table: these cannot be cancelled or moved by the courier any more. */
-export const TERMINAL_STATUSES = ['cancelled', 'delivered', 'refused', 'returned'];
+// SPEC Shipment view and its ShipmentSummary, declared once (issue 29): each
+// field's SQL and schema side by side. The Shipment view is stored: the row
+// keeps its JSON and ETag, written by the database with every change.
+import { Type } from 'typebox';
+import { DateTime, Nullable, NullableDateTime, Uuid } from '../../platform/schema.ts';
+import { defineView, field } from '../../platform/stored-view.ts';
 
-export function summaryOf(shipment: Record<string, any>) {
-  return {
-    id: shipment.id,
-    courier_slug: shipment.courier_slug,
-    tracking_number: shipment.tracking_number,
-    status: shipment.status,
-    last_status_label: shipment.last_status_label,
-    last_status_at: shipment.last_status_at,
-  };
-}
+export const SHIPMENT_STATUSES = ['pending', 'picked_up', 'in_transit', 'delivered', 'cancelled', 'refused', 'returned'] as const;
+export const ShipmentStatus = Type.Unsafe<(typeof SHIPMENT_STATUSES)[number]>({
+  type: 'string',
+  enum: [...SHIPMENT_STATUSES],
+  description: 'Normalized courier status; raw courier text is in status_events.',
+});
 
-export async function getShipment(sql: Sql, accountId: string, shipmentId: string, options: { lock?: boolean } = {}) {
-  const { rows } = await sql.query(
-    `SELECT ${SHIPMENT_COLUMNS} FROM shipments WHERE account_id = $1 AND id = $2 ${options.lock ? 'FOR UPDATE' : ''}`,
-    [accountId, shipmentId],
+const StringOrInteger = Type.Unsafe<string | number | null>({ type: ['string', 'integer', 'null'] });
+const JsonObject = Type.Unsafe<object | null>({ type: ['object', 'null'], additionalProperties: true });
+
+export const StatusEvent = Type.Object(
+  {
+    at: Type.String(),
+    code: Type.Unsafe<string | number | null>({ type: ['string', 'integer', 'null'] }),
+    label: Nullable('string'),
+  },
+  { additionalProperties: true, $id: 'StatusEvent', description: 'A raw courier event; extra properties allowed.' },
+);
+
+const { value, number, time, document, object } = field;
+
+/** The summary of a shipment another view shows (the order's latest), read from that view's alias for shipments. */
+export function shipmentSummary(alias: string) {
+  return object(
+    {
+      id: value(`${alias}.id`, Uuid()),
+      courier_slug: value(`${alias}.courier_slug`, Nullable('string')),
+      tracking_number: value(`${alias}.tracking_number`, Nullable('string')),
+      status: value(`${alias}.status`, ShipmentStatus),
+      last_status_label: value(`${alias}.last_status_label`, Nullable('string')),
+      last_status_at: time(`${alias}.last_status_at`, NullableDateTime()),
+    },
+    { $id: 'ShipmentSummary' },
   );
-  if (!rows[0]) throw notFound('shipment');
-  return rows[0];
 }
 
-export async function liveShipmentOf(sql: Sql, accountId: string, orderId: string, exceptId?: string) {
-  const { rows } = await sql.query(
-    `SELECT ${SHIPMENT_COLUMNS} FROM shipments WHERE account_id = $1 AND order_id = $2 AND status = ANY($3::text[])
-       AND ($4::uuid IS NULL OR id <> $4::uuid) ORDER BY created_at DESC LIMIT 1`,
-    [accountId, orderId, LIVE_STATUSES, exceptId ?? null],
-  );
-  return rows[0] ?? null;
-}
-
-/** The Shipment view as PostgreSQL writes it (issue 12), or 404. */
-export async function getShipmentText(sql: Sql, accountId: string, shipmentId: string): Promise<JsonText> {
-  const text = await readOne(sql, SHIPMENT_VIEW, 's.account_id = $1 AND s.id = $2', [accountId, shipmentId]);
-  if (!text) throw notFound('shipment');
-  return text;
-}
+export const shipmentView = defineView({
+  name: 'shipment',
+  table: 'shipments',
+  alias: 's',
+  schema: { $id: 'Shipment' },
+  stored: {},
+  fields: {
+    id: value('s.id', Uuid()),
+    order_id: value('s.order_id', Uuid()),
+    courier_slug: value('s.courier_slug', Nullable('string')),
+    tracking_number: value('s.tracking_number', Nullable('string')),
+    status: value('s.status', ShipmentStatus),
+    last_status_label: value('s.last_status_label', Nullable('string')),
+    last_status_at: time('s.last_status_at', NullableDateTime()),
+    status_events: document('s.status_events', Type.Array(StatusEvent)),
+    delivery_mode: value('s.delivery_mode', Nullable('string', { description: 'office or home' })),
+    office_id: value('s.office_id', StringOrInteger),
+    recipient_address: document(
+      's.recipient_address',
+      Type.Unsafe<object | string | null>({ type: ['object', 'string', 'null'], additionalProperties: true }),
+    ),
+    cod_amount: number('s.cod_amount', Nullable('number')),
+    shipping_cost: number('s.shipping_cost', Nullable('number')),
+    parcel_weight_g: value('s.parcel_weight_g', Nullable('integer')),
+    parcel_dim_cm: document('s.parcel_dim_cm', JsonObject),
+    sender_origin: document('s.sender_origin', JsonObject),
+    shipment_terms: document('s.shipment_terms', JsonObject),
+    created_at: time('s.created_at', DateTime()),
+    updated_at: time('s.updated_at', NullableDateTime()),
+  },
+});

@@ -4,6 +4,7 @@ import { defineOperation, type OperationContext, type Versioned } from '../../pl
 import { Closed, DateTime, Uuid } from '../../platform/schema.ts';
 import { emit, SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
 import { AppError } from '../../platform/errors.ts';
+import { etagOf } from '../../platform/etag.ts';
 import crypto from 'node:crypto';
 import { checkWebhookUrl } from './url-policy.ts';
 import { storedWebhookUrl } from './sink-url.ts';
@@ -26,9 +27,9 @@ const policyOf = (ctx: OperationContext) => ({ publicBaseUrl: ctx.config.publicB
 
 /** EXTENSIONS 3: the subscription as GET serves it (never its secret), for ETag and If-Match. */
 const subscriptionVersion: Versioned = {
-  current: async (sql, accountId, id, { lock }) => {
+  currentEtag: async (sql, accountId, id, { lock }) => {
     if (lock) await findSubscription(sql, accountId, id, { lock });
-    return getSubscription(sql, accountId, id);
+    return etagOf(await getSubscription(sql, accountId, id));
   },
 };
 

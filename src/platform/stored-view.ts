@@ -1,0 +1,166 @@
+// A view declared once (issue 29): each field names its SQL and its schema
+// together, and from that one declaration follow the contract's TypeBox
+// schema, the SQL that writes the view as JSON, and, for a stored view, the
+// database's upkeep of it: the document and its ETag kept in two columns of
+// the row, written by a trigger in the transaction of any change (the API,
+// the operator API, a migration, a SQL console), and refreshed when a row
+// of a table the view reads (an order's shipments) changes. Reads select the
+// stored text: no JSON is built and no hash computed when a view is read.
+import type { Static, TObject, TSchema, TUnsafe } from 'typebox';
+import { Closed } from './schema.ts';
+import { isoTime, jsonArray, jsonNumber, jsonObject, type JsonView } from './json-view.ts';
+
+/** One field of a view: the SQL expression PostgreSQL writes as its JSON, and the contract's schema of it. */
+export interface ViewField<S extends TSchema = TSchema> {
+  readonly sql: string;
+  readonly schema: S;
+}
+
+export type ViewFields = Record<string, ViewField>;
+type SchemaOf<F extends ViewFields> = { [K in keyof F]: F[K]['schema'] };
+
+/**
+ * The kinds of field: how PostgreSQL must spell each so that the JSON is
+ * byte for byte what JSON.stringify printed before (src/platform/json-view.ts).
+ */
+export const field = {
+  /** A column whose JSON PostgreSQL already spells as JavaScript does: text, integer, boolean, uuid, json. */
+  value: <S extends TSchema>(sql: string, schema: S): ViewField<S> => ({ sql, schema }),
+  /** A numeric amount, as JavaScript prints the number (12.5, not 12.50). */
+  number: <S extends TSchema>(sql: string, schema: S): ViewField<S> => ({ sql: jsonNumber(sql), schema }),
+  /** A timestamp as Date#toISOString prints it. */
+  time: <S extends TSchema>(sql: string, schema: S): ViewField<S> => ({ sql: isoTime(sql), schema }),
+  /** A jsonb document, compact (jsonb prints spaces; JSON.stringify does not) and with JavaScript's numbers. */
+  document: <S extends TSchema>(sql: string, schema: S): ViewField<S> => ({ sql: `merx_compact_json(${sql})`, schema }),
+  /** A closed object of fields, in their declared order. */
+  object<F extends ViewFields>(fields: F, options: Record<string, unknown> = {}): ViewField<TObject<SchemaOf<F>>> {
+    return { sql: jsonObject(sqlOf(fields)), schema: Closed(schemaOf(fields), options) };
+  },
+  /** `inner`, or null when `nullWhen` holds (a join that found no row). */
+  nullable<S extends TSchema>(nullWhen: string, inner: ViewField<S>, schema: TUnsafe<Static<S> | null>): ViewField<TUnsafe<Static<S> | null>> {
+    return { sql: `CASE WHEN ${nullWhen} THEN NULL ELSE ${inner.sql} END`, schema };
+  },
+  /** An array of `item`, one per row of `from` (a table and its condition), in `orderBy` order; [] when none. */
+  array<S extends TSchema, A extends TSchema>(item: ViewField<S>, from: string, orderBy: string, schema: A): ViewField<A> {
+    return { sql: jsonArray(item.sql, from, orderBy), schema };
+  },
+};
+
+function sqlOf(fields: ViewFields): Record<string, string> {
+  return Object.fromEntries(Object.entries(fields).map(([key, f]) => [key, f.sql]));
+}
+
+function schemaOf<F extends ViewFields>(fields: F): SchemaOf<F> {
+  return Object.fromEntries(Object.entries(fields).map(([key, f]) => [key, f.schema])) as SchemaOf<F>;
+}
+
+/**
+ * A table whose rows the view reads (through `joins` or a field's subquery):
+ * a change to one of its rows refreshes the documents of the rows `match`
+ * names (view column = that table's column), e.g. an order's shipments.
+ */
+export interface ViewSource {
+  table: string;
+  match: Record<string, string>;
+}
+
+export interface ViewDeclaration<F extends ViewFields> {
+  /** Lower-case, one word: names the trigger functions (merx_view_<name>). */
+  name: string;
+  /** The table whose row the view shows, and the alias every field's SQL uses for it. */
+  table: string;
+  alias: string;
+  /** LATERAL joins the fields read (the latest shipment). */
+  joins?: string;
+  fields: F;
+  /** Options of the contract schema ($id, description). */
+  schema?: Record<string, unknown>;
+  /** Kept as a document in the row (the views pollers list at volume); others are built when read. */
+  stored?: { sources?: ViewSource[] };
+}
+
+export interface View<F extends ViewFields = ViewFields> {
+  readonly name: string;
+  readonly table: string;
+  /** The contract's schema of the view. */
+  readonly schema: TObject<SchemaOf<F>>;
+  /** How the view is read: the stored document for a stored view, else the JSON built from the row. */
+  readonly read: JsonView;
+  /** The JSON built from the row as it is now: what the stored document must always equal. */
+  readonly built: JsonView;
+  readonly stored: boolean;
+  /** A stored view's upkeep in SQL (columns, triggers), idempotent; empty for a view built when read. */
+  readonly upkeepSql: string;
+}
+
+/** The two columns of a stored view in its row: the JSON text, and the ETag of exactly that text. */
+export const DOCUMENT_COLUMN = 'view_json';
+export const ETAG_COLUMN = 'view_etag';
+
+export type ViewOf<V extends View> = Static<V['schema']>;
+
+export function defineView<F extends ViewFields>(declaration: ViewDeclaration<F>): View<F> {
+  const a = declaration.alias;
+  const built: JsonView = {
+    from: `${declaration.table} ${a}`,
+    alias: a,
+    joins: declaration.joins,
+    json: jsonObject(sqlOf(declaration.fields)),
+  };
+  const stored = declaration.stored !== undefined;
+  return {
+    name: declaration.name,
+    table: declaration.table,
+    schema: Closed(schemaOf(declaration.fields), declaration.schema ?? {}),
+    built,
+    stored,
+    read: stored ? { from: built.from, alias: a, json: `${a}.${DOCUMENT_COLUMN}`, etag: `${a}.${ETAG_COLUMN}` } : built,
+    upkeepSql: stored ? upkeepSql(declaration, built) : '',
+  };
+}
+
+/**
+ * The document is written by a BEFORE trigger from the row being written
+ * (NEW, as the alias the fields use), so it is in the same row version as
+ * the change: one write, never a second UPDATE. A generated column is not
+ * computed yet in a BEFORE trigger, which is why fields read jsonb through
+ * merx_compact_json rather than a *_json twin. A source's change sets the
+ * document to NULL, and the view's own trigger writes it anew.
+ */
+function upkeepSql(declaration: ViewDeclaration<ViewFields>, built: JsonView): string {
+  const { name, table, alias } = declaration;
+  const fn = `merx_view_${name}`;
+  const statements = [
+    `ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${DOCUMENT_COLUMN} text, ADD COLUMN IF NOT EXISTS ${ETAG_COLUMN} text`,
+    `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $view$
+BEGIN
+  NEW.${DOCUMENT_COLUMN} := (SELECT ${built.json}::text FROM (SELECT NEW.*) ${alias} ${built.joins ?? ''});
+  NEW.${ETAG_COLUMN} := merx_view_etag(NEW.${DOCUMENT_COLUMN});
+  RETURN NEW;
+END
+$view$`,
+    `DROP TRIGGER IF EXISTS ${fn} ON ${table}`,
+    `CREATE TRIGGER ${fn} BEFORE INSERT OR UPDATE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${fn}()`,
+  ];
+  for (const source of declaration.stored?.sources ?? []) {
+    const sourceFn = `${fn}_from_${source.table}`;
+    const rowOf = (row: 'OLD' | 'NEW') => Object.entries(source.match).map(([own, theirs]) => `${own} = ${row}.${theirs}`).join(' AND ');
+    const keyOf = (row: 'OLD' | 'NEW') => `(${Object.values(source.match).map((theirs) => `${row}.${theirs}`).join(', ')})`;
+    statements.push(
+      `CREATE OR REPLACE FUNCTION ${sourceFn}() RETURNS trigger LANGUAGE plpgsql AS $view$
+BEGIN
+  IF TG_OP <> 'INSERT' THEN
+    UPDATE ${table} SET ${DOCUMENT_COLUMN} = NULL WHERE ${rowOf('OLD')};
+  END IF;
+  IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND ${keyOf('NEW')} IS DISTINCT FROM ${keyOf('OLD')}) THEN
+    UPDATE ${table} SET ${DOCUMENT_COLUMN} = NULL WHERE ${rowOf('NEW')};
+  END IF;
+  RETURN NULL;
+END
+$view$`,
+      `DROP TRIGGER IF EXISTS ${sourceFn} ON ${source.table}`,
+      `CREATE TRIGGER ${sourceFn} AFTER INSERT OR UPDATE OR DELETE ON ${source.table} FOR EACH ROW EXECUTE FUNCTION ${sourceFn}()`,
+    );
+  }
+  return statements.map((s) => `${s};`).join('\n');
+}
