@@ -7,6 +7,7 @@ import type { QueryOptions, Sql } from './db.ts';
 import { JsonText } from './json-text.ts';
 import { isoTime, type JsonView } from './json-view.ts';
 import { ETAG_COLUMN, type View } from './stored-view.ts';
+import { etagOfAnswer } from './etag.ts';
 import { afterCursor, encodeCursor } from './paging.ts';
 import type { ScopedSeal } from './cursor-seal.ts';
 
@@ -143,20 +144,36 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: K
   const conditions = where.join(' AND ');
   const limit = Number(page.limit) + 1;
   const order = `${a}.created_at DESC, ${a}.id DESC`;
+  const etag = view.etag ? `, ${view.etag} AS e` : '';
   const text = statementText(view, `${limit} ${conditions}`, () =>
-    `SELECT ${view.json}::text AS v, ${isoTime(`${a}.created_at`)} AS c, ${a}.id::text AS i
+    `SELECT ${view.json}::text AS v${etag}, ${isoTime(`${a}.created_at`)} AS c, ${a}.id::text AS i
        FROM (SELECT * FROM ${view.from} WHERE ${conditions} ORDER BY ${order} LIMIT ${limit}) ${a}
        ${view.joins ?? ''}
       ORDER BY ${order}`);
-  const { rows } = await sql.query<{ v: string; c: string; i: string }>(text, filter.values, { prepared: !filter.planPerValue });
+  const { rows } = await sql.query<PageRow>(text, filter.values, { prepared: !filter.planPerValue });
   return pageText(rows, page.limit, page.seal);
 }
 
-/** {data, has_more, next_cursor} around rows fetched with limit + 1. */
-export function pageText(rows: Array<{ v: string; c: string; i: string }>, limit: number, seal: ScopedSeal): JsonText {
+/** A row of a keyset page: its view's text, its stored ETag (a stored view), and its keyset values. */
+export interface PageRow {
+  v: string;
+  e?: string;
+  c: string;
+  i: string;
+}
+
+/**
+ * {data, has_more, next_cursor} around rows fetched with limit + 1. A page of
+ * stored views gets its ETag from the rows' stored tags (issue 29): the
+ * same page has the same tags, and any change to a row changes its tag, so
+ * the page is tagged without hashing its ~60 kB of text.
+ */
+export function pageText(rows: PageRow[], limit: number, seal: ScopedSeal): JsonText {
   const hasMore = rows.length > limit;
   const data = hasMore ? rows.slice(0, limit) : rows;
   const last = data[data.length - 1];
   const cursor = hasMore ? JSON.stringify(encodeCursor(seal, { createdAt: last.c, id: last.i })) : 'null';
-  return new JsonText(`{"data":[${data.map((r) => r.v).join(',')}],"has_more":${hasMore},"next_cursor":${cursor}}`);
+  const stored = data.every((r) => r.e !== undefined);
+  const etag = stored ? etagOfAnswer(`${data.map((r) => r.e).join(',')}|${hasMore}|${cursor}`) : null;
+  return new JsonText(`{"data":[${data.map((r) => r.v).join(',')}],"has_more":${hasMore},"next_cursor":${cursor}}`, null, etag);
 }

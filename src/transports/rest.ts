@@ -13,7 +13,7 @@ import { compileOptional } from '../platform/validation.ts';
 import { execute } from '../platform/execute.ts';
 import { dataOf, JsonText } from '../platform/json-text.ts';
 import { sendJsonText } from '../platform/answer-bytes.ts';
-import { ETAG_HEADER, etagOfAnswer, etagOfData, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
+import { ETAG_HEADER, etagOfAnswer, etagOfData, storedAnswerEtag, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import { serializableSchema } from './schema-refs.ts';
@@ -112,9 +112,9 @@ function operationRoute(services: Services, op: Operation) {
     const idempotent = run && { run, answerOf: (result: unknown) => (stored = answerFor(reply, op, result)) };
     const result = await execute(services, op, caller, { ...body, ...query, ...params }, { dryRun, ifMatch, idempotent });
     if (stored) return sendStored(reply, stored);
-    if (op.etag) {
-      // The tag If-Match checks: a stored view's own, else the hash of the view (etag.ts).
-      const etag = etagOfData(result);
+    // The tag If-Match checks (a stored view's own, else the hash of the view), or a read made of stored views' tags.
+    const etag = op.etag ? etagOfData(result) : answersWithEtag(op) ? storedAnswerEtag(result) : null;
+    if (etag) {
       reply.header(ETAG_HEADER, etag);
       const ifNoneMatch = isWrite(op) ? undefined : headerValue(request, IF_NONE_MATCH_HEADER);
       if (ifNoneMatch !== undefined && ifNoneMatchHits(ifNoneMatch, etag)) return reply.code(304).send();
@@ -178,6 +178,8 @@ async function storeAnswer(request: FastifyRequest, reply: FastifyReply, payload
  */
 async function tagAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
   if (reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload;
+  // Tagged by the handler from stored views' tags (issue 29); a 304 was answered there.
+  if (reply.hasHeader(ETAG_HEADER)) return payload;
   const etag = etagOfAnswer(payload);
   reply.header(ETAG_HEADER, etag);
   const ifNoneMatch = headerValue(request, IF_NONE_MATCH_HEADER);
