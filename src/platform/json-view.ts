@@ -26,7 +26,7 @@ export function jsonNumber(expr: string): string {
  * ({"a":1}, as JSON.stringify prints): row_to_json over a one-row select.
  * (json_build_object pads with spaces and measured slower.) Keys are SQL
  * identifiers written here, never taken from input. A jsonb document goes in
- * through its compact *_json twin (migration 014), never as jsonb, which
+ * through merx_compact_json (or a compact *_json twin), never as jsonb, which
  * PostgreSQL prints with spaces.
  */
 export function jsonObject(fields: Record<string, string>): string {
