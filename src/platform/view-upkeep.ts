@@ -63,7 +63,7 @@ export async function backfillViews(db: Db, views: readonly View[]): Promise<Bac
       done.batches++;
       done.longestBatchMs = Math.max(done.longestBatchMs, performance.now() - started);
     }
-    if (done.batches) progress.push(done);
+    if (done.rows) progress.push(done);
   }
   return progress;
 }
