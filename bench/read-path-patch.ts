@@ -55,7 +55,7 @@ export async function startPatchSide(
   tools.cleanups.push({ name: `stop ${label} service`, run: () => service.stop() });
   tools.log(`PATCH ${label}: service from ${dir} (pid ${service.pid}), seeding ${orders.toLocaleString('en-US')} orders…`);
   const tenant = await provisionAndSeed(service.url, adminToken, { orders, products: 200, customers: Math.max(100, orders / 4) });
-  const db = await openDb({ databaseUrl, dataDir: '' });
+  const db = await openDb({ databaseUrl, dataDir: '', poolMax: 2 });
   tools.cleanups.push({ name: `close ${label} pool`, run: () => db.close() });
   const keys = roundRobin([tenant.key, ...(await addBenchKeys(db, tenant.accountId, keyCount - 1))]);
   await addShipments(db, tenant.accountId);

@@ -82,11 +82,26 @@ async function main(): Promise<void> {
   const service = await startServiceProcess(databaseUrl, adminToken, { main: path.join(SERVICE_DIR, 'src', 'main.ts'), env: SERVICE_ENV });
   cleanups.push({ name: 'stop service', run: () => service.stop() });
   log(`${LABEL}: service from ${SERVICE_DIR} (pid ${service.pid})`);
-  log(`seeding ${ORDERS.toLocaleString('en-US')} orders…`);
   const seeded = Math.min(ORDERS, SEED_ENDPOINT_MAX_ORDERS);
+  // The PATCH pair's two services, each on its own fresh database seeded as the read account is, so its writes stay
+  // out of the database the read pairs measure. Seeded while the read account is: on a busy shared machine a seed of
+  // 100k orders has taken minutes.
+  const patchSides = BEFORE_DIR
+    ? Promise.all([
+        startPatchSide({ log, cleanups, createDatabase }, 'after', SERVICE_DIR, seeded, KEYS, CONNECTIONS, SERVICE_ENV),
+        startPatchSide({ log, cleanups, createDatabase }, 'before', BEFORE_DIR, seeded, KEYS, CONNECTIONS, SERVICE_ENV),
+      ])
+    : null;
+  if (patchSides) {
+    patchSides.catch(() => {}); // awaited below; a failure before that must not end the process ahead of its cleanup
+    // On a failure while they start, cleanup waits for them; what they push meanwhile is cleaned up after this step.
+    cleanups.push({ name: 'wait for the PATCH services', run: () => patchSides.then(() => {}, () => {}) });
+  }
+  log(`seeding ${ORDERS.toLocaleString('en-US')} orders…`);
   const seedSize = { orders: seeded, products: 200, customers: Math.max(100, seeded / 4) };
   const tenant = await provisionAndSeed(service.url, adminToken, seedSize);
-  const db = await openDb({ databaseUrl, dataDir: '' });
+  // Two connections: the bench's own queries run one at a time, and the server's connections are shared.
+  const db = await openDb({ databaseUrl, dataDir: '', poolMax: 2 });
   cleanups.push({ name: 'close pool', run: () => db.close() });
   const keys = roundRobin([tenant.key, ...(await addBenchKeys(db, tenant.accountId, KEYS - 1))]);
   const factor = Math.ceil(ORDERS / seeded);
@@ -126,10 +141,19 @@ async function main(): Promise<void> {
   /** A load on the API, with the big account's keys unless others are given. */
   const api = (load: HttpLoad, keysOf = keys, connections = CONNECTIONS): Runner => (seconds) => runHttp(service, load, keysOf, seconds, connections);
   // The service runs its prepared statements on their generic plans (db.ts preparedPool); so does pgbench.
-  const pgbench = (statements: Statement[], clients = CONNECTIONS): Runner => (seconds) =>
-    runPgbench(databaseUrl, statements, clients, seconds, { planCacheMode: 'force_generic_plan' }).then((r) => ({
-      reqPerSec: r.tps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, answered: r.transactions,
-    }));
+  const pgbench = (statements: Statement[], clients = CONNECTIONS): Runner => async (seconds) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const r = await runPgbench(databaseUrl, statements, clients, seconds, { planCacheMode: 'force_generic_plan' });
+        return { reqPerSec: r.tps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, answered: r.transactions };
+      } catch (err) {
+        // The PostgreSQL server is shared (max_connections 100 here): other work may hold the connections pgbench needs.
+        if (attempt >= 5 || !String(err).includes('could not create connection')) throw err;
+        log(`pgbench could not open its ${clients} connections (attempt ${attempt}); again in 5 s`);
+        await new Promise((resolve) => setTimeout(resolve, 5000));
+      }
+    }
+  };
   const nextId = roundRobin(ids);
   const listPath = `/api/v1/orders?limit=${PAGE}`;
   const restList = api({ method: 'GET', next: () => ({ path: listPath }) });
@@ -184,12 +208,8 @@ async function main(): Promise<void> {
 
   /** Every service the pairs load: a round ends early if one of them died. */
   const services = [service];
-  if (BEFORE_DIR) {
-    // Two more services, each on its own fresh database seeded as the read account is: the PATCH pair writes, and
-    // its writes stay out of the database the read pairs measure.
-    const patchTools = { log, cleanups, createDatabase };
-    const after = await startPatchSide(patchTools, 'after', SERVICE_DIR, seeded, KEYS, CONNECTIONS, SERVICE_ENV);
-    const before = await startPatchSide(patchTools, 'before', BEFORE_DIR, seeded, KEYS, CONNECTIONS, SERVICE_ENV);
+  if (patchSides) {
+    const [after, before] = await patchSides;
     services.push(after.service, before.service);
     pairs.push({
       name: 'PATCH /api/v1/orders/{id} {status} (confirmed <-> processing), after vs before',
