@@ -2,6 +2,7 @@
 // the operator API, plus what the seed does not make (shipments, a pool of
 // API keys), and realistic filter values picked from the data itself.
 import crypto from 'node:crypto';
+import { Agent, fetch } from 'undici';
 import type { Db } from '../src/platform/db.ts';
 import { generateApiKey } from '../src/platform/auth.ts';
 import { PRESETS } from '../src/platform/scopes.ts';
@@ -46,8 +47,12 @@ export interface BenchParams {
   orderIds: string[];
 }
 
+/** No time limit on an answer: seeding 100k orders on a busy shared machine once took over fetch's default 300 s. */
+const PATIENT = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
+
 async function operatorCall(baseUrl: string, token: string, method: string, path: string, body: unknown) {
   const res = await fetch(`${baseUrl}/admin/api${path}`, {
+    dispatcher: PATIENT,
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
