@@ -264,8 +264,10 @@ async function main(): Promise<void> {
       const done = mine.some((b) => b.rows === null);
       const cpu = writing.map((b) => b.cpuMs ?? NaN);
       const cpuPerRowMs = writing.reduce((n, b) => n + (b.cpuMs ?? 0), 0) / Math.max(1, rows);
-      const wallPerRowMaxMs = Math.max(0, ...writing.map((b) => (b.endedMs - b.startedMs) / Math.max(1, b.rows ?? 0)));
-      const cpuPerRowMaxMs = Math.max(0, ...writing.map((b) => (b.cpuMs ?? 0) / Math.max(1, b.rows ?? 0)));
+      // Per row, from full batches where there are some: a last short batch is mostly its fixed cost.
+      const full = writing.some((b) => b.rows === BACKFILL_BATCH) ? writing.filter((b) => b.rows === BACKFILL_BATCH) : writing.filter((b) => b.rows);
+      const wallPerRowMaxMs = Math.max(0, ...full.map((b) => (b.endedMs - b.startedMs) / b.rows!));
+      const cpuPerRowMaxMs = Math.max(0, ...full.map((b) => (b.cpuMs ?? 0) / b.rows!));
       return { view, rows, done, wallPerRowMaxMs, cpuPerRowMaxMs, cpuP50Ms: percentile(cpu, 50), cpuMaxMs: Math.max(0, ...cpu), cpuPerRowMs, batches: writing.length, spanMs, longestMs: Math.max(0, ...times), p99Ms: percentile(times, 99), p50Ms: percentile(times, 50) };
     });
 
