@@ -15,7 +15,7 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import { openDb, type Db, type Sql } from '../src/platform/db.ts';
 import { DOCUMENT_COLUMN, ETAG_COLUMN, type View } from '../src/platform/stored-view.ts';
-import { BACKFILL_BATCH } from '../src/platform/view-upkeep.ts';
+import { BATCH_ROWS, BATCH_TARGET_MS } from '../src/platform/view-upkeep.ts';
 import { migrateDatabase, views } from '../src/views.ts';
 import { startServiceProcess } from './service-process.ts';
 import { addShipments, multiplyOrders, provisionAndSeed, SEED_ENDPOINT_MAX_ORDERS, settle, tableSizeMb, withoutOrderIndexes } from './fixtures.ts';
@@ -264,8 +264,8 @@ async function main(): Promise<void> {
       const done = mine.some((b) => b.rows === null);
       const cpu = writing.map((b) => b.cpuMs ?? NaN);
       const cpuPerRowMs = writing.reduce((n, b) => n + (b.cpuMs ?? 0), 0) / Math.max(1, rows);
-      // Per row, from full batches where there are some: a last short batch is mostly its fixed cost.
-      const full = writing.some((b) => b.rows === BACKFILL_BATCH) ? writing.filter((b) => b.rows === BACKFILL_BATCH) : writing.filter((b) => b.rows);
+      // Per row, from every batch but the last, which is short and mostly its fixed cost.
+      const full = writing.length > 1 ? writing.slice(0, -1) : writing.filter((b) => b.rows);
       const wallPerRowMaxMs = Math.max(0, ...full.map((b) => (b.endedMs - b.startedMs) / b.rows!));
       const cpuPerRowMaxMs = Math.max(0, ...full.map((b) => (b.cpuMs ?? 0) / b.rows!));
       return { view, rows, done, wallPerRowMaxMs, cpuPerRowMaxMs, cpuP50Ms: percentile(cpu, 50), cpuMaxMs: Math.max(0, ...cpu), cpuPerRowMs, batches: writing.length, spanMs, longestMs: Math.max(0, ...times), p99Ms: percentile(times, 99), p50Ms: percentile(times, 50) };
@@ -306,7 +306,8 @@ async function main(): Promise<void> {
     'Written by `node bench/view-backfill.ts` (do not edit by hand; rerun instead). The database is seeded, then put back in',
     'its state before the stored views (their triggers, `view_json`/`view_etag` columns and `stored_views` rows dropped), and',
     '`migrateDatabase` (src/views.ts) runs on it as an instance starting on it would: `migrate` installs the upkeep in the',
-    "migrations' transaction, then `backfillViews` writes every document in batches of `BACKFILL_BATCH` rows, each its own",
+    "migrations' transaction, then `backfillViews` writes every document in batches sized to hold their rows about",
+    '`BATCH_TARGET_MS` (from the previous batch\'s pace, within `BATCH_ROWS`), each its own',
     'transaction. A probe on three other connections (`lock_timeout` unset) runs all the while, one statement every',
     `${PROBE_EVERY_MS} ms each: a page read (the account's newest 51 orders, \`SELECT o.*\`), an update of a random order, and an`,
     "update of the next order the backfill takes (the first row of the batch under way: the longest row-lock wait a writer can",
@@ -319,7 +320,7 @@ async function main(): Promise<void> {
     `- Machine: ${cpus.length} × ${cpus[0]?.model.trim()}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB; ${version}; Node ${process.version}.`,
     `- Load average (1 / 5 / 15 min) at the start: ${load(loadAt.start)}; when the migration started: ${load(loadAt.migration)}; at its end: ${load(loadAt.end)} (the machine is shared: other work ran beside it).`,
     `- Data: ${sizes.orders.toLocaleString('en-US')} orders (${seeded.toLocaleString('en-US')} through the seed endpoint${factor > 1 ? ', the rest copies made in SQL' : ''}; the orders table ${ordersMbBefore.toFixed(0)} MB before, ${ordersMbAfter.toFixed(0)} MB after), ${sizes.shipments.toLocaleString('en-US')} shipments, ${sizes.products} products; \`VACUUM (ANALYZE)\` before the migration.`,
-    `- \`BACKFILL_BATCH\` = ${BACKFILL_BATCH}. migrateDatabase took ${(migrationMs / 1000).toFixed(1)} s in all (${applied.join(', ')}).`,
+    `- Batches sized for ${BATCH_TARGET_MS} ms each, ${BATCH_ROWS.min} to ${BATCH_ROWS.max} rows (the first ${BATCH_ROWS.first}). migrateDatabase took ${(migrationMs / 1000).toFixed(1)} s in all (${applied.join(', ')}).`,
     '',
     '### The install (one transaction: the upkeep of the three views)',
     '',

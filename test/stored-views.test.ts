@@ -123,3 +123,19 @@ test('a document nobody wrote (a row from before the upkeep) is written by the b
   assert.deepEqual(await backfillViews(db, views), [], 'a finished backfill does nothing');
   assert.deepEqual(await staleDocuments(db, orderView, t.accountId), []);
 });
+
+test("rewriting shipments' documents (their backfill) leaves their orders' rows alone", async () => {
+  const t = await freshTenant(svc.url);
+  const db = svc.service.db;
+  const order = await t.op.checkout(t.accountId);
+  await db.query(`INSERT INTO shipments (id, account_id, order_id, courier_slug, status) VALUES (gen_random_uuid(), $1, $2, 'courier_a', 'pending')`, [t.accountId, order.id]);
+  const version = async () => (await db.query<{ x: string }>('SELECT xmin::text AS x FROM orders WHERE id = $1', [order.id])).rows[0].x;
+  const before = await version();
+  await db.query(`UPDATE stored_views SET backfilled = false, backfilled_through = NULL WHERE name = 'shipment'`);
+  assert.equal((await backfillViews(db, views))[0].view, 'shipment');
+  assert.equal(await version(), before, 'the order was not rewritten');
+  // A change the order's summary shows does rewrite it.
+  await db.query(`UPDATE shipments SET status = 'in_transit' WHERE order_id = $1`, [order.id]);
+  assert.notEqual(await version(), before);
+  assert.deepEqual(await staleDocuments(db, orderView, t.accountId), []);
+});

@@ -56,12 +56,16 @@ function schemaOf<F extends ViewFields>(fields: F): SchemaOf<F> {
 
 /**
  * A table whose rows the view reads (through `joins` or a field's subquery):
- * a change to one of its rows refreshes the documents of the rows `match`
- * names (view column = that table's column), e.g. an order's shipments.
+ * a row inserted or deleted, or a change to one of `columns`, refreshes the
+ * documents of the rows `match` names (view column = that table's column),
+ * e.g. an order's shipments. Only those columns: a change the view cannot
+ * see (the shipment's own document being written) must not lock and rewrite
+ * the order (a backfill of shipments would rewrite every order).
  */
 export interface ViewSource {
   table: string;
   match: Record<string, string>;
+  columns: string[];
 }
 
 export interface ViewDeclaration<F extends ViewFields> {
@@ -159,7 +163,8 @@ BEGIN
 END
 $view$`,
       `DROP TRIGGER IF EXISTS ${sourceFn} ON ${source.table}`,
-      `CREATE TRIGGER ${sourceFn} AFTER INSERT OR UPDATE OR DELETE ON ${source.table} FOR EACH ROW EXECUTE FUNCTION ${sourceFn}()`,
+      `CREATE TRIGGER ${sourceFn} AFTER INSERT OR DELETE OR UPDATE OF ${[...new Set([...Object.values(source.match), ...source.columns])].join(', ')}
+        ON ${source.table} FOR EACH ROW EXECUTE FUNCTION ${sourceFn}()`,
     );
   }
   return statements.map((s) => `${s};`).join('\n');

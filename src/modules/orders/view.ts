@@ -32,8 +32,9 @@ export const LineItem = Type.Object(
 );
 
 /** The latest shipment rides along for the view's `shipment` summary (alias s). */
+const SUMMARY_COLUMNS = ['id', 'courier_slug', 'tracking_number', 'status', 'last_status_label', 'last_status_at'];
 const LATEST_SHIPMENT = `LEFT JOIN LATERAL (
-    SELECT id, courier_slug, tracking_number, status, last_status_label, last_status_at FROM shipments
+    SELECT ${SUMMARY_COLUMNS.join(', ')} FROM shipments
      WHERE account_id = o.account_id AND order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1
   ) s ON true`;
 
@@ -46,7 +47,7 @@ export const orderView = defineView({
   alias: 'o',
   joins: LATEST_SHIPMENT,
   schema: { $id: 'Order' },
-  stored: { sources: [{ table: 'shipments', match: { account_id: 'account_id', id: 'order_id' } }] },
+  stored: { sources: [{ table: 'shipments', match: { account_id: 'account_id', id: 'order_id' }, columns: [...SUMMARY_COLUMNS, 'created_at'] }] },
   fields: {
     id: value('o.id', Uuid()),
     number: value('o.number', Nullable('integer', { description: 'Merchant-facing number, per account.' })),
