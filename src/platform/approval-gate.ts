@@ -36,13 +36,23 @@ export async function askApproval(services: Services, op: Operation, caller: Cal
       const ctx = contextOf(services, caller, true)(boundTo(tx, services.db, false));
       if (ifMatch !== undefined) await checkPrecondition(op, tx, caller, input, ifMatch, false);
       const preview = op.dryRunOutput ? JSON.parse(jsonOf(await op.handler(ctx, input as never))) : null;
-      const effects = op.effects ? await op.effects(ctx, input, preview) : [];
+      const effects = op.effects ? await op.effects(ctx, input, preview) : defaultEffects(op, preview);
       const resourceEtag = bindsEtag(op) ? etagOf(await op.etag!.current(tx, caller.accountId, String(input.id), { lock: false })) : null;
       return { preview, effects, resourceEtag };
     },
     { readOnly: true },
   );
   return recordApproval(services.db, { ...request, ...described });
+}
+
+/** An operation that does not describe its effects: the fields its preview says would change, or its summary. */
+function defaultEffects(op: Operation, preview: unknown): string[] {
+  const changes = preview && typeof preview === 'object' ? (preview as { changes?: unknown }).changes : undefined;
+  if (changes && typeof changes === 'object' && !Array.isArray(changes)) {
+    const fields = Object.keys(changes);
+    return [fields.length ? `${op.name} changes ${fields.join(', ')}` : 'nothing changes'];
+  }
+  return [op.summary];
 }
 
 /** 412 when the target changed since the approval was asked for (its ETag then, locked now). */

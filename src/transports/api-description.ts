@@ -52,6 +52,7 @@ Every error is \`{error: {code, message, scope?, details?}}\`: \`code\` is stabl
 | \`scope_missing\` | 403 | the key lacks the route's scope; \`error.scope\` names it |
 | \`plan_required\` | 403 | the account is on the Free plan |
 | \`plan_lookup_failed\` | 403 | the plan could not be verified (fail closed) |
+| \`approval_rejected\` | 403 | the approval named in \`Merx-Approval\` (MCP \`_meta.approval_id\`) was rejected; nothing ran (EXTENSIONS 7) |
 | \`not_found\` | 404 | no such route, or no such row in this account (rows of other accounts too, never 403) |
 | \`method_not_allowed\` | 405 | wrong method; \`Allow\` lists the right ones |
 | \`request_timeout\` | 408 | the request (headers and body) was not received within 30 seconds; the connection is closed |

@@ -8,6 +8,7 @@ import { changeOrder, plannedChanges, wouldNotifyCustomer } from './commands.ts'
 import { getOrder, getOrderText, listOrders, lockOrder } from './queries.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import { ListOrdersQuery, OrderEnvelope, OrderIdParams, OrderList, UpdateOrderBody, UpdateOrderPreview, UpdateOrderResult } from './schema.ts';
+import { updateOrderEffects } from './effects.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 
@@ -67,6 +68,7 @@ export const updateOrderOp = defineOperation({
   output: UpdateOrderResult,
   dryRunOutput: UpdateOrderPreview,
   etag: orderVersion,
+  effects: updateOrderEffects,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: async (ctx, input) => {
     const { id, ...body } = input;
