@@ -154,6 +154,8 @@ export const samples: Record<string, Sample> = {
   retry_webhook_delivery: {},
   rotate_webhook_secret: { body: () => ({ previous_secret_ttl_sec: 3600 }) },
   // What a receiver saw of a request that carried no signature: a valid question whose answer is missing_headers.
+  // EXTENSIONS 7: any string is an approval id to look up (an unknown one is 404, like another key's).
+  get_approval: { params: () => ({ id: '00000000-0000-4000-8000-000000000000' }) },
   verify_webhook_signature: { body: () => ({ headers: { 'content-type': 'application/json' }, body: '{}' }) },
 };
 
@@ -285,6 +287,8 @@ export async function restCall(base: string, op: Operation, key: string | undefi
 const SNAPSHOT_EXCLUDED = new Set([
   // last_used_at is written on a key's first use, dry run or not (SPEC Authentication 2): usage, not data.
   'api_keys',
+  // EXTENSIONS 7: every request with a valid key is logged, refused or not: what was asked, not data.
+  'request_logs',
 ]);
 
 /**
