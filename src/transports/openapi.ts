@@ -200,7 +200,8 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
       parameters: parameters(route, components, info),
       responses,
     };
-    if (route.scope) operation['x-required-scope'] = route.scope;
+    // null: any valid key (EXTENSIONS 7: the request log, approvals).
+    if (route.scope !== undefined) operation['x-required-scope'] = route.scope;
     if (route.alsoAdmittedBy?.length) operation['x-accepted-scopes'] = [route.scope, ...route.alsoAdmittedBy];
     if (route.mcpTool !== undefined) operation['x-mcp-tool'] = route.mcpTool;
     if (route.feature) operation['x-required-feature'] = route.feature.name;
