@@ -8,6 +8,8 @@ import { decideApproval, findApproval, listApprovals, type ApprovalStatus } from
 import { listRequestLogs } from '../platform/request-log-queries.ts';
 import { getAccount } from '../modules/accounts/service.ts';
 import { RequestLogEntry, RequestLogQueryFields } from '../modules/agents/schema.ts';
+import { findEvent } from '../modules/events/lookup.ts';
+import { Envelope } from '../modules/events/schema.ts';
 import { adminRoute } from './route.ts';
 
 const TAGS = ['Agents'];
@@ -48,6 +50,17 @@ export const agentsRoutes = [
       await getAccount(s.db, id);
       return listRequestLogs(s.db, s.cursors, { accountId: id }, filter);
     },
+  }),
+  adminRoute({
+    name: 'get_account_event',
+    method: 'GET',
+    path: '/accounts/:id/events/:eventId',
+    tags: TAGS,
+    summary: 'One event of the account (what a request log entry committed)',
+    description: 'The envelope webhooks deliver and the events feed lists; 404 once the event is past its 30 days.',
+    params: Closed({ id: Uuid(), eventId: Uuid() }),
+    output: Closed({ data: Envelope }),
+    handler: async (s, input) => ({ data: (await findEvent(s.db, input.id, input.eventId)) as never }),
   }),
   adminRoute({
     name: 'list_account_approvals',
