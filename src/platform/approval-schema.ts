@@ -14,7 +14,11 @@ export const Approval = Closed(
     }),
     operation: Type.String({ description: 'The MCP tool name of the operation asked for, e.g. update_order.' }),
     arguments: Type.Object({}, { additionalProperties: true, description: 'Path parameters and body as given, as one object.' }),
-    preview: Type.Unsafe<unknown>({ description: "The operation's dry-run answer for these arguments; null for an operation without a dry run." }),
+    preview: Type.Unsafe<Record<string, unknown> | null>({
+      type: ['object', 'null'],
+      additionalProperties: true,
+      description: "The operation's dry-run answer for these arguments; null for an operation without a dry run.",
+    }),
     effects: Type.Array(Type.String(), { description: 'What performing it would do, one English sentence each.' }),
     resource_etag: Nullable('string', {
       description: "update_order, update_product, update_webhook: the target's ETag when asked; the approved request runs only while it is unchanged. null otherwise.",
