@@ -8,6 +8,7 @@ import path from 'node:path';
 import { startTestService, http, ADMIN_TOKEN } from '../test/helpers/harness.ts';
 import { chromiumMissing, launchChromium } from '../test/helpers/browser.ts';
 import { runConsoleFlow } from '../test/browser/console-flow.ts';
+import { runApprovalFlow } from '../test/browser/approval-flow.ts';
 import { startHttpsReceiver } from '../test/helpers/https-receiver.ts';
 import { checkWidth, readSink, type FitOptions } from '../test/browser/console-fit.ts';
 
@@ -30,6 +31,8 @@ try {
   const orders = await http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: result.apiKey });
   const fit: FitOptions = { browser, baseUrl, adminToken: ADMIN_TOKEN, accountId: result.accountId, webhookId: result.webhookId, orderId: orders.body.data[0].id, shotsDir: dir };
   const narrow = [...(await checkWidth(fit, 390)).screenshots, ...(await checkWidth(fit, 900)).screenshots, ...(await readSink(fit)).screenshots];
+  // EXTENSIONS 7: an agent's write through the approvals inbox, and the request log.
+  narrow.push(...(await runApprovalFlow({ browser, baseUrl, adminToken: ADMIN_TOKEN, shotsDir: dir })).screenshots);
   for (const file of [...result.screenshots, ...narrow]) {
     // Smaller files for the repository, where Debian's pngquant is installed (apt-get install pngquant).
     if (fs.existsSync('/usr/bin/pngquant')) execFileSync('/usr/bin/pngquant', ['--force', '--skip-if-larger', '--quality=70-90', '--ext', '.png', file]);

@@ -11,7 +11,7 @@ import { registerDocsPages, registerReferencePages } from './transports/docs-pag
 import { docsLinks, docsPages as buildDocsPages } from './transports/docs-document.ts';
 import { loadGuides } from './transports/guides.ts';
 import { apiIndexRoute, registerApiIndex } from './transports/api-index.ts';
-import { API_DESCRIPTION, COMMON_HEADERS, ERROR_STATUSES, IDEMPOTENCY_HEADERS, OPERATOR_ERROR_STATUSES, VERSIONING_HEADERS } from './transports/api-description.ts';
+import { API_DESCRIPTION, APPROVAL_HEADERS, COMMON_HEADERS, ERROR_STATUSES, IDEMPOTENCY_HEADERS, OPERATOR_ERROR_STATUSES, VERSIONING_HEADERS } from './transports/api-description.ts';
 import { deliveryWebhooks } from './modules/webhooks/delivery-description.ts';
 import { orderOperations } from './modules/orders/operations.ts';
 import { webhookOperations } from './modules/webhooks/operations.ts';
@@ -21,6 +21,7 @@ import { shipmentOperations } from './modules/shipments/operations.ts';
 import { customerOperations } from './modules/customers/operations.ts';
 import { bridgeOperations } from './modules/bridge/operations.ts';
 import { eventOperations } from './modules/events/operations.ts';
+import { agentOperations } from './modules/agents/operations.ts';
 import { courierPushRoutes } from './modules/shipments/status-sync.ts';
 import { registerCourierSimulator } from './couriers/simulator/routes.ts';
 import { sinkRoute } from './modules/webhooks/sink.ts';
@@ -33,6 +34,7 @@ import { registerMetrics } from './platform/metrics.ts';
 import { accountRoutes } from './operator/accounts-routes.ts';
 import { storefrontRoutes } from './operator/storefront-routes.ts';
 import { outsideRoutes } from './operator/outside-routes.ts';
+import { agentsRoutes } from './operator/agents-routes.ts';
 import { registerConsole } from './operator/console.ts';
 import { consoleRoutes } from './operator/console-routes.ts';
 import { clientErrorHandler, frameworkErrorHandler } from './transports/client-error.ts';
@@ -42,11 +44,11 @@ import { pressureState, registerLoadShedding } from './platform/overload.ts';
 /** Every public operation, in the order the docs list them. */
 export const operations: Operation[] = [
   ...orderOperations, ...shipmentOperations, ...productOperations, ...inventoryOperations, ...customerOperations,
-  ...webhookOperations, ...eventOperations, ...bridgeOperations,
+  ...webhookOperations, ...eventOperations, ...bridgeOperations, ...agentOperations,
 ];
 /** Routes outside the API-key operations (no key; each checks its own token or id). */
 export const publicRoutes = (): PublicRoute[] => [sinkRoute, ...courierPushRoutes()];
-export const adminRoutes: AdminRoute[] = [...accountRoutes, ...storefrontRoutes, ...outsideRoutes, ...consoleRoutes(operations)];
+export const adminRoutes: AdminRoute[] = [...accountRoutes, ...agentsRoutes, ...storefrontRoutes, ...outsideRoutes, ...consoleRoutes(operations)];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -79,6 +81,7 @@ export function publicOpenApi(serverUrl: string) {
       dryRunHeader: 'X-Merx-Dry-Run',
       idempotency: IDEMPOTENCY_HEADERS,
       versioning: VERSIONING_HEADERS,
+      approvals: APPROVAL_HEADERS,
       webhooks: deliveryWebhooks,
       codeSamples: true,
     },

@@ -12,6 +12,7 @@ import { createNotifier } from './notify/notifier.ts';
 import { resolveAdminToken, type OperatorToken } from './operator/admin-token.ts';
 import { openSecretsAtRest } from './platform/sealed-columns.ts';
 import { loadCursorSeal } from './platform/cursor-seal.ts';
+import { RequestLog } from './platform/request-log.ts';
 import type { OperatorServices } from './operator/route.ts';
 import { buildApp } from './app.ts';
 import { DeliveryEngine } from './modules/webhooks/engine.ts';
@@ -70,6 +71,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       metrics,
       deploySha: resolveDeploySha(config.deploySha),
       cursors,
+      requestLog: new RequestLog(db, log),
       adminTokenSha256: admin.sha256,
     };
     const app = await buildApp(services, { reactions: options.reactions });
@@ -90,6 +92,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
         stopSchedules();
         stopCourierMetrics();
         await app.close();
+        await services.requestLog.flushed();
         await deliveries.stop();
         await rateLimits.close();
         await keys!.stop();

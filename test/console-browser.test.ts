@@ -12,6 +12,7 @@ import type { Browser } from 'playwright-core';
 import { startTestService, http, operator, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 import { chromiumMissing, launchChromium } from './helpers/browser.ts';
 import { runConsoleFlow } from './browser/console-flow.ts';
+import { runApprovalFlow } from './browser/approval-flow.ts';
 import { checkWidth, readSink, useKeyboard, type FitOptions } from './browser/console-fit.ts';
 import { eventually, sinkCaptures, sinkSubscription } from './helpers/webhooks.ts';
 import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.ts';
@@ -63,6 +64,16 @@ test('the console, signed in with the operator token: key, sink subscription, te
   const shipment = await http(svc.url, 'GET', `/api/v1/shipments/${result.shipmentId}`, { token: result.apiKey });
   assert.equal(shipment.body.data.status, 'delivered');
   assert.deepEqual(shipment.body.data.status_events.map((e: any) => e.label), ['Waybill created', 'In transit', 'Delivered to recipient']);
+});
+
+test("an agent's write: 202, the approvals inbox (count, preview, effects, the current order), approved with a reason, run once with Merx-Approval, shown in the request log", { skip }, async () => {
+  const result = await runApprovalFlow({ browser, baseUrl: svc.url, adminToken: ADMIN_TOKEN, shotsDir: shots });
+  for (const file of result.screenshots) assert.ok(fs.statSync(file).size > 10_000, `${path.basename(file)} was taken`);
+  const order = await http(svc.url, 'GET', `/api/v1/orders/${result.orderId}`, { token: result.agentKey });
+  assert.equal(order.body.data.status, 'shipped');
+  assert.equal(order.body.data.tracking_number, 'TRK-AGENT-1');
+  const approval = await http(svc.url, 'GET', `/api/v1/approvals/${result.approvalId}`, { token: result.agentKey });
+  assert.deepEqual([approval.body.data.status, approval.body.data.reason, approval.body.data.result_status], ['executed', 'tracking number checked', 200]);
 });
 
 test('/admin without the operator token shows the sign-in page, and a wrong token is refused there', { skip }, async () => {

@@ -93,7 +93,7 @@ test('an MCP update replayed by its idempotency key repeats its _meta.etag; REST
     structuredOf(first);
     assert.match(first._meta?.etag ?? '', /^"[A-Za-z0-9_-]+"$/);
     const again = (await client.callTool(params)) as any;
-    assert.deepEqual(again._meta, { etag: first._meta.etag, idempotent_replayed: true });
+    assert.deepEqual(again._meta, { etag: first._meta.etag, idempotent_replayed: true, request_id: again._meta.request_id });
     const viaRest = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, {
       token: key, body: { admin_notes: 'kept' }, headers: { 'Idempotency-Key': idempotencyKey },
     });

@@ -63,7 +63,7 @@ test('a shipment created with a key is replayed exactly, and no second waybill, 
   const viaMcp = await toolWithKey(key, 'create_shipment', { order_id: order.id }, k);
   assert.equal(viaMcp.isError, false, JSON.stringify(viaMcp.structuredContent));
   assert.deepEqual(viaMcp.structuredContent, first.body, 'MCP replays what REST answered');
-  assert.deepEqual(viaMcp._meta, { idempotent_replayed: true });
+  assert.deepEqual(viaMcp._meta, { idempotent_replayed: true, request_id: viaMcp._meta.request_id });
 
   assert.equal(newParcels(svc, parcelsBefore).length, 1, 'one waybill at the courier');
   assert.equal((await shipmentRows(svc, accountId)).length, 1, 'one shipment');
@@ -219,7 +219,7 @@ test('a webhook created with a key shows its secret again to a replay; a test de
   assert.equal(sent.status, 200, sent.text);
   assertReplay(sent, await post(key, `/api/v1/webhooks/${hook.id}/test`, undefined, kTest), 'webhook test');
   const replayedTool = await toolWithKey(key, 'test_webhook', { id: hook.id }, kTest);
-  assert.deepEqual(replayedTool._meta, { idempotent_replayed: true });
+  assert.deepEqual(replayedTool._meta, { idempotent_replayed: true, request_id: replayedTool._meta.request_id });
   await new Promise((r) => setTimeout(r, 300));
   assert.equal((await deliveriesOf(svc.url, key, hook.id)).length, 1, 'one test delivery');
 });
@@ -266,7 +266,7 @@ test('an answer first given over MCP replays over REST in the REST shape; keys e
   const k = newKey();
   const viaTool = await toolWithKey(key, 'record_stock_movement', movement, k);
   assert.equal(viaTool.isError, false);
-  assert.equal(viaTool._meta, undefined, 'a first answer is not marked replayed');
+  assert.equal(viaTool._meta.idempotent_replayed, undefined, 'a first answer is not marked replayed');
   const viaRest = await post(key, '/api/v1/inventory/movements', movement, k);
   assert.equal(viaRest.status, 201);
   assert.equal(viaRest.headers.get('idempotent-replayed'), 'true');

@@ -29,6 +29,8 @@ const SPEC_TOOLS = [
   'create_webhook', 'update_webhook', 'delete_webhook', 'test_webhook', 'submit_brief', 'get_status', 'get_facts',
   // EXTENSIONS
   'list_events', 'rotate_webhook_secret', 'verify_webhook_signature', 'get_webhook',
+  // EXTENSIONS 7: listed for every key
+  'list_request_logs', 'get_approval',
 ];
 const ALL_SCOPES = [
   'orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'inventory:write', 'products:read', 'products:write',
@@ -93,7 +95,8 @@ test('inspector --cli lists only the tools a key\'s scopes allow', async () => {
   const { key } = await freshTenant(svc.url, { preset: 'bridge' });
   const run = await inspector([...connection(key), '--method', 'tools/list']);
   assert.equal(run.code, 0, run.stderr);
-  assert.deepEqual(JSON.parse(run.stdout).result.tools.map((t: any) => t.name).sort(), ['get_facts', 'get_status', 'submit_brief']);
+  // EXTENSIONS 7: the request log and approvals are listed for every key.
+  assert.deepEqual(JSON.parse(run.stdout).result.tools.map((t: any) => t.name).sort(), ['get_approval', 'get_facts', 'get_status', 'list_request_logs', 'submit_brief']);
 });
 
 test('inspector --cli --method tools/call list_orders answers the same JSON as GET /api/v1/orders', async () => {

@@ -17,6 +17,7 @@ import { startTestService, http, freshTenant, operator, type TestService } from 
 import { MCP_VERSIONS } from './helpers/mcp.ts';
 import { portableSchema } from '../src/transports/portable-schema.ts';
 import { connectSdk, structuredOf, type SdkConnection } from './helpers/sdk-client.ts';
+import { SCOPES } from '../src/platform/scopes.ts';
 
 // SPEC MCP, the tool table: tool -> scope.
 const SPEC_TOOLS: Record<string, string> = {
@@ -57,6 +58,9 @@ const EXTENSION_TOOLS: Record<string, string[]> = {
   rotate_webhook_secret: ['webhooks:write'],
   verify_webhook_signature: ['webhooks:read'],
   get_webhook: ['webhooks:read'],
+  // EXTENSIONS 7: listed for every key, whatever its scopes.
+  list_request_logs: [...SCOPES],
+  get_approval: [...SCOPES],
 };
 const TOOL_SCOPES: Record<string, string[]> = { ...Object.fromEntries(Object.entries(SPEC_TOOLS).map(([name, scope]) => [name, [scope]])), ...EXTENSION_TOOLS };
 const READ_TOOLS = Object.keys(TOOL_SCOPES).filter((name) => /^(list|get|verify)_/.test(name));

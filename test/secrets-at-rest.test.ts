@@ -70,7 +70,7 @@ test('raw SQL finds no plaintext secret: webhook secrets, courier credentials an
   const mcpSecret: string = viaMcp.body.result.structuredContent.secret;
   assert.match(mcpSecret, /^[0-9a-f]{64}$/, viaMcp.text);
   const mcpAgain = await mcpCall();
-  assert.deepEqual(mcpAgain.body.result._meta, { idempotent_replayed: true });
+  assert.deepEqual(mcpAgain.body.result._meta, { idempotent_replayed: true, request_id: mcpAgain.body.result._meta.request_id });
   assert.equal(mcpAgain.body.result.structuredContent.secret, mcpSecret);
 
   // Courier credentials that the courier checks, and the push token it is given.

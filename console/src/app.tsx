@@ -9,6 +9,7 @@ import { AccountPage } from './pages/account';
 import { CouriersPage } from './pages/couriers';
 import { JobsPage } from './pages/jobs';
 import { ShortcutsHelp, useShortcuts } from './shortcuts';
+import { usePendingApprovals } from './pages/approvals';
 
 export function useServiceInfo() {
   return useQuery({ queryKey: ['info'], queryFn: () => admin<{ data: ServiceInfo }>('GET', '/info').then((r) => r.data) });
@@ -66,6 +67,9 @@ function Sidebar({ onSignOut, onHelp }: { onSignOut: () => void; onHelp: () => v
   const [open, setOpen] = useState(false);
   const { pathname } = useLocation();
   useEffect(() => setOpen(false), [pathname]);
+  // Inside an account: its approvals inbox, with how many wait for a decision (EXTENSIONS 7).
+  const accountId = /^\/accounts\/([0-9a-f-]{36})/.exec(pathname)?.[1];
+  const pending = usePendingApprovals(accountId).data?.length ?? 0;
   return (
     <nav className={open ? 'sidebar open' : 'sidebar'} aria-label="Main">
       <a className="skip" href="#main">Skip to content</a>
@@ -79,6 +83,11 @@ function Sidebar({ onSignOut, onHelp }: { onSignOut: () => void; onHelp: () => v
       </div>
       <div className="menu" id="main-menu">
         <NavLink to="/accounts">Accounts</NavLink>
+        {accountId && (
+          <NavLink to={`/accounts/${accountId}/approvals`} className="sub" aria-label={`Approvals, ${pending} pending`}>
+            Approvals <span className={pending ? 'count' : 'count zero'} data-testid="pending-approvals">{pending}</span>
+          </NavLink>
+        )}
         <NavLink to="/couriers">Courier simulator</NavLink>
         <NavLink to="/jobs">Jobs</NavLink>
         <hr />

@@ -23,12 +23,19 @@ export const Account = Closed(
   { $id: 'Account' },
 );
 
+const Writes = Type.Unsafe<'direct' | 'approval'>({
+  type: 'string',
+  enum: ['direct', 'approval'],
+  description: 'EXTENSIONS 7: approval makes every write of the key (not a dry run) wait for a person: it answers 202 with an approval instead.',
+});
+
 const Key = Closed(
   {
     id: Uuid(),
     name: Type.String(),
     prefix: Type.String({ description: 'The first 11 characters of the key.' }),
     scopes: Type.Array(Type.String()),
+    writes: Writes,
     created_at: DateTime(),
     last_used_at: NullableDateTime(),
     revoked_at: NullableDateTime(),
@@ -101,20 +108,23 @@ export const accountRoutes = [
     path: '/accounts/:id/keys',
     tags: ['Keys'],
     summary: 'Issue an API key',
-    description: 'Give a preset (fulfilment, read_only, bridge) or explicit scopes. The full key is in the answer once; an 11th active key is a 409.',
+    description:
+      'Give a preset (fulfilment, read_only, bridge) or explicit scopes. The full key is in the answer once; an 11th active key is a 409. ' +
+      'writes: "approval" (default "direct") issues a key for an agent whose writes wait for a person (EXTENSIONS 7).',
     params: AccountId,
     body: Closed({
       name: Type.String({ minLength: 1, maxLength: 200 }),
       preset: Type.Optional(Type.Unsafe<keyof typeof PRESETS>({ type: 'string', enum: Object.keys(PRESETS) })),
       scopes: Type.Optional(Type.Array(Type.Unsafe<Scope>({ type: 'string', enum: [...SCOPES] }), { minItems: 1 })),
+      writes: Type.Optional(Writes),
     }),
     output: Closed({ data: Key, key: Type.String({ description: 'The full key, shown only here.' }) }),
     successStatus: 201,
-    handler: async (s, { id, name, preset, scopes }) => {
+    handler: async (s, { id, name, preset, scopes, writes }) => {
       if ((preset === undefined) === (scopes === undefined)) {
         throw new AppError('validation_failed', 'give either preset or scopes (there is no default preset)');
       }
-      return s.db.tx((tx) => issueKey(tx, id, name, preset ? PRESETS[preset] : scopes!));
+      return s.db.tx((tx) => issueKey(tx, id, name, preset ? PRESETS[preset] : scopes!, writes ?? 'direct'));
     },
   }),
   adminRoute({

@@ -30,13 +30,13 @@ const OperationSummary = Closed({
   path: Type.String({ description: 'The REST path (Fastify style); empty for MCP-only operations.' }),
   rest: Type.Boolean(),
   mcp: Type.Boolean(),
-  scope: Type.String(),
+  scope: Nullable('string', { description: 'null: any valid key (the request log, approvals).' }),
   summary: Type.String(),
   dry_run: Type.Boolean(),
 });
 
 /** The operator acts as the merchant's admin: every scope, no key, no plan gate. */
-const operatorCaller = (accountId: string) => ({ accountId, keyId: 'operator', keyPrefix: 'operator', scopes: [...SCOPES] });
+const operatorCaller = (accountId: string) => ({ accountId, keyId: 'operator', keyPrefix: 'operator', scopes: [...SCOPES], writes: 'direct' as const });
 
 async function listAccounts(s: OperatorServices, input: { q?: string; limit: number; cursor?: string }) {
   const { values, bind } = sqlParameters();

@@ -33,6 +33,8 @@ export interface Caller {
   keyId: string;
   keyPrefix: string;
   scopes: readonly Scope[];
+  /** EXTENSIONS 7: "approval" when this key's writes wait for a person (approvals.ts). */
+  writes: 'direct' | 'approval';
 }
 
 export interface AuthenticatedKey extends Caller {
@@ -51,8 +53,10 @@ export function isKeyShaped(token: string): boolean {
 
 /** The key with this hash and its account, from the database (key-cache.ts keeps what it finds), or 401. */
 export async function lookupKey(sql: Sql, keyHash: string): Promise<AuthenticatedKey> {
-  const { rows } = await sql.query<{ id: string; account_id: string; prefix: string; scopes: Scope[]; plan: string; active: boolean }>(
-    `SELECT k.id, k.account_id, k.prefix, k.scopes, a.plan, a.active
+  const { rows } = await sql.query<{
+    id: string; account_id: string; prefix: string; scopes: Scope[]; writes: 'direct' | 'approval'; plan: string; active: boolean;
+  }>(
+    `SELECT k.id, k.account_id, k.prefix, k.scopes, k.writes, a.plan, a.active
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
     [keyHash],
@@ -61,12 +65,14 @@ export async function lookupKey(sql: Sql, keyHash: string): Promise<Authenticate
   const row = rows[0];
   if (!row) throw unauthorized();
   if (!row.active) throw unauthorized('the account behind this key is deactivated');
-  return { keyId: row.id, accountId: row.account_id, keyPrefix: row.prefix, scopes: row.scopes, plan: row.plan };
+  return { keyId: row.id, accountId: row.account_id, keyPrefix: row.prefix, scopes: row.scopes, writes: row.writes, plan: row.plan };
 }
 
 /** Admits a caller holding any of `scopes`; a refusal names the first. */
 export function requireScope(caller: Caller, scopes: Scope | readonly Scope[]): void {
   const accepted: readonly Scope[] = typeof scopes === 'string' ? [scopes] : scopes;
+  // An operation that names no scope admits any valid key (EXTENSIONS 7).
+  if (accepted.length === 0) return;
   if (!accepted.some((scope) => caller.scopes.includes(scope))) {
     const named = accepted[0];
     const others = accepted.length > 1 ? ` (or any of ${accepted.slice(1).join(', ')})` : '';

@@ -7,6 +7,8 @@ export const ERROR_STATUS = {
   scope_missing: 403,
   plan_required: 403,
   plan_lookup_failed: 403,
+  /** EXTENSIONS 7: the approval a repeated write names was rejected. */
+  approval_rejected: 403,
   method_not_allowed: 405,
   validation_failed: 400,
   not_found: 404,

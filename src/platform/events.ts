@@ -2,6 +2,7 @@
 // transaction, so an event exists exactly when the change it describes does.
 import crypto from 'node:crypto';
 import type { Sql } from './db.ts';
+import { noteEvent } from './request-log.ts';
 
 /** SPEC Versioning 1: webhook envelopes carry a date-style version because they have no path. */
 export const EVENT_API_VERSION = '2026-09-01';
@@ -81,6 +82,8 @@ export async function emit(
     `INSERT INTO events (id, account_id, event, api_version, data) VALUES ($1, $2, $3, $4, $5) RETURNING created_at`,
     [id, accountId, event, EVENT_API_VERSION, JSON.stringify(data)],
   );
+  // EXTENSIONS 7: the request log lists the events a request committed.
+  noteEvent(tx, id);
   const emitted: EmittedEvent = { id, event, account_id: accountId, api_version: EVENT_API_VERSION, created_at: rows[0].created_at, data };
   for (const reaction of reactions.keys()) await reaction(tx, emitted);
   return emitted;

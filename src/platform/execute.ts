@@ -9,9 +9,12 @@ import type { Services } from './services.ts';
 import { AppError } from './errors.ts';
 import { checkIfMatch } from './etag.ts';
 import type { IdempotentRun, StoredAnswer } from './idempotency.ts';
+import { isWrite } from './operation.ts';
+import { withTrace, type RequestTrace } from './request-log.ts';
+import { askApproval, performApproved } from './approval-gate.ts';
 
 /** A Db whose every query, and every nested transaction, runs in `tx`; `commits: false` for a dry run, which never commits. */
-function boundTo(tx: Sql, db: Db, commits: boolean): Db {
+export function boundTo(tx: Sql, db: Db, commits: boolean): Db {
   const inner: Sql = commits ? tx : { ...tx, afterCommit: () => {} };
   return {
     kind: db.kind,
@@ -29,12 +32,12 @@ function boundTo(tx: Sql, db: Db, commits: boolean): Db {
 }
 
 /** EXTENSIONS 3: 404 when the resource is missing (even for `*`), 412 when If-Match does not admit its current ETag. */
-async function checkPrecondition(op: Operation, sql: Sql, caller: Caller, input: Record<string, unknown>, ifMatch: string, lock: boolean) {
+export async function checkPrecondition(op: Operation, sql: Sql, caller: Caller, input: Record<string, unknown>, ifMatch: string, lock: boolean) {
   checkIfMatch(ifMatch, await op.etag!.currentEtag(sql, caller.accountId, String(input.id), { lock }));
 }
 
 /** SPEC Limits: some operations have a per-account limit besides the key's. */
-async function enforceAccountLimit(services: Services, op: Operation, caller: Caller): Promise<void> {
+export async function enforceAccountLimit(services: Services, op: Operation, caller: Caller): Promise<void> {
   if (!op.accountLimit) return;
   const outcome = await services.rateLimits.named(op.accountLimit.name, op.accountLimit.perMinute).consume(caller.accountId);
   if (!outcome.allowed) {
@@ -59,15 +62,32 @@ export interface ExecuteOptions {
    * fenced Db instead, and the transport stores its answer after.
    */
   idempotent?: { run: IdempotentRun; answerOf: (result: unknown) => StoredAnswer };
+  /** EXTENSIONS 7: the approval the request names (Merx-Approval, MCP _meta.approval_id): the write runs only as approved. */
+  approvalId?: string;
+  /** EXTENSIONS 7: the Idempotency-Key of a write that asks for approval (the key is not claimed: it finds the same approval again). */
+  idempotencyKey?: string;
+  /** EXTENSIONS 7: the request log's record of this call; the events the call commits are noted in it. */
+  trace?: RequestTrace;
 }
 
+/** The answer of an operation: its result, or for a key whose writes wait for a person, an ApprovalAnswer (approvals.ts). */
 export async function execute(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions = {}) {
+  return withTrace(options.trace, () => executeTraced(services, op, caller, input, options));
+}
+
+/** The context a handler runs with. */
+export const contextOf = (services: Services, caller: Caller, dryRun: boolean) => (db: Db): OperationContext => ({ ...services, db, caller, dryRun });
+
+async function executeTraced(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions) {
   const { dryRun = false, idempotent } = options;
   if (op.feature && !op.feature.enabled(services.config)) {
     throw new AppError('migration_pending', `${op.feature.name} is not enabled on this deployment yet`);
   }
+  // EXTENSIONS 7: a write that names an approval runs only as approved; one by a key whose writes wait becomes an approval.
+  if (isWrite(op) && !dryRun && options.approvalId !== undefined) return performApproved(services, op, caller, input, options);
+  if (isWrite(op) && !dryRun && caller.writes === 'approval') return askApproval(services, op, caller, input, options);
   if (!dryRun) await enforceAccountLimit(services, op, caller);
-  const context = (db: Db): OperationContext => ({ ...services, db, caller, dryRun });
+  const context = contextOf(services, caller, dryRun);
   const precondition = op.etag && options.ifMatch !== undefined ? options.ifMatch : undefined;
   if (dryRun) {
     return services.db.tx(async (tx) => {

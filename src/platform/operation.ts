@@ -59,8 +59,8 @@ export interface OperationSpec<
   method: HttpMethod;
   /** Fastify-style path, e.g. /api/v1/orders/:id */
   path: string;
-  /** The scope a caller needs; a refusal names it. */
-  scope: Scope;
+  /** The scope a caller needs; a refusal names it. null: any valid key, whatever its scopes (EXTENSIONS 7: the request log, approvals). */
+  scope: Scope | null;
   /**
    * Scopes that admit a caller as well as `scope` does (the events feed: any
    * of the three read scopes). The handler then shows only what the caller's
@@ -100,6 +100,14 @@ export interface OperationSpec<
    * after its commit (see IdempotentRun.finish) rather than with it.
    */
   ownTransactions?: true;
+  /**
+   * EXTENSIONS 7: what performing the operation would do, one English
+   * sentence each ("order.status_changed to 2 subscriptions", "email to the
+   * customer", "courier_a creates a waybill", "stock of SKU-1: -1"), for an
+   * approval. `preview` is the operation's dry-run answer for `input` (null
+   * without a dry run); ctx.db reads.
+   */
+  effects?: (ctx: OperationContext, input: any, preview: any) => Promise<string[]>;
   /** A per-account limit of this operation on top of the key's own (SPEC Limits: webhook test and retry). */
   accountLimit?: { name: string; perMinute: number };
   handler: (
@@ -119,7 +127,12 @@ export type Operation = OperationSpec<TObject | undefined, TObject | undefined, 
 
 /** Every scope that admits a caller to the operation; the first is the one a refusal names. */
 export function admittingScopes(op: Pick<Operation, 'scope' | 'alsoAdmittedBy'>): Scope[] {
-  return [op.scope, ...(op.alsoAdmittedBy ?? [])];
+  return op.scope === null ? [] : [op.scope, ...(op.alsoAdmittedBy ?? [])];
+}
+
+/** Whether a key with `scopes` may call the operation (an operation without a scope admits any valid key). */
+export function admits(op: Pick<Operation, 'scope' | 'alsoAdmittedBy'>, scopes: readonly Scope[]): boolean {
+  return op.scope === null || admittingScopes(op).some((scope) => scopes.includes(scope));
 }
 
 /** Operations that change state: they take dry runs and idempotency keys. */

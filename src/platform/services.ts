@@ -11,6 +11,7 @@ import type { KeyCache } from './key-cache.ts';
 import type { Faults } from './auth.ts';
 import type { Notifier } from '../notify/notifier.ts';
 import type { CursorSeal } from './cursor-seal.ts';
+import type { RequestLog } from './request-log.ts';
 
 export interface Services {
   config: Config;
@@ -26,4 +27,6 @@ export interface Services {
   deploySha: string;
   /** Seals and opens list cursors with the key every instance of this database shares (issue 27). */
   cursors: CursorSeal;
+  /** EXTENSIONS 7: writes the request log's entries in batches, off every request's transaction. */
+  requestLog: RequestLog;
 }

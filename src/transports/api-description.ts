@@ -2,6 +2,7 @@
 // "Each decision appears in the OpenAPI document").
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../platform/idempotency.ts';
 import { ETAG_HEADER, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../platform/etag.ts';
+import { APPROVAL_HEADER } from '../platform/approvals.ts';
 export const API_DESCRIPTION = `
 Merx is a commerce operations API: one merchant account's orders, shipments, inventory, products, customers,
 segments and webhook subscriptions, over REST (this document), an MCP tool server at \`POST /api/mcp\` with the
@@ -51,6 +52,7 @@ Every error is \`{error: {code, message, scope?, details?}}\`: \`code\` is stabl
 | \`scope_missing\` | 403 | the key lacks the route's scope; \`error.scope\` names it |
 | \`plan_required\` | 403 | the account is on the Free plan |
 | \`plan_lookup_failed\` | 403 | the plan could not be verified (fail closed) |
+| \`approval_rejected\` | 403 | the approval named in \`Merx-Approval\` (MCP \`_meta.approval_id\`) was rejected; nothing ran (EXTENSIONS 7) |
 | \`not_found\` | 404 | no such route, or no such row in this account (rows of other accounts too, never 403) |
 | \`method_not_allowed\` | 405 | wrong method; \`Allow\` lists the right ones |
 | \`request_timeout\` | 408 | the request (headers and body) was not received within 30 seconds; the connection is closed |
@@ -104,6 +106,21 @@ export const IDEMPOTENCY_HEADERS = {
   replayed: { name: REPLAYED_HEADER, description: 'true when this answer is the stored answer of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
 };
 
+/** EXTENSIONS 7 in the document: the approval header and the 202 answer of a write by a key whose writes wait for a person. */
+export const APPROVAL_HEADERS = {
+  header: {
+    name: APPROVAL_HEADER,
+    description:
+      'The id of an approved approval: the write runs once, only if the operation and arguments are those approved and the target is unchanged. ' +
+      'Refused, in this order: not an approval of this key 404; rejected 403 approval_rejected; used, expired, pending or for another request ' +
+      '409 (details.reason approval_used, approval_expired, approval_pending, approval_mismatch); the target changed since 412 precondition_failed.',
+    schema: { type: 'string' },
+  },
+  accepted:
+    'Not performed: the key was issued with writes "approval", so the write waits for a person. The body is the approval (preview, effects); ' +
+    'poll GET /api/v1/approvals/{id}, then repeat the request with Merx-Approval. With an Idempotency-Key, asking again answers the same approval.',
+};
+
 /** EXTENSIONS 3 in the document: the headers and answers of versioned resources (orders, products, webhook subscriptions). */
 export const VERSIONING_HEADERS = {
   etag: {
@@ -133,7 +150,7 @@ export const VERSIONING_HEADERS = {
 export const ERROR_STATUSES = {
   '400': 'validation_failed: bad id, query, body, date or cursor',
   '401': 'unauthorized: missing, malformed or revoked key, or deactivated account',
-  '403': 'scope_missing, plan_required or plan_lookup_failed',
+  '403': 'scope_missing, plan_required or plan_lookup_failed; approval_rejected: the approval named in Merx-Approval was rejected',
   '404': 'not_found: no such row in this account',
   '405': 'method_not_allowed (Allow lists the methods)',
   '408': 'request_timeout: the request was not received in time',

@@ -1,9 +1,10 @@
 // POST /api/mcp: a thin JSON-RPC 2.0 layer over the operation registry
 // (DESIGN: MCP). Stateless Streamable HTTP: JSON responses, no sessions.
+import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
 import { AppError, mcpRefusalCode, toAppError, type ErrorCode } from '../platform/errors.ts';
-import { admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
+import { admits, admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
 import {
   checkIdempotencyKey, claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type Claim, type StoredAnswer,
 } from '../platform/idempotency.ts';
@@ -17,6 +18,8 @@ import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import { argumentParts, toolArgumentsSchema, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
 import { MCP_INSTRUCTIONS } from './mcp-instructions.ts';
+import { ApprovalAnswer } from '../platform/approvals.ts';
+import { namedResources, RequestTrace } from '../platform/request-log.ts';
 
 export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'];
 export const MAX_BATCH = 20;
@@ -81,6 +84,25 @@ interface ToolResult {
   _meta?: Record<string, unknown>;
 }
 
+/** EXTENSIONS 7: what the request log records of one tools/call, filled in as it runs. */
+interface LoggedCall {
+  trace: RequestTrace;
+  status: number;
+  errorCode: string | null;
+  dryRun: boolean;
+  idempotencyKey: string | null;
+  replayed: boolean;
+}
+
+const newCall = (at = new Date()): LoggedCall => ({
+  trace: new RequestTrace(crypto.randomUUID(), at),
+  status: 200,
+  errorCode: null,
+  dryRun: false,
+  idempotencyKey: null,
+  replayed: false,
+});
+
 function isRequestShape(msg: unknown): msg is { jsonrpc: '2.0'; method: string; id?: Id; params?: unknown } {
   if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return false;
   const m = msg as Record<string, unknown>;
@@ -99,10 +121,64 @@ function invalidRequest(msg: unknown): RpcResponse {
 export function registerMcp(app: FastifyInstance, services: Services, operations: Operation[]): void {
   const tools = buildTools(operations);
 
-  async function callTool(key: AuthenticatedKey, params: Record<string, unknown>) {
-    const name = params.name;
-    const tool = typeof name === 'string' ? tools.get(name) : undefined;
-    if (!tool) throw new RpcFailure(-32602, `unknown tool: ${String(name)}`);
+  /** The tool a tools/call names, or undefined (then it is not logged: no operation was named). */
+  const toolOf = (params: Record<string, unknown>) => (typeof params.name === 'string' ? tools.get(params.name) : undefined);
+
+  /**
+   * EXTENSIONS 7: a tools/call of a known tool by a valid key is logged,
+   * whatever its answer; its result carries the entry's id in _meta.request_id.
+   */
+  async function loggedCall(key: AuthenticatedKey, params: Record<string, unknown>, call: LoggedCall | null) {
+    const tool = toolOf(params);
+    if (!tool) throw new RpcFailure(-32602, `unknown tool: ${String(params.name)}`);
+    const record = call ?? newCall();
+    try {
+      const result = await callTool(key, tool, params, record);
+      return withRequestId(result, record.trace.id);
+    } catch (err) {
+      if (err instanceof RpcFailure) Object.assign(record, err.code === -32603 ? { status: 500, errorCode: 'internal_error' } : { status: 400, errorCode: 'validation_failed' });
+      else Object.assign(record, { status: 500, errorCode: 'internal_error' });
+      throw err;
+    } finally {
+      logCall(key, tool.op, record);
+    }
+  }
+
+  function logCall(key: AuthenticatedKey, op: Operation, call: LoggedCall) {
+    services.requestLog.record({
+      id: call.trace.id,
+      accountId: key.accountId,
+      keyId: key.keyId,
+      keyPrefix: key.keyPrefix,
+      at: call.trace.at,
+      transport: 'mcp',
+      operation: op.name,
+      method: 'POST',
+      path: '/api/mcp',
+      status: call.status,
+      errorCode: call.errorCode,
+      dryRun: call.dryRun,
+      idempotencyKey: call.idempotencyKey,
+      replayed: call.replayed,
+      durationMs: Math.round(performance.now() - call.trace.started),
+      resourceIds: [...call.trace.resourceIds],
+      eventIds: call.trace.eventIds,
+    });
+  }
+
+  /** A result with the request log entry's id in _meta.request_id. */
+  function withRequestId(result: ToolResult | JsonText, requestId: string): ToolResult | JsonText {
+    if (result instanceof JsonText) return result;
+    return { ...result, _meta: { ...result._meta, request_id: requestId } };
+  }
+
+  async function callTool(key: AuthenticatedKey, tool: Tool, params: Record<string, unknown>, call: LoggedCall): Promise<ToolResult | JsonText> {
+    const { trace } = call;
+    const refusal = (error: AppError) => {
+      Object.assign(call, { status: error.status, errorCode: error.code });
+      return refusalOf(error);
+    };
+    const success = (output: unknown, etag?: string) => successOf(output, etag, trace.id);
     const args = params.arguments ?? {};
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new RpcFailure(-32602, 'arguments must be an object');
     try {
@@ -120,23 +196,43 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     }
     const { dry_run: dryRun, ...rest } = input;
     const isDryRun = dryRun === true && tool.op.dryRunOutput !== undefined;
+    call.dryRun = isDryRun;
+    namedResources(trace, rest);
     let claim: Claim | null;
     let ifMatch: string | undefined;
+    const approvalId = approvalIdOf(tool.op, params);
+    const asksApproval = isWrite(tool.op) && !isDryRun && approvalId === undefined && key.writes === 'approval';
+    let idempotencyKey: string | undefined;
     try {
       ifMatch = ifMatchOf(tool.op, params);
-      claim = await claimToolKey(key, tool.op, params, args as Record<string, unknown>, isDryRun);
+      if (approvalId !== undefined && typeof approvalId !== 'string') {
+        throw new AppError('validation_failed', '_meta.approval_id must be the id of the approval (structuredContent.data.id of the answer that asked for it)');
+      }
+      idempotencyKey = idempotencyKeyOf(tool.op, params);
+      call.idempotencyKey = idempotencyKey ?? null;
+      claim = asksApproval ? null : await claimToolKey(key, tool.op, idempotencyKey, args as Record<string, unknown>, isDryRun);
     } catch (err) {
       return refusal(toAppError(err));
     }
     if (claim && 'replay' in claim) {
-      const replayed: ToolResult = resultOf(claim.replay);
+      call.replayed = true;
+      const replayed = resultOf(claim.replay, trace.id);
+      if (replayed.isError) Object.assign(call, { status: claim.replay.status, errorCode: (replayed.structuredContent as { error: string }).error.toLowerCase() });
       return { ...replayed, _meta: { ...replayed._meta, idempotent_replayed: true } };
     }
     const run = claim?.run;
     // Issue 27: an idempotent write's answer is stored with its effect, in its transaction (operations with their own transactions: after).
     const answerOf = (output: unknown): StoredAnswer => ({ status: tool.op.successStatus ?? 200, headers: versionHeaders(tool.op, output), body: jsonOf(output), origin: 'mcp' });
     try {
-      const output = await execute(services, tool.op, key, rest, { dryRun: isDryRun, ifMatch, idempotent: run && { run, answerOf } });
+      const output = await execute(services, tool.op, key, rest, {
+        dryRun: isDryRun, ifMatch, idempotent: run && { run, answerOf }, trace, approvalId: approvalId as string | undefined,
+        idempotencyKey: asksApproval ? idempotencyKey : undefined,
+      });
+      if (output instanceof ApprovalAnswer) {
+        call.replayed = output.replayed;
+        return approvalResult(output, trace.id);
+      }
+      if (tool.op.successStatus === 201 && !isDryRun) trace.addResource((dataOf(output) as { id?: unknown } | null)?.id);
       // Stored with the effect already, unless the operation commits on its own (then its answer is written once, here).
       if (run && tool.op.ownTransactions) await run.finish(answerOf(output));
       return success(output, versionHeaders(tool.op, output).etag);
@@ -149,6 +245,21 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       }
       return refusal(appError);
     }
+  }
+
+  /** EXTENSIONS 7 on MCP: params._meta.approval_id names the approval a write runs under (as REST's Merx-Approval). */
+  function approvalIdOf(op: Operation, params: Record<string, unknown>): unknown {
+    const meta = params._meta;
+    const value = meta && typeof meta === 'object' ? (meta as Record<string, unknown>).approval_id : undefined;
+    return isWrite(op) ? value : undefined;
+  }
+
+  /** EXTENSIONS 7: the write was not performed; the result is the approval (REST's 202 body), its id in _meta.approval_id. */
+  function approvalResult(answer: ApprovalAnswer, requestId: string): ToolResult {
+    const body = answer.body;
+    const meta: Record<string, unknown> = { approval_id: answer.approval.id, request_id: requestId };
+    if (answer.replayed) meta.idempotent_replayed = true;
+    return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: false, _meta: meta };
   }
 
   /** EXTENSIONS 3 on MCP: params._meta.if_match on the update tool of a versioned resource (an ETag, or *). */
@@ -167,45 +278,50 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     return op.etag ? { etag: etagOfData(output) } : {};
   }
 
-  /** EXTENSIONS 2 on MCP: params._meta.idempotency_key on a write tool, in the key space REST uses. */
-  async function claimToolKey(key: AuthenticatedKey, op: Operation, params: Record<string, unknown>, args: Record<string, unknown>, dryRun: boolean) {
+  /** EXTENSIONS 2 on MCP: params._meta.idempotency_key on a write tool (checked), or undefined. */
+  function idempotencyKeyOf(op: Operation, params: Record<string, unknown>): string | undefined {
     const meta = params._meta;
     const value = meta && typeof meta === 'object' ? (meta as Record<string, unknown>).idempotency_key : undefined;
-    if (!isWrite(op) || value === undefined) return null;
-    const idempotencyKey = checkIdempotencyKey(value);
-    if (dryRun) return null;
+    if (!isWrite(op) || value === undefined) return undefined;
+    return checkIdempotencyKey(value);
+  }
+
+  /** EXTENSIONS 2 on MCP: the key claimed in the key space REST uses. */
+  async function claimToolKey(key: AuthenticatedKey, op: Operation, idempotencyKey: string | undefined, args: Record<string, unknown>, dryRun: boolean) {
+    if (idempotencyKey === undefined || dryRun) return null;
     return claimIdempotencyKey(services.db, key.accountId, idempotencyKey, requestFingerprint(op, argumentParts(op, args)));
   }
 
   /** A stored answer (from either transport) as a tool result. */
-  function resultOf(answer: StoredAnswer) {
+  function resultOf(answer: StoredAnswer, requestId: string) {
     const body = JSON.parse(answer.body);
     const etag = answer.headers.etag;
     // A stored body is parsed: never JsonText here.
-    if (answer.status < 400) return success(body, etag) as ToolResult;
-    return refusal(new AppError(body.error.code as ErrorCode, body.error.message, undefined, { headers: etag ? { ETag: etag } : {} }));
+    if (answer.status < 400) return successOf(body, etag, requestId) as ToolResult;
+    return refusalOf(new AppError(body.error.code as ErrorCode, body.error.message, undefined, { headers: etag ? { ETag: etag } : {} }));
   }
 
-  /** `etag`: the version of a versioned resource, in _meta (EXTENSIONS 3: no field inside the resource). */
-  function success(output: unknown, etag?: string): ToolResult | JsonText {
+  /** `etag`: the version of a versioned resource, in _meta (EXTENSIONS 3: no field inside the resource); `request_id`: EXTENSIONS 7. */
+  function successOf(output: unknown, etag: string | undefined, requestId: string): ToolResult | JsonText {
+    const meta = etag ? { etag, request_id: requestId } : { request_id: requestId };
     // Issue 12: JSON PostgreSQL wrote goes in twice as it is, as structuredContent and (escaped) as the text content.
     if (output instanceof JsonText) {
-      const meta = etag ? `,"_meta":{"etag":${JSON.stringify(etag)}}` : '';
-      return JsonText.concat(['{"content":[{"type":"text","text":', JsonText.quoted(output), '}],"structuredContent":', output, `,"isError":false${meta}}`]);
+      return JsonText.concat([
+        '{"content":[{"type":"text","text":', JsonText.quoted(output), '}],"structuredContent":', output, `,"isError":false,"_meta":${JSON.stringify(meta)}}`,
+      ]);
     }
-    const result = { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false };
-    return etag ? { ...result, _meta: { etag } } : result;
+    return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false, _meta: meta };
   }
 
   /** A 412 refusal carries the current version in _meta.etag, as REST sends it in ETag. */
-  function refusal(error: AppError): ToolResult {
+  function refusalOf(error: AppError): ToolResult {
     const body = { error: mcpRefusalCode(error.code), reason: error.message };
     const result = { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
     const etag = lowerCased(error.headers).etag;
     return etag ? { ...result, _meta: { etag } } : result;
   }
 
-  async function dispatch(key: AuthenticatedKey, msg: { method: string; id?: Id; params?: unknown }): Promise<unknown> {
+  async function dispatch(key: AuthenticatedKey, msg: { method: string; id?: Id; params?: unknown }, call: LoggedCall | null): Promise<unknown> {
     const params = (msg.params ?? {}) as Record<string, unknown>;
     switch (msg.method) {
       case 'initialize': {
@@ -222,7 +338,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       case 'tools/list':
         return {
           tools: [...tools.values()]
-            .filter((t) => admittingScopes(t.op).some((scope) => key.scopes.includes(scope)))
+            .filter((t) => admits(t.op, key.scopes))
             .map((t) => ({
               name: t.op.name,
               title: t.op.summary,
@@ -233,22 +349,26 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
             })),
         };
       case 'tools/call':
-        return callTool(key, params);
+        return loggedCall(key, params, call);
       default:
         throw new RpcFailure(-32601, `method not found: ${msg.method}`);
     }
   }
 
   /** One message of a request: null when nothing is owed (a notification). */
-  async function answer(key: AuthenticatedKey, msg: unknown, allowed: boolean, retryAfterSec: number): Promise<RpcResponse | null> {
+  async function answer(key: AuthenticatedKey, msg: unknown, allowed: boolean, retryAfterSec: number, arrivedAt: Date): Promise<RpcResponse | null> {
     if (!isRequestShape(msg)) return invalidRequest(msg);
     const isNotification = !('id' in msg);
+    // EXTENSIONS 7: the entry's clock starts when the message arrived, before its rate limit was decided.
+    const call = msg.method === 'tools/call' && !isNotification ? newCall(arrivedAt) : null;
     if (!allowed) {
+      const tool = call && toolOf((msg.params ?? {}) as Record<string, unknown>);
+      if (tool) logCall(key, tool.op, Object.assign(call, { status: 429, errorCode: 'rate_limited' }));
       return isNotification ? null : rpcError(msg.id!, -32000, 'rate limit exceeded', { retry_after_sec: retryAfterSec });
     }
     if (isNotification) return null; // notifications/initialized and friends need no answer
     try {
-      return { jsonrpc: '2.0', id: msg.id!, result: await dispatch(key, msg) };
+      return { jsonrpc: '2.0', id: msg.id!, result: await dispatch(key, msg, call) };
     } catch (err) {
       if (err instanceof RpcFailure) return rpcError(msg.id!, err.code, err.message);
       services.log.error({ err }, 'mcp message failed');
@@ -306,6 +426,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
   }
 
   async function handle(request: FastifyRequest, reply: FastifyReply) {
+    const arrivedAt = new Date(Date.now() - reply.elapsedTime);
     const key = await services.keys.authenticate(request.headers.authorization, request.ip);
     const read = readMessages(request);
     // GAPS check order: 429 before 400.
@@ -315,7 +436,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     // In order: a batch may read what an earlier message of it wrote.
     const responses: RpcResponse[] = [];
     for (let i = 0; i < read.messages.length; i++) {
-      const response = await answer(key, read.messages[i], admitted[i].allowed, admitted[i].retryAfterSec);
+      const response = await answer(key, read.messages[i], admitted[i].allowed, admitted[i].retryAfterSec, arrivedAt);
       if (response) responses.push(response);
     }
     if (responses.length === 0) return reply.code(202).send();

@@ -4,6 +4,7 @@ import type { TObject, TSchema } from 'typebox';
 import { ErrorBody } from '../platform/schema.ts';
 import { withComponentRefs } from './schema-refs.ts';
 import { codeSamples } from './code-samples.ts';
+import { ApprovalAnswerBody } from '../platform/approval-schema.ts';
 
 export interface DescribedRoute {
   name: string;
@@ -18,7 +19,7 @@ export interface DescribedRoute {
   output: TSchema;
   dryRunOutput?: TSchema;
   successStatus?: number;
-  scope?: string;
+  scope?: string | null;
   produces?: string;
   /** Needs no API key. */
   public?: boolean;
@@ -65,6 +66,8 @@ export interface DocumentInfo {
   webhooks?: Record<string, DescribedWebhook>;
   /** Redoc `x-codeSamples` (curl and merx-client) on every operation: the public document, whose client is merx-client. */
   codeSamples?: boolean;
+  /** EXTENSIONS 7: write operations take the approval header and may answer 202 with an approval. */
+  approvals?: { header: HeaderDoc & { name: string }; accepted: string };
   /** Versioned resources (routes with `etag`): the headers and the 304 and 412 answers. */
   versioning?: {
     etag: HeaderDoc & { name: string };
@@ -117,6 +120,10 @@ function parameters(route: DescribedRoute, components: Record<string, unknown>, 
     const { name, description, schema } = info.idempotency.request;
     list.push({ name, in: 'header', required: false, description, schema });
   }
+  if (info.approvals && takesIdempotencyKey(route)) {
+    const { name, description, schema } = info.approvals.header;
+    list.push({ name, in: 'header', required: false, description, schema });
+  }
   const conditional = conditionalHeader(route, info);
   if (conditional) list.push({ name: conditional.name, in: 'header', required: false, description: conditional.description, schema: conditional.schema });
   return list;
@@ -163,6 +170,14 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
         responses['200'] = { ...preview, headers: { ...headers, ...etagHeader } };
       }
     }
+    if (info.approvals && takesIdempotencyKey(route)) {
+      const location = { description: 'Where the approval is read: /api/v1/approvals/{id}.', schema: { type: 'string' } };
+      responses['202'] = {
+        description: info.approvals.accepted,
+        headers: { ...headers, Location: location },
+        content: { 'application/json': { schema: withComponentRefs(ApprovalAnswerBody, components, true) } },
+      };
+    }
     for (const [code, description] of Object.entries(info.errorStatuses)) {
       const errorHeaders = code === '429' || code === '503' ? { ...headers, ...RETRY_AFTER } : headers;
       responses[code] = { description, headers: errorHeaders, content: { 'application/json': { schema: errorSchema } } };
@@ -173,7 +188,7 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
       responses['304'] = { description: versioning.notModified, headers: { ...headers, ...etagHeader } };
     }
     const facts = [
-      route.scope ? scopeSentence(route) : '',
+      route.scope ? scopeSentence(route) : route.scope === null ? 'Any valid key; no scope needed.' : '',
       route.mcpTool === undefined ? '' : route.mcpTool ? `MCP tool: \`${route.mcpTool}\`.` : 'No MCP tool: REST only.',
       route.feature ? `Needs the \`${route.feature.name}\` feature on this deployment (503 migration_pending while it is off).` : '',
     ].filter(Boolean);
@@ -185,7 +200,8 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
       parameters: parameters(route, components, info),
       responses,
     };
-    if (route.scope) operation['x-required-scope'] = route.scope;
+    // null: any valid key (EXTENSIONS 7: the request log, approvals).
+    if (route.scope !== undefined) operation['x-required-scope'] = route.scope;
     if (route.alsoAdmittedBy?.length) operation['x-accepted-scopes'] = [route.scope, ...route.alsoAdmittedBy];
     if (route.mcpTool !== undefined) operation['x-mcp-tool'] = route.mcpTool;
     if (route.feature) operation['x-required-feature'] = route.feature.name;

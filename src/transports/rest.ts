@@ -15,6 +15,9 @@ import { dataOf, JsonText } from '../platform/json-text.ts';
 import { sendJsonText } from '../platform/answer-bytes.ts';
 import { ETAG_HEADER, etagOfAnswer, etagOfData, storedAnswerEtag, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
 import type { Services } from '../platform/services.ts';
+import type { AuthenticatedKey } from '../platform/auth.ts';
+import { APPROVAL_HEADER, ApprovalAnswer } from '../platform/approvals.ts';
+import { concretePath, namedResources, RequestTrace } from '../platform/request-log.ts';
 import { registerPaths } from './http-paths.ts';
 import { serializableSchema } from './schema-refs.ts';
 
@@ -26,6 +29,11 @@ declare module 'fastify' {
     caller?: Caller;
     /** The idempotency key this request holds while it runs (EXTENSIONS 2). */
     idempotentRun?: IdempotentRun;
+    /** EXTENSIONS 7: the valid key of this request (set before scope, plan and rate limit are checked) and what it did, for the request log. */
+    loggedKey?: AuthenticatedKey;
+    trace?: RequestTrace;
+    /** The error code of a refusal, read as it is sent. */
+    errorCode?: string;
   }
   interface FastifyContextConfig {
     operation?: Operation;
@@ -47,6 +55,9 @@ export function wantsDryRun(request: FastifyRequest): boolean {
  */
 async function admit(services: Services, op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<Caller> {
   const key = await services.keys.authenticate(request.headers.authorization, request.ip);
+  // EXTENSIONS 7: from here on the request is logged, whatever its answer.
+  request.loggedKey = key;
+  request.trace = new RequestTrace(request.id, new Date(Date.now() - reply.elapsedTime));
   const outcome = await services.rateLimits.rest.consume(key.keyId);
   reply.header('X-RateLimit-Limit', outcome.limit).header('X-RateLimit-Remaining', outcome.remaining);
   requireScope(key, admittingScopes(op));
@@ -64,11 +75,14 @@ async function admit(services: Services, op: Operation, request: FastifyRequest,
  * anything else is checked (so a 400 or 404 is stored and replayed too); a
  * dry run neither claims nor stores one.
  */
-async function claimKey(services: Services, op: Operation, request: FastifyRequest, parts: RequestParts, dryRun: boolean): Promise<Claim | null> {
+async function claimKey(
+  services: Services, op: Operation, request: FastifyRequest, parts: RequestParts, dryRun: boolean, asksApproval: boolean,
+): Promise<Claim | null> {
   const header = request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
   if (!isWrite(op) || header === undefined) return null;
   const key = checkIdempotencyKey(header);
-  if (dryRun) return null;
+  // EXTENSIONS 7: a write that asks for approval performs nothing; its key finds the same approval again (approvals.ts).
+  if (dryRun || asksApproval) return null;
   return claimIdempotencyKey(services.db, request.caller!.accountId, key, requestFingerprint(op, parts));
 }
 
@@ -97,7 +111,9 @@ function operationRoute(services: Services, op: Operation) {
     const query = { ...(request.query as object) };
     const body = request.body === undefined || request.body === null ? {} : request.body;
     const dryRun = dryRunnable && wantsDryRun(request);
-    const claim = await claimKey(services, op, request, { params, query, body }, dryRun);
+    const approvalId = isWrite(op) ? headerValue(request, APPROVAL_HEADER) : undefined;
+    const asksApproval = isWrite(op) && !dryRun && approvalId === undefined && caller.writes === 'approval';
+    const claim = await claimKey(services, op, request, { params, query, body }, dryRun, asksApproval);
     if (claim && 'replay' in claim) return replay(reply, claim.replay);
     request.idempotentRun = claim?.run;
     if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('validation_failed', 'the body must be a JSON object');
@@ -110,7 +126,13 @@ function operationRoute(services: Services, op: Operation) {
     // Issue 27: an idempotent write's answer is written with its effect, in its transaction, and those very bytes are sent.
     let stored: StoredAnswer | undefined;
     const idempotent = run && { run, answerOf: (result: unknown) => (stored = answerFor(reply, op, result)) };
-    const result = await execute(services, op, caller, { ...body, ...query, ...params }, { dryRun, ifMatch, idempotent });
+    const input = { ...body, ...query, ...params };
+    if (request.trace) namedResources(request.trace, input);
+    const idempotencyKey = asksApproval ? headerValue(request, IDEMPOTENCY_KEY_HEADER) : undefined;
+    const result = await execute(services, op, caller, input, { dryRun, ifMatch, idempotent, approvalId, idempotencyKey, trace: request.trace });
+    if (result instanceof ApprovalAnswer) return sendApproval(reply, result);
+    // A create names what it made (an update's target is in its path already; its answer is not parsed again for this).
+    if (op.successStatus === 201 && !dryRun) request.trace?.addResource((dataOf(result) as { id?: unknown } | null)?.id);
     if (stored) return sendStored(reply, stored);
     // The tag If-Match checks (a stored view's own, else the hash of the view), or a read made of stored views' tags.
     const etag = op.etag ? etagOfData(result) : answersWithEtag(op) ? storedAnswerEtag(result) : null;
@@ -132,6 +154,13 @@ function operationRoute(services: Services, op: Operation) {
     if (result instanceof JsonText) return sendJsonText(reply, result);
     return result;
   };
+}
+
+/** EXTENSIONS 7: the write was not performed; it waits for a person (202, Location of the approval). */
+function sendApproval(reply: FastifyReply, answer: ApprovalAnswer) {
+  reply.code(202).header('Location', answer.location).type('application/json; charset=utf-8').serializer(JSON.stringify);
+  if (answer.replayed) reply.header(REPLAYED_HEADER, 'true');
+  return reply.send(answer.body);
 }
 
 const locationOf = (op: Operation, result: unknown) => op.location!.replace(':id', (dataOf(result) as { id: string }).id);
@@ -188,6 +217,53 @@ async function tagAnswer(request: FastifyRequest, reply: FastifyReply, payload: 
   return '';
 }
 
+/** A refusal's code, read off the body as it is sent (EXTENSIONS 7: the request log's error_code). */
+async function noteErrorCode(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  if (reply.statusCode >= 400 && request.loggedKey && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
+    try {
+      request.errorCode = JSON.parse(payload.toString()).error?.code;
+    } catch {
+      // Not our error shape: the entry says only the status.
+    }
+  }
+  return payload;
+}
+
+/** EXTENSIONS 7: one entry per request made with a valid key, whatever the answer; never a body, query value or header value. */
+function logRequest(services: Services, op: Operation, request: FastifyRequest, reply: FastifyReply): void {
+  const key = request.loggedKey;
+  const trace = request.trace;
+  if (!key || !trace) return;
+  let idempotencyKey: string | null = null;
+  if (isWrite(op)) {
+    try {
+      const header = request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
+      if (header !== undefined) idempotencyKey = checkIdempotencyKey(header);
+    } catch {
+      // A malformed key was refused (400); it is not recorded.
+    }
+  }
+  services.requestLog.record({
+    id: trace.id,
+    accountId: key.accountId,
+    keyId: key.keyId,
+    keyPrefix: key.keyPrefix,
+    at: trace.at,
+    transport: 'rest',
+    operation: op.name,
+    method: request.method,
+    path: concretePath(op.path, (request.params ?? {}) as Record<string, unknown>),
+    status: reply.statusCode,
+    errorCode: reply.statusCode >= 400 ? (request.errorCode ?? null) : null,
+    dryRun: op.dryRunOutput !== undefined && wantsDryRun(request),
+    idempotencyKey,
+    replayed: reply.getHeader(REPLAYED_HEADER) === 'true',
+    durationMs: Math.round(reply.elapsedTime),
+    resourceIds: [...trace.resourceIds],
+    eventIds: trace.eventIds,
+  });
+}
+
 export function registerOperations(app: FastifyInstance, services: Services, operations: Operation[]): void {
   const routes = operations.filter((op) => op.rest !== false);
   for (const op of routes) {
@@ -202,9 +278,12 @@ export function registerOperations(app: FastifyInstance, services: Services, ope
       },
       schema: op.produces ? {} : { response: { [status]: serializableSchema(op.output) } },
       handler: operationRoute(services, op),
-      onSend: answersWithEtag(op) && !op.etag ? tagAnswer : storeAnswer,
+      onSend: [answersWithEtag(op) && !op.etag ? tagAnswer : storeAnswer, noteErrorCode],
       // A request that ended without sending (the client went away) frees its key.
-      onResponse: async (request) => request.idempotentRun?.abandon(),
+      onResponse: async (request, reply) => {
+        logRequest(services, op, request, reply);
+        await request.idempotentRun?.abandon();
+      },
     });
   }
   registerPaths(app, routes.map((op) => ({ path: op.path, method: op.method })));

@@ -1,7 +1,8 @@
 // GAPS MCP details: a tool's arguments are the REST parameters flattened into
 // one object under their REST names, plus dry_run on write tools.
 import { Type, type TObject } from 'typebox';
-import type { Operation } from '../platform/operation.ts';
+import { isWrite, type Operation } from '../platform/operation.ts';
+import { ApprovalAnswerBody } from '../platform/approval-schema.ts';
 import { serializableSchema } from './schema-refs.ts';
 import { portableSchema } from './portable-schema.ts';
 
@@ -47,6 +48,7 @@ const REFUSAL = {
  * even when isError is true, so the refusal shape must be admitted.
  */
 export function toolOutputSchema(op: Operation): Record<string, unknown> {
-  const shapes = [op.output, op.dryRunOutput].filter(Boolean).map((s) => serializableSchema(s as never));
+  // EXTENSIONS 7: a write by a key whose writes wait for a person answers the approval instead.
+  const shapes = [op.output, op.dryRunOutput, isWrite(op) ? ApprovalAnswerBody : undefined].filter(Boolean).map((s) => serializableSchema(s as never));
   return portableSchema({ type: 'object', anyOf: [...shapes, REFUSAL] }) as Record<string, unknown>;
 }

@@ -3,7 +3,8 @@ import type { Db } from '../platform/db.ts';
 import { pruneEvents } from '../modules/events/retention.ts';
 import { pruneIdempotencyKeys } from '../platform/idempotency.ts';
 import { pruneRetiredSecrets } from '../modules/webhooks/subscriptions.ts';
+import { pruneRequestLogs } from '../platform/request-log.ts';
 
 export async function runRetention(db: Db, now: Date): Promise<number> {
-  return (await pruneEvents(db, now)) + (await pruneIdempotencyKeys(db, now)) + (await pruneRetiredSecrets(db, now));
+  return (await pruneEvents(db, now)) + (await pruneIdempotencyKeys(db, now)) + (await pruneRetiredSecrets(db, now)) + (await pruneRequestLogs(db, now));
 }

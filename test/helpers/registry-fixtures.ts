@@ -3,6 +3,7 @@
 // and one valid input per operation. A module that adds an operation adds its
 // entries here; an operation without what it needs fails the walk loudly
 // instead of being skipped silently.
+import crypto from 'node:crypto';
 import { admittingScopes, type Operation } from '../../src/platform/operation.ts';
 import { SCOPES, type Scope } from '../../src/platform/scopes.ts';
 import type { RunningService } from '../../src/server.ts';
@@ -154,8 +155,22 @@ export const samples: Record<string, Sample> = {
   retry_webhook_delivery: {},
   rotate_webhook_secret: { body: () => ({ previous_secret_ttl_sec: 3600 }) },
   // What a receiver saw of a request that carried no signature: a valid question whose answer is missing_headers.
+  // EXTENSIONS 7: any string is an approval id to look up (an unknown one is 404, like another key's).
+  get_approval: { params: async (t) => ({ id: await approvalOf(t) }) },
   verify_webhook_signature: { body: () => ({ headers: { 'content-type': 'application/json' }, body: '{}' }) },
 };
+
+/** An approval asked by the tenant's key (written straight into the table: the tenant's key writes directly). */
+async function approvalOf(t: Tenant): Promise<string> {
+  const id = crypto.randomUUID();
+  await t.svc.service.db.query(
+    `INSERT INTO approvals (id, account_id, key_id, status, operation, arguments, arguments_canonical, preview, effects, expires_at)
+     SELECT $1, account_id, id, 'pending', 'update_order', '{}', '{}', NULL, '["nothing changes"]', now() + interval '1 day'
+       FROM api_keys WHERE key_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')`,
+    [id, t.key],
+  );
+  return id;
+}
 
 /** Operations that change state (a POST such as verify_webhook_signature may only read). */
 export const isWriteOp = (op: Operation) => !op.annotations.readOnlyHint;
@@ -285,6 +300,8 @@ export async function restCall(base: string, op: Operation, key: string | undefi
 const SNAPSHOT_EXCLUDED = new Set([
   // last_used_at is written on a key's first use, dry run or not (SPEC Authentication 2): usage, not data.
   'api_keys',
+  // EXTENSIONS 7: every request with a valid key is logged, refused or not: what was asked, not data.
+  'request_logs',
 ]);
 
 /**

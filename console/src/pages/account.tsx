@@ -12,6 +12,8 @@ import { OrderDetail } from './order-detail';
 import { ShipmentsTab } from './shipments';
 import { ShipmentDetail } from './shipment-detail';
 import { StockTab } from './stock';
+import { ApprovalsTab, usePendingApprovals } from './approvals';
+import { EventDetail, RequestLogTab } from './request-log';
 
 const TABS = [
   ['orders', 'Orders'],
@@ -19,6 +21,8 @@ const TABS = [
   ['stock', 'Stock'],
   ['webhooks', 'Webhooks'],
   ['keys', 'API keys'],
+  ['approvals', 'Approvals'],
+  ['requests', 'Request log'],
   ['messages', 'Messages'],
   ['overview', 'Settings'],
 ] as const;
@@ -30,6 +34,7 @@ export function useAccount(accountId: string) {
 export function AccountPage() {
   const { accountId = '' } = useParams();
   const account = useAccount(accountId);
+  const pending = usePendingApprovals(accountId).data?.length ?? 0;
   return (
     <section>
       <header className="page-head">
@@ -47,6 +52,7 @@ export function AccountPage() {
         {TABS.map(([path, label]) => (
           <NavLink key={path} to={`/accounts/${accountId}/${path}`}>
             {label}
+            {path === 'approvals' && pending > 0 && <span className="count" aria-label={`${pending} pending`}> {pending}</span>}
           </NavLink>
         ))}
       </nav>
@@ -59,6 +65,9 @@ export function AccountPage() {
         <Route path="stock" element={<StockTab accountId={accountId} />} />
         <Route path="webhooks/*" element={<WebhooksTab accountId={accountId} />} />
         <Route path="keys" element={<KeysTab accountId={accountId} />} />
+        <Route path="approvals" element={<ApprovalsTab accountId={accountId} />} />
+        <Route path="requests" element={<RequestLogTab accountId={accountId} />} />
+        <Route path="events/:eventId" element={<EventDetail accountId={accountId} />} />
         <Route path="messages" element={<MessagesTab accountId={accountId} />} />
         <Route path="overview" element={account.data ? <SettingsTab account={account.data} /> : null} />
       </Routes>

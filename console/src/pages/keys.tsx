@@ -1,6 +1,7 @@
 // API keys: issue with a preset or custom scopes (the key is shown once, with
 // a copy button), see prefix, scopes and last use, revoke at once.
 import { useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin } from '../api';
 import { useServiceInfo } from '../app';
@@ -13,6 +14,7 @@ interface Key {
   name: string;
   prefix: string;
   scopes: string[];
+  writes: 'direct' | 'approval';
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
@@ -41,6 +43,8 @@ export function KeysTab({ accountId }: { accountId: string }) {
             { header: 'Name', cell: (k) => <strong>{k.name}</strong> },
             { header: 'Prefix', cell: (k) => <code>{k.prefix}…</code> },
             { header: 'Scopes', cell: (k) => <span className="scopes">{k.scopes.join(' ')}</span> },
+            { header: 'Writes', cell: (k) => (k.writes === 'approval' ? <Badge value="approval" /> : <span className="muted">direct</span>) },
+            { header: 'Log', cell: (k) => <Link to={`/accounts/${accountId}/requests?key_prefix=${k.prefix}`}>requests</Link> },
             { header: 'Last used', cell: (k) => <Time at={k.last_used_at} empty="never" /> },
             { header: 'Created', cell: (k) => <Time at={k.created_at} /> },
             {
@@ -81,8 +85,10 @@ function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issue
   const [name, setName] = useState('');
   const [preset, setPreset] = useState('fulfilment');
   const [custom, setCustom] = useState<string[]>([]);
+  const [writes, setWrites] = useState<'direct' | 'approval'>('direct');
   const issue = useMutation({
-    mutationFn: () => admin<{ key: string; data: Key }>('POST', `/accounts/${accountId}/keys`, preset === 'custom' ? { name, scopes: custom } : { name, preset }),
+    mutationFn: () =>
+      admin<{ key: string; data: Key }>('POST', `/accounts/${accountId}/keys`, preset === 'custom' ? { name, scopes: custom, writes } : { name, preset, writes }),
     onSuccess: (r) => {
       queries.invalidateQueries({ queryKey: ['keys', accountId] });
       setName('');
@@ -120,6 +126,12 @@ function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issue
           ))}
         </fieldset>
       )}
+      <Field label="Writes" hint="Approval: every write (not a dry run) waits in the Approvals tab for a person; for AI agents.">
+        <select value={writes} onChange={(e) => setWrites(e.target.value as 'direct' | 'approval')} aria-label="Writes">
+          <option value="direct">direct: writes happen at once</option>
+          <option value="approval">approval: a person approves each write</option>
+        </select>
+      </Field>
       <ErrorNote error={issue.error} />
       <button type="submit" disabled={issue.isPending || !name || (preset === 'custom' && custom.length === 0)}>Issue key</button>
     </form>

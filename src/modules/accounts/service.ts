@@ -23,7 +23,7 @@ export interface AccountInput {
 }
 
 const ACCOUNT_COLUMNS = 'id, name, email, plan, active, default_threshold, notification_settings, created_at';
-const KEY_COLUMNS = 'id, name, prefix, scopes, created_at, last_used_at, revoked_at';
+const KEY_COLUMNS = 'id, name, prefix, scopes, writes, created_at, last_used_at, revoked_at';
 
 export async function createAccount(tx: Sql, input: AccountInput) {
   const settings: NotificationSettings = { email_on_shipped: true, sms_on_shipped: false, ...input.notification_settings };
@@ -60,7 +60,8 @@ export async function updateAccount(tx: Sql, accountId: string, input: Partial<A
   return rows[0];
 }
 
-export async function issueKey(tx: Sql, accountId: string, name: string, scopes: Scope[]) {
+/** `writes`: EXTENSIONS 7, "approval" makes every write of the key wait for a person (default "direct"). */
+export async function issueKey(tx: Sql, accountId: string, name: string, scopes: Scope[], writes: 'direct' | 'approval' = 'direct') {
   // Serialise key issue per account so two concurrent requests cannot both take the 10th slot.
   const { rowCount } = await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
   if (!rowCount) throw notFound('account');
@@ -73,8 +74,8 @@ export async function issueKey(tx: Sql, accountId: string, name: string, scopes:
   }
   const generated = generateApiKey();
   const { rows } = await tx.query(
-    `INSERT INTO api_keys (id, account_id, name, prefix, key_hash, scopes) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
-    [crypto.randomUUID(), accountId, name, generated.prefix, generated.hash, [...new Set(scopes)]],
+    `INSERT INTO api_keys (id, account_id, name, prefix, key_hash, scopes, writes) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${KEY_COLUMNS}`,
+    [crypto.randomUUID(), accountId, name, generated.prefix, generated.hash, [...new Set(scopes)], writes],
   );
   return { data: rows[0], key: generated.key };
 }

@@ -6,6 +6,7 @@ import { Closed, Cursor, Limit, ListOf, Nullable, NullableUuid, StrictDate, Uuid
 import { applyMovement, listMovements, planMovement, type MovementType } from './movements.ts';
 import { stockLevels } from './stock.ts';
 import { Movement, MOVEMENT_TYPES, StockItem } from './schema.ts';
+import { movementEffects } from './effects.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const TAGS = ['Inventory'];
@@ -87,6 +88,7 @@ export const recordMovementOp = defineOperation({
     enables_tracking: Type.Boolean(),
   }),
   successStatus: 201,
+  effects: movementEffects,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   handler: async (ctx, input) => {
     if (input.type === 'delivery' && input.qty <= 0) throw new AppError('validation_failed', 'a delivery needs qty > 0');

@@ -11,6 +11,7 @@ import { notFound } from '../../platform/errors.ts';
 import { storedEtag } from '../../platform/read-sql.ts';
 import { orderView } from './view.ts';
 import { ListOrdersQuery, OrderEnvelope, type OrderView, OrderIdParams, OrderList, UpdateOrderBody, UpdateOrderPreview, UpdateOrderResult } from './schema.ts';
+import { updateOrderEffects } from './effects.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 
@@ -74,6 +75,7 @@ export const updateOrderOp = defineOperation({
   output: UpdateOrderResult,
   dryRunOutput: UpdateOrderPreview,
   etag: orderVersion,
+  effects: updateOrderEffects,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   handler: async (ctx, input) => {
     const { id, ...body } = input;

@@ -11,6 +11,7 @@ import { createShipment, planShipment, type ShipmentDeps } from './create.ts';
 import { cancelShipment, isCancellable } from './cancel.ts';
 import { courierAccountFor } from './integrations.ts';
 import { getShipment, getShipmentText, latestShipmentText } from './queries.ts';
+import { cancelShipmentEffects, createShipmentEffects } from './effects.ts';
 
 const TAGS = ['Shipments'];
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
@@ -64,6 +65,7 @@ export const createShipmentOp = defineOperation({
   location: '/api/v1/shipments/:id',
   // STYLE 7: a waybill the courier issued whose commit then fails is cancelled or recorded after the rollback.
   ownTransactions: true,
+  effects: createShipmentEffects,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   handler: async (ctx, input) => {
     const accountId = ctx.caller.accountId;
@@ -161,6 +163,7 @@ export const cancelShipmentOp = defineOperation({
   body: Closed({ reason: Type.Optional(Type.String({ maxLength: 500 })) }),
   output: Closed({ data: Shipment, courier_cancelled: Type.Boolean(), courier_confirmed: Type.Boolean(), note: Nullable('string') }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Shipment, cancellable: Type.Boolean() }),
+  effects: cancelShipmentEffects,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   handler: async (ctx, { id, reason }) => {
     if (ctx.dryRun) {

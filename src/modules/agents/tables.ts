@@ -1,0 +1,4 @@
+// The agents room owns no table: the request log and the approvals it serves
+// are plumbing every operation passes through (src/platform/request-log.ts,
+// approvals.ts), written by the platform alone.
+export const TABLES = [] as const;

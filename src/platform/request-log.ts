@@ -1,0 +1,142 @@
+// EXTENSIONS 7, the request log: one entry per REST request and per MCP
+// tool call made with a valid key, whatever its answer. The transports fill
+// in an entry from what they already know (the operation, the concrete path,
+// the status and error code, the idempotency key) and hand it to record(),
+// which never waits: entries are written in batches, one INSERT for many,
+// outside any request's transaction (bench/RESULTS-request-log.md).
+//
+// The events a request committed are collected through the request's async
+// context (RequestTrace): emit() notes each event id after its transaction
+// commits, so a rolled-back event is never listed.
+//
+// An entry holds no body, no query value, no header value and no secret: its
+// fields are the operation's name, the route's path with only its id
+// parameters filled in, numbers, flags, and uuids.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db, Sql } from './db.ts';
+import { Batcher } from './batcher.ts';
+
+export const REQUEST_LOG_RETENTION_DAYS = 30;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What one request (or one MCP tool call) did, collected while it runs. */
+export class RequestTrace {
+  readonly id: string;
+  readonly at: Date;
+  readonly started = performance.now();
+  readonly eventIds: string[] = [];
+  readonly resourceIds = new Set<string>();
+  constructor(id: string, at = new Date()) {
+    this.id = id;
+    this.at = at;
+  }
+
+  /** Ids the request named or created (path ids, *_id body fields, the answer's data.id): uuids only. */
+  addResource(value: unknown): void {
+    if (typeof value === 'string' && UUID.test(value)) this.resourceIds.add(value.toLowerCase());
+  }
+}
+
+const traces = new AsyncLocalStorage<RequestTrace>();
+
+/** Runs `fn` as part of `trace`: the events it commits are listed in the trace. */
+export function withTrace<T>(trace: RequestTrace | undefined, fn: () => T): T {
+  return trace ? traces.run(trace, fn) : fn();
+}
+
+/** Called by emit(): the event counts for the running request once its transaction commits. */
+export function noteEvent(tx: Sql, eventId: string): void {
+  const trace = traces.getStore();
+  if (trace) tx.afterCommit(() => trace.eventIds.push(eventId));
+}
+
+export interface RequestLogEntry {
+  id: string;
+  accountId: string;
+  keyId: string;
+  keyPrefix: string;
+  at: Date;
+  transport: 'rest' | 'mcp';
+  operation: string;
+  method: string;
+  path: string;
+  status: number;
+  errorCode: string | null;
+  dryRun: boolean;
+  idempotencyKey: string | null;
+  replayed: boolean;
+  durationMs: number;
+  resourceIds: string[];
+  eventIds: string[];
+}
+
+/** The concrete path of a route: its `:name` parameters filled in (path ids only, never a query). */
+export function concretePath(routePath: string, params: Record<string, unknown>): string {
+  return routePath.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeURIComponent(String(params[name] ?? '')));
+}
+
+/** Ids of the resources a call names: uuid-valued path parameters and top-level *_id arguments. */
+export function namedResources(trace: RequestTrace, input: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(input)) if (name === 'id' || name.endsWith('_id')) trace.addResource(value);
+}
+
+const COLUMNS = [
+  'id', 'account_id', 'key_id', 'key_prefix', 'at', 'transport', 'operation', 'method', 'path', 'status', 'error_code',
+  'dry_run', 'idempotency_key', 'replayed', 'duration_ms', 'resource_ids', 'event_ids',
+];
+const TYPES = ['uuid', 'uuid', 'uuid', 'text', 'timestamptz', 'text', 'text', 'text', 'text', 'int4', 'text', 'bool', 'text', 'bool', 'int4', 'text', 'text'];
+
+/**
+ * Writes entries in batches: one INSERT ... SELECT FROM unnest() per batch,
+ * spaced so that under load the batches grow instead of the statements. A
+ * failed batch is logged and dropped: the log must never hold up or fail a
+ * request, and the request itself has already been answered.
+ */
+export class RequestLog {
+  private readonly batcher: Batcher<RequestLogEntry, void>;
+  private readonly log: FastifyBaseLogger;
+  private pending = new Set<Promise<void>>();
+
+  constructor(db: Db, log: FastifyBaseLogger) {
+    this.log = log;
+    this.batcher = new Batcher((entries) => writeEntries(db, entries), { maxBatch: 500, parallel: 2, spacingMs: 20 });
+  }
+
+  record(entry: RequestLogEntry): void {
+    const written = this.batcher.add(entry).catch((err) => this.log.warn({ err }, 'request log entries were not written'));
+    this.pending.add(written);
+    void written.finally(() => this.pending.delete(written));
+  }
+
+  /** Resolves once every entry recorded so far is written (or failed): for a graceful stop. */
+  async flushed(): Promise<void> {
+    await Promise.all([...this.pending]);
+  }
+}
+
+async function writeEntries(db: Db, entries: RequestLogEntry[]): Promise<void[]> {
+  const columns: unknown[][] = COLUMNS.map(() => []);
+  for (const e of entries) {
+    const row = [
+      e.id, e.accountId, e.keyId, e.keyPrefix, e.at.toISOString(), e.transport, e.operation, e.method, e.path, e.status, e.errorCode,
+      e.dryRun, e.idempotencyKey, e.replayed, e.durationMs, `{${e.resourceIds.join(',')}}`, `{${e.eventIds.join(',')}}`,
+    ];
+    row.forEach((value, i) => columns[i].push(value));
+  }
+  const selected = COLUMNS.map((name, i) => (name === 'resource_ids' || name === 'event_ids' ? `${name}::uuid[]` : name));
+  await db.query(
+    `INSERT INTO request_logs (${COLUMNS.join(', ')})
+     SELECT ${selected.join(', ')} FROM unnest(${TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')}) AS t(${COLUMNS.join(', ')})
+     ON CONFLICT (id) DO NOTHING`,
+    columns,
+    { prepared: true },
+  );
+  return entries.map(() => undefined);
+}
+
+export async function pruneRequestLogs(sql: Sql, now: Date): Promise<number> {
+  const cutoff = new Date(now.getTime() - REQUEST_LOG_RETENTION_DAYS * 86_400_000).toISOString();
+  const { rowCount } = await sql.query('DELETE FROM request_logs WHERE at < $1::timestamptz', [cutoff]);
+  return rowCount;
+}
