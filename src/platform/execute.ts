@@ -4,7 +4,7 @@
 // (EXTENSIONS 3) runs its handler inside the transaction that locked the row
 // and checked the precondition, so no other change can slip in between.
 import type { Db, Sql } from './db.ts';
-import type { Caller, Operation, OperationContext } from './operation.ts';
+import { noExtras, type AnswerExtras, type Caller, type Operation, type OperationContext } from './operation.ts';
 import type { Services } from './services.ts';
 import { AppError } from './errors.ts';
 import { checkIfMatch } from './etag.ts';
@@ -59,6 +59,8 @@ export interface ExecuteOptions {
    * fenced Db instead, and the transport stores its answer after.
    */
   idempotent?: { run: IdempotentRun; answerOf: (result: unknown) => StoredAnswer };
+  /** Filled by the handler with what travels beside the body (headers, MCP _meta). */
+  answer?: AnswerExtras;
 }
 
 export async function execute(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions = {}) {
@@ -67,7 +69,8 @@ export async function execute(services: Services, op: Operation, caller: Caller,
     throw new AppError('migration_pending', `${op.feature.name} is not enabled on this deployment yet`);
   }
   if (!dryRun) await enforceAccountLimit(services, op, caller);
-  const context = (db: Db): OperationContext => ({ ...services, db, caller, dryRun });
+  const answer = options.answer ?? noExtras();
+  const context = (db: Db): OperationContext => ({ ...services, db, caller, dryRun, answer });
   const precondition = op.etag && options.ifMatch !== undefined ? options.ifMatch : undefined;
   if (dryRun) {
     return services.db.tx(async (tx) => {

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
 import { AppError, mcpRefusalCode, toAppError, type ErrorCode } from '../platform/errors.ts';
-import { admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
+import { admittingScopes, isWrite, noExtras, type Operation } from '../platform/operation.ts';
 import {
   checkIdempotencyKey, claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type Claim, type StoredAnswer,
 } from '../platform/idempotency.ts';
@@ -134,12 +134,15 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     }
     const run = claim?.run;
     // Issue 27: an idempotent write's answer is stored with its effect, in its transaction (operations with their own transactions: after).
-    const answerOf = (output: unknown): StoredAnswer => ({ status: tool.op.successStatus ?? 200, headers: versionHeaders(tool.op, output), body: jsonOf(output), origin: 'mcp' });
+    const answer = noExtras();
+    const answerOf = (output: unknown): StoredAnswer => ({
+      status: tool.op.successStatus ?? 200, headers: { ...answer.headers, ...versionHeaders(tool.op, output) }, body: jsonOf(output), origin: 'mcp',
+    });
     try {
-      const output = await execute(services, tool.op, key, rest, { dryRun: isDryRun, ifMatch, idempotent: run && { run, answerOf } });
+      const output = await execute(services, tool.op, key, rest, { dryRun: isDryRun, ifMatch, idempotent: run && { run, answerOf }, answer });
       // Stored with the effect already, unless the operation commits on its own (then its answer is written once, here).
       if (run && tool.op.ownTransactions) await run.finish(answerOf(output));
-      return success(output, versionHeaders(tool.op, output).etag);
+      return success(output, versionHeaders(tool.op, output).etag, answer.meta);
     } catch (err) {
       const appError = toAppError(err);
       await run?.finish({ status: appError.status, headers: replayedHeaders(appError.headers), body: JSON.stringify(appError.toBody()), origin: 'mcp' });
@@ -187,14 +190,16 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
   }
 
   /** `etag`: the version of a versioned resource, in _meta (EXTENSIONS 3: no field inside the resource). */
-  function success(output: unknown, etag?: string): ToolResult | JsonText {
+  function success(output: unknown, etag?: string, extra: Record<string, unknown> = {}): ToolResult | JsonText {
+    const metaOf = { ...extra, ...(etag ? { etag } : {}) };
+    const hasMeta = Object.keys(metaOf).length > 0;
     // Issue 12: JSON PostgreSQL wrote goes in twice as it is, as structuredContent and (escaped) as the text content.
     if (output instanceof JsonText) {
-      const meta = etag ? `,"_meta":{"etag":${JSON.stringify(etag)}}` : '';
+      const meta = hasMeta ? `,"_meta":${JSON.stringify(metaOf)}` : '';
       return JsonText.concat(['{"content":[{"type":"text","text":', JsonText.quoted(output), '}],"structuredContent":', output, `,"isError":false${meta}}`]);
     }
     const result = { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false };
-    return etag ? { ...result, _meta: { etag } } : result;
+    return hasMeta ? { ...result, _meta: metaOf } : result;
   }
 
   /** A 412 refusal carries the current version in _meta.etag, as REST sends it in ETag. */

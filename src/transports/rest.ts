@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePlan, requireScope } from '../platform/auth.ts';
 import { AppError } from '../platform/errors.ts';
-import { admittingScopes, answersWithEtag, isWrite, type Caller, type Operation } from '../platform/operation.ts';
+import { admittingScopes, answersWithEtag, isWrite, noExtras, type AnswerExtras, type Caller, type Operation } from '../platform/operation.ts';
 import {
   checkIdempotencyKey, claimIdempotencyKey, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, REPLAYED_RESPONSE_HEADERS, requestFingerprint,
   type Claim, type IdempotentRun, type RequestParts, type StoredAnswer,
@@ -109,9 +109,11 @@ function operationRoute(services: Services, op: Operation) {
     const run = claim?.run;
     // Issue 27: an idempotent write's answer is written with its effect, in its transaction, and those very bytes are sent.
     let stored: StoredAnswer | undefined;
-    const idempotent = run && { run, answerOf: (result: unknown) => (stored = answerFor(reply, op, result)) };
-    const result = await execute(services, op, caller, { ...body, ...query, ...params }, { dryRun, ifMatch, idempotent });
+    const answer = noExtras();
+    const idempotent = run && { run, answerOf: (result: unknown) => (stored = answerFor(reply, op, result, answer)) };
+    const result = await execute(services, op, caller, { ...body, ...query, ...params }, { dryRun, ifMatch, idempotent, answer });
     if (stored) return sendStored(reply, stored);
+    if (Object.keys(answer.headers).length) reply.headers(answer.headers);
     if (op.etag) {
       // The same function of the same view as If-Match checks: a view PostgreSQL wrote is parsed for it (data only).
       const etag = etagOf(dataOf(result));
@@ -137,9 +139,9 @@ function operationRoute(services: Services, op: Operation) {
 const locationOf = (op: Operation, result: unknown) => op.location!.replace(':id', (dataOf(result) as { id: string }).id);
 
 /** A write's answer as REST sends it (status, Location, ETag, the bytes its route's schema serialises), to store with its effect. */
-function answerFor(reply: FastifyReply, op: Operation, result: unknown): StoredAnswer {
+function answerFor(reply: FastifyReply, op: Operation, result: unknown, answer: AnswerExtras): StoredAnswer {
   const status = op.successStatus ?? 200;
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...answer.headers };
   if (op.location) headers.location = locationOf(op, result);
   if (op.etag) headers.etag = etagOf(dataOf(result));
   const body = result instanceof JsonText ? result.text : (reply.serializeInput(result as Record<string, unknown>, String(status)) as string);
