@@ -161,7 +161,7 @@ test('deliveries: paged by cursor with Link rel="next" (same filters and limit),
   let next: string | null = `/api/v1/webhooks/${sub.id}/deliveries?limit=3`;
   let pages = 0;
   while (next) {
-    const res = await http(world.svc.url, 'GET', next, { token: tenant.key });
+    const res: any = await http(world.svc.url, 'GET', next, { token: tenant.key });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(Object.keys(res.body), ['data'], 'the body stays {data}');
     walked.push(...res.body.data.map((d: any) => d.id));
