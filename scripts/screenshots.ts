@@ -10,6 +10,7 @@ import { chromiumMissing, launchChromium } from '../test/helpers/browser.ts';
 import { runConsoleFlow } from '../test/browser/console-flow.ts';
 import { startHttpsReceiver } from '../test/helpers/https-receiver.ts';
 import { checkWidth, readSink, type FitOptions } from '../test/browser/console-fit.ts';
+import { webhookOpsScreens } from './webhook-ops-screens.ts';
 
 const missing = chromiumMissing();
 if (missing) throw new Error(missing);
@@ -29,7 +30,10 @@ try {
   fs.rmSync(path.join(dir, 'failure.png'), { force: true });
   const orders = await http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: result.apiKey });
   const fit: FitOptions = { browser, baseUrl, adminToken: ADMIN_TOKEN, accountId: result.accountId, webhookId: result.webhookId, orderId: orders.body.data[0].id, shotsDir: dir };
-  const narrow = [...(await checkWidth(fit, 390)).screenshots, ...(await checkWidth(fit, 900)).screenshots, ...(await readSink(fit)).screenshots];
+  const narrow = [
+    ...(await checkWidth(fit, 390)).screenshots, ...(await checkWidth(fit, 900)).screenshots, ...(await readSink(fit)).screenshots,
+    ...(await webhookOpsScreens({ svc, browser, baseUrl, endpoint: receiver.endpoint('console-ops'), shotsDir: dir })),
+  ];
   for (const file of [...result.screenshots, ...narrow]) {
     // Smaller files for the repository, where Debian's pngquant is installed (apt-get install pngquant).
     if (fs.existsSync('/usr/bin/pngquant')) execFileSync('/usr/bin/pngquant', ['--force', '--skip-if-larger', '--quality=70-90', '--ext', '.png', file]);

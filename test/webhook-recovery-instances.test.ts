@@ -4,7 +4,7 @@
 // whichever instance sends it and whatever stops in between.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { http, freshTenant } from './helpers/harness.ts';
+import { http, freshTenant, ADMIN_TOKEN } from './helpers/harness.ts';
 import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { isolatedDatabase, createWebhook, touchOrder, eventually, type IsolatedDatabase } from './helpers/webhooks.ts';
 import { freePort, killHard, startServiceChild, stopGracefully, type ServiceChild } from './helpers/service-child.ts';
@@ -34,7 +34,7 @@ async function listAll(base: string, key: string, webhookId: string) {
   return res.body.data as any[];
 }
 
-/** `count` deliveries whose first attempt failed, then a recovery of them started (the receiver now answers 200 after `delayMs`). */
+/** `count` dead deliveries, then a recovery of them started (the receiver now answers 200 after `delayMs`). */
 async function startedRecovery(base: string, endpoint: ReceiverEndpoint, count: number, delayMs: number) {
   endpoint.script([], { status: 500 });
   const tenant = await freshTenant(base);
@@ -43,10 +43,16 @@ async function startedRecovery(base: string, endpoint: ReceiverEndpoint, count: 
   const order = await tenant.op.checkout(tenant.accountId);
   for (let i = 0; i < count; i++) await touchOrder(base, tenant.key, order.id, `change ${i}`);
   await eventually(async () => (await listAll(base, tenant.key, sub.id)).filter((d) => d.last_status_code === 500).length === count, 'failed first attempts', 60_000);
+  // Dead (the delivery job run with a clock days ahead), so that no automatic retry delivers one meanwhile, however slow the machine.
+  for (let i = 0; i < 5; i++) {
+    const job = await http(base, 'POST', '/admin/api/jobs/webhook-deliveries/run', { token: ADMIN_TOKEN, body: { now: new Date(Date.now() + (i + 1) * 86_400_000).toISOString() } });
+    assert.equal(job.status, 200, job.text);
+  }
+  await eventually(async () => (await listAll(base, tenant.key, sub.id)).every((d) => d.status === 'dead'), 'dead deliveries', 60_000);
   const eventIds = (await listAll(base, tenant.key, sub.id)).map((d) => d.event_id).sort();
   endpoint.script([], { status: 200, delayMs });
   const sentBefore = endpoint.requests.length;
-  const res = await http(base, 'POST', `/api/v1/webhooks/${sub.id}/recover`, { token: tenant.key, body: { since, statuses: ['pending'] } });
+  const res = await http(base, 'POST', `/api/v1/webhooks/${sub.id}/recover`, { token: tenant.key, body: { since } });
   assert.equal(res.status, 202, res.text);
   return { key: tenant.key, sub, eventIds, location: res.headers.get('location')!, sentBefore };
 }
