@@ -53,7 +53,7 @@ test('attempt log: every attempt (automatic, retry, test), oldest first, headers
   const order = await tenant.op.checkout(tenant.accountId);
   await touchOrder(world.svc.url, tenant.key, order.id);
   const [first] = await endpoint.waitFor(1);
-  const delivery = (await eventually(async () => (await deliveries(tenant.key, sub.id)).data.find((d) => d.last_status_code === 500), 'the failed first attempt'));
+  const delivery = (await eventually(async () => (await deliveries(tenant.key, sub.id)).data.find((d) => d.last_status_code === 500), 'the failed first attempt', 60_000));
 
   const retried = await http(world.svc.url, 'POST', `/api/v1/webhook-deliveries/${delivery.id}/retry`, { token: tenant.key });
   assert.equal(retried.status, 200, retried.text);
@@ -117,7 +117,7 @@ test('attempt log: a failed attempt says why in one sentence (connection refused
   try {
     await touchOrder(world.svc.url, tenant.key, order.id);
     const firstAttempt = async (webhookId: string) => {
-      const d = await eventually(async () => (await deliveries(tenant.key, webhookId)).data.find((x) => x.last_error !== null), 'an attempt');
+      const d = await eventually(async () => (await deliveries(tenant.key, webhookId)).data.find((x) => x.last_error !== null), 'an attempt', 60_000);
       return (await attemptsOf(tenant.key, d.id))[0];
     };
     const a = await firstAttempt(refused.data.id);
@@ -152,7 +152,7 @@ test('deliveries: paged by cursor with Link rel="next" (same filters and limit),
   for (let i = 0; i < 5; i++) await touchOrder(world.svc.url, tenant.key, order.id);
   for (let i = 0; i < 2; i++) assert.equal((await http(world.svc.url, 'POST', `/api/v1/webhooks/${sub.id}/test`, { token: tenant.key })).status, 200);
   await endpoint.waitFor(7);
-  await eventually(async () => (await deliveries(tenant.key, sub.id)).data.every((d) => d.status === 'delivered'), 'all delivered');
+  await eventually(async () => (await deliveries(tenant.key, sub.id)).data.every((d) => d.status === 'delivered'), 'all delivered', 60_000);
   const all = (await deliveries(tenant.key, sub.id, '?limit=200')).data;
   assert.equal(all.length, 7);
 
@@ -231,7 +231,7 @@ test('health: last hour and day from the attempt log (rate, latency, outcomes), 
   const health = await eventually(async () => {
     const res = await http(world.svc.url, 'GET', `/api/v1/webhooks/${sub.id}/health`, { token: tenant.key });
     return res.body.data.last_hour.attempts === 5 ? res.body.data : null;
-  }, 'five attempts in the log');
+  }, 'five attempts in the log', 60_000);
   assert.equal(health.webhook_id, sub.id);
   for (const w of [health.last_hour, health.last_day]) {
     assert.equal(w.attempts, 5);
@@ -278,7 +278,7 @@ test('X-Merx-Resource-Version: grows with every change of the order and of the s
   const received = await eventually(async () => {
     const got = endpoint.requests.filter((r) => r.headers['x-merx-event'] === 'shipment.cancelled');
     return got.length ? endpoint.requests : null;
-  }, 'the shipment.cancelled delivery');
+  }, 'the shipment.cancelled delivery', 60_000);
 
   const versions = (prefix: string) =>
     received.filter((r) => String(r.headers['x-merx-event']).startsWith(prefix)).map((r) => ({ event: JSON.parse(r.body), version: Number(r.headers['x-merx-resource-version']) }));

@@ -37,10 +37,10 @@ async function failedDeliveries(endpoint: ReceiverEndpoint, count: number, optio
   const since = new Date(Date.now() - 1000).toISOString();
   const order = await tenant.op.checkout(tenant.accountId);
   for (let i = 0; i < count; i++) await touchOrder(world.svc.url, tenant.key, order.id, `change ${i}`);
-  await eventually(async () => (await listAll(tenant.key, sub.id)).filter((d) => d.last_status_code === 500).length === count, 'the failed first attempts');
+  await eventually(async () => (await listAll(tenant.key, sub.id)).filter((d) => d.last_status_code === 500).length === count, 'the failed first attempts', 60_000);
   if (options.dead) {
     for (let i = 0; i < 5; i++) await runDeliveryJob(world.svc.url, new Date(Date.now() + (i + 1) * 86_400_000));
-    await eventually(async () => (await listAll(tenant.key, sub.id)).every((d) => d.status === 'dead'), 'dead deliveries');
+    await eventually(async () => (await listAll(tenant.key, sub.id)).every((d) => d.status === 'dead'), 'dead deliveries', 60_000);
   }
   return { ...tenant, sub, secret, order, since };
 }
