@@ -11,6 +11,7 @@ import { runConsoleFlow } from '../test/browser/console-flow.ts';
 import { runApprovalFlow } from '../test/browser/approval-flow.ts';
 import { startHttpsReceiver } from '../test/helpers/https-receiver.ts';
 import { checkWidth, readSink, type FitOptions } from '../test/browser/console-fit.ts';
+import { webhookOpsScreens } from './webhook-ops-screens.ts';
 
 const missing = chromiumMissing();
 if (missing) throw new Error(missing);
@@ -30,7 +31,10 @@ try {
   fs.rmSync(path.join(dir, 'failure.png'), { force: true });
   const orders = await http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: result.apiKey });
   const fit: FitOptions = { browser, baseUrl, adminToken: ADMIN_TOKEN, accountId: result.accountId, webhookId: result.webhookId, orderId: orders.body.data[0].id, shotsDir: dir };
-  const narrow = [...(await checkWidth(fit, 390)).screenshots, ...(await checkWidth(fit, 900)).screenshots, ...(await readSink(fit)).screenshots];
+  const narrow = [
+    ...(await checkWidth(fit, 390)).screenshots, ...(await checkWidth(fit, 900)).screenshots, ...(await readSink(fit)).screenshots,
+    ...(await webhookOpsScreens({ svc, browser, baseUrl, endpoint: receiver.endpoint('console-ops'), shotsDir: dir })),
+  ];
   // EXTENSIONS 7: an agent's write through the approvals inbox, and the request log.
   narrow.push(...(await runApprovalFlow({ browser, baseUrl, adminToken: ADMIN_TOKEN, shotsDir: dir })).screenshots);
   for (const file of [...result.screenshots, ...narrow]) {

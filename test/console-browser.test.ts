@@ -14,7 +14,8 @@ import { chromiumMissing, launchChromium } from './helpers/browser.ts';
 import { runConsoleFlow } from './browser/console-flow.ts';
 import { runApprovalFlow } from './browser/approval-flow.ts';
 import { checkWidth, readSink, useKeyboard, type FitOptions } from './browser/console-fit.ts';
-import { eventually, sinkCaptures, sinkSubscription } from './helpers/webhooks.ts';
+import { walkWebhookOps } from './browser/console-webhook-ops.ts';
+import { createWebhook, eventually, sinkCaptures, sinkSubscription, touchOrder } from './helpers/webhooks.ts';
 import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.ts';
 // merx-client/webhooks, from its source (the package's dist/ is built by npm run build:client, not by npm ci).
 import { verifyWebhook } from '../packages/client/src/webhooks.ts';
@@ -187,4 +188,27 @@ test('j and k move through a list as soon as it is shown, and leave typing in a 
   assert.deepEqual(report.rowsAfter, [0, 1, 2, 1], 'the first j selects the first row, then j/k move down and up');
   assert.match(report.openedPath, new RegExp(`^/admin/accounts/${options.accountId}/orders/[0-9a-f-]{36}$`), 'Enter opens the row');
   assert.deepEqual(report.searchKept, { focused: true, value: 'jk' });
+});
+
+test('webhook operations in the console: health panel, deliveries filtered, a delivery\'s attempts, and a recovery from the Recover... dialog', { skip }, async () => {
+  const op = operator(svc.url);
+  const account = await op.createAccount();
+  const key = await op.issueKey(account.id);
+  const endpoint = receiver.endpoint('console-ops');
+  endpoint.script([], { status: 500, body: 'down for maintenance' });
+  const { data: sub } = await createWebhook(svc.url, key, { url: endpoint.url, events: ['order.updated'] });
+  const order = await op.checkout(account.id);
+  for (let i = 0; i < 3; i++) await touchOrder(svc.url, key, order.id, `console ${i}`);
+  await eventually(async () => {
+    const res = await http(svc.url, 'GET', `/api/v1/webhooks/${sub.id}/deliveries`, { token: key });
+    return res.body.data.filter((d: any) => d.last_status_code === 500).length === 3;
+  }, 'three failed first attempts');
+  endpoint.script([], { status: 200, body: 'ok' });
+  const walked = await walkWebhookOps({ browser, baseUrl: svc.url, adminToken: ADMIN_TOKEN, accountId: account.id, webhookId: sub.id, failed: 3, shotsDir: shots });
+  assert.equal(walked.recovered, 3);
+  for (const file of walked.screenshots) assert.ok(fs.statSync(file).size > 5_000, `${path.basename(file)} was taken`);
+  // What the console showed is what the API says.
+  const after = await http(svc.url, 'GET', `/api/v1/webhooks/${sub.id}/deliveries`, { token: key });
+  assert.ok(after.body.data.every((d: any) => d.status === 'delivered'));
+  assert.equal(endpoint.requests.length, 6, 'three failed first attempts, three recovered');
 });

@@ -61,6 +61,12 @@ const EXTENSION_TOOLS: Record<string, string[]> = {
   // EXTENSIONS 7: listed for every key, whatever its scopes.
   list_request_logs: [...SCOPES],
   get_approval: [...SCOPES],
+  // EXTENSIONS 6
+  list_delivery_attempts: ['webhooks:read'],
+  recover_webhook_deliveries: ['webhooks:write'],
+  get_recovery: ['webhooks:read'],
+  cancel_recovery: ['webhooks:write'],
+  get_webhook_health: ['webhooks:read'],
 };
 const TOOL_SCOPES: Record<string, string[]> = { ...Object.fromEntries(Object.entries(SPEC_TOOLS).map(([name, scope]) => [name, [scope]])), ...EXTENSION_TOOLS };
 const READ_TOOLS = Object.keys(TOOL_SCOPES).filter((name) => /^(list|get|verify)_/.test(name));
@@ -102,6 +108,11 @@ const REST_TWINS: Record<string, Array<{ method: string; path: string }>> = {
   rotate_webhook_secret: [{ method: 'post', path: '/api/v1/webhooks/{id}/rotate-secret' }],
   verify_webhook_signature: [{ method: 'post', path: '/api/v1/webhooks/{id}/verify-signature' }],
   get_webhook: [{ method: 'get', path: '/api/v1/webhooks/{id}' }],
+  list_delivery_attempts: [{ method: 'get', path: '/api/v1/webhook-deliveries/{id}/attempts' }],
+  recover_webhook_deliveries: [{ method: 'post', path: '/api/v1/webhooks/{id}/recover' }],
+  get_recovery: [{ method: 'get', path: '/api/v1/webhooks/{id}/recoveries/{recovery_id}' }],
+  cancel_recovery: [{ method: 'post', path: '/api/v1/webhooks/{id}/recoveries/{recovery_id}/cancel' }],
+  get_webhook_health: [{ method: 'get', path: '/api/v1/webhooks/{id}/health' }],
 };
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { routineOutcomesStatement, type ClaimedDelivery, type RoutineOutcome } from '../src/modules/webhooks/deliveries.ts';
 import { pendingDeliveries, subscriptionDatabase } from './helpers/webhooks.ts';
+import { attemptRow } from '../src/modules/webhooks/attempt-log.ts';
 
 const DELIVERIES = 3_000;
 
@@ -27,6 +28,7 @@ test('recording a batch of outcomes finds its deliveries by primary key, not by 
       outcome: { statusCode: 200, error: null, responseBody: 'ok' },
       settlement: 'delivered',
       now: new Date().toISOString(),
+      log: attemptRow({ id, webhook_id: webhookId, account_id: accountId, url: 'https://example.com/' }, { statusCode: 200, error: null, responseBody: 'ok' }, 'automatic', new Date(), 1),
     }));
     const { text, values } = routineOutcomesStatement(outcomes);
     const explained = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${text}`, values);

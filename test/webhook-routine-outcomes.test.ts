@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { recordRoutineOutcomes, type ClaimedDelivery, type RoutineOutcome } from '../src/modules/webhooks/deliveries.ts';
 import { pendingDeliveries, subscriptionDatabase } from './helpers/webhooks.ts';
+import { attemptRow } from '../src/modules/webhooks/attempt-log.ts';
 
 test('an outcome is recorded only for the attempt its delivery is still on', async () => {
   const { db, accountId, webhookId, close } = await subscriptionDatabase('Outcomes');
@@ -23,6 +24,7 @@ test('an outcome is recorded only for the attempt its delivery is still on', asy
       outcome: { statusCode, error: statusCode >= 300 ? `HTTP ${statusCode}` : null, responseBody: null },
       settlement: statusCode < 300 ? 'delivered' : 'retry_later',
       now: new Date().toISOString(),
+      log: attemptRow({ id, webhook_id: webhookId, account_id: accountId, url: 'https://example.com/' }, { statusCode, error: null, responseBody: null }, 'automatic', new Date(), 1),
     });
     const recorded = await recordRoutineOutcomes(db, [firstAttempt(current, 200), firstAttempt(retried, 500)]);
     assert.deepEqual(recorded, [true, false]);

@@ -220,7 +220,7 @@ test('deliveries list: newest first, default 30, limit 1..200 (0, 201 and junk g
     assert.equal(res.status, 400, `limit=${bad} -> ${res.status}`);
     assert.equal(res.body.error.code, 'validation_failed');
   }
-  const unknownParam = await http(svc.url, 'GET', `/api/v1/webhooks/${sub.id}/deliveries?status=dead`, { token: key });
+  const unknownParam = await http(svc.url, 'GET', `/api/v1/webhooks/${sub.id}/deliveries?colour=dead`, { token: key });
   assert.equal(unknownParam.status, 400);
   const notUuid = await http(svc.url, 'GET', '/api/v1/webhooks/123/deliveries', { token: key });
   assert.equal(notUuid.status, 400);

@@ -7,7 +7,8 @@ import { Type } from 'typebox';
 import { Closed, Cursor, Limit, ListOf, Nullable, Uuid } from '../platform/schema.ts';
 import { AppError } from '../platform/errors.ts';
 import { SCOPES, PRESETS } from '../platform/scopes.ts';
-import type { Operation } from '../platform/operation.ts';
+import { noExtras, type Operation } from '../platform/operation.ts';
+import { valueOf } from '../platform/json-text.ts';
 import { execute } from '../platform/execute.ts';
 import { compileValidator, type Validator } from '../platform/validation.ts';
 import { afterCursor, pageOf, sqlParameters } from '../platform/paging.ts';
@@ -175,7 +176,8 @@ export function consoleRoutes(operations: Operation[]) {
       description:
         'The body is {arguments}: the operation\'s arguments as its MCP tool takes them (path, query and body fields in one object, dry_run: ' +
         'true for a preview), validated the same way. Runs with every scope and no plan check, as the merchant\'s own admin would; per-account limits ' +
-        '(webhook test and retry) still apply. The answer is the operation\'s REST body with status 200; a file (the PDF label) comes as the file.',
+        '(webhook test and retry) still apply. The answer is the operation\'s REST body with status 200, plus `_meta` when the operation answers ' +
+        'something beside its body (MCP\'s `_meta`, e.g. next_cursor); a file (the PDF label) comes as the file.',
       params: Closed({ id: Uuid(), name: Type.String({ maxLength: 100 }) }),
       body: Closed({ arguments: Type.Optional(Type.Object({}, { additionalProperties: true })) }),
       output: Type.Object({}, { additionalProperties: true }),
@@ -187,11 +189,14 @@ export function consoleRoutes(operations: Operation[]) {
         validatorOf(op)(input);
         const { dry_run: dryRun, ...rest } = input;
         const preview = dryRun === true && op.dryRunOutput !== undefined;
-        const result = await execute(s, op, operatorCaller(id), rest, { dryRun: preview });
+        const answer = noExtras();
+        const result = await execute(s, op, operatorCaller(id), rest, { dryRun: preview, answer });
         if (op.produces && !preview) {
           const file = result as { body: Buffer; filename: string };
           return new FileAnswer(op.produces, file.filename, file.body) as never;
         }
+        // What REST sends as headers and MCP in _meta (the next page's cursor) comes in _meta, as MCP has it.
+        if (Object.keys(answer.meta).length) return { ...(valueOf(result) as object), _meta: answer.meta } as never;
         return result as never;
       },
     }),

@@ -4,7 +4,7 @@
 // (EXTENSIONS 3) runs its handler inside the transaction that locked the row
 // and checked the precondition, so no other change can slip in between.
 import type { Db, Sql } from './db.ts';
-import type { Caller, Operation, OperationContext } from './operation.ts';
+import { noExtras, type AnswerExtras, type Caller, type Operation, type OperationContext } from './operation.ts';
 import type { Services } from './services.ts';
 import { AppError } from './errors.ts';
 import { checkIfMatch } from './etag.ts';
@@ -68,6 +68,8 @@ export interface ExecuteOptions {
   idempotencyKey?: string;
   /** EXTENSIONS 7: the request log's record of this call; the events the call commits are noted in it. */
   trace?: RequestTrace;
+  /** Filled by the handler with what travels beside the body (headers, MCP _meta). */
+  answer?: AnswerExtras;
 }
 
 /** The answer of an operation: its result, or for a key whose writes wait for a person, an ApprovalAnswer (approvals.ts). */
@@ -76,7 +78,9 @@ export async function execute(services: Services, op: Operation, caller: Caller,
 }
 
 /** The context a handler runs with. */
-export const contextOf = (services: Services, caller: Caller, dryRun: boolean) => (db: Db): OperationContext => ({ ...services, db, caller, dryRun });
+export const contextOf = (services: Services, caller: Caller, dryRun: boolean, answer: AnswerExtras = noExtras()) => (db: Db): OperationContext => ({
+  ...services, db, caller, dryRun, answer,
+});
 
 async function executeTraced(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions) {
   const { dryRun = false, idempotent } = options;
@@ -87,7 +91,7 @@ async function executeTraced(services: Services, op: Operation, caller: Caller, 
   if (isWrite(op) && !dryRun && options.approvalId !== undefined) return performApproved(services, op, caller, input, options);
   if (isWrite(op) && !dryRun && caller.writes === 'approval') return askApproval(services, op, caller, input, options);
   if (!dryRun) await enforceAccountLimit(services, op, caller);
-  const context = contextOf(services, caller, dryRun);
+  const context = contextOf(services, caller, dryRun, options.answer ?? noExtras());
   const precondition = op.etag && options.ifMatch !== undefined ? options.ifMatch : undefined;
   if (dryRun) {
     return services.db.tx(async (tx) => {

@@ -23,7 +23,20 @@ export interface OperationContext extends Services {
   db: Db;
   caller: Caller;
   dryRun: boolean;
+  /** What travels beside the answer's body (declared in `answerHeaders`): REST headers, MCP `_meta` entries. */
+  answer: AnswerExtras;
 }
+
+/**
+ * Beside the body: a REST header (Link, Location) and its MCP twin in
+ * `_meta` (next_cursor), since extensions add no field to SPEC's objects.
+ */
+export interface AnswerExtras {
+  headers: Record<string, string>;
+  meta: Record<string, unknown>;
+}
+
+export const noExtras = (): AnswerExtras => ({ headers: {}, meta: {} });
 
 /** MCP tool annotations (what the tool does to the world). */
 export interface ToolAnnotations {
@@ -79,7 +92,9 @@ export interface OperationSpec<
   output: O;
   /** Present on write operations that accept dry run: the preview's shape. */
   dryRunOutput?: D;
-  successStatus?: 200 | 201;
+  successStatus?: 200 | 201 | 202;
+  /** Headers the handler may set on a success (ctx.answer.headers), for the OpenAPI document: name -> description. */
+  answerHeaders?: Record<string, string>;
   /** A create: where the new resource is read (`:id` = the answer's data.id), sent as the Location header. */
   location?: string;
   /** Exposed over REST (default true) and MCP (default true). */

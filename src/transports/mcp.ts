@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
 import { AppError, mcpRefusalCode, toAppError, type ErrorCode } from '../platform/errors.ts';
-import { admits, admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
+import { admits, admittingScopes, isWrite, noExtras, type Operation } from '../platform/operation.ts';
 import {
   checkIdempotencyKey, claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type Claim, type StoredAnswer,
 } from '../platform/idempotency.ts';
@@ -178,7 +178,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       Object.assign(call, { status: error.status, errorCode: error.code });
       return refusalOf(error);
     };
-    const success = (output: unknown, etag?: string) => successOf(output, etag, trace.id);
+    const success = (output: unknown, etag?: string, extra?: Record<string, unknown>) => successOf(output, etag, trace.id, extra);
     const args = params.arguments ?? {};
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new RpcFailure(-32602, 'arguments must be an object');
     try {
@@ -222,11 +222,14 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     }
     const run = claim?.run;
     // Issue 27: an idempotent write's answer is stored with its effect, in its transaction (operations with their own transactions: after).
-    const answerOf = (output: unknown): StoredAnswer => ({ status: tool.op.successStatus ?? 200, headers: versionHeaders(tool.op, output), body: jsonOf(output), origin: 'mcp' });
+    const answer = noExtras();
+    const answerOf = (output: unknown): StoredAnswer => ({
+      status: tool.op.successStatus ?? 200, headers: { ...answer.headers, ...versionHeaders(tool.op, output) }, body: jsonOf(output), origin: 'mcp',
+    });
     try {
       const output = await execute(services, tool.op, key, rest, {
         dryRun: isDryRun, ifMatch, idempotent: run && { run, answerOf }, trace, approvalId: approvalId as string | undefined,
-        idempotencyKey: asksApproval ? idempotencyKey : undefined,
+        idempotencyKey: asksApproval ? idempotencyKey : undefined, answer,
       });
       if (output instanceof ApprovalAnswer) {
         call.replayed = output.replayed;
@@ -235,7 +238,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       if (tool.op.successStatus === 201 && !isDryRun) trace.addResource((dataOf(output) as { id?: unknown } | null)?.id);
       // Stored with the effect already, unless the operation commits on its own (then its answer is written once, here).
       if (run && tool.op.ownTransactions) await run.finish(answerOf(output));
-      return success(output, versionHeaders(tool.op, output).etag);
+      return success(output, versionHeaders(tool.op, output).etag, answer.meta);
     } catch (err) {
       const appError = toAppError(err);
       await run?.finish({ status: appError.status, headers: replayedHeaders(appError.headers), body: JSON.stringify(appError.toBody()), origin: 'mcp' });
@@ -301,9 +304,9 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     return refusalOf(new AppError(body.error.code as ErrorCode, body.error.message, undefined, { headers: etag ? { ETag: etag } : {} }));
   }
 
-  /** `etag`: the version of a versioned resource, in _meta (EXTENSIONS 3: no field inside the resource); `request_id`: EXTENSIONS 7. */
-  function successOf(output: unknown, etag: string | undefined, requestId: string): ToolResult | JsonText {
-    const meta = etag ? { etag, request_id: requestId } : { request_id: requestId };
+  /** `etag`: the version of a versioned resource, in _meta (EXTENSIONS 3: no field inside the resource); `request_id`: EXTENSIONS 7; `extra`: the operation's own _meta (a next cursor). */
+  function successOf(output: unknown, etag: string | undefined, requestId: string, extra: Record<string, unknown> = {}): ToolResult | JsonText {
+    const meta = { ...extra, ...(etag ? { etag } : {}), request_id: requestId };
     // Issue 12: JSON PostgreSQL wrote goes in twice as it is, as structuredContent and (escaped) as the text content.
     if (output instanceof JsonText) {
       return JsonText.concat([

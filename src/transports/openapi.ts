@@ -31,6 +31,8 @@ export interface DescribedRoute {
   alsoAdmittedBy?: string[];
   /** A create: the path of the created resource, sent as Location. */
   location?: string;
+  /** Headers a success may carry besides the common ones: name -> description. */
+  answerHeaders?: Record<string, string>;
   /** EXTENSIONS 3: the answer's data is a versioned resource (ETag; If-None-Match on a read, If-Match on a write). */
   etag?: unknown;
   /** A read whose answer carries an ETag (of the resource if `etag`, else of its bytes) and honours If-None-Match with a 304. */
@@ -42,6 +44,8 @@ export interface DescribedRoute {
 export interface HeaderDoc {
   description: string;
   schema: object;
+  /** Sent on every request (default) or on some only. */
+  required?: boolean;
 }
 
 /** An outgoing request the service makes (OpenAPI 3.1 `webhooks`): its headers and JSON body. */
@@ -152,9 +156,10 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     const versioning = route.etag || route.cacheable ? info.versioning : undefined;
     const etagHeader = versioning ? { [versioning.etag.name]: { description: versioning.etag.description, schema: versioning.etag.schema } } : {};
     const output = withComponentRefs(route.output, components, true);
+    const declared = Object.fromEntries(Object.entries(route.answerHeaders ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]));
     const successHeaders = route.location
-      ? { ...headers, Location: { description: `Where the created resource is read: ${openApiPath(route.location)}.`, schema: { type: 'string' } } }
-      : { ...headers, ...etagHeader };
+      ? { ...headers, ...declared, Location: { description: `Where the created resource is read: ${openApiPath(route.location)}.`, schema: { type: 'string' } } }
+      : { ...headers, ...etagHeader, ...declared };
     const responses: Record<string, unknown> = {
       [status]: { description: 'Success', headers: successHeaders, content: { [route.produces ?? 'application/json']: { schema: output } } },
     };

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePlan, requireScope } from '../platform/auth.ts';
 import { AppError } from '../platform/errors.ts';
-import { admittingScopes, answersWithEtag, isWrite, type Caller, type Operation } from '../platform/operation.ts';
+import { admittingScopes, answersWithEtag, isWrite, noExtras, type AnswerExtras, type Caller, type Operation } from '../platform/operation.ts';
 import {
   checkIdempotencyKey, claimIdempotencyKey, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, REPLAYED_RESPONSE_HEADERS, requestFingerprint,
   type Claim, type IdempotentRun, type RequestParts, type StoredAnswer,
@@ -125,15 +125,17 @@ function operationRoute(services: Services, op: Operation) {
     const run = claim?.run;
     // Issue 27: an idempotent write's answer is written with its effect, in its transaction, and those very bytes are sent.
     let stored: StoredAnswer | undefined;
-    const idempotent = run && { run, answerOf: (result: unknown) => (stored = answerFor(reply, op, result)) };
+    const answer = noExtras();
+    const idempotent = run && { run, answerOf: (result: unknown) => (stored = answerFor(reply, op, result, answer)) };
     const input = { ...body, ...query, ...params };
     if (request.trace) namedResources(request.trace, input);
     const idempotencyKey = asksApproval ? headerValue(request, IDEMPOTENCY_KEY_HEADER) : undefined;
-    const result = await execute(services, op, caller, input, { dryRun, ifMatch, idempotent, approvalId, idempotencyKey, trace: request.trace });
+    const result = await execute(services, op, caller, input, { dryRun, ifMatch, idempotent, approvalId, idempotencyKey, trace: request.trace, answer });
     if (result instanceof ApprovalAnswer) return sendApproval(reply, result);
     // A create names what it made (an update's target is in its path already; its answer is not parsed again for this).
     if (op.successStatus === 201 && !dryRun) request.trace?.addResource((dataOf(result) as { id?: unknown } | null)?.id);
     if (stored) return sendStored(reply, stored);
+    if (Object.keys(answer.headers).length) reply.headers(answer.headers);
     // The tag If-Match checks (a stored view's own, else the hash of the view), or a read made of stored views' tags.
     const etag = op.etag ? etagOfData(result) : answersWithEtag(op) ? storedAnswerEtag(result) : null;
     if (etag) {
@@ -166,9 +168,9 @@ function sendApproval(reply: FastifyReply, answer: ApprovalAnswer) {
 const locationOf = (op: Operation, result: unknown) => op.location!.replace(':id', (dataOf(result) as { id: string }).id);
 
 /** A write's answer as REST sends it (status, Location, ETag, the bytes its route's schema serialises), to store with its effect. */
-function answerFor(reply: FastifyReply, op: Operation, result: unknown): StoredAnswer {
+function answerFor(reply: FastifyReply, op: Operation, result: unknown, answer: AnswerExtras): StoredAnswer {
   const status = op.successStatus ?? 200;
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...answer.headers };
   if (op.location) headers.location = locationOf(op, result);
   if (op.etag) headers.etag = etagOfData(result);
   const body = result instanceof JsonText ? result.text : (reply.serializeInput(result as Record<string, unknown>, String(status)) as string);

@@ -90,6 +90,13 @@ export const resourceFactories: Record<string, (t: Tenant) => Promise<string>> =
     return segment.id;
   },
   webhooks: (t) => createWebhook(t),
+  // A recovery of the tenant's newest subscription: the one the operation's `id` was just created for (targets are made in path order).
+  recoveries: async (t) => {
+    const hooks = (await api(t, 'GET', '/api/v1/webhooks')).data as Array<{ id: string; created_at: string }>;
+    const newest = hooks.sort((a, b) => a.created_at.localeCompare(b.created_at)).at(-1)!;
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    return (await api(t, 'POST', `/api/v1/webhooks/${newest.id}/recover`, { since })).data.id;
+  },
   // The account itself (bridge business_id).
   accounts: async (t) => t.accountId,
   briefs: async (t) => (await tool(t, 'submit_brief', briefInput())).brief_id,
@@ -154,6 +161,8 @@ export const samples: Record<string, Sample> = {
   test_webhook: {},
   retry_webhook_delivery: {},
   rotate_webhook_secret: { body: () => ({ previous_secret_ttl_sec: 3600 }) },
+  recover_webhook_deliveries: { body: () => ({ since: new Date(Date.now() - 3_600_000).toISOString(), statuses: ['failed', 'dead', 'pending'] }) },
+  cancel_recovery: {},
   // What a receiver saw of a request that carried no signature: a valid question whose answer is missing_headers.
   // EXTENSIONS 7: any string is an approval id to look up (an unknown one is 404, like another key's).
   get_approval: { params: async (t) => ({ id: await approvalOf(t) }) },

@@ -214,10 +214,13 @@ export function assertSignedDelivery(
   const h = received.headers as Record<string, string>;
   assert.equal(h['content-type'], 'application/json');
   assert.equal(h['user-agent'], 'merx-webhooks/1');
+  // EXTENSIONS 6: order.* and shipment.* deliveries carry X-Merx-Resource-Version, the others none.
+  const versioned = /^(order|shipment)\./.test(event);
   assert.deepEqual(
     Object.keys(h).filter((k) => k.startsWith('x-merx-')).sort(),
-    ['x-merx-delivery', 'x-merx-event', 'x-merx-event-id', 'x-merx-signature', 'x-merx-timestamp'],
+    ['x-merx-delivery', 'x-merx-event', 'x-merx-event-id', ...(versioned ? ['x-merx-resource-version'] : []), 'x-merx-signature', 'x-merx-timestamp'],
   );
+  if (versioned) assert.match(h['x-merx-resource-version'], /^[1-9]\d*$/);
   assert.equal(h['x-merx-event'], event);
   assert.match(h['x-merx-delivery'], UUID_RE);
   assert.match(h['x-merx-event-id'], UUID_RE);

@@ -1,5 +1,6 @@
-// One subscription: its actions, its deliveries timeline (status, attempts,
-// next attempt, the answer it got, retry) and what the debug sink captured.
+// One subscription: its actions, its health, its deliveries timeline (status,
+// every attempt, next attempt, the answer it got, retry; filtered and paged),
+// "Recover..." for a window, and what the debug sink captured.
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -8,6 +9,8 @@ import { useServiceInfo } from '../app';
 import { Badge, CopyButton, Empty, ErrorNote, Json, Time } from '../components/ui';
 import { Dialog } from '../components/dialog';
 import { isSinkUrl, SubscriptionForm, type Subscription } from './webhooks';
+import { AttemptTimeline, HealthPanel, RecoverDialog } from './webhook-ops';
+import { useCursorPages } from '../components/paging';
 
 interface Delivery {
   id: string;
@@ -37,9 +40,12 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
   const queries = useQueryClient();
   const navigate = useNavigate();
   const [editing, setEditing] = useState(false);
+  const [recovering, setRecovering] = useState(false);
   const [view, setView] = useState<'deliveries' | 'sink'>('deliveries');
   const refresh = () => {
     queries.invalidateQueries({ queryKey: ['deliveries', subscription.id] });
+    queries.invalidateQueries({ queryKey: ['health', subscription.id] });
+    queries.invalidateQueries({ queryKey: ['attempts'] });
     queries.invalidateQueries({ queryKey: ['sink', subscription.id] });
     queries.invalidateQueries({ queryKey: ['webhooks', accountId] });
   };
@@ -64,6 +70,7 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
           <button type="button" onClick={() => action.mutate(['test_webhook', { id: subscription.id }])} disabled={action.isPending || !subscription.active}>
             Send test event
           </button>
+          <button type="button" className="secondary" onClick={() => setRecovering(true)} disabled={!subscription.active}>Recover...</button>
           <button type="button" className="secondary" onClick={() => setEditing(true)}>Edit</button>
           <button type="button" className="secondary" onClick={() => action.mutate(['update_webhook', { id: subscription.id, active: !subscription.active }])}>
             {subscription.active ? 'Deactivate' : 'Activate'}
@@ -74,13 +81,15 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
         </div>
       </header>
       <ErrorNote error={action.error} />
+      <HealthPanel accountId={accountId} webhookId={subscription.id} />
       <nav className="tabs small" aria-label="Subscription views">
         <button type="button" className={view === 'deliveries' ? 'active' : ''} onClick={() => setView('deliveries')}>Deliveries</button>
         <button type="button" className={view === 'sink' ? 'active' : ''} onClick={() => setView('sink')} disabled={!onSink} title={onSink ? '' : 'Only for subscriptions on the debug sink'}>
           Debug sink
         </button>
       </nav>
-      {view === 'deliveries' ? <DeliveriesTimeline accountId={accountId} webhookId={subscription.id} onChange={refresh} /> : <SinkCaptures webhookId={subscription.id} />}
+      {view === 'deliveries' ? <DeliveriesTimeline accountId={accountId} webhookId={subscription.id} events={events} onChange={refresh} /> : <SinkCaptures webhookId={subscription.id} />}
+      <RecoverDialog accountId={accountId} webhookId={subscription.id} open={recovering} onClose={() => (setRecovering(false), refresh())} />
       <Dialog title="Edit subscription" open={editing} onClose={() => setEditing(false)}>
         <SubscriptionForm accountId={accountId} events={events} subscription={subscription} onSaved={() => setEditing(false)} />
       </Dialog>
@@ -88,20 +97,48 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
   );
 }
 
-function DeliveriesTimeline({ accountId, webhookId, onChange }: { accountId: string; webhookId: string; onChange: () => void }) {
-  const deliveries = useQuery({
-    queryKey: ['deliveries', webhookId],
-    queryFn: () => runOperation<{ data: Delivery[] }>(accountId, 'list_webhook_deliveries', { id: webhookId, limit: 50 }).then((r) => r.data),
+const PAGE_SIZE = 20;
+const STATUSES = ['pending', 'delivered', 'failed', 'dead'];
+
+function DeliveriesTimeline({ accountId, webhookId, events, onChange }: { accountId: string; webhookId: string; events: string[]; onChange: () => void }) {
+  const [status, setStatus] = useState('');
+  const [event, setEvent] = useState('');
+  const pages = useCursorPages(`${webhookId}|${status}|${event}`);
+  const page = useQuery({
+    queryKey: ['deliveries', webhookId, status, event, pages.cursor],
+    queryFn: () =>
+      runOperation<{ data: Delivery[]; _meta?: { next_cursor?: string } }>(accountId, 'list_webhook_deliveries', {
+        id: webhookId, limit: PAGE_SIZE, status, event, cursor: pages.cursor,
+      }),
     // Attempts happen in the background: keep watching while any is still pending.
-    refetchInterval: (query) => (query.state.data?.some((d) => d.status === 'pending') ? 2_000 : 10_000),
+    refetchInterval: (query) => (query.state.data?.data.some((d) => d.status === 'pending') ? 2_000 : 10_000),
   });
+  const deliveries = { error: page.error, data: page.data?.data };
+  const nextCursor = page.data?._meta?.next_cursor ?? null;
+  const filters = (
+    <div className="row filters" aria-label="Delivery filters">
+      <label>Status <select name="status" aria-label="Delivery status" value={status} onChange={(e) => setStatus(e.target.value)}>
+        <option value="">any</option>
+        {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+      </select></label>
+      <label>Event <select name="event" aria-label="Delivery event" value={event} onChange={(e) => setEvent(e.target.value)}>
+        <option value="">any</option>
+        {[...events, 'test'].map((name) => <option key={name} value={name}>{name}</option>)}
+      </select></label>
+      <span className="muted">page {pages.page + 1}</span>
+      <button type="button" className="small secondary" disabled={pages.page === 0} onClick={pages.previous}>Newer</button>
+      <button type="button" className="small secondary" disabled={!nextCursor} onClick={() => pages.next(nextCursor)}>Older</button>
+    </div>
+  );
   const retry = useMutation({
     mutationFn: (id: string) => runOperation<{ ok: boolean; status: number }>(accountId, 'retry_webhook_delivery', { id }),
     onSettled: onChange,
   });
-  if (deliveries.error) return <ErrorNote error={deliveries.error} />;
-  if (deliveries.data?.length === 0) return <Empty>No deliveries yet. Send a test event, or wait for the subscribed events.</Empty>;
+  if (deliveries.error) return <>{filters}<ErrorNote error={deliveries.error} /></>;
+  if (deliveries.data?.length === 0) return <>{filters}<Empty>{status || event ? 'No deliveries match these filters.' : 'No deliveries yet. Send a test event, or wait for the subscribed events.'}</Empty></>;
   return (
+    <>
+    {filters}
     <ol className="timeline" aria-label="Deliveries">
       <ErrorNote error={retry.error} />
       {deliveries.data?.map((d) => (
@@ -140,9 +177,22 @@ function DeliveriesTimeline({ accountId, webhookId, onChange }: { accountId: str
               <pre className="json">{d.response_body}</pre>
             </details>
           )}
+          <AttemptsToggle accountId={accountId} deliveryId={d.id} />
         </li>
       ))}
     </ol>
+    </>
+  );
+}
+
+/** The attempts of one delivery, read only once a person opens them. */
+function AttemptsToggle({ accountId, deliveryId }: { accountId: string; deliveryId: string }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <details className="attempts-toggle" onToggle={(e) => setOpen((e.target as HTMLDetailsElement).open)}>
+      <summary>Attempts</summary>
+      {open && <AttemptTimeline accountId={accountId} deliveryId={deliveryId} />}
+    </details>
   );
 }
 

@@ -9,9 +9,10 @@ import type { Sql } from '../../platform/db.ts';
 import { envelopeJson, envelopeOf, envelopeText, type EmittedEvent } from '../../platform/events.ts';
 import { notFound } from '../../platform/errors.ts';
 import { isoTime, jsonObject, type JsonView } from '../../platform/json-view.ts';
-import { readArray, readOne } from '../../platform/read-sql.ts';
+import { readOne } from '../../platform/read-sql.ts';
 import { valueOf, type JsonText } from '../../platform/json-text.ts';
 import type { AttemptOutcome } from './sender.ts';
+import { ATTEMPT_COLUMNS, ATTEMPT_RECORD, type AttemptRow } from './attempt-log.ts';
 import type { Static } from 'typebox';
 import type { Delivery } from './schema.ts';
 
@@ -46,6 +47,9 @@ export interface NewDelivery {
  */
 export const newDeliveries = new EventEmitter();
 
+/** EXTENSIONS 6: deliveries of these events carry X-Merx-Resource-Version (inventory.low_stock and test carry none). */
+const VERSIONED_PREFIXES = ['order.', 'shipment.'];
+
 /**
  * One delivery per (event, active subscription to it), in the event's own
  * transaction, written as attempt 1: the instance that commits it sends that
@@ -56,23 +60,28 @@ export const newDeliveries = new EventEmitter();
  */
 export async function fanOut(tx: Sql, event: EmittedEvent): Promise<string[]> {
   if (event.event === 'test') return [];
+  const versioned = VERSIONED_PREFIXES.some((prefix) => event.event.startsWith(prefix));
   const { rows } = await tx.query<{
     id: string; webhook_id: string; url: string; secret: string; previous_secret: string | null;
     previous_secret_expires_at: string | null; merchant_email: string; merchant_name: string;
+    resource_version: number | null;
   }>(
     `WITH s AS (
        SELECT s.id, s.account_id, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, a.email, a.name
          FROM webhook_subscriptions s JOIN accounts a ON a.id = s.account_id
         WHERE s.account_id = $1 AND s.active AND $3 = ANY(s.events)
+     ), v AS (
+       -- EXTENSIONS 6: once per event (a CTE with a volatile function is evaluated once), see migration 022.
+       SELECT CASE WHEN $5 THEN nextval('webhook_resource_versions') END AS version
      ), ins AS (
-       INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, attempt, next_attempt_at)
-       SELECT gen_random_uuid(), s.account_id, s.id, $2, $3, 1, now() + make_interval(secs => $4) FROM s
-       RETURNING id, webhook_id
+       INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, attempt, next_attempt_at, resource_version)
+       SELECT gen_random_uuid(), s.account_id, s.id, $2, $3, 1, now() + make_interval(secs => $4), v.version FROM s, v
+       RETURNING id, webhook_id, resource_version
      )
-     SELECT ins.id, ins.webhook_id, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at,
+     SELECT ins.id, ins.webhook_id, ins.resource_version, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at,
             s.email AS merchant_email, s.name AS merchant_name
        FROM ins JOIN s ON s.id = ins.webhook_id`,
-    [event.account_id, event.id, event.event, FIRST_ATTEMPT_GRACE_SEC],
+    [event.account_id, event.id, event.event, FIRST_ATTEMPT_GRACE_SEC, versioned],
   );
   if (rows.length) {
     // Serialised now, inside the transaction, and once for every subscription: the body is the event as written, whatever happens to `data` later.
@@ -87,6 +96,7 @@ export async function fanOut(tx: Sql, event: EmittedEvent): Promise<string[]> {
         status: 'pending', attempt: 1, url: r.url, secret: r.secret, previous_secret: r.previous_secret,
         previous_secret_expires_at: r.previous_secret_expires_at, subscription_active: true,
         merchant_email: r.merchant_email, merchant_name: r.merchant_name, envelope, body,
+        resource_version: r.resource_version,
       },
     }));
     tx.afterCommit(() => {
@@ -128,17 +138,31 @@ export interface ClaimedDelivery {
   envelope: Record<string, unknown> | null;
   /** The envelope as sent, when the fan-out serialised it already (one text for all its subscriptions). */
   body?: string;
+  /** X-Merx-Resource-Version: the order's or shipment's version when the event committed; null for other events. */
+  resource_version: number | null;
 }
+
+const CLAIMED_COLUMNS = 'id, account_id, webhook_id, event_id, event, status, attempt, resource_version';
 
 /** Wraps a claiming UPDATE so it also returns the subscription, the merchant and the event's envelope. */
 function withContext(claim: string): string {
-  return `WITH claimed AS (${claim} RETURNING id, account_id, webhook_id, event_id, event, status, attempt)
+  return contextOf(`${claim} RETURNING ${CLAIMED_COLUMNS}`);
+}
+
+function contextOf(rows: string): string {
+  return `WITH claimed AS (${rows})
     SELECT c.*, s.url, s.secret, s.active AS subscription_active, a.email AS merchant_email, a.name AS merchant_name,
            s.previous_secret, s.previous_secret_expires_at, ${envelopeJson('e')} AS envelope
       FROM claimed c
       JOIN webhook_subscriptions s ON s.id = c.webhook_id
       JOIN accounts a ON a.id = c.account_id
       LEFT JOIN events e ON e.id = c.event_id`;
+}
+
+/** A delivery with all an attempt needs, taken without a lease (a recovery's attempt: it changes no schedule). */
+export async function deliveryForResend(sql: Sql, deliveryId: string): Promise<ClaimedDelivery | null> {
+  const { rows } = await sql.query(contextOf(`SELECT ${CLAIMED_COLUMNS} FROM webhook_deliveries WHERE id = $1`), [deliveryId]);
+  return rows[0] ?? null;
 }
 
 /**
@@ -233,6 +257,8 @@ export interface RoutineOutcome {
   settlement: 'delivered' | 'retry_later';
   /** The clock of the attempt (a job run may pass one ahead): the retry delay counts from it. */
   now: string;
+  /** The attempt log's row (EXTENSIONS 6), written by the same statement. */
+  log: AttemptRow;
 }
 
 /**
@@ -274,6 +300,9 @@ export function routineOutcomesStatement(outcomes: RoutineOutcome[]): { text: st
     text: `WITH o AS (
        SELECT * FROM json_to_recordset($1::json)
          AS o(seq int, id uuid, attempt int, webhook_id uuid, status text, code int, error text, body text, base timestamptz, delay int)
+     ), logged AS (
+       INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS})
+       SELECT ${ATTEMPT_COLUMNS} FROM json_to_recordset($3::json) AS a(${ATTEMPT_RECORD})
      ), d AS (
        UPDATE webhook_deliveries w
           SET status = o.status, last_status_code = o.code, last_error = o.error, response_body = o.body,
@@ -294,7 +323,7 @@ export function routineOutcomesStatement(outcomes: RoutineOutcome[]): { text: st
        RETURNING s.id
      )
      SELECT d.id FROM d`,
-    values: [JSON.stringify(records), records.map((r) => r.id)],
+    values: [JSON.stringify(records), records.map((r) => r.id), JSON.stringify(outcomes.map((o) => o.log))],
   };
 }
 
@@ -332,8 +361,4 @@ export async function getDeliveryText(sql: Sql, accountId: string, deliveryId: s
 /** The same view as an object, for code that decides on its fields. */
 export async function getDelivery(sql: Sql, accountId: string, deliveryId: string): Promise<Static<typeof Delivery>> {
   return valueOf<Static<typeof Delivery>>(await getDeliveryText(sql, accountId, deliveryId));
-}
-
-export function listDeliveries(sql: Sql, accountId: string, webhookId: string, limit: number): Promise<JsonText> {
-  return readArray(sql, DELIVERY_VIEW, 'd.account_id = $1 AND d.webhook_id = $2', [accountId, webhookId, limit], 'd.created_at DESC, d.id DESC LIMIT $3');
 }

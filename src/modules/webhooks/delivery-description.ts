@@ -3,6 +3,7 @@
 import { Envelope } from '../events/schema.ts';
 
 const text = (description: string, schema: object = { type: 'string' }) => ({ description, schema });
+const optional = (doc: { description: string; schema: object }) => ({ ...doc, required: false });
 
 /** Shaped as the OpenAPI builder's DescribedWebhook (checked where app.ts passes it); a room imports no transport. */
 export const deliveryWebhooks = {
@@ -23,6 +24,12 @@ export const deliveryWebhooks = {
       'X-Merx-Delivery': text('The id of this attempt (different on every retry).', { type: 'string', format: 'uuid' }),
       'X-Merx-Timestamp': text('Unix seconds when this attempt was signed.', { type: 'string', pattern: '^\\d+$' }),
       'X-Merx-Signature': text('t=<timestamp>,v1=<hex>[,v1=<hex of the previous secret during a rotation>].'),
+      'X-Merx-Resource-Version': optional(text(
+        'order.* and shipment.* only (EXTENSIONS 6): the version of the order (order.*) or shipment (shipment.*) when the event committed, ' +
+          'greater for every later change of it. Keep the highest version applied per resource id and ignore lower ones, whatever order ' +
+          'deliveries arrive in. inventory.low_stock and test deliveries carry none.',
+        { type: 'string', pattern: '^\\d+$' },
+      )),
       'webhook-id': text('Standard Webhooks message id: the envelope id.', { type: 'string', format: 'uuid' }),
       'webhook-timestamp': text('The same Unix seconds as X-Merx-Timestamp.', { type: 'string', pattern: '^\\d+$' }),
       'webhook-signature': text('v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">, space-separated when two secrets sign.'),

@@ -29,6 +29,9 @@ import { UrlChecks } from './url-checks.ts';
 import { DueAnnouncer, DueTimer } from './due-timer.ts';
 import { deliveryMetrics, type DeliveryMetrics } from './delivery-metrics.ts';
 import { openSecret } from '../../platform/secret-box.ts';
+import crypto from 'node:crypto';
+import { attemptRow, insertAttempts, type AttemptRow, type AttemptTrigger } from './attempt-log.ts';
+import { RecoveryRunner } from './recovery-runner.ts';
 
 const WORKER_BATCH = 100;
 /** Worker attempts in flight at once (each pass); more are claimed as these finish. */
@@ -72,6 +75,8 @@ export class DeliveryEngine {
   private senders: ThreadedSenders;
   private self: SelfOrigin | null = null;
   private due: DueTimer | null = null;
+  /** EXTENSIONS 6: recoveries run where the worker runs. */
+  private recoveries: RecoveryRunner | null = null;
   private announcer: DueAnnouncer;
   private inFlight = new Set<Promise<unknown>>();
   private stopping = false;
@@ -112,11 +117,20 @@ export class DeliveryEngine {
     if (options.worker) {
       this.due = new DueTimer(this.db, () => this.runDue(new Date()), (err) => this.log.error({ err }, 'webhook worker pass failed'));
       await this.due.start();
+      this.recoveries = new RecoveryRunner(this.db, (d) => this.resend(d), this.log);
+      this.recoveries.start();
     }
+  }
+
+  /** A recovery was just started: claim it now rather than at the next poll (another instance's runner may take it as well). */
+  kickRecoveries(): void {
+    this.recoveries?.kick();
   }
 
   /** Stops taking work, waits (bounded) for attempts in flight, leaves everything else pending for the next process. */
   async stop(): Promise<void> {
+    // Recoveries first: their attempt in flight finishes on the senders, then they are handed back.
+    await this.recoveries?.stop();
     this.stopping = true;
     newDeliveries.off('created', this.onCreated);
     // Rows stay pending: the worker takes them over after the grace, as the first attempts they still are.
@@ -165,17 +179,17 @@ export class DeliveryEngine {
     const sinceCommit = performance.now() - fresh.committedAt;
     const sinceEvent = Date.now() - Date.parse(String(fresh.delivery.envelope?.created_at));
     if (sinceCommit < FRESH_WITHIN_MS && sinceEvent < FRESH_EVENT_AGE_MS) {
-      await this.attempt(fresh.delivery, false, new Date());
+      await this.attempt(fresh.delivery, 'automatic', new Date());
       return;
     }
     const claimed = await this.claims.add(fresh.id);
-    if (claimed) await this.attempt(claimed, false, new Date());
+    if (claimed) await this.attempt(claimed, 'automatic', new Date());
   }
 
   /** SPEC Receiver rules 4: attempt 1 is immediate; a no-op when another instance or the worker already took it. */
-  async attemptFirst(deliveryId: string): Promise<AttemptResult | null> {
+  async attemptFirst(deliveryId: string, trigger: AttemptTrigger = 'automatic'): Promise<AttemptResult | null> {
     const claimed = await claimFirstAttempt(this.db, deliveryId);
-    return claimed ? this.attempt(claimed, false, new Date()) : null;
+    return claimed ? this.attempt(claimed, trigger, new Date()) : null;
   }
 
   /**
@@ -192,7 +206,7 @@ export class DeliveryEngine {
       if (batch.length === 0) break;
       processed += batch.length;
       for (const d of batch) {
-        const work = this.track(this.attempt(d, false, now));
+        const work = this.track(this.attempt(d, 'automatic', now));
         running.add(work);
         void work.finally(() => running.delete(work));
       }
@@ -205,23 +219,50 @@ export class DeliveryEngine {
   async retry(deliveryId: string): Promise<AttemptResult> {
     const claimed = await claimForRetry(this.db, deliveryId);
     if (!claimed) throw new AppError('conflict', 'this delivery was already delivered');
-    return (await this.attempt(claimed, true, new Date())) ?? { outcome: { statusCode: null, error: 'not sent', responseBody: null }, settlement: 'failed' };
+    return (await this.attempt(claimed, 'retry', new Date())) ?? { outcome: { statusCode: null, error: 'not sent', responseBody: null }, settlement: 'failed' };
   }
 
-  private async attempt(delivery: ClaimedDelivery, manual: boolean, now: Date): Promise<AttemptResult | null> {
+  private async attempt(delivery: ClaimedDelivery, trigger: AttemptTrigger, now: Date): Promise<AttemptResult | null> {
+    const manual = trigger === 'retry';
+    const startedAt = new Date();
+    const started = performance.now();
     const fail = async (error: string): Promise<AttemptResult> => {
-      await this.db.tx((tx) => markFailed(tx, delivery.id, error));
+      const outcome = { statusCode: null, error, responseBody: null };
+      const log = attemptRow(delivery, outcome, trigger, startedAt, performance.now() - started);
+      await this.db.tx(async (tx) => {
+        await markFailed(tx, delivery.id, error);
+        await insertAttempts(tx, [log]);
+      });
       this.metrics.outcome('failed');
-      return { outcome: { statusCode: null, error, responseBody: null }, settlement: 'failed' };
+      return { outcome, settlement: 'failed' };
     };
     // GAPS Webhooks `failed`: deactivated while it waited, or the URL no longer passes the policy.
     if (!delivery.subscription_active && !manual) return fail('subscription is inactive');
+    const sent = await this.sendOnce(delivery, deliveryAttemptId(delivery.id, delivery.attempt));
+    if ('refused' in sent) return fail(sent.refused);
+    const { outcome } = sent;
+    const log = attemptRow(delivery, outcome, trigger, startedAt, performance.now() - started);
+    const settlement = settle(delivery, outcome, manual);
+    this.metrics.outcome(settlement);
+    if (!manual && (settlement === 'delivered' || settlement === 'retry_later')) {
+      await this.routine.add({ delivery, outcome, settlement, now: now.toISOString(), log });
+    } else {
+      await this.recordWithSideEffects(delivery, outcome, settlement, now, log);
+    }
+    if (settlement === 'retry_later') this.announcer.announce(now.getTime() + 1000 * (BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0));
+    return { outcome, settlement };
+  }
+
+  /**
+   * Re-checks the URL and sends one attempt, recording nothing; `refused`
+   * says why one could not be sent (GAPS Webhooks `failed`).
+   */
+  private async sendOnce(delivery: ClaimedDelivery, attemptId: string): Promise<{ outcome: AttemptOutcome } | { refused: string }> {
     const verdict = await this.urls.check(delivery.url);
-    if (!verdict.ok) return fail(`url refused by policy: ${verdict.reason}`);
-    if (!delivery.envelope) return fail('event no longer exists');
+    if (!verdict.ok) return { refused: `url refused by policy: ${verdict.reason}` };
+    if (!delivery.envelope) return { refused: 'event no longer exists' };
     const target = verdict.target;
     const origin = target.kind === 'sink' ? 'sink' : target.url.origin;
-    // In flight until its outcome is recorded: an attempt sent but not yet recorded is not finished (a crash then resends it).
     this.metrics.inFlight(origin, 1);
     try {
       const started = performance.now();
@@ -233,28 +274,35 @@ export class DeliveryEngine {
           secrets: liveSecrets(openSecret(delivery.secret), openSecret(delivery.previous_secret), delivery.previous_secret_expires_at),
           event: delivery.event,
           eventId: delivery.event_id,
-          attemptId: deliveryAttemptId(delivery.id, delivery.attempt),
+          attemptId,
+          resourceVersion: delivery.resource_version,
         },
         this.self,
       );
       this.metrics.attemptSeconds((performance.now() - started) / 1000);
-      const settlement = settle(delivery, outcome, manual);
-      this.metrics.outcome(settlement);
-      if (!manual && (settlement === 'delivered' || settlement === 'retry_later')) {
-        await this.routine.add({ delivery, outcome, settlement, now: now.toISOString() });
-      } else {
-        await this.recordWithSideEffects(delivery, outcome, settlement, now);
-      }
-      if (settlement === 'retry_later') this.announcer.announce(now.getTime() + 1000 * (BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0));
-      return { outcome, settlement };
+      return { outcome };
     } finally {
       this.metrics.inFlight(origin, -1);
     }
   }
 
+  /**
+   * A recovery's attempt (EXTENSIONS 6): the same event id, a fresh signature
+   * and its own X-Merx-Delivery; it records nothing (recoveries.ts does, and
+   * never touches the automatic schedule).
+   */
+  async resend(delivery: ClaimedDelivery): Promise<{ outcome: AttemptOutcome; log: AttemptRow }> {
+    const startedAt = new Date();
+    const started = performance.now();
+    const sent = this.stopping ? { refused: 'the service is stopping' } : await this.sendOnce(delivery, crypto.randomUUID());
+    const outcome = 'refused' in sent ? { statusCode: null, error: sent.refused, responseBody: null } : sent.outcome;
+    return { outcome, log: attemptRow(delivery, outcome, 'recovery', startedAt, performance.now() - started) };
+  }
+
   /** Outcomes beyond the routine (dead, gone, manual retries): one transaction each, with the email and deactivation. */
-  private async recordWithSideEffects(delivery: ClaimedDelivery, outcome: AttemptOutcome, settlement: Settlement, now: Date): Promise<void> {
+  private async recordWithSideEffects(delivery: ClaimedDelivery, outcome: AttemptOutcome, settlement: Settlement, now: Date, log: AttemptRow): Promise<void> {
     await this.db.tx(async (tx) => {
+      await insertAttempts(tx, [log]);
       if (!(await recordOutcome(tx, delivery, outcome, settlement, now.toISOString()))) return;
       await tx.query(
         `UPDATE webhook_subscriptions SET last_triggered_at = now(), last_status_code = $2,

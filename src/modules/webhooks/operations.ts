@@ -8,7 +8,9 @@ import { etagOf } from '../../platform/etag.ts';
 import crypto from 'node:crypto';
 import { checkWebhookUrl } from './url-policy.ts';
 import { storedWebhookUrl } from './sink-url.ts';
-import { getDelivery, getDeliveryText, insertDelivery, listDeliveries } from './deliveries.ts';
+import { getDelivery, getDeliveryText, insertDelivery } from './deliveries.ts';
+import { listDeliveryPage, nextLink } from './delivery-list.ts';
+import { webhookOpsOperations } from './operations-ops.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import {
   checkEvents, createSubscription, deleteSubscription, findSubscription, getSubscription, getSubscriptionText, listSubscriptions, rotateSecret,
@@ -149,14 +151,29 @@ export const listWebhookDeliveriesOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: "List a subscription's deliveries, newest first",
-  description: 'Each delivery shows its status (pending, delivered, failed, dead), attempts, next attempt, last status code, error and response body (first 1000 characters).',
+  description:
+    'Each delivery shows its status (pending, delivered, failed, dead), attempts, next attempt, last status code, error and response body (first 1000 characters). ' +
+    'Filter by status and event (a subscribable event or test; another gives 400 with details.allowed). When more deliveries exist the answer ' +
+    'carries `Link: <...&cursor=...>; rel="next"` (RFC 8288) with the same filters and limit (MCP: `_meta.next_cursor`, passed back as cursor); ' +
+    'the last page has none. Every attempt of one delivery: list_delivery_attempts.',
   params: WebhookIdParams,
   query: DeliveriesQuery,
   output: Closed({ data: Type.Array(Delivery) }),
+  answerHeaders: { Link: 'The next page: `</api/v1/webhooks/{id}/deliveries?...&cursor=...>; rel="next"`; absent on the last page.' },
   annotations: READ,
-  handler: async (ctx, { id, limit }) => {
-    await findSubscription(ctx.db, ctx.caller.accountId, id);
-    return JsonText.object({ data: await listDeliveries(ctx.db, ctx.caller.accountId, id, limit ?? 30) });
+  handler: async (ctx, { id, limit, status, event, cursor }) => {
+    const accountId = ctx.caller.accountId;
+    if (event !== undefined && event !== 'test' && !(SUBSCRIBABLE_EVENTS as readonly string[]).includes(event)) {
+      throw new AppError('validation_failed', `event must be one of: ${[...SUBSCRIBABLE_EVENTS, 'test'].join(', ')}`, { allowed: [...SUBSCRIBABLE_EVENTS, 'test'] });
+    }
+    await findSubscription(ctx.db, accountId, id);
+    const filters = { limit: limit ?? 30, status, event, cursor };
+    const page = await listDeliveryPage(ctx.db, ctx.cursors.scopedTo(accountId), accountId, id, filters);
+    if (page.nextCursor) {
+      ctx.answer.headers.link = nextLink(id, filters, page.nextCursor);
+      ctx.answer.meta.next_cursor = page.nextCursor;
+    }
+    return page.answer;
   },
 });
 
@@ -189,7 +206,7 @@ export const testWebhookOp = defineOperation({
       const event = await emit(tx, accountId, 'test', { message: 'A test event from Merx.', webhook_id: id });
       return { eventId: event.id, deliveryId: await insertDelivery(tx, accountId, id, event) };
     });
-    await ctx.deliveries.attemptFirst(deliveryId);
+    await ctx.deliveries.attemptFirst(deliveryId, 'test');
     return JsonText.object({ data: await getDeliveryText(ctx.db, accountId, deliveryId), event_id: eventId });
   },
 });
@@ -286,5 +303,5 @@ export const verifySignatureOp = defineOperation({
 
 export const webhookOperations = [
   listWebhooksOp, getWebhookOp, createWebhookOp, updateWebhookOp, deleteWebhookOp, listWebhookDeliveriesOp, testWebhookOp, retryDeliveryOp,
-  rotateSecretOp, verifySignatureOp,
+  rotateSecretOp, verifySignatureOp, ...webhookOpsOperations,
 ];

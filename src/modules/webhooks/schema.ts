@@ -63,6 +63,10 @@ export const UpdateWebhookBody = Closed({
 
 export const DeliveriesQuery = Closed({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 30, description: 'Page size, 1..200 (default 30).' })),
+  // EXTENSIONS 6: filters and a cursor.
+  status: Type.Optional(Type.Unsafe<(typeof DELIVERY_STATUSES)[number]>({ type: 'string', enum: [...DELIVERY_STATUSES], description: 'Only deliveries in this status.' })),
+  event: Type.Optional(Type.String({ maxLength: 100, description: `Only deliveries of this event: ${SUBSCRIBABLE_EVENTS.join(', ')} or test.` })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Where the page starts: the cursor of the previous answer\'s Link rel="next" (MCP: _meta.next_cursor).' })),
 });
 
 /** EXTENSIONS 4: how long the replaced secret keeps signing, 0..7 days (default 1 day). */

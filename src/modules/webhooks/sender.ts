@@ -9,6 +9,7 @@ import type { LookupFunction } from 'node:net';
 import { Pool } from 'undici';
 import type { CheckedTarget } from './url-policy.ts';
 import { signatureHeaders } from './signature.ts';
+import { boundedHeaders } from './attempt-log.ts';
 
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 export const STORED_BODY_CHARS = 1000;
@@ -20,6 +21,12 @@ export interface AttemptOutcome {
   statusCode: number | null;
   error: string | null;
   responseBody: string | null;
+  /** For the attempt log (EXTENSIONS 6): the headers as sent, none when nothing was sent. */
+  requestHeaders?: Record<string, string>;
+  /** The answer's headers, bounded (attempt-log.ts boundedHeaders). */
+  responseHeaders?: Record<string, string> | null;
+  /** The system error code of a failed connection (ECONNREFUSED, ENOTFOUND, a TLS code), to say why in one sentence. */
+  errorCode?: string;
 }
 
 export interface OutgoingDelivery {
@@ -30,6 +37,8 @@ export interface OutgoingDelivery {
   eventId: string;
   /** X-Merx-Delivery: the id of this attempt. */
   attemptId: string;
+  /** X-Merx-Resource-Version (EXTENSIONS 6): the version of the order or shipment when the event committed. */
+  resourceVersion?: number | null;
 }
 
 /**
@@ -147,8 +156,10 @@ export class Senders {
       'x-merx-event': delivery.event,
       'x-merx-event-id': delivery.eventId,
       'x-merx-delivery': delivery.attemptId,
+      ...(delivery.resourceVersion != null ? { 'x-merx-resource-version': String(delivery.resourceVersion) } : {}),
       ...lowerCased(signatureHeaders({ rawBody: delivery.rawBody, eventId: delivery.eventId, timestampSec: timestamp, secrets: delivery.secrets })),
     };
+    const sent = { requestHeaders: headers };
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), ATTEMPT_TIMEOUT_MS);
     try {
@@ -172,19 +183,20 @@ export class Senders {
           if (size >= READ_LIMIT_BYTES) break;
         }
       } catch (err) {
-        if (abort.signal.aborted) return timedOut();
-        return { statusCode: res.statusCode, error: `response: ${(err as Error).message}`, responseBody: null };
+        if (abort.signal.aborted) return { ...timedOut(), ...sent };
+        return { statusCode: res.statusCode, error: `response: ${(err as Error).message}`, responseBody: null, ...sent, responseHeaders: boundedHeaders(res.headers) };
       } finally {
         if (size >= READ_LIMIT_BYTES) res.body.destroy();
       }
       const body = Buffer.concat(chunks).toString('utf8').slice(0, STORED_BODY_CHARS);
       const code = res.statusCode;
-      return { statusCode: code, error: code >= 200 && code < 300 ? null : `HTTP ${code}`, responseBody: body };
+      return { statusCode: code, error: code >= 200 && code < 300 ? null : `HTTP ${code}`, responseBody: body, ...sent, responseHeaders: boundedHeaders(res.headers) };
     } catch (err) {
-      if (abort.signal.aborted) return timedOut();
-      const error = err as Error & { code?: string; cause?: Error };
-      if (error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT' || error.code === 'UND_ERR_CONNECT_TIMEOUT') return timedOut();
-      return { statusCode: null, error: `connection: ${error.message}${error.code ? ` (${error.code})` : ''}`, responseBody: null };
+      if (abort.signal.aborted) return { ...timedOut(), ...sent };
+      const error = err as Error & { code?: string; cause?: Error & { code?: string } };
+      if (error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT' || error.code === 'UND_ERR_CONNECT_TIMEOUT') return { ...timedOut(), ...sent };
+      const code = error.code ?? error.cause?.code;
+      return { statusCode: null, error: `connection: ${error.message}${error.code ? ` (${error.code})` : ''}`, responseBody: null, ...sent, ...(code ? { errorCode: code } : {}) };
     } finally {
       clearTimeout(timer);
     }

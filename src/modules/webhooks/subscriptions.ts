@@ -122,9 +122,10 @@ export async function updateSubscription(tx: Sql, accountId: string, webhookId: 
   return getSubscriptionText(tx, accountId, webhookId);
 }
 
-/** Deleting removes its deliveries too (ON DELETE CASCADE): pending ones stop at once. */
+/** Deleting removes its deliveries and recoveries too (ON DELETE CASCADE): pending ones stop at once; and its attempt log. */
 export async function deleteSubscription(tx: Sql, accountId: string, webhookId: string) {
   await findSubscription(tx, accountId, webhookId, { lock: true });
+  await tx.query('DELETE FROM webhook_attempts WHERE webhook_id = $1', [webhookId]);
   await tx.query('DELETE FROM webhook_subscriptions WHERE account_id = $1 AND id = $2', [accountId, webhookId]);
   return { id: webhookId, deleted: true as const };
 }

@@ -1,0 +1,147 @@
+// EXTENSIONS 6, webhook operations: the attempt log, recoveries of a window
+// and an endpoint's health. Declared once, exposed on REST, MCP and OpenAPI.
+import { Type } from 'typebox';
+import { defineOperation } from '../../platform/operation.ts';
+import { Closed, DateTime, Uuid } from '../../platform/schema.ts';
+import { AppError } from '../../platform/errors.ts';
+import { findSubscription } from './subscriptions.ts';
+import { DeliveryIdParams, WebhookIdParams } from './schema.ts';
+import { Attempt, listAttempts } from './attempt-view.ts';
+import { getRecovery, RECOVERABLE_STATUSES, Recovery } from './recovery-view.ts';
+import { Health, readHealth } from './health-view.ts';
+import { cancelRecovery, checkStartable, countMatching, startRecovery, type RecoveryWindow } from './recoveries.ts';
+
+const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+const TAGS = ['Webhooks'];
+
+export const listDeliveryAttemptsOp = defineOperation({
+  name: 'list_delivery_attempts',
+  method: 'GET',
+  path: '/api/v1/webhook-deliveries/:id/attempts',
+  scope: 'webhooks:read',
+  tags: TAGS,
+  summary: "List every attempt of a delivery, oldest first",
+  description:
+    'Every attempt ever made for the delivery, whatever made it (trigger: automatic, retry, recovery, test), kept as long as the delivery: ' +
+    'when it started, how long it took, the request headers as sent (signatures included), the answer (status, at most 20 headers of 200 ' +
+    'characters, the first 1000 characters of the body) or, when none came, one sentence saying why. A delivery of another account: 404.',
+  params: DeliveryIdParams,
+  output: Closed({ data: Type.Array(Attempt) }),
+  annotations: READ,
+  handler: async (ctx, { id }) => ({ data: await listAttempts(ctx.db, ctx.caller.accountId, id) }),
+});
+
+const RecoveryParams = Closed({
+  id: Uuid({ description: 'Webhook subscription id.' }),
+  recovery_id: Uuid({ description: 'Recovery id.' }),
+});
+
+const Statuses = Type.Array(Type.Unsafe<(typeof RECOVERABLE_STATUSES)[number]>({ type: 'string', enum: [...RECOVERABLE_STATUSES] }), {
+  minItems: 1,
+  maxItems: 3,
+  uniqueItems: true,
+  description: 'Which deliveries to send again: a non-empty subset of failed, dead, pending (default ["failed", "dead"]).',
+});
+
+export const RecoverBody = Closed({
+  since: DateTime({ description: 'Deliveries created at or after this instant.' }),
+  until: Type.Optional(DateTime({ description: 'Deliveries created at or before this instant (default now).' })),
+  statuses: Type.Optional(Statuses),
+});
+
+export const recoverDeliveriesOp = defineOperation({
+  name: 'recover_webhook_deliveries',
+  method: 'POST',
+  path: '/api/v1/webhooks/:id/recover',
+  scope: 'webhooks:write',
+  tags: TAGS,
+  summary: 'Send again every delivery of a window that failed',
+  description:
+    'Starts a recovery: every delivery of this subscription created in [since, until] whose status is one of `statuses` is sent again, ' +
+    'oldest first and each once, with its event id and a fresh signature, in the background (it survives a restart and is shared safely by ' +
+    'several instances). One attempt at a time, at most 10 starting within any second, not bound by the retry limit; it ends `stopped` ' +
+    'after 10 failed attempts in a row (the attempt log says why) or a 410. A recovered success marks the delivery delivered; a failure ' +
+    'leaves its status, attempt and next_attempt_at as they were: the automatic schedule is never spent. Answers 202 with Location: the ' +
+    'recovery to poll (get_recovery). One running recovery per subscription (409 reason recovery_running); an inactive subscription: 409. ' +
+    'Dry run: how many deliveries it would send now.',
+  params: WebhookIdParams,
+  body: RecoverBody,
+  output: Closed({ data: Recovery }),
+  dryRunOutput: Closed({ dry_run: Type.Literal(true), matched: Type.Integer() }),
+  successStatus: 202,
+  answerHeaders: { Location: 'Where the recovery is read: /api/v1/webhooks/{id}/recoveries/{recovery_id}.' },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  handler: async (ctx, { id, since, until, statuses }) => {
+    const accountId = ctx.caller.accountId;
+    const window: RecoveryWindow = { since: new Date(since).toISOString(), until: new Date(until ?? Date.now()).toISOString(), statuses: statuses ?? ['failed', 'dead'] };
+    if (window.since > window.until) throw new AppError('validation_failed', 'since must not be later than until', { allowed: ['since <= until'] });
+    if (ctx.dryRun) {
+      await checkStartable(ctx.db, accountId, id, false);
+      return { dry_run: true as const, matched: await countMatching(ctx.db, accountId, id, window) };
+    }
+    const recovery = await ctx.db.tx(async (tx) => {
+      const started = await startRecovery(tx, accountId, id, window);
+      tx.afterCommit(() => ctx.deliveries.kickRecoveries());
+      return started;
+    });
+    ctx.answer.headers.location = `/api/v1/webhooks/${id}/recoveries/${recovery.id}`;
+    return { data: recovery };
+  },
+});
+
+export const getRecoveryOp = defineOperation({
+  name: 'get_recovery',
+  method: 'GET',
+  path: '/api/v1/webhooks/:id/recoveries/:recovery_id',
+  scope: 'webhooks:read',
+  tags: TAGS,
+  summary: 'Read a recovery and its progress',
+  description: 'A recovery: its state (running, done, cancelled, stopped), window, statuses and counts (matched, attempted, delivered, failed).',
+  params: RecoveryParams,
+  output: Closed({ data: Recovery }),
+  annotations: READ,
+  handler: async (ctx, { id, recovery_id }) => ({ data: await getRecovery(ctx.db, ctx.caller.accountId, id, recovery_id) }),
+});
+
+export const cancelRecoveryOp = defineOperation({
+  name: 'cancel_recovery',
+  method: 'POST',
+  path: '/api/v1/webhooks/:id/recoveries/:recovery_id/cancel',
+  scope: 'webhooks:write',
+  tags: TAGS,
+  summary: 'Cancel a running recovery',
+  description:
+    'Stops the recovery: no further delivery is taken; an attempt in flight finishes and is counted. Cancelling a finished recovery ' +
+    'answers it unchanged. Dry run: the recovery as it is now.',
+  params: RecoveryParams,
+  output: Closed({ data: Recovery }),
+  dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Recovery }),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+  handler: async (ctx, { id, recovery_id }) => {
+    if (ctx.dryRun) return { dry_run: true as const, data: await getRecovery(ctx.db, ctx.caller.accountId, id, recovery_id) };
+    return { data: await ctx.db.tx((tx) => cancelRecovery(tx, ctx.caller.accountId, id, recovery_id)) };
+  },
+});
+
+export const getWebhookHealthOp = defineOperation({
+  name: 'get_webhook_health',
+  method: 'GET',
+  path: '/api/v1/webhooks/:id/health',
+  scope: 'webhooks:read',
+  tags: TAGS,
+  summary: "An endpoint's health over the last hour and day",
+  description:
+    'From the attempt log of this subscription: per window (last hour, last day) the attempts, how many succeeded (2xx) and failed, the ' +
+    'success rate, latency percentiles, and outcomes by status code or failure kind (timeout, connection_error, tls_error, dns_error, ' +
+    'policy_refused, not_sent); the failures since the last success, when the last success and failure were, and how many of its ' +
+    'deliveries are pending and dead now.',
+  params: WebhookIdParams,
+  output: Closed({ data: Health }),
+  annotations: READ,
+  handler: async (ctx, { id }) => {
+    await findSubscription(ctx.db, ctx.caller.accountId, id);
+    return { data: await readHealth(ctx.db, ctx.caller.accountId, id) };
+  },
+});
+
+export const webhookOpsOperations = [listDeliveryAttemptsOp, recoverDeliveriesOp, getRecoveryOp, cancelRecoveryOp, getWebhookHealthOp];
