@@ -9,7 +9,7 @@ const SRC = path.join(import.meta.dirname, '../src');
 const MODULES = path.join(SRC, 'modules');
 
 /** Tables of the plumbing, written by src/platform, src/notify or src/operator only: no room writes them. */
-const PLATFORM_TABLES = ['schema_migrations', 'settings', 'idempotency_keys', 'outbound_messages'];
+const PLATFORM_TABLES = ['schema_migrations', 'settings', 'idempotency_keys', 'outbound_messages', 'replica_read_marks'];
 
 const rooms = fs.readdirSync(MODULES).filter((d) => fs.statSync(path.join(MODULES, d)).isDirectory()).sort();
 

@@ -88,6 +88,20 @@ export async function checkOperatorToken(request: FastifyRequest, services: Oper
   }
 }
 
+/**
+ * Issue 32, read your writes: an operator's change to an account's data (a
+ * checkout, a seed, a key) is seen by the account's next reads even when read
+ * replicas serve them, as a write operation's is (platform/read-routing.ts).
+ */
+async function noteAccountWrite<T>(services: OperatorServices, route: AdminRoute, params: Record<string, unknown>, run: () => Promise<T>): Promise<T> {
+  const accountId = route.method !== 'GET' && route.path.startsWith('/accounts/:id') ? String(params.id) : null;
+  try {
+    return await run();
+  } finally {
+    if (accountId && services.reads) await services.reads.noteWrite(accountId);
+  }
+}
+
 export function registerAdminRoutes(app: FastifyInstance, services: OperatorServices, routes: AdminRoute[]): void {
   for (const route of routes) {
     const validateParams = compileOptional(route.params, 'path');
@@ -107,7 +121,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: OperatorServ
         validateParams(params);
         validateQuery(query);
         validateBody(body);
-        const answer = await route.handler(services, { ...body, ...query, ...params });
+        const answer = await noteAccountWrite(services, route, params, () => route.handler(services, { ...body, ...query, ...params }));
         if (answer instanceof FileAnswer) {
           return reply.type(answer.type).header('Content-Disposition', `attachment; filename="${answer.filename}"`).send(answer.body);
         }

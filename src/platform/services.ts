@@ -11,6 +11,7 @@ import type { KeyCache } from './key-cache.ts';
 import type { Faults } from './auth.ts';
 import type { Notifier } from '../notify/notifier.ts';
 import type { CursorSeal } from './cursor-seal.ts';
+import type { ReadRouter } from './read-routing.ts';
 
 export interface Services {
   config: Config;
@@ -26,4 +27,6 @@ export interface Services {
   deploySha: string;
   /** Seals and opens list cursors with the key every instance of this database shares (issue 27). */
   cursors: CursorSeal;
+  /** Issue 32: with DATABASE_READ_URLS, where operations' reads run (execute.ts); absent, all on `db`. */
+  reads?: ReadRouter;
 }
