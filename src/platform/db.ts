@@ -130,6 +130,16 @@ const pgTypes = {
  */
 const CONNECT_TIMEOUT_MS = 10_000;
 
+/** A client that sets TimeZone once connected, before the pool hands it out (no startup options through a pooler). */
+class UtcClient extends pg.Client {
+  // pg-pool calls connect(callback); the promise form is kept for anyone else.
+  override connect(callback?: any): any {
+    const connected = super.connect().then(() => this.query("SET TimeZone = 'UTC'")).then(() => this as pg.Client);
+    if (!callback) return connected;
+    connected.then((client) => callback(null, client), (err: Error) => callback(err));
+  }
+}
+
 /**
  * `options` are session settings sent at connect (`-c name=value`). Through a
  * transaction pooler (`pooled`) there is no session of ours to set: PgBouncer
@@ -138,9 +148,8 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * the client next; the others (generic plans) are left out.
  */
 function newPool(connectionString: string, max: number, options: string, health: DatabaseHealth, pooled = false): pg.Pool {
-  const config = { connectionString, types: pgTypes, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...(pooled ? {} : { options }) };
+  const config = { connectionString, types: pgTypes, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...(pooled ? { Client: UtcClient } : { options }) };
   const pool = new pg.Pool(config as pg.PoolConfig);
-  if (pooled) pool.on('connect', (client) => void client.query("SET TimeZone = 'UTC'").catch(() => {}));
   // An idle client that errors (server restart, pg_terminate_backend) must not crash the process; the pool drops it.
   pool.on('error', (err) => health.noticeFailure(err));
   return pool;
