@@ -57,12 +57,18 @@ export class Replica {
   }
 }
 
-/** A failure on a replica that the primary would not have: the read is run there instead. */
-export function isReplicaFailure(err: unknown): boolean {
-  if (isConnectionError(err)) return true;
+/**
+ * A failure on a replica that the primary would not have, so the read runs
+ * there instead: 'replica' when the replica is at fault (left out until a
+ * check finds it healthy), 'read-only' when the read wrote (25006: a
+ * handler that records something as it reads), null for any other error.
+ */
+export function replicaFailure(err: unknown): 'replica' | 'read-only' | null {
+  if (isConnectionError(err)) return 'replica';
   const code = (err as { code?: unknown } | null)?.code;
-  // 40001: canceled for a conflict with recovery; 3D000: the database is not there (yet); 25006: a write slipped into a read.
-  return code === '40001' || code === '3D000' || code === '25006';
+  // 40001: canceled for a conflict with recovery; 3D000: the database is not there (yet).
+  if (code === '40001' || code === '3D000') return 'replica';
+  return code === '25006' ? 'read-only' : null;
 }
 
 export interface ReplicaLog {

@@ -18,7 +18,7 @@
 // conflict, database not replayed yet) leaves the replica out and runs again
 // on the primary: a read may run twice, a write never runs here.
 import type { Db } from './db.ts';
-import { isReplicaFailure, lsnValue, type ReplicaSet, type ReplicaState } from './read-replicas.ts';
+import { replicaFailure, lsnValue, type ReplicaSet, type ReplicaState } from './read-replicas.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 export interface ReadRouterLog {
@@ -69,8 +69,9 @@ export class ReadRouter {
       this.reads?.inc({ target: replica.name });
       return result;
     } catch (err) {
-      if (!isReplicaFailure(err)) throw err;
-      this.replicas.leaveOut(replica, err);
+      const failure = replicaFailure(err);
+      if (!failure) throw err;
+      if (failure === 'replica') this.replicas.leaveOut(replica, err);
       this.reads?.inc({ target: 'primary' });
       return run(this.primary);
     }
