@@ -285,6 +285,8 @@ export async function restCall(base: string, op: Operation, key: string | undefi
 const SNAPSHOT_EXCLUDED = new Set([
   // last_used_at is written on a key's first use, dry run or not (SPEC Authentication 2): usage, not data.
   'api_keys',
+  // Issue 32: where a write of the account left the primary's WAL (read-your-writes with replicas): routing, not data.
+  'replica_read_marks',
 ]);
 
 /**
