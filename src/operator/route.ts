@@ -13,6 +13,7 @@ import { JsonText } from '../platform/json-text.ts';
 import { sendJsonText } from '../platform/answer-bytes.ts';
 import { registerPaths } from '../transports/http-paths.ts';
 import { serializableSchema } from '../transports/schema-refs.ts';
+import { EVERY_ACCOUNT } from '../platform/read-routing.ts';
 
 export const OPERATOR_BASE = '/admin/api';
 
@@ -89,16 +90,18 @@ export async function checkOperatorToken(request: FastifyRequest, services: Oper
 }
 
 /**
- * Issue 32, read your writes: an operator's change to an account's data (a
- * checkout, a seed, a key) is seen by the account's next reads even when read
- * replicas serve them, as a write operation's is (platform/read-routing.ts).
+ * Issue 32, read your writes: an operator's change (a checkout, a seed, a
+ * key, an order's status) is seen by the next reads even when read replicas
+ * serve them, as a write operation's is (platform/read-routing.ts): marked for
+ * the account its path names, else for every account (operator changes are few).
  */
 async function noteAccountWrite<T>(services: OperatorServices, route: AdminRoute, params: Record<string, unknown>, run: () => Promise<T>): Promise<T> {
-  const accountId = route.method !== 'GET' && route.path.startsWith('/accounts/:id') ? String(params.id) : null;
   try {
     return await run();
   } finally {
-    if (accountId && services.reads) await services.reads.noteWrite(accountId);
+    if (route.method !== 'GET' && services.reads) {
+      await services.reads.noteWrite(route.path.startsWith('/accounts/:id') ? String(params.id) : EVERY_ACCOUNT);
+    }
   }
 }
 

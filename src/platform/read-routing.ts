@@ -21,6 +21,9 @@ import type { Db } from './db.ts';
 import { replicaFailure, lsnValue, type ReplicaSet, type ReplicaState } from './read-replicas.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 
+/** The mark of a change that names no account (an operator's change to an order by id): every account's reads wait for it. */
+export const EVERY_ACCOUNT = '00000000-0000-0000-0000-000000000000';
+
 export interface ReadRouterLog {
   warn(fields: object, message: string): void;
 }
@@ -56,10 +59,12 @@ export class ReadRouter {
 
   /** Runs a read of the account on a replica that has seen the account's writes, or on the primary. */
   async read<T>(accountId: string, run: (db: Db) => Promise<T>): Promise<T> {
-    const { rows } = await this.primary.query<{ lsn: string }>('SELECT lsn::text AS lsn FROM replica_read_marks WHERE account_id = $1', [accountId], {
-      prepared: true,
-    });
-    const replica = await this.replicas.pick(rows[0] ? lsnValue(rows[0].lsn) : null, this.waitMs);
+    const { rows } = await this.primary.query<{ lsn: string | null }>(
+      'SELECT max(lsn)::text AS lsn FROM replica_read_marks WHERE account_id IN ($1, $2)',
+      [accountId, EVERY_ACCOUNT],
+      { prepared: true },
+    );
+    const replica = await this.replicas.pick(rows[0]?.lsn ? lsnValue(rows[0].lsn) : null, this.waitMs);
     if (!replica) {
       this.reads?.inc({ target: 'primary' });
       return run(this.primary);
