@@ -199,7 +199,8 @@ export async function buildApp(services: OperatorServices, options: { reactions?
   app.get('/healthz', async (_request, reply) => {
     const redis = services.rateLimits.redisState();
     const pressure = pressureState(app, services.config.overload);
-    const health = { ok: true, ...(redis === 'not_configured' ? {} : { redis }), ...(pressure ? { pressure } : {}) };
+    const replicas = services.reads?.states();
+    const health = { ok: true, ...(redis === 'not_configured' ? {} : { redis }), ...(pressure ? { pressure } : {}), ...(replicas ? { replicas } : {}) };
     const database = services.db.health.state();
     if (database.database === 'ok') return health;
     reply.code(503).header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SEC));

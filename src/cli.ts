@@ -3,7 +3,7 @@
 // is an HTTP client of a running service instead (src/cli/listen.ts).
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { openDb, type Db } from './platform/db.ts';
+import { onDirectSession, openDb, type Db } from './platform/db.ts';
 import { DataDirInUseError } from './platform/data-dir.ts';
 import { migrateDatabase } from './views.ts';
 import { PRESETS, isScope, type Preset } from './platform/scopes.ts';
@@ -61,7 +61,7 @@ async function withDb<T>(fn: (db: Db, secrets: SecretBox) => Promise<T>): Promis
     throw err instanceof DataDirInUseError ? explainBusyDataDir(err, config) : err;
   });
   try {
-    await migrateDatabase(db);
+    await onDirectSession(db, config, (direct) => migrateDatabase(direct));
     // The same keys as the service, checked the same way: the CLI may seal (plaintext left from before migration 020) and reseal.
     return await fn(db, await openSecretsAtRest(db, config));
   } finally {
@@ -110,7 +110,7 @@ async function run(argv: string[]) {
       });
     }
     case 'migrate':
-      return print({ applied: await withDb((db) => migrateDatabase(db)) });
+      return print({ applied: await withDb((db) => onDirectSession(db, loadConfig(), (direct) => migrateDatabase(direct))) });
     case 'accounts create': {
       const plan = (values.plan ?? 'pro') as 'pro' | 'business' | 'free';
       if (!['pro', 'business', 'free'].includes(plan)) throw new Error('--plan must be pro, business or free');

@@ -11,6 +11,15 @@ export interface Config {
   databaseUrl: string | null;
   /** PostgreSQL connections this process keeps (DB_POOL_MAX; default from the machine's cores). */
   poolMax: number;
+  /**
+   * Issue 32: PostgreSQL itself, when DATABASE_URL is a transaction pooler
+   * (PgBouncer): LISTEN, migrations and the background pool use it. Null: DATABASE_URL is direct.
+   */
+  databaseDirectUrl: string | null;
+  /** Named prepared statements on DATABASE_URL (off through a transaction pooler; DATABASE_PREPARED_STATEMENTS). */
+  preparedStatements: boolean;
+  /** Streaming read replicas (DATABASE_READ_URLS) and how far behind one may be before it is left out. */
+  readReplicas: { urls: string[]; maxLagMs: number; waitMs: number; prepared: boolean };
   dataDir: string;
   publicBaseUrl: string;
   adminToken: string | null;
@@ -125,6 +134,31 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   return raw;
 }
 
+/**
+ * Issue 32 (docs/operations.md "Past one machine"): DATABASE_DIRECT_URL set and
+ * unlike DATABASE_URL says DATABASE_URL is a transaction pooler, so named
+ * prepared statements are off there unless DATABASE_PREPARED_STATEMENTS says otherwise.
+ */
+function databaseTopology(env: Env): Pick<Config, 'databaseDirectUrl' | 'preparedStatements' | 'readReplicas'> {
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const direct = url(env, 'DATABASE_DIRECT_URL', ['postgres:', 'postgresql:']);
+  const readUrls = (env.DATABASE_READ_URLS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  readUrls.forEach((raw, i) => url({ [`DATABASE_READ_URLS[${i}]`]: raw }, `DATABASE_READ_URLS[${i}]`, ['postgres:', 'postgresql:']));
+  // Without DATABASE_URL (the embedded database) there is no pooler and no replica: both are ignored.
+  const pooled = databaseUrl !== null && direct !== null && direct !== databaseUrl;
+  return {
+    databaseDirectUrl: pooled ? direct : null,
+    preparedStatements: flag(env, 'DATABASE_PREPARED_STATEMENTS', !pooled),
+    readReplicas: {
+      urls: databaseUrl ? readUrls : [],
+      maxLagMs: integer(env, 'DATABASE_READ_MAX_LAG_MS', 5000, 10, 3_600_000),
+      waitMs: integer(env, 'DATABASE_READ_WAIT_MS', 50, 0, 10_000),
+      // Replicas are taken as PostgreSQL itself (or a session pooler): prepared unless said otherwise.
+      prepared: flag(env, 'DATABASE_PREPARED_STATEMENTS', true),
+    },
+  };
+}
+
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -158,6 +192,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     poolMax: integer(env, 'DB_POOL_MAX', defaultPoolSize(), 1, 1000),
+    ...databaseTopology(env),
     dataDir: env.DATA_DIR || './data',
     publicBaseUrl,
     adminToken,

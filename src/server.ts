@@ -2,7 +2,9 @@
 // Used by main.ts, the CLI and the black-box tests.
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
-import { openDb, type Db } from './platform/db.ts';
+import { onDirectSession, openDb, postgresDb, type Db } from './platform/db.ts';
+import { ReadRouter } from './platform/read-routing.ts';
+import { ReplicaSet } from './platform/read-replicas.ts';
 import { createLogger } from './platform/logger.ts';
 import { migrateDatabase } from './views.ts';
 import { createRateLimits } from './platform/rate-limit.ts';
@@ -37,8 +39,9 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
   const db = await openDb({ ...config, pgliteTemplate: options.pgliteTemplate });
   db.health.setLog(log);
   let keys: KeyCache | undefined;
+  let reads: ReadRouter | null = null;
   try {
-    await migrateDatabase(db, log);
+    await onDirectSession(db, config, (direct) => migrateDatabase(direct, log));
     await openSecretsAtRest(db, config, { warn: (message) => log.warn(message) });
     const admin = await resolveAdminToken(db, config.adminToken, config.dataDir);
     const cursors = await loadCursorSeal(db);
@@ -56,6 +59,8 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       senderNice: config.webhookSenderNice,
     });
     const couriers = createCouriers(config);
+    reads = await openReadRouter(db, config, log);
+    reads?.registerMetrics(metrics);
     keys = new KeyCache(db, rateLimits.authFailures);
     await keys.start();
     const services: OperatorServices = {
@@ -72,6 +77,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       deploySha: resolveDeploySha(config.deploySha),
       cursors,
       requestLog: new RequestLog(db, log),
+      ...(reads ? { reads } : {}),
       adminTokenSha256: admin.sha256,
     };
     const app = await buildApp(services, { reactions: options.reactions });
@@ -96,12 +102,23 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
         await deliveries.stop();
         await rateLimits.close();
         await keys!.stop();
+        await reads?.close();
         await db.close();
       },
     };
   } catch (err) {
     await keys?.stop().catch(() => {});
+    await reads?.close().catch(() => {});
     await db.close().catch(() => {});
     throw err;
   }
+}
+
+/** Issue 32: DATABASE_READ_URLS watched and routed to (read-routing.ts), or null without replicas. */
+async function openReadRouter(primary: Db, config: Config, log: ReturnType<typeof createLogger>): Promise<ReadRouter | null> {
+  const { urls, maxLagMs, waitMs, prepared } = config.readReplicas;
+  if (urls.length === 0 || primary.kind !== 'postgres') return null;
+  const replicas = new ReplicaSet(primary, urls.map((url) => postgresDb(url, config.poolMax, { prepared })), { maxLagMs, log });
+  await replicas.start();
+  return new ReadRouter(primary, replicas, { waitMs, log });
 }

@@ -90,7 +90,7 @@ test('the abandoned-cart filter matches a cart under another spelling of the e-m
 
 test('upgrading a database: migration 019 re-keys orders, customers, notes and segment members written under the old keys', async () => {
   const data = await isolatedDatabase();
-  const db = await openDb({ databaseUrl: data.env.DATABASE_URL ?? null, dataDir: 'memory://' });
+  const db = await openDb({ databaseUrl: data.env.DATABASE_URL ?? null, databaseDirectUrl: data.env.DATABASE_DIRECT_URL, dataDir: 'memory://' });
   try {
     // The schema as it was before 019, recorded as applied.
     const dir = path.join(import.meta.dirname, '../src/platform/migrations');

@@ -9,7 +9,9 @@ const SRC = path.join(import.meta.dirname, '../src');
 const MODULES = path.join(SRC, 'modules');
 
 /** Tables of the plumbing, written by src/platform, src/notify or src/operator only: no room writes them. */
-const PLATFORM_TABLES = ['schema_migrations', 'settings', 'idempotency_keys', 'outbound_messages', 'stored_views', 'request_logs', 'approvals'];
+const PLATFORM_TABLES = [
+  'schema_migrations', 'settings', 'idempotency_keys', 'outbound_messages', 'stored_views', 'request_logs', 'approvals', 'replica_read_marks',
+];
 
 const rooms = fs.readdirSync(MODULES).filter((d) => fs.statSync(path.join(MODULES, d)).isDirectory()).sort();
 

@@ -14,7 +14,7 @@ let database: IsolatedDatabase;
 let db: Db;
 before(async () => {
   database = await isolatedDatabase();
-  db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: 'memory://' });
+  db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, databaseDirectUrl: database.env.DATABASE_DIRECT_URL, dataDir: 'memory://' });
   await migrateDatabase(db);
 });
 after(async () => {

@@ -46,7 +46,11 @@ test('since, q and product_id pages are planned for their values, not prepared',
   assert.equal((await pageStatement({ from: '2026-01-01', courier: 'none' })).options?.prepared, true, 'other filters stay prepared');
 });
 
-const needsPostgres = process.env.DATABASE_URL ? false : 'plan_cache_mode is a PostgreSQL session setting (set DATABASE_URL)';
+const needsPostgres = !process.env.DATABASE_URL
+  ? 'plan_cache_mode is a PostgreSQL session setting (set DATABASE_URL)'
+  : process.env.DATABASE_DIRECT_URL && process.env.DATABASE_DIRECT_URL !== process.env.DATABASE_URL
+    ? 'through a transaction pooler there are no prepared statements and no session settings (issue 32)'
+    : false;
 
 test('prepared statements outside a transaction run on their generic plans; the rest, and all in a transaction, are planned per request', { skip: needsPostgres }, async () => {
   const db = await openDb({ databaseUrl: process.env.DATABASE_URL!, dataDir: '' });

@@ -107,7 +107,7 @@ test('one subscriber refusing connections: the other four get every event; its d
 
 test('the worker sleeps until the next due time and is woken by a notification, from this or another connection', async () => {
   const database = await isolatedDatabase();
-  const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: 'memory://' });
+  const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, databaseDirectUrl: database.env.DATABASE_DIRECT_URL, dataDir: 'memory://' });
   let passes = 0;
   const errors: unknown[] = [];
   const timer = new DueTimer(db, async () => void passes++, (err) => errors.push(err));

@@ -13,6 +13,7 @@ import { JsonText } from '../platform/json-text.ts';
 import { sendJsonText } from '../platform/answer-bytes.ts';
 import { registerPaths } from '../transports/http-paths.ts';
 import { serializableSchema } from '../transports/schema-refs.ts';
+import { EVERY_ACCOUNT } from '../platform/read-routing.ts';
 
 export const OPERATOR_BASE = '/admin/api';
 
@@ -88,6 +89,22 @@ export async function checkOperatorToken(request: FastifyRequest, services: Oper
   }
 }
 
+/**
+ * Issue 32, read your writes: an operator's change (a checkout, a seed, a
+ * key, an order's status) is seen by the next reads even when read replicas
+ * serve them, as a write operation's is (platform/read-routing.ts): marked for
+ * the account its path names, else for every account (operator changes are few).
+ */
+async function noteAccountWrite<T>(services: OperatorServices, route: AdminRoute, params: Record<string, unknown>, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } finally {
+    if (route.method !== 'GET' && services.reads) {
+      await services.reads.noteWrite(route.path.startsWith('/accounts/:id') ? String(params.id) : EVERY_ACCOUNT);
+    }
+  }
+}
+
 export function registerAdminRoutes(app: FastifyInstance, services: OperatorServices, routes: AdminRoute[]): void {
   for (const route of routes) {
     const validateParams = compileOptional(route.params, 'path');
@@ -107,7 +124,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: OperatorServ
         validateParams(params);
         validateQuery(query);
         validateBody(body);
-        const answer = await route.handler(services, { ...body, ...query, ...params });
+        const answer = await noteAccountWrite(services, route, params, () => route.handler(services, { ...body, ...query, ...params }));
         if (answer instanceof FileAnswer) {
           return reply.type(answer.type).header('Content-Disposition', `attachment; filename="${answer.filename}"`).send(answer.body);
         }

@@ -112,8 +112,8 @@ function statementName(text: string): string {
   return name;
 }
 
-function pgQuery(text: string, params: unknown[], options?: QueryOptions): pg.QueryConfig {
-  return options?.prepared ? { name: statementName(text), text, values: params as any[] } : { text, values: params as any[] };
+function pgQuery(text: string, params: unknown[], options?: QueryOptions, prepare = true): pg.QueryConfig {
+  return options?.prepared && prepare ? { name: statementName(text), text, values: params as any[] } : { text, values: params as any[] };
 }
 
 function runCommitted(tasks: Array<() => void>): void {
@@ -130,8 +130,26 @@ const pgTypes = {
  */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-function newPool(connectionString: string, max: number, options: string, health: DatabaseHealth): pg.Pool {
-  const pool = new pg.Pool({ connectionString, types: pgTypes, max, options, connectionTimeoutMillis: CONNECT_TIMEOUT_MS } as pg.PoolConfig);
+/** A client that sets TimeZone once connected, before the pool hands it out (no startup options through a pooler). */
+class UtcClient extends pg.Client {
+  // pg-pool calls connect(callback); the promise form is kept for anyone else.
+  override connect(callback?: any): any {
+    const connected = super.connect().then(() => this.query("SET TimeZone = 'UTC'")).then(() => this as pg.Client);
+    if (!callback) return connected;
+    connected.then((client) => callback(null, client), (err: Error) => callback(err));
+  }
+}
+
+/**
+ * `options` are session settings sent at connect (`-c name=value`). Through a
+ * transaction pooler (`pooled`) there is no session of ours to set: PgBouncer
+ * refuses the startup parameter, so TimeZone is SET once per client instead,
+ * a setting PgBouncer tracks and puts on whichever server connection serves
+ * the client next; the others (generic plans) are left out.
+ */
+function newPool(connectionString: string, max: number, options: string, health: DatabaseHealth, pooled = false): pg.Pool {
+  const config = { connectionString, types: pgTypes, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...(pooled ? { Client: UtcClient } : { options }) };
+  const pool = new pg.Pool(config as pg.PoolConfig);
   // An idle client that errors (server restart, pg_terminate_backend) must not crash the process; the pool drops it.
   pool.on('error', (err) => health.noticeFailure(err));
   return pool;
@@ -156,15 +174,24 @@ class PostgresDb implements Db {
    */
   private preparedPool: pg.Pool;
   private connectionString: string;
+  /** PostgreSQL itself, for what needs a session (LISTEN, the background pool's settings); DATABASE_URL unless that is a pooler. */
+  private directUrl: string;
+  /** Named prepared statements on this pool (off through a transaction pooler: the next transaction may be on another server). */
+  private readonly prepares: boolean;
   private backgroundPool: pg.Pool | null = null;
 
   readonly health: DatabaseHealth;
 
-  constructor(connectionString: string, poolMax: number) {
+  constructor(connectionString: string, poolMax: number, topology: { directUrl?: string | null; prepared?: boolean } = {}) {
     this.connectionString = connectionString;
+    this.directUrl = topology.directUrl ?? connectionString;
+    const pooled = this.directUrl !== connectionString;
+    this.prepares = topology.prepared ?? !pooled;
     this.health = new DatabaseHealth(() => this.probe());
-    this.pool = newPool(connectionString, poolMax, '-c TimeZone=UTC', this.health);
-    this.preparedPool = newPool(connectionString, poolMax, '-c TimeZone=UTC -c plan_cache_mode=force_generic_plan', this.health);
+    this.pool = newPool(connectionString, poolMax, '-c TimeZone=UTC', this.health, pooled);
+    this.preparedPool = this.prepares
+      ? newPool(connectionString, poolMax, '-c TimeZone=UTC -c plan_cache_mode=force_generic_plan', this.health, pooled)
+      : this.pool;
   }
 
   /** One round trip on a connection of its own: the pools' may all be broken at once. */
@@ -190,13 +217,14 @@ class PostgresDb implements Db {
   }
 
   background(): Sql {
-    this.backgroundPool ??= newPool(this.connectionString, BACKGROUND_POOL_MAX, '-c TimeZone=UTC -c synchronous_commit=off', this.health);
+    // On PostgreSQL itself even behind a pooler: asynchronous commit is a session setting, and a pooler would hand it on.
+    this.backgroundPool ??= newPool(this.directUrl, BACKGROUND_POOL_MAX, '-c TimeZone=UTC -c synchronous_commit=off', this.health);
     const pool = this.backgroundPool;
     return {
       database: this,
       afterCommit: (task) => task(),
       query: async <R>(text: string, params: unknown[] = [], options?: QueryOptions) => {
-        const res = await this.run(pool, pgQuery(text, params, options));
+        const res = await this.run(pool, pgQuery(text, params, options, true));
         return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
       },
       exec: async (script: string) => {
@@ -206,7 +234,7 @@ class PostgresDb implements Db {
   }
 
   async query<T>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<QueryResult<T>> {
-    const res = await this.run(options?.prepared ? this.preparedPool : this.pool, pgQuery(text, params, options));
+    const res = await this.run(options?.prepared ? this.preparedPool : this.pool, pgQuery(text, params, options, this.prepares));
     return { rows: res.rows as T[], rowCount: res.rowCount ?? 0 };
   }
 
@@ -245,7 +273,7 @@ class PostgresDb implements Db {
         afterCommit: (task) => committed.push(task),
         database: this,
         query: async <R>(text: string, params: unknown[] = [], options?: QueryOptions) => {
-          const res = await client.query(pgQuery(text, params, options));
+          const res = await client.query(pgQuery(text, params, options, this.prepares));
           return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
         },
         exec: async (script: string) => {
@@ -271,7 +299,8 @@ class PostgresDb implements Db {
     let client: pg.Client | null = null;
     let retry: NodeJS.Timeout | null = null;
     const connect = async (): Promise<void> => {
-      const next = new pg.Client({ connectionString: this.connectionString, application_name: `merx-listen-${channel}` });
+      // A session of its own on PostgreSQL itself: through a transaction pooler LISTEN would hear nothing.
+      const next = new pg.Client({ connectionString: this.directUrl, application_name: `merx-listen-${channel}` });
       // A dropped listening connection (server restart) reconnects after a pause instead of crashing the process.
       const reconnect = () => {
         if (stopped || client !== next) return;
@@ -312,7 +341,7 @@ class PostgresDb implements Db {
 
   async close(): Promise<void> {
     this.health.close();
-    await Promise.all([this.pool.end(), this.preparedPool.end(), this.backgroundPool?.end()]);
+    await Promise.all([this.pool.end(), this.preparedPool === this.pool ? null : this.preparedPool.end(), this.backgroundPool?.end()]);
   }
 }
 
@@ -322,13 +351,20 @@ export interface OpenOptions {
   dataDir: string;
   /** PostgreSQL only: the pool's size (default: defaultPoolSize()). */
   poolMax?: number;
+  /** Issue 32: PostgreSQL itself when databaseUrl is a transaction pooler (see Config.databaseDirectUrl). */
+  databaseDirectUrl?: string | null;
+  /** Named prepared statements (default: on unless databaseUrl is a pooler). */
+  preparedStatements?: boolean;
   /** PGlite only: start from this dumped data directory (tests reuse one migrated template). */
   pgliteTemplate?: Blob;
 }
 
 export async function openDb(options: OpenOptions): Promise<Db> {
   if (options.databaseUrl) {
-    const db = new PostgresDb(options.databaseUrl, options.poolMax ?? defaultPoolSize());
+    const db = new PostgresDb(options.databaseUrl, options.poolMax ?? defaultPoolSize(), {
+      directUrl: options.databaseDirectUrl,
+      prepared: options.preparedStatements,
+    });
     await db.query('SELECT 1');
     return db;
   }
@@ -350,4 +386,24 @@ export async function openDb(options: OpenOptions): Promise<Db> {
   }
   await pglite.exec("SET TimeZone = 'UTC'");
   return new PgliteDb(pglite, lockFile);
+}
+
+/** A PostgreSQL Db that does not try its connection first (a read replica may be down when the service starts). */
+export function postgresDb(url: string, poolMax: number, options: { prepared?: boolean } = {}): Db {
+  return new PostgresDb(url, poolMax, options);
+}
+
+/**
+ * Runs `fn` on a session of PostgreSQL itself (migrations: DDL and their lock
+ * want no pooler between): `db` when it is direct, else a one-connection Db on
+ * databaseDirectUrl, closed after.
+ */
+export async function onDirectSession<T>(db: Db, options: OpenOptions, fn: (db: Db) => Promise<T>): Promise<T> {
+  if (db.kind !== 'postgres' || !options.databaseDirectUrl || options.databaseDirectUrl === options.databaseUrl) return fn(db);
+  const direct = new PostgresDb(options.databaseDirectUrl, 1);
+  try {
+    return await fn(direct);
+  } finally {
+    await direct.close();
+  }
 }

@@ -4,12 +4,11 @@
 // (EXTENSIONS 3) runs its handler inside the transaction that locked the row
 // and checked the precondition, so no other change can slip in between.
 import type { Db, Sql } from './db.ts';
-import { noExtras, type AnswerExtras, type Caller, type Operation, type OperationContext } from './operation.ts';
+import { isWrite, noExtras, type AnswerExtras, type Caller, type Operation, type OperationContext } from './operation.ts';
 import type { Services } from './services.ts';
 import { AppError } from './errors.ts';
 import { checkIfMatch } from './etag.ts';
 import type { IdempotentRun, StoredAnswer } from './idempotency.ts';
-import { isWrite } from './operation.ts';
 import { withTrace, type RequestTrace } from './request-log.ts';
 import { askApproval, performApproved } from './approval-gate.ts';
 
@@ -102,11 +101,21 @@ async function executeTraced(services: Services, op: Operation, caller: Caller, 
   }
   const db = idempotent && op.ownTransactions ? idempotent.run.fenced() : services.db;
   const inOneTransaction = precondition !== undefined || (idempotent !== undefined && !op.ownTransactions);
-  if (!inOneTransaction) return op.handler(context(db), input as never);
-  return db.tx(async (tx) => {
-    if (precondition !== undefined) await checkPrecondition(op, tx, caller, input, precondition, true);
-    const result = await op.handler(context(boundTo(tx, db, true)), input as never);
-    if (idempotent && !op.ownTransactions) await idempotent.run.storeInTransaction(tx, idempotent.answerOf(result));
-    return result;
-  });
+  const reads = services.reads;
+  // Issue 32: a read goes where read-routing.ts says (a replica that has seen the account's writes, or the primary).
+  if (!inOneTransaction && !isWrite(op) && reads && op.readsFrom !== 'primary') {
+    return reads.read(caller.accountId, (routed) => op.handler(context(routed), input as never));
+  }
+  try {
+    if (!inOneTransaction) return await op.handler(context(db), input as never);
+    return await db.tx(async (tx) => {
+      if (precondition !== undefined) await checkPrecondition(op, tx, caller, input, precondition, true);
+      const result = await op.handler(context(boundTo(tx, db, true)), input as never);
+      if (idempotent && !op.ownTransactions) await idempotent.run.storeInTransaction(tx, idempotent.answerOf(result));
+      return result;
+    });
+  } finally {
+    // After the commit (or the failure): the account's next reads wait for a replica that has replayed this far.
+    if (reads && isWrite(op)) await reads.noteWrite(caller.accountId);
+  }
 }

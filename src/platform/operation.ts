@@ -123,6 +123,12 @@ export interface OperationSpec<
    * without a dry run); ctx.db reads.
    */
   effects?: (ctx: OperationContext, input: any, preview: any) => Promise<string[]>;
+  /**
+   * A read served by the primary even when read replicas serve the others
+   * (issue 32): the events feed, whose exactly-once argument is about the
+   * primary's running transactions (modules/events/feed.ts).
+   */
+  readsFrom?: 'primary';
   /** A per-account limit of this operation on top of the key's own (SPEC Limits: webhook test and retry). */
   accountLimit?: { name: string; perMinute: number };
   handler: (

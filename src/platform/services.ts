@@ -12,6 +12,7 @@ import type { Faults } from './auth.ts';
 import type { Notifier } from '../notify/notifier.ts';
 import type { CursorSeal } from './cursor-seal.ts';
 import type { RequestLog } from './request-log.ts';
+import type { ReadRouter } from './read-routing.ts';
 
 export interface Services {
   config: Config;
@@ -29,4 +30,6 @@ export interface Services {
   cursors: CursorSeal;
   /** EXTENSIONS 7: writes the request log's entries in batches, off every request's transaction. */
   requestLog: RequestLog;
+  /** Issue 32: with DATABASE_READ_URLS, where operations' reads run (execute.ts); absent, all on `db`. */
+  reads?: ReadRouter;
 }

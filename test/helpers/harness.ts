@@ -61,6 +61,9 @@ export async function startTestService(env: Record<string, string> = {}, options
     SEED_DEMO: '0',
     DEPLOY_SHA: 'abcdef0123456789',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    // Issue 32's run: PgBouncer (DATABASE_URL), the primary itself and a read replica. An env naming another database names all three.
+    ...(process.env.DATABASE_DIRECT_URL && !env.DATABASE_URL ? { DATABASE_DIRECT_URL: process.env.DATABASE_DIRECT_URL } : {}),
+    ...(process.env.DATABASE_READ_URLS && !env.DATABASE_URL ? { DATABASE_READ_URLS: process.env.DATABASE_READ_URLS } : {}),
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...env,
   });

@@ -37,7 +37,7 @@ export async function startLikeNpmStart(env: Record<string, string> = {}, option
   const { DATABASE_URL: wanted, ...rest } = env;
   const database = (wanted ?? process.env.DATABASE_URL) ? await isolatedDatabase() : null;
   // The operator token is given, not read off the banner (whose token line may say it differently).
-  Object.assign(childEnv, { PORT: String(port), DATA_DIR: dataDir, WORKERS: '1', ADMIN_TOKEN: NPM_START_TOKEN, DATABASE_URL: database?.env.DATABASE_URL ?? '', ...rest });
+  Object.assign(childEnv, { PORT: String(port), DATA_DIR: dataDir, WORKERS: '1', ADMIN_TOKEN: NPM_START_TOKEN, DATABASE_URL: database?.env.DATABASE_URL ?? '', ...database?.env, ...rest });
   const command = `${JSON.stringify(process.execPath)} src/main.ts`;
   const child = options.tty
     ? spawn('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: { ...childEnv, TERM: 'dumb' }, stdio: ['pipe', 'pipe', 'pipe'] })

@@ -311,6 +311,8 @@ const SNAPSHOT_EXCLUDED = new Set([
   'api_keys',
   // EXTENSIONS 7: every request with a valid key is logged, refused or not: what was asked, not data.
   'request_logs',
+  // Issue 32: where a write of the account left the primary's WAL (read-your-writes with replicas): routing, not data.
+  'replica_read_marks',
 ]);
 
 /**

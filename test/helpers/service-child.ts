@@ -33,7 +33,7 @@ export function freePort(): Promise<number> {
 export async function startServiceChild(port: number, env: Record<string, string>, caFile: string): Promise<ServiceChild> {
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('NODE_TEST') && k !== 'DATABASE_URL' && k !== 'DATA_DIR') childEnv[k] = v;
+    if (v !== undefined && !k.startsWith('NODE_TEST') && !k.startsWith('DATABASE_') && k !== 'DATA_DIR') childEnv[k] = v;
   }
   Object.assign(childEnv, {
     PORT: String(port),

@@ -34,6 +34,22 @@ export interface IsolatedDatabase {
 }
 
 /**
+ * The suite's database variables (DATABASE_URL, and the pooler run's
+ * DATABASE_DIRECT_URL and DATABASE_READ_URLS: issue 32) naming database `name`.
+ */
+export function suiteDatabaseEnv(name: string): Record<string, string> {
+  const rename = (raw: string) => {
+    const url = new URL(raw);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  const env: Record<string, string> = { DATABASE_URL: rename(process.env.DATABASE_URL!) };
+  if (process.env.DATABASE_DIRECT_URL) env.DATABASE_DIRECT_URL = rename(process.env.DATABASE_DIRECT_URL);
+  if (process.env.DATABASE_READ_URLS) env.DATABASE_READ_URLS = process.env.DATABASE_READ_URLS.split(',').map(rename).join(',');
+  return env;
+}
+
+/**
  * With DATABASE_URL: a fresh PostgreSQL database on the same server, dropped
  * afterwards. Without: PGlite in memory, or in a temp DATA_DIR when the test
  * restarts the service on the same data (`onDisk`).
@@ -49,10 +65,8 @@ export async function isolatedDatabase(options: { onDisk?: boolean } = {}): Prom
     } finally {
       await admin.end();
     }
-    const url = new URL(base);
-    url.pathname = `/${name}`;
     return {
-      env: { DATABASE_URL: url.toString() },
+      env: suiteDatabaseEnv(name),
       async drop() {
         const client = new pg.Client({ connectionString: base });
         await client.connect();
@@ -81,7 +95,7 @@ export async function isolatedDatabase(options: { onDisk?: boolean } = {}): Prom
  */
 export async function subscriptionDatabase(name: string) {
   const database = await isolatedDatabase();
-  const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, dataDir: 'memory://' });
+  const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, databaseDirectUrl: database.env.DATABASE_DIRECT_URL, dataDir: 'memory://' });
   const close = async () => {
     await db.close();
     await database.drop();

@@ -24,6 +24,9 @@ export const listEventsOp = defineOperation({
   query: EventsQuery,
   output: EventFeedPage,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  // Issue 32: never from a read replica. A page's fence is the oldest transaction still running on the primary; a
+  // replica's snapshot knows only those its replay has reached, and consumers poll right after they write.
+  readsFrom: 'primary',
   handler: async (ctx, { limit, cursor, type, since, order_id }) =>
     readFeed(ctx.db, ctx.caller.accountId, ctx.cursors, { limit: limit ?? 50, cursor, types: visibleTypes(ctx.caller.scopes, type), since, order_id }),
 });
