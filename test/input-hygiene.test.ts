@@ -182,8 +182,11 @@ for (const op of dated) {
 /** A cursor the service would accept but for its date: sealed with the service's own key to the tenant's account (issue 27). */
 const cursorOf = (t: Tenant, createdAt: string) => svc.service.services.cursors.scopedTo(t.accountId).seal(`${createdAt}|${crypto.randomUUID()}`);
 const paged = operations.filter((op) => op.query?.properties && 'cursor' in op.query.properties);
-/** The events feed's cursor is a commit position, not (created_at, id) (EXTENSIONS 1): any created_at cursor is foreign to it. */
-const keysetCursor = (op: Operation) => op.name !== 'list_events';
+/**
+ * The events feed's cursor is a commit position, not (created_at, id) (EXTENSIONS 1): any created_at cursor is foreign
+ * to it. The request log's is sealed to the key, not the account (EXTENSIONS 7): an account-sealed cursor is foreign too.
+ */
+const keysetCursor = (op: Operation) => op.name !== 'list_events' && op.name !== 'list_request_logs';
 
 for (const op of paged) {
   test(`${label(op)}: a cursor holding a created_at outside years 0001..9999 is 400 validation_failed (MCP -32602)`, async () => {

@@ -29,6 +29,8 @@ const SPEC_TOOLS = [
   'create_webhook', 'update_webhook', 'delete_webhook', 'test_webhook', 'submit_brief', 'get_status', 'get_facts',
   // EXTENSIONS
   'list_events', 'rotate_webhook_secret', 'verify_webhook_signature', 'get_webhook',
+  // EXTENSIONS 6
+  'list_delivery_attempts', 'recover_webhook_deliveries', 'get_recovery', 'cancel_recovery', 'get_webhook_health',
   // EXTENSIONS 7: listed for every key
   'list_request_logs', 'get_approval',
 ];

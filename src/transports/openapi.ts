@@ -176,12 +176,20 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
       }
     }
     if (info.approvals && takesIdempotencyKey(route)) {
-      const location = { description: 'Where the approval is read: /api/v1/approvals/{id}.', schema: { type: 'string' } };
-      responses['202'] = {
-        description: info.approvals.accepted,
-        headers: { ...headers, Location: location },
-        content: { 'application/json': { schema: withComponentRefs(ApprovalAnswerBody, components, true) } },
-      };
+      const approval = withComponentRefs(ApprovalAnswerBody, components, true);
+      const own = responses['202'] as { description: string; headers: Record<string, unknown>; content: { 'application/json': { schema: unknown } } } | undefined;
+      // An operation whose own success is 202 (a recovery started): its answer, or an approval, both with a Location.
+      responses['202'] = own
+        ? {
+            description: `${own.description}; or, ${info.approvals.accepted}`,
+            headers: own.headers,
+            content: { 'application/json': { schema: { anyOf: [own.content['application/json'].schema, approval] } } },
+          }
+        : {
+            description: info.approvals.accepted,
+            headers: { ...headers, Location: { description: 'Where the approval is read: /api/v1/approvals/{id}.', schema: { type: 'string' } } },
+            content: { 'application/json': { schema: approval } },
+          };
     }
     for (const [code, description] of Object.entries(info.errorStatuses)) {
       const errorHeaders = code === '429' || code === '503' ? { ...headers, ...RETRY_AFTER } : headers;

@@ -90,12 +90,21 @@ export const resourceFactories: Record<string, (t: Tenant) => Promise<string>> =
     return segment.id;
   },
   webhooks: (t) => createWebhook(t),
-  // A recovery of the tenant's newest subscription: the one the operation's `id` was just created for (targets are made in path order).
+  // A running recovery of the tenant's newest subscription: the one the operation's `id` was just created for (targets are
+  // made in path order). Written straight into the table, its lease held by nobody for an hour: a recovery started through
+  // the API with nothing to send would be done before the call under test could see it running.
   recoveries: async (t) => {
     const hooks = (await api(t, 'GET', '/api/v1/webhooks')).data as Array<{ id: string; created_at: string }>;
     const newest = hooks.sort((a, b) => a.created_at.localeCompare(b.created_at)).at(-1)!;
-    const since = new Date(Date.now() - 3_600_000).toISOString();
-    return (await api(t, 'POST', `/api/v1/webhooks/${newest.id}/recover`, { since })).data.id;
+    // One runs per subscription at a time: a second call (fuzzing makes many) gets the one already running.
+    await t.svc.service.db.query(
+      `INSERT INTO webhook_recoveries (id, account_id, webhook_id, since, until, statuses, matched, lease_owner, lease_until)
+       VALUES ($1, $2, $3, now() - interval '1 hour', now(), '{failed,dead}', 0, 'registry fixture', now() + interval '1 hour')
+       ON CONFLICT (webhook_id) WHERE state = 'running' DO NOTHING`,
+      [crypto.randomUUID(), t.accountId, newest.id],
+    );
+    const { rows } = await t.svc.service.db.query<{ id: string }>(`SELECT id FROM webhook_recoveries WHERE webhook_id = $1 AND state = 'running'`, [newest.id]);
+    return rows[0].id;
   },
   // The account itself (bridge business_id).
   accounts: async (t) => t.accountId,
@@ -163,20 +172,20 @@ export const samples: Record<string, Sample> = {
   rotate_webhook_secret: { body: () => ({ previous_secret_ttl_sec: 3600 }) },
   recover_webhook_deliveries: { body: () => ({ since: new Date(Date.now() - 3_600_000).toISOString(), statuses: ['failed', 'dead', 'pending'] }) },
   cancel_recovery: {},
-  // What a receiver saw of a request that carried no signature: a valid question whose answer is missing_headers.
   // EXTENSIONS 7: any string is an approval id to look up (an unknown one is 404, like another key's).
   get_approval: { params: async (t) => ({ id: await approvalOf(t) }) },
+  // What a receiver saw of a request that carried no signature: a valid question whose answer is missing_headers.
   verify_webhook_signature: { body: () => ({ headers: { 'content-type': 'application/json' }, body: '{}' }) },
 };
 
 /** An approval asked by the tenant's key (written straight into the table: the tenant's key writes directly). */
-async function approvalOf(t: Tenant): Promise<string> {
+export async function approvalOf(t: Tenant, key = t.key): Promise<string> {
   const id = crypto.randomUUID();
   await t.svc.service.db.query(
     `INSERT INTO approvals (id, account_id, key_id, status, operation, arguments, arguments_canonical, preview, effects, expires_at)
      SELECT $1, account_id, id, 'pending', 'update_order', '{}', '{}', NULL, '["nothing changes"]', now() + interval '1 day'
        FROM api_keys WHERE key_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')`,
-    [id, t.key],
+    [id, key],
   );
   return id;
 }

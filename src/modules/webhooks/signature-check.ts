@@ -116,7 +116,8 @@ export async function checkSignature(
     ? 'merx'
     : standardComplete
       ? 'standard'
-      : names.some((n) => n.startsWith('x-merx-'))
+      : // X-Merx-Resource-Version (EXTENSIONS 6) orders updates; it says nothing of how a delivery is signed.
+        names.some((n) => n.startsWith('x-merx-') && n !== 'x-merx-resource-version')
         ? 'merx'
         : names.some((n) => n.startsWith('webhook-'))
           ? 'standard'
