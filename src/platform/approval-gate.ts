@@ -5,7 +5,7 @@ import type { Sql } from './db.ts';
 import type { Caller, Operation } from './operation.ts';
 import type { Services } from './services.ts';
 import { toAppError } from './errors.ts';
-import { etagOf, preconditionFailed } from './etag.ts';
+import { preconditionFailed } from './etag.ts';
 import { jsonOf } from './json-text.ts';
 import { isWrite } from './operation.ts';
 import {

@@ -3,19 +3,21 @@
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
-import { AppError, mcpRefusalCode, toAppError, type ErrorCode } from '../platform/errors.ts';
+import { AppError, toAppError } from '../platform/errors.ts';
 import { admits, admittingScopes, isWrite, noExtras, type Operation } from '../platform/operation.ts';
 import {
-  checkIdempotencyKey, claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type Claim, type StoredAnswer,
+  claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type Claim, type StoredAnswer,
 } from '../platform/idempotency.ts';
 import { compileValidator, type Validator } from '../platform/validation.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from '../platform/json-depth.ts';
 import { execute } from '../platform/execute.ts';
 import { JsonText, dataOf, jsonOf } from '../platform/json-text.ts';
-import { etagOfData } from '../platform/etag.ts';
 import { sendJsonText } from '../platform/answer-bytes.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
+import {
+  approvalIdOf, approvalResult, idempotencyKeyOf, ifMatchOf, lowerCased, refusalOf, resultOf, successOf, versionHeaders, withRequestId, type ToolResult,
+} from './mcp-results.ts';
 import { argumentParts, toolArgumentsSchema, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
 import { MCP_INSTRUCTIONS } from './mcp-instructions.ts';
 import { ApprovalAnswer } from '../platform/approvals.ts';
@@ -72,17 +74,9 @@ function buildTools(operations: Operation[]): Map<string, Tool> {
   return tools;
 }
 
-const lowerCased = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 /** The headers of an answer that its replays repeat (an ETag), as REST stores them. */
 const replayedHeaders = (headers: Record<string, string>) =>
   Object.fromEntries(Object.entries(lowerCased(headers)).filter(([name]) => REPLAYED_RESPONSE_HEADERS.includes(name)));
-
-interface ToolResult {
-  content: Array<{ type: string; text: string }>;
-  structuredContent: unknown;
-  isError: boolean;
-  _meta?: Record<string, unknown>;
-}
 
 /** EXTENSIONS 7: what the request log records of one tools/call, filled in as it runs. */
 interface LoggedCall {
@@ -166,12 +160,6 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     });
   }
 
-  /** A result with the request log entry's id in _meta.request_id. */
-  function withRequestId(result: ToolResult | JsonText, requestId: string): ToolResult | JsonText {
-    if (result instanceof JsonText) return result;
-    return { ...result, _meta: { ...result._meta, request_id: requestId } };
-  }
-
   async function callTool(key: AuthenticatedKey, tool: Tool, params: Record<string, unknown>, call: LoggedCall): Promise<ToolResult | JsonText> {
     const { trace } = call;
     const refusal = (error: AppError) => {
@@ -250,78 +238,10 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     }
   }
 
-  /** EXTENSIONS 7 on MCP: params._meta.approval_id names the approval a write runs under (as REST's Merx-Approval). */
-  function approvalIdOf(op: Operation, params: Record<string, unknown>): unknown {
-    const meta = params._meta;
-    const value = meta && typeof meta === 'object' ? (meta as Record<string, unknown>).approval_id : undefined;
-    return isWrite(op) ? value : undefined;
-  }
-
-  /** EXTENSIONS 7: the write was not performed; the result is the approval (REST's 202 body), its id in _meta.approval_id. */
-  function approvalResult(answer: ApprovalAnswer, requestId: string): ToolResult {
-    const body = answer.body;
-    const meta: Record<string, unknown> = { approval_id: answer.approval.id, request_id: requestId };
-    if (answer.replayed) meta.idempotent_replayed = true;
-    return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: false, _meta: meta };
-  }
-
-  /** EXTENSIONS 3 on MCP: params._meta.if_match on the update tool of a versioned resource (an ETag, or *). */
-  function ifMatchOf(op: Operation, params: Record<string, unknown>): string | undefined {
-    const meta = params._meta;
-    const value = meta && typeof meta === 'object' ? (meta as Record<string, unknown>).if_match : undefined;
-    if (!op.etag || !isWrite(op) || value === undefined) return undefined;
-    if (typeof value !== 'string' || value.trim() === '') {
-      throw new AppError('validation_failed', '_meta.if_match must be the ETag a read returned in _meta.etag, or *');
-    }
-    return value;
-  }
-
-  /** The answer headers REST would send for this result (ETag), kept with a stored answer. */
-  function versionHeaders(op: Operation, output: unknown): Record<string, string> {
-    return op.etag ? { etag: etagOfData(output) } : {};
-  }
-
-  /** EXTENSIONS 2 on MCP: params._meta.idempotency_key on a write tool (checked), or undefined. */
-  function idempotencyKeyOf(op: Operation, params: Record<string, unknown>): string | undefined {
-    const meta = params._meta;
-    const value = meta && typeof meta === 'object' ? (meta as Record<string, unknown>).idempotency_key : undefined;
-    if (!isWrite(op) || value === undefined) return undefined;
-    return checkIdempotencyKey(value);
-  }
-
   /** EXTENSIONS 2 on MCP: the key claimed in the key space REST uses. */
   async function claimToolKey(key: AuthenticatedKey, op: Operation, idempotencyKey: string | undefined, args: Record<string, unknown>, dryRun: boolean) {
     if (idempotencyKey === undefined || dryRun) return null;
     return claimIdempotencyKey(services.db, key.accountId, idempotencyKey, requestFingerprint(op, argumentParts(op, args)));
-  }
-
-  /** A stored answer (from either transport) as a tool result. */
-  function resultOf(answer: StoredAnswer, requestId: string) {
-    const body = JSON.parse(answer.body);
-    const etag = answer.headers.etag;
-    // A stored body is parsed: never JsonText here.
-    if (answer.status < 400) return successOf(body, etag, requestId) as ToolResult;
-    return refusalOf(new AppError(body.error.code as ErrorCode, body.error.message, undefined, { headers: etag ? { ETag: etag } : {} }));
-  }
-
-  /** `etag`: the version of a versioned resource, in _meta (EXTENSIONS 3: no field inside the resource); `request_id`: EXTENSIONS 7; `extra`: the operation's own _meta (a next cursor). */
-  function successOf(output: unknown, etag: string | undefined, requestId: string, extra: Record<string, unknown> = {}): ToolResult | JsonText {
-    const meta = { ...extra, ...(etag ? { etag } : {}), request_id: requestId };
-    // Issue 12: JSON PostgreSQL wrote goes in twice as it is, as structuredContent and (escaped) as the text content.
-    if (output instanceof JsonText) {
-      return JsonText.concat([
-        '{"content":[{"type":"text","text":', JsonText.quoted(output), '}],"structuredContent":', output, `,"isError":false,"_meta":${JSON.stringify(meta)}}`,
-      ]);
-    }
-    return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false, _meta: meta };
-  }
-
-  /** A 412 refusal carries the current version in _meta.etag, as REST sends it in ETag. */
-  function refusalOf(error: AppError): ToolResult {
-    const body = { error: mcpRefusalCode(error.code), reason: error.message };
-    const result = { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
-    const etag = lowerCased(error.headers).etag;
-    return etag ? { ...result, _meta: { etag } } : result;
   }
 
   async function dispatch(key: AuthenticatedKey, msg: { method: string; id?: Id; params?: unknown }, call: LoggedCall | null): Promise<unknown> {
