@@ -9,7 +9,9 @@ import type { Sql } from '../../platform/db.ts';
 import type { AttemptOutcome } from './sender.ts';
 import { ATTEMPT_TIMEOUT_MS } from './sender.ts';
 
-export type AttemptTrigger = 'automatic' | 'retry' | 'recovery' | 'test';
+import type { ATTEMPT_TRIGGERS } from './attempt-view.ts';
+
+export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 
 export const MAX_RESPONSE_HEADERS = 20;
 export const MAX_HEADER_CHARS = 200;

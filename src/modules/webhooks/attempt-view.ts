@@ -4,6 +4,7 @@
 import { Type } from 'typebox';
 import type { Sql } from '../../platform/db.ts';
 import { notFound } from '../../platform/errors.ts';
+import type { AttemptRow } from './attempt-log.ts';
 import { Closed, DateTime, Nullable } from '../../platform/schema.ts';
 
 export const ATTEMPT_TRIGGERS = ['automatic', 'retry', 'recovery', 'test'] as const;
@@ -32,18 +33,8 @@ export const Attempt = Closed(
   { $id: 'WebhookAttempt' },
 );
 
-interface AttemptRecord {
-  number: number;
-  trigger: (typeof ATTEMPT_TRIGGERS)[number];
-  started_at: string;
-  duration_ms: number;
-  url: string;
-  request_headers: Record<string, string>;
-  response_status: number | null;
-  response_headers: Record<string, string> | null;
-  response_body: string | null;
-  error: string | null;
-}
+/** An attempt as the log keeps it, numbered in the order made. */
+type AttemptRecord = Omit<AttemptRow, 'account_id' | 'webhook_id' | 'delivery_id' | 'outcome'> & { number: number };
 
 /** Every attempt of the account's delivery, oldest first; 404 for a delivery of another account. */
 export async function listAttempts(sql: Sql, accountId: string, deliveryId: string): Promise<AttemptRecord[]> {
