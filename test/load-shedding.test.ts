@@ -55,7 +55,13 @@ test('past the event-loop utilisation bound, sustained: REST, MCP and the operat
   await calm();
   const { key } = await freshTenant(svc.url);
   await calm();
-  assert.equal((await http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: key })).status, 200, 'healthy before');
+  // This process runs the service's PGlite too: on a busy machine the tenant's setup can keep one more sample
+  // past the bound, and a request right then is rightly shed. Healthy means served once the loop is quiet.
+  const deadline = Date.now() + 30_000;
+  let before: Awaited<ReturnType<typeof http>>;
+  do before = await http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: key });
+  while (before.status === 503 && Date.now() < deadline && (await new Promise((resolve) => setTimeout(resolve, 250, true))));
+  assert.equal(before.status, 200, 'healthy before');
   const healthy = await http(svc.url, 'GET', '/healthz');
   assert.deepEqual(healthy.body, { ok: true }, 'no pressure field while healthy');
 
