@@ -23,6 +23,7 @@ import { listCustomers } from '../src/modules/customers/queries.ts';
 import { listSegments } from '../src/modules/customers/segments.ts';
 import { valueOf } from '../src/platform/json-text.ts';
 import { setting } from './bench-tools.ts';
+import { EventReactions } from '../src/platform/events.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const SIZE = { orders: setting('BENCH_ORDERS', 100_000), products: 200, customers: setting('BENCH_CUSTOMERS', 30_000) };
@@ -262,7 +263,7 @@ interface Statement {
 /** A Sql that runs every statement on the pool and records it: the exact SQL the service sends for that call. */
 function recorder(pool: pg.Pool, seen: Statement[]): Sql {
   return {
-    database: pool,
+    reactions: new EventReactions(),
     query: async (text: string, params: unknown[] = []) => {
       seen.push({ text, params });
       const res = await pool.query(text, params as any[]);

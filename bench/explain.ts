@@ -10,6 +10,7 @@ import type { BenchParams } from './fixtures.ts';
 
 /** The query functions explained: this checkout's, or another one's (bench/explain-filters.ts, a before/after run). */
 import type { CursorSeal } from '../src/platform/cursor-seal.ts';
+import { EventReactions } from '../src/platform/events.ts';
 export interface ReadFunctions {
   listOrders: typeof orderQueries.listOrders;
   findOrder: typeof orderQueries.findOrder;
@@ -50,7 +51,7 @@ async function captureAll(db: Db, use: (sql: Sql) => Promise<unknown>): Promise<
   // A type assertion rather than an annotation: Sql is still growing members (afterCommit).
   const recorder = {
     afterCommit: (task: () => void) => task(),
-    database: seen,
+    reactions: new EventReactions(),
     query: async (text: string, params: unknown[] = [], options?: QueryOptions) => {
       seen.push({ text, params, prepared: options?.prepared ?? false });
       return db.query(text, params, options);

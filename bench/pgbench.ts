@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Sql } from '../src/platform/db.ts';
+import { EventReactions } from '../src/platform/events.ts';
 
 export const PGBENCH = process.env.BENCH_PGBENCH || '/usr/bin/pgbench';
 
@@ -23,7 +24,7 @@ export async function recordSql(call: (sql: Sql) => Promise<unknown>): Promise<S
     },
     exec: async () => {},
     afterCommit: (task) => task(),
-    database: seen, // a recorder of its own: nothing else shares it
+    reactions: new EventReactions(),
   };
   await call(sql).catch(() => {}); // a get of "no row" throws not_found after sending its query
   if (!seen.length) throw new Error('the call sent no SQL');

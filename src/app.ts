@@ -26,7 +26,6 @@ import { courierPushRoutes } from './modules/shipments/status-sync.ts';
 import { registerCourierSimulator } from './couriers/simulator/routes.ts';
 import { sinkRoute } from './modules/webhooks/sink.ts';
 import { fanOut } from './modules/webhooks/deliveries.ts';
-import { onEmit } from './platform/events.ts';
 import type { PublicRoute } from './platform/public-route.ts';
 import { registerPublicRoutes } from './transports/public-routes.ts';
 import { OPERATOR_BASE, checkOperatorToken, registerAdminRoutes, type AdminRoute, type OperatorServices } from './operator/route.ts';
@@ -115,13 +114,13 @@ export function operatorOpenApi(serverUrl: string) {
 }
 
 /**
- * Who reacts to domain events, in the emitting transaction: read this to
- * know every consumer. Returns the unsubscribe.
+ * Who reacts to the domain events written on this service's database, in the
+ * emitting transaction: read this to know every consumer. Returns the unsubscribe.
  */
-export function subscribeReactions(): () => void {
+export function subscribeReactions(services: OperatorServices): () => void {
   const unsubscribe = [
-    // Webhooks: one delivery row per active subscription to the event.
-    onEmit(fanOut),
+    // Webhooks: one delivery row per active subscription to the event; this instance sends the first attempts.
+    services.db.reactions.add((tx, event) => fanOut(tx, event, services.deliveries.committed)),
   ];
   return () => unsubscribe.forEach((u) => u());
 }
@@ -173,8 +172,8 @@ export async function buildApp(services: OperatorServices, options: { reactions?
         route: request.routeOptions.url ?? 'unknown',
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
-        key: request.caller?.keyPrefix,
-        account: request.caller?.accountId,
+        key: request.key?.keyPrefix,
+        account: request.key?.accountId,
       },
       'request',
     );
@@ -236,7 +235,7 @@ export async function buildApp(services: OperatorServices, options: { reactions?
   if (services.couriers.simulator) registerCourierSimulator(app, services.couriers.simulator);
   registerConsole(app);
   if (options.reactions !== false) {
-    const unsubscribe = subscribeReactions();
+    const unsubscribe = subscribeReactions(services);
     app.addHook('onClose', async () => unsubscribe());
   }
   return app;

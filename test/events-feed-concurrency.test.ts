@@ -20,6 +20,7 @@ import { isolatedDatabase, type IsolatedDatabase } from './helpers/webhooks.ts';
 import { drainFeed } from './helpers/events-feed.ts';
 import { emit } from '../src/platform/events.ts';
 import type { Sql } from '../src/platform/db.ts';
+import { EventReactions } from '../src/platform/events.ts';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
 const WRITERS = onPostgres ? 12 : 4;
@@ -66,7 +67,7 @@ async function openWriter(): Promise<{ transaction: Transaction; close(): Promis
     },
     exec: async (script) => void (await client.query(script)),
     afterCommit: () => {},
-    database: client,
+    reactions: new EventReactions(),
   };
   const transaction: Transaction = async (body, rollback) => {
     await client.query('BEGIN');

@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openDb, type QueryOptions, type Sql } from '../src/platform/db.ts';
 import { listOrders } from '../src/modules/orders/queries.ts';
+import { EventReactions } from '../src/platform/events.ts';
 
 const ACCOUNT = '00000000-0000-4000-8000-000000000001';
 
@@ -22,7 +23,7 @@ async function pageStatement(input: Parameters<typeof listOrders>[2]) {
     },
     exec: async () => {},
     afterCommit: (task) => task(),
-    database: sent,
+    reactions: new EventReactions(),
   } as Sql;
   await listOrders(sql, ACCOUNT, input, new CursorSeal(Buffer.alloc(32)));
   return sent[sent.length - 1];

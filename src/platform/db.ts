@@ -6,6 +6,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { defaultPoolSize } from '../config.ts';
 import { takeDirectoryLock } from './data-dir.ts';
 import type { DatabaseHealth } from './db-health.ts';
+import type { EventReactions } from './events.ts';
 import { PgliteDb } from './pglite-db.ts';
 import { parsers, PostgresDb } from './postgres-db.ts';
 
@@ -38,12 +39,8 @@ export interface Sql {
    * back). Outside one the statement already committed, so `task` runs at once.
    */
   afterCommit(task: () => void): void;
-  /**
-   * The database this runs on, the same object through every wrapper and
-   * transaction: lets in-process listeners (the webhook engine) tell apart
-   * several services in one process (tests).
-   */
-  readonly database: object;
+  /** Who reacts to the events emitted here: the same object through every wrapper and transaction of one Db. */
+  readonly reactions: EventReactions;
 }
 
 export interface TxOptions {

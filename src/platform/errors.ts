@@ -94,7 +94,7 @@ export function databaseUnavailable(): AppError {
 }
 
 /**
- * Postgres errors mapped in one place (STYLE 4): unique -> 409, foreign key /
+ * Postgres errors mapped in one place: unique -> 409, foreign key /
  * check -> 400, a lost or refused connection -> 503 unavailable.
  */
 export function fromDatabaseError(err: unknown): AppError | null {

@@ -50,24 +50,28 @@ export function envelopeText(envelope: object): string {
 }
 
 export type Reaction = (tx: Sql, event: EmittedEvent) => Promise<unknown>;
-/** Subscribed reactions, each with how many running apps subscribed it (two instances in one process react once). */
-const reactions = new Map<Reaction, number>();
 
 /**
- * Subscribes a reaction to every emitted event, run in the event's own
- * transaction (webhook fan-out adds its delivery rows there). The
- * composition root (app.ts) subscribes; this returns the unsubscribe.
+ * Who reacts to the events emitted on one database, run in the event's own
+ * transaction (webhook fan-out adds its delivery rows there). Each Db owns
+ * one, carried by its every transaction; the composition root (app.ts)
+ * subscribes, so reading it tells every consumer.
  */
-export function onEmit(reaction: Reaction): () => void {
-  reactions.set(reaction, (reactions.get(reaction) ?? 0) + 1);
-  let subscribed = true;
-  return () => {
-    if (!subscribed) return;
-    subscribed = false;
-    const count = (reactions.get(reaction) ?? 1) - 1;
-    if (count > 0) reactions.set(reaction, count);
-    else reactions.delete(reaction);
-  };
+export class EventReactions {
+  private readonly reactions: Reaction[] = [];
+
+  /** Subscribes `reaction`; returns the unsubscribe. */
+  add(reaction: Reaction): () => void {
+    this.reactions.push(reaction);
+    return () => {
+      const at = this.reactions.indexOf(reaction);
+      if (at >= 0) this.reactions.splice(at, 1);
+    };
+  }
+
+  async run(tx: Sql, event: EmittedEvent): Promise<void> {
+    for (const reaction of this.reactions) await reaction(tx, event);
+  }
 }
 
 export async function emit(
@@ -85,6 +89,6 @@ export async function emit(
   // EXTENSIONS 7: the request log lists the events a request committed.
   noteEvent(tx, id);
   const emitted: EmittedEvent = { id, event, account_id: accountId, api_version: EVENT_API_VERSION, created_at: rows[0].created_at, data };
-  for (const reaction of reactions.keys()) await reaction(tx, emitted);
+  await tx.reactions.run(tx, emitted);
   return emitted;
 }

@@ -21,7 +21,7 @@ export function boundTo(tx: Sql, db: Db, commits: boolean): Db {
     query: (text, params, options) => inner.query(text, params, options),
     exec: (script) => inner.exec(script),
     afterCommit: (task) => inner.afterCommit(task),
-    database: inner.database,
+    reactions: inner.reactions,
     tx: (fn) => fn(inner),
     background: () => inner,
     // Bound to one transaction: notifications are for the service's own Db.

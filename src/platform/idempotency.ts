@@ -170,7 +170,7 @@ export class IdempotentRun {
       query: (text, params, options) => db.query(text, params, options),
       exec: (script) => db.exec(script),
       afterCommit: (task) => db.afterCommit(task),
-      database: db.database,
+      reactions: db.reactions,
       tx: (fn, options) =>
         db.tx(async (tx) => {
           const result = await fn(tx);

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Db, ListenState, QueryResult, Sql, TxOptions } from './db.ts';
 import { DatabaseHealth } from './db-health.ts';
+import { EventReactions } from './events.ts';
 
 export class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
@@ -30,9 +31,7 @@ export class PgliteDb implements Db {
     task();
   }
 
-  get database(): object {
-    return this;
-  }
+  readonly reactions = new EventReactions();
 
   /** One connection in process: background work shares it (and PGlite has no WAL flush to wait for across processes). */
   background(): Sql {
@@ -45,7 +44,7 @@ export class PgliteDb implements Db {
       if (options.readOnly) await t.query('SET TRANSACTION READ ONLY');
       return fn({
         afterCommit: (task) => committed.push(task),
-        database: this,
+        reactions: this.reactions,
         query: async <R>(text: string, params: unknown[] = []) => {
           const res = await t.query<R>(text, params as any[]);
           return { rows: res.rows, rowCount: res.rows.length || res.affectedRows || 0 };

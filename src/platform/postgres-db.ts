@@ -5,6 +5,7 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { DatabaseHealth } from './db-health.ts';
+import { EventReactions } from './events.ts';
 import type { Db, ListenState, QueryOptions, QueryResult, Sql, TxOptions } from './db.ts';
 
 const BACKGROUND_POOL_MAX = 3;
@@ -89,9 +90,8 @@ export class PostgresDb implements Db {
    * the generic plan's estimate looks dearer than the plans made for the
    * values, and that estimate turns on how the table's rows spread over
    * accounts: with a second account of 100k orders beside one of 1M, page 200
-   * of the larger one's cursor walk was planned on every request (pgbench of
-   * its SQL: 1,833 pages/s against 2,816 on the generic plan, the same
-   * plan). The generic plan is the one whose every request is the same work;
+   * of the larger one's cursor walk was planned on every request, for the
+   * same plan (bench/RESULTS-read-path.md). The generic plan is the one whose every request is the same work;
    * a statement whose best plan depends on its values is not prepared
    * (read-sql.ts Filter.planPerValue), and those, as every statement in a
    * transaction, run on the other pool, planned per request as before.
@@ -105,6 +105,7 @@ export class PostgresDb implements Db {
   private backgroundPool: pg.Pool | null = null;
 
   readonly health: DatabaseHealth;
+  readonly reactions = new EventReactions();
 
   constructor(connectionString: string, poolMax: number, topology: { directUrl?: string | null; prepared?: boolean } = {}) {
     this.connectionString = connectionString;
@@ -145,7 +146,7 @@ export class PostgresDb implements Db {
     this.backgroundPool ??= newPool(this.directUrl, BACKGROUND_POOL_MAX, '-c TimeZone=UTC -c synchronous_commit=off', this.health);
     const pool = this.backgroundPool;
     return {
-      database: this,
+      reactions: this.reactions,
       afterCommit: (task) => task(),
       query: async <R>(text: string, params: unknown[] = [], options?: QueryOptions) => {
         const res = await this.run(pool, pgQuery(text, params, options, true));
@@ -170,10 +171,6 @@ export class PostgresDb implements Db {
     task();
   }
 
-  get database(): object {
-    return this;
-  }
-
   async tx<T>(fn: (tx: Sql) => Promise<T>, options: TxOptions = {}): Promise<T> {
     let client: pg.PoolClient;
     try {
@@ -195,7 +192,7 @@ export class PostgresDb implements Db {
       await client.query(options.readOnly ? 'BEGIN READ ONLY' : 'BEGIN');
       const tx: Sql = {
         afterCommit: (task) => committed.push(task),
-        database: this,
+        reactions: this.reactions,
         query: async <R>(text: string, params: unknown[] = [], options?: QueryOptions) => {
           const res = await client.query(pgQuery(text, params, options, this.prepares));
           return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };

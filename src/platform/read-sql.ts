@@ -102,8 +102,8 @@ function arrayText(rows: Array<{ v: string }>): JsonText {
  * An offset page. Deep in the list, the inner query walks the ordering index
  * for the keys of the page's rows alone (an index-only scan over the skipped
  * rows where the index holds the key) and the view is built for those rows
- * only: OFFSET over the view read a row for every skipped row (bench:explain,
- * customers at offset 80%: 24,288 buffers at 100k orders, 493 this way). Near
+ * only: OFFSET over the view read a row for every skipped row
+ * (bench/RESULTS-explain.md, customers deep in the list). Near
  * the top, where skipping costs less than looking the page's rows up again,
  * the rows are read directly. `keys`: the columns that identify a row, unqualified.
  * The inner query has the view's table only: `where` and `orderBy` may not use its joins.
@@ -133,9 +133,8 @@ export async function readOffsetPage(
  * LIMIT is written into the text, as readOffsetPage's is, not bound:
  * PostgreSQL costs a generic plan's LIMIT $n as a tenth of the rows, so a
  * prepared page never settled on its generic plan and was planned anew on
- * every request (the first page of orders, bench:read-path before and after:
- * pgbench 1,242 -> 1,631 pages/s, the API 893 -> 1,156). One statement per
- * page size a connection serves.
+ * every request (bench/RESULTS-read-path.md). One statement per page size a
+ * connection serves.
  */
 export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: KeysetPage): Promise<JsonText> {
   const a = view.alias;

@@ -71,6 +71,9 @@ export interface RequestLogEntry {
   eventIds: string[];
 }
 
+/** What the transport knows of a call once it is answered. */
+export type AnsweredCall = Omit<RequestLogEntry, 'id' | 'accountId' | 'keyId' | 'keyPrefix' | 'at' | 'resourceIds' | 'eventIds'>;
+
 /** The concrete path of a route: its `:name` parameters filled in (path ids only, never a query). */
 export function concretePath(routePath: string, params: Record<string, unknown>): string {
   return routePath.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeURIComponent(String(params[name] ?? '')));
@@ -103,7 +106,12 @@ export class RequestLog {
     this.batcher = new Batcher((entries) => writeEntries(db, entries), { maxBatch: 500, parallel: 2, spacingMs: 20 });
   }
 
-  record(entry: RequestLogEntry): void {
+  /** One entry for a call by `key`: what its trace collected, and what its transport knows of it. */
+  record(key: Pick<RequestLogEntry, 'accountId' | 'keyId' | 'keyPrefix'>, trace: RequestTrace, call: AnsweredCall): void {
+    const entry: RequestLogEntry = {
+      id: trace.id, accountId: key.accountId, keyId: key.keyId, keyPrefix: key.keyPrefix, at: trace.at,
+      ...call, resourceIds: [...trace.resourceIds], eventIds: trace.eventIds,
+    };
     const written = this.batcher.add(entry).catch((err) => this.log.warn({ err }, 'request log entries were not written'));
     this.pending.add(written);
     void written.finally(() => this.pending.delete(written));

@@ -4,24 +4,21 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
 import { AppError, toAppError } from '../platform/errors.ts';
-import { admits, admittingScopes, isWrite, noExtras, type Operation } from '../platform/operation.ts';
-import {
-  claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type Claim, type StoredAnswer,
-} from '../platform/idempotency.ts';
+import { admits, admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
+import type { StoredAnswer } from '../platform/idempotency.ts';
 import { compileValidator, type Validator } from '../platform/validation.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from '../platform/json-depth.ts';
-import { execute } from '../platform/execute.ts';
-import { JsonText, dataOf, jsonOf } from '../platform/json-text.ts';
+import { runOperation, type OperationRequest } from '../platform/pipeline.ts';
+import { JsonText, jsonOf } from '../platform/json-text.ts';
 import { sendJsonText } from '../platform/answer-bytes.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import {
-  approvalIdOf, approvalResult, idempotencyKeyOf, ifMatchOf, lowerCased, refusalOf, resultOf, successOf, versionHeaders, withRequestId, type ToolResult,
+  approvalIdOf, approvalResult, idempotencyKeyOf, ifMatchOf, refusalOf, resultOf, successOf, versionHeaders, withRequestId, type ToolResult,
 } from './mcp-results.ts';
 import { argumentParts, toolArgumentsSchema, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
 import { MCP_INSTRUCTIONS } from './mcp-instructions.ts';
-import { ApprovalAnswer } from '../platform/approvals.ts';
-import { namedResources, RequestTrace } from '../platform/request-log.ts';
+import { RequestTrace } from '../platform/request-log.ts';
 
 export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'];
 export const MAX_BATCH = 20;
@@ -73,10 +70,6 @@ function buildTools(operations: Operation[]): Map<string, Tool> {
   }
   return tools;
 }
-
-/** The headers of an answer that its replays repeat (an ETag), as REST stores them. */
-const replayedHeaders = (headers: Record<string, string>) =>
-  Object.fromEntries(Object.entries(lowerCased(headers)).filter(([name]) => REPLAYED_RESPONSE_HEADERS.includes(name)));
 
 /** EXTENSIONS 7: what the request log records of one tools/call, filled in as it runs. */
 interface LoggedCall {
@@ -139,109 +132,83 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
   }
 
   function logCall(key: AuthenticatedKey, op: Operation, call: LoggedCall) {
-    services.requestLog.record({
-      id: call.trace.id,
-      accountId: key.accountId,
-      keyId: key.keyId,
-      keyPrefix: key.keyPrefix,
-      at: call.trace.at,
+    const { trace, ...answered } = call;
+    services.requestLog.record(key, trace, {
       transport: 'mcp',
       operation: op.name,
       method: 'POST',
       path: '/api/mcp',
-      status: call.status,
-      errorCode: call.errorCode,
-      dryRun: call.dryRun,
-      idempotencyKey: call.idempotencyKey,
-      replayed: call.replayed,
-      durationMs: Math.round(performance.now() - call.trace.started),
-      resourceIds: [...call.trace.resourceIds],
-      eventIds: call.trace.eventIds,
+      ...answered,
+      durationMs: Math.round(performance.now() - trace.started),
     });
   }
 
   async function callTool(key: AuthenticatedKey, tool: Tool, params: Record<string, unknown>, call: LoggedCall): Promise<ToolResult | JsonText> {
-    const { trace } = call;
+    const { op } = tool;
     const refusal = (error: AppError) => {
       Object.assign(call, { status: error.status, errorCode: error.code });
       return refusalOf(error);
     };
-    const success = (output: unknown, etag?: string, extra?: Record<string, unknown>) => successOf(output, etag, trace.id, extra);
     const args = params.arguments ?? {};
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new RpcFailure(-32602, 'arguments must be an object');
     try {
-      requireScope(key, admittingScopes(tool.op));
+      requireScope(key, admittingScopes(op));
       requirePlan(key.plan, services.faults);
     } catch (err) {
       return refusal(toAppError(err));
     }
     // Validation fills in defaults; a write's idempotency fingerprint is of the arguments as sent, so a write validates a copy.
-    const input = (isWrite(tool.op) ? structuredClone(args) : args) as Record<string, unknown>;
+    const input = (isWrite(op) ? structuredClone(args) : args) as Record<string, unknown>;
     try {
       tool.validate(input);
     } catch (err) {
-      throw new RpcFailure(-32602, `invalid arguments for ${tool.op.name}: ${(err as Error).message}`);
+      throw new RpcFailure(-32602, `invalid arguments for ${op.name}: ${(err as Error).message}`);
     }
     const { dry_run: dryRun, ...rest } = input;
-    const isDryRun = dryRun === true && tool.op.dryRunOutput !== undefined;
-    call.dryRun = isDryRun;
-    namedResources(trace, rest);
-    let claim: Claim | null;
-    let ifMatch: string | undefined;
-    const approvalId = approvalIdOf(tool.op, params);
-    const asksApproval = isWrite(tool.op) && !isDryRun && approvalId === undefined && key.writes === 'approval';
-    let idempotencyKey: string | undefined;
+    call.dryRun = dryRun === true && op.dryRunOutput !== undefined;
+    let request: OperationRequest;
     try {
-      ifMatch = ifMatchOf(tool.op, params);
+      const ifMatch = ifMatchOf(op, params);
+      const approvalId = approvalIdOf(op, params);
       if (approvalId !== undefined && typeof approvalId !== 'string') {
         throw new AppError('validation_failed', '_meta.approval_id must be the id of the approval (structuredContent.data.id of the answer that asked for it)');
       }
-      idempotencyKey = idempotencyKeyOf(tool.op, params);
+      const idempotencyKey = idempotencyKeyOf(op, params);
       call.idempotencyKey = idempotencyKey ?? null;
-      claim = asksApproval ? null : await claimToolKey(key, tool.op, idempotencyKey, args as Record<string, unknown>, isDryRun);
+      request = {
+        transport: 'mcp', op, caller: key, input: rest, sent: argumentParts(op, args as Record<string, unknown>), dryRun: call.dryRun,
+        ifMatch, approvalId, idempotencyKey, trace: call.trace,
+        answerOf: (output, extras) => ({
+          status: op.successStatus ?? 200, headers: { ...extras.headers, ...versionHeaders(op, output) }, body: jsonOf(output), origin: 'mcp',
+        }),
+      };
     } catch (err) {
       return refusal(toAppError(err));
     }
-    if (claim && 'replay' in claim) {
-      call.replayed = true;
-      const replayed = resultOf(claim.replay, trace.id);
-      if (replayed.isError) Object.assign(call, { status: claim.replay.status, errorCode: (replayed.structuredContent as { error: string }).error.toLowerCase() });
-      return { ...replayed, _meta: { ...replayed._meta, idempotent_replayed: true } };
-    }
-    const run = claim?.run;
-    // Issue 27: an idempotent write's answer is stored with its effect, in its transaction (operations with their own transactions: after).
-    const answer = noExtras();
-    const answerOf = (output: unknown): StoredAnswer => ({
-      status: tool.op.successStatus ?? 200, headers: { ...answer.headers, ...versionHeaders(tool.op, output) }, body: jsonOf(output), origin: 'mcp',
-    });
     try {
-      const output = await execute(services, tool.op, key, rest, {
-        dryRun: isDryRun, ifMatch, idempotent: run && { run, answerOf }, trace, approvalId: approvalId as string | undefined,
-        idempotencyKey: asksApproval ? idempotencyKey : undefined, answer,
-      });
-      if (output instanceof ApprovalAnswer) {
-        call.replayed = output.replayed;
-        return approvalResult(output, trace.id);
+      const outcome = await runOperation(services, request);
+      if (outcome.kind === 'replay') return replayed(outcome.answer, call);
+      if (outcome.kind === 'approval') {
+        call.replayed = outcome.answer.replayed;
+        return approvalResult(outcome.answer, call.trace.id);
       }
-      if (tool.op.successStatus === 201 && !isDryRun) trace.addResource((dataOf(output) as { id?: unknown } | null)?.id);
-      // Stored with the effect already, unless the operation commits on its own (then its answer is written once, here).
-      if (run && tool.op.ownTransactions) await run.finish(answerOf(output));
-      return success(output, versionHeaders(tool.op, output).etag, answer.meta);
+      return successOf(outcome.result, op.etag ? (outcome.etag ?? undefined) : undefined, call.trace.id, outcome.extras.meta);
     } catch (err) {
       const appError = toAppError(err);
-      await run?.finish({ status: appError.status, headers: replayedHeaders(appError.headers), body: JSON.stringify(appError.toBody()), origin: 'mcp' });
       if (appError.code === 'internal_error') {
-        services.log.error({ err, tool: tool.op.name }, 'tool failed');
+        services.log.error({ err, tool: op.name }, 'tool failed');
         throw new RpcFailure(-32603, 'internal error');
       }
       return refusal(appError);
     }
   }
 
-  /** EXTENSIONS 2 on MCP: the key claimed in the key space REST uses. */
-  async function claimToolKey(key: AuthenticatedKey, op: Operation, idempotencyKey: string | undefined, args: Record<string, unknown>, dryRun: boolean) {
-    if (idempotencyKey === undefined || dryRun) return null;
-    return claimIdempotencyKey(services.db, key.accountId, idempotencyKey, requestFingerprint(op, argumentParts(op, args)));
+  /** A retry of an idempotency key: the first answer, from either transport, as a tool result. */
+  function replayed(answer: StoredAnswer, call: LoggedCall): ToolResult {
+    call.replayed = true;
+    const result = resultOf(answer, call.trace.id);
+    if (result.isError) Object.assign(call, { status: answer.status, errorCode: (result.structuredContent as { error: string }).error.toLowerCase() });
+    return { ...result, _meta: { ...result._meta, idempotent_replayed: true } };
   }
 
   async function dispatch(key: AuthenticatedKey, msg: { method: string; id?: Id; params?: unknown }, call: LoggedCall | null): Promise<unknown> {

@@ -4,20 +4,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePlan, requireScope } from '../platform/auth.ts';
 import { AppError } from '../platform/errors.ts';
-import { admittingScopes, answersWithEtag, isWrite, noExtras, type AnswerExtras, type Caller, type Operation } from '../platform/operation.ts';
-import {
-  checkIdempotencyKey, claimIdempotencyKey, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, REPLAYED_RESPONSE_HEADERS, requestFingerprint,
-  type Claim, type IdempotentRun, type RequestParts, type StoredAnswer,
-} from '../platform/idempotency.ts';
+import { admittingScopes, answersWithEtag, isWrite, type AnswerExtras, type Operation } from '../platform/operation.ts';
+import { checkIdempotencyKey, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, type StoredAnswer } from '../platform/idempotency.ts';
 import { compileOptional } from '../platform/validation.ts';
-import { execute } from '../platform/execute.ts';
+import { runOperation } from '../platform/pipeline.ts';
 import { dataOf, JsonText } from '../platform/json-text.ts';
 import { sendJsonText } from '../platform/answer-bytes.ts';
-import { ETAG_HEADER, etagOfAnswer, etagOfData, storedAnswerEtag, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
+import { ETAG_HEADER, etagOfAnswer, etagOfData, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
 import type { Services } from '../platform/services.ts';
 import type { AuthenticatedKey } from '../platform/auth.ts';
-import { APPROVAL_HEADER, ApprovalAnswer } from '../platform/approvals.ts';
-import { concretePath, namedResources, RequestTrace } from '../platform/request-log.ts';
+import { APPROVAL_HEADER, type ApprovalAnswer } from '../platform/approvals.ts';
+import { concretePath, RequestTrace } from '../platform/request-log.ts';
 import { registerPaths } from './http-paths.ts';
 import { serializableSchema } from './schema-refs.ts';
 
@@ -26,11 +23,9 @@ const DRY_RUN_VALUES = new Set(['1', 'true', 'yes']);
 
 declare module 'fastify' {
   interface FastifyRequest {
-    caller?: Caller;
-    /** The idempotency key this request holds while it runs (EXTENSIONS 2). */
-    idempotentRun?: IdempotentRun;
-    /** EXTENSIONS 7: the valid key of this request (set before scope, plan and rate limit are checked) and what it did, for the request log. */
-    loggedKey?: AuthenticatedKey;
+    /** The valid key of this request, set before scope, plan and rate limit are checked: the caller, and (EXTENSIONS 7) whose log it goes to. */
+    key?: AuthenticatedKey;
+    /** EXTENSIONS 7: what the request did, for the request log. */
     trace?: RequestTrace;
     /** The error code of a refusal, read as it is sent. */
     errorCode?: string;
@@ -53,10 +48,10 @@ export function wantsDryRun(request: FastifyRequest): boolean {
  * values; the count decides only whether the answer may be a 429, which
  * comes after the 403s (docs/ARCHITECTURE.md).
  */
-async function admit(services: Services, op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<Caller> {
+async function admit(services: Services, op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const key = await services.keys.authenticate(request.headers.authorization, request.ip);
   // EXTENSIONS 7: from here on the request is logged, whatever its answer.
-  request.loggedKey = key;
+  request.key = key;
   request.trace = new RequestTrace(request.id, new Date(Date.now() - reply.elapsedTime));
   const outcome = await services.rateLimits.rest.consume(key.keyId);
   reply.header('X-RateLimit-Limit', outcome.limit).header('X-RateLimit-Remaining', outcome.remaining);
@@ -67,23 +62,6 @@ async function admit(services: Services, op: Operation, request: FastifyRequest,
       headers: { 'Retry-After': String(outcome.retryAfterSec) },
     });
   }
-  return key;
-}
-
-/**
- * EXTENSIONS 2: a write with an Idempotency-Key claims the key before
- * anything else is checked (so a 400 or 404 is stored and replayed too); a
- * dry run neither claims nor stores one.
- */
-async function claimKey(
-  services: Services, op: Operation, request: FastifyRequest, parts: RequestParts, dryRun: boolean, asksApproval: boolean,
-): Promise<Claim | null> {
-  const header = request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
-  if (!isWrite(op) || header === undefined) return null;
-  const key = checkIdempotencyKey(header);
-  // EXTENSIONS 7: a write that asks for approval performs nothing; its key finds the same approval again (approvals.ts).
-  if (dryRun || asksApproval) return null;
-  return claimIdempotencyKey(services.db, request.caller!.accountId, key, requestFingerprint(op, parts));
 }
 
 /** A request header's value, several occurrences joined as one list. */
@@ -106,38 +84,37 @@ function operationRoute(services: Services, op: Operation) {
   const dryRunnable = op.dryRunOutput !== undefined;
 
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const caller = request.caller!;
     const params = { ...(request.params as object) };
     const query = { ...(request.query as object) };
     const body = request.body === undefined || request.body === null ? {} : request.body;
     const dryRun = dryRunnable && wantsDryRun(request);
-    const approvalId = isWrite(op) ? headerValue(request, APPROVAL_HEADER) : undefined;
-    const asksApproval = isWrite(op) && !dryRun && approvalId === undefined && caller.writes === 'approval';
-    const claim = await claimKey(services, op, request, { params, query, body }, dryRun, asksApproval);
-    if (claim && 'replay' in claim) return replay(reply, claim.replay);
-    request.idempotentRun = claim?.run;
-    if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('validation_failed', 'the body must be a JSON object');
-    validateParams(params);
-    validateQuery(query);
-    validateBody(body);
-    // EXTENSIONS 3: a versioned resource's write honours If-Match (checked by execute on the locked row).
-    const ifMatch = op.etag && isWrite(op) ? headerValue(request, IF_MATCH_HEADER) : undefined;
-    const run = claim?.run;
-    // Issue 27: an idempotent write's answer is written with its effect, in its transaction, and those very bytes are sent.
-    let stored: StoredAnswer | undefined;
-    const answer = noExtras();
-    const idempotent = run && { run, answerOf: (result: unknown) => (stored = answerFor(reply, op, result, answer)) };
-    const input = { ...body, ...query, ...params };
-    if (request.trace) namedResources(request.trace, input);
-    const idempotencyKey = asksApproval ? headerValue(request, IDEMPOTENCY_KEY_HEADER) : undefined;
-    const result = await execute(services, op, caller, input, { dryRun, ifMatch, idempotent, approvalId, idempotencyKey, trace: request.trace, answer });
-    if (result instanceof ApprovalAnswer) return sendApproval(reply, result);
-    // A create names what it made (an update's target is in its path already; its answer is not parsed again for this).
-    if (op.successStatus === 201 && !dryRun) request.trace?.addResource((dataOf(result) as { id?: unknown } | null)?.id);
+    const idempotencyKeyHeader = isWrite(op) ? request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()] : undefined;
+    const outcome = await runOperation(services, {
+      transport: 'rest',
+      op,
+      caller: request.key!,
+      input: { ...body, ...query, ...params },
+      sent: { params, query, body },
+      dryRun,
+      // EXTENSIONS 3: a versioned resource's write honours If-Match (checked by execute on the locked row).
+      ifMatch: op.etag && isWrite(op) ? headerValue(request, IF_MATCH_HEADER) : undefined,
+      approvalId: isWrite(op) ? headerValue(request, APPROVAL_HEADER) : undefined,
+      idempotencyKey: idempotencyKeyHeader === undefined ? undefined : checkIdempotencyKey(idempotencyKeyHeader),
+      trace: request.trace!,
+      validate: () => {
+        if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('validation_failed', 'the body must be a JSON object');
+        validateParams(params);
+        validateQuery(query);
+        validateBody(body);
+      },
+      answerOf: (result, extras) => answerFor(reply, op, result, extras),
+    });
+    if (outcome.kind === 'replay') return replay(reply, outcome.answer);
+    if (outcome.kind === 'approval') return sendApproval(reply, outcome.answer);
+    const { result, etag, extras, stored } = outcome;
+    // An idempotent write's answer was stored with its effect (issue 27): those very bytes are sent.
     if (stored) return sendStored(reply, stored);
-    if (Object.keys(answer.headers).length) reply.headers(answer.headers);
-    // The tag If-Match checks (a stored view's own, else the hash of the view), or a read made of stored views' tags.
-    const etag = op.etag ? etagOfData(result) : answersWithEtag(op) ? storedAnswerEtag(result) : null;
+    if (Object.keys(extras.headers).length) reply.headers(extras.headers);
     if (etag) {
       reply.header(ETAG_HEADER, etag);
       const ifNoneMatch = isWrite(op) ? undefined : headerValue(request, IF_NONE_MATCH_HEADER);
@@ -187,21 +164,6 @@ function sendStored(reply: FastifyReply, answer: StoredAnswer) {
     .send(answer.body);
 }
 
-/** The answer as sent (status, bytes, Location/ETag), stored under the request's idempotency key. */
-async function storeAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
-  const run = request.idempotentRun;
-  if (!run) return payload;
-  request.idempotentRun = undefined;
-  const headers: Record<string, string> = {};
-  for (const name of REPLAYED_RESPONSE_HEADERS) {
-    const value = reply.getHeader(name);
-    if (value !== undefined) headers[name] = String(value);
-  }
-  // A no-op when the answer was stored with the effect; never throws (an error here would answer in Fastify's shape, not ours).
-  await run.finish({ status: reply.statusCode, headers, body: Buffer.isBuffer(payload) ? payload.toString('utf8') : String(payload ?? ''), origin: 'rest' });
-  return payload;
-}
-
 /**
  * A read that is not a versioned resource (a list): its ETag is the hash of
  * the bytes about to be sent, and a poller that already holds them gets a 304
@@ -221,7 +183,7 @@ async function tagAnswer(request: FastifyRequest, reply: FastifyReply, payload: 
 
 /** A refusal's code, read off the body as it is sent (EXTENSIONS 7: the request log's error_code). */
 async function noteErrorCode(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
-  if (reply.statusCode >= 400 && request.loggedKey && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
+  if (reply.statusCode >= 400 && request.key && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
     try {
       request.errorCode = JSON.parse(payload.toString()).error?.code;
     } catch {
@@ -233,7 +195,7 @@ async function noteErrorCode(request: FastifyRequest, reply: FastifyReply, paylo
 
 /** EXTENSIONS 7: one entry per request made with a valid key, whatever the answer; never a body, query value or header value. */
 function logRequest(services: Services, op: Operation, request: FastifyRequest, reply: FastifyReply): void {
-  const key = request.loggedKey;
+  const key = request.key;
   const trace = request.trace;
   if (!key || !trace) return;
   let idempotencyKey: string | null = null;
@@ -245,12 +207,7 @@ function logRequest(services: Services, op: Operation, request: FastifyRequest, 
       // A malformed key was refused (400); it is not recorded.
     }
   }
-  services.requestLog.record({
-    id: trace.id,
-    accountId: key.accountId,
-    keyId: key.keyId,
-    keyPrefix: key.keyPrefix,
-    at: trace.at,
+  services.requestLog.record(key, trace, {
     transport: 'rest',
     operation: op.name,
     method: request.method,
@@ -261,8 +218,6 @@ function logRequest(services: Services, op: Operation, request: FastifyRequest, 
     idempotencyKey,
     replayed: reply.getHeader(REPLAYED_HEADER) === 'true',
     durationMs: Math.round(reply.elapsedTime),
-    resourceIds: [...trace.resourceIds],
-    eventIds: trace.eventIds,
   });
 }
 
@@ -275,17 +230,11 @@ export function registerOperations(app: FastifyInstance, services: Services, ope
       url: op.path,
       config: { operation: op },
       // In onRequest, before the body is read: a bad key is a 401 even when the body is malformed.
-      onRequest: async (request, reply) => {
-        request.caller = await admit(services, op, request, reply);
-      },
+      onRequest: (request, reply) => admit(services, op, request, reply),
       schema: op.produces ? {} : { response: { [status]: serializableSchema(op.output) } },
       handler: operationRoute(services, op),
-      onSend: [answersWithEtag(op) && !op.etag ? tagAnswer : storeAnswer, noteErrorCode],
-      // A request that ended without sending (the client went away) frees its key.
-      onResponse: async (request, reply) => {
-        logRequest(services, op, request, reply);
-        await request.idempotentRun?.abandon();
-      },
+      onSend: answersWithEtag(op) && !op.etag ? [tagAnswer, noteErrorCode] : [noteErrorCode],
+      onResponse: async (request, reply) => logRequest(services, op, request, reply),
     });
   }
   registerPaths(app, routes.map((op) => ({ path: op.path, method: op.method })));

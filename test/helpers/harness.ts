@@ -1,7 +1,7 @@
 // Black-box test harness: starts the real service (in this process, on a
 // random port) against PGlite in memory or, when DATABASE_URL is set, the
 // real PostgreSQL; tests then speak plain HTTP to it. Factories make a fresh
-// account per test (STYLE 8).
+// account per test.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';

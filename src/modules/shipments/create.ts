@@ -147,7 +147,7 @@ export async function createShipment(deps: ShipmentDeps, accountId: string, inpu
   }
 }
 
-/** STYLE 7: never leave a paid label without a row. */
+/** Undo on partial failure: never leave a paid label without a row. */
 async function undoWaybill(
   deps: ShipmentDeps,
   accountId: string,

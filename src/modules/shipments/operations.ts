@@ -63,7 +63,7 @@ export const createShipmentOp = defineOperation({
   }),
   successStatus: 201,
   location: '/api/v1/shipments/:id',
-  // STYLE 7: a waybill the courier issued whose commit then fails is cancelled or recorded after the rollback.
+  // Undo on partial failure: a waybill the courier issued whose commit then fails is cancelled or recorded after the rollback.
   ownTransactions: true,
   effects: createShipmentEffects,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

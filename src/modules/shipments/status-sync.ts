@@ -44,7 +44,7 @@ export async function runCourierPoll(db: Db, couriers: Couriers, deps: OrderChan
         // One courier or account failing must not stop the others; the next pass tries again.
         const retryable = err instanceof AppError && err.retryable;
         log.warn({ err: (err as Error).message, accountId, slug, retryable }, 'courier poll failed for a batch');
-        // STYLE 5: a courier that is down or timing out would fail this group's next batches the same way, each after
+        // A courier that is down or timing out would fail this group's next batches the same way, each after
         // its own timeout; leave them to the next pass. A batch the courier refused does not stop the batches after it.
         if (retryable) break;
       }

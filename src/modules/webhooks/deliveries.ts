@@ -4,7 +4,6 @@
 // held open across the network, and a process that dies mid-attempt leaves
 // a lease that simply expires into a retry (at least once).
 import crypto from 'node:crypto';
-import { EventEmitter } from 'node:events';
 import type { Sql } from '../../platform/db.ts';
 import { envelopeJson, envelopeOf, envelopeText, type EmittedEvent } from '../../platform/events.ts';
 import { notFound } from '../../platform/errors.ts';
@@ -24,9 +23,6 @@ export const FIRST_ATTEMPT_GRACE_SEC = 60;
 /** How long an attempt in flight keeps others away from its row (> the 10 s attempt timeout). */
 const LEASE_SEC = 120;
 
-export const DELIVERY_COLUMNS = `id, webhook_id, event_id, event, status, attempt, next_attempt_at, last_status_code, last_error,
-  response_body, delivered_at, created_at`;
-
 /**
  * A delivery just committed, awaiting its first attempt, with all that attempt
  * needs (read in the fan-out statement), so that sending it soon after the
@@ -40,13 +36,6 @@ export interface NewDelivery {
   committedAt: number;
 }
 
-/**
- * New deliveries (NewDelivery[], and the database they are in), announced
- * after their transaction commits, for an immediate first attempt by the
- * engine on that database.
- */
-export const newDeliveries = new EventEmitter();
-
 /** EXTENSIONS 6: deliveries of these events carry X-Merx-Resource-Version (inventory.low_stock and test carry none). */
 const VERSIONED_PREFIXES = ['order.', 'shipment.'];
 
@@ -57,8 +46,10 @@ const VERSIONED_PREFIXES = ['order.', 'shipment.'];
  * statement has to say so again. Should it never be sent (a crash), the worker
  * makes the next attempt, 2, after the grace: an attempt that may have reached
  * the receiver is never repeated under its own X-Merx-Delivery id.
+ * `committed` gets the new deliveries once their transaction commits (the
+ * engine of the instance that wrote them sends their first attempts).
  */
-export async function fanOut(tx: Sql, event: EmittedEvent): Promise<string[]> {
+export async function fanOut(tx: Sql, event: EmittedEvent, committed: (created: NewDelivery[]) => void): Promise<string[]> {
   if (event.event === 'test') return [];
   const versioned = VERSIONED_PREFIXES.some((prefix) => event.event.startsWith(prefix));
   const { rows } = await tx.query<{
@@ -102,7 +93,7 @@ export async function fanOut(tx: Sql, event: EmittedEvent): Promise<string[]> {
     tx.afterCommit(() => {
       const now = performance.now();
       for (const d of created) d.committedAt = now;
-      newDeliveries.emit('created', created, tx.database);
+      committed(created);
     });
   }
   return rows.map((r) => r.id);

@@ -21,7 +21,7 @@ import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './send
 import { ThreadedSenders } from './threaded-senders.ts';
 import { deliveryAttemptId, liveSecrets } from './signature.ts';
 import {
-  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, newDeliveries, recordOutcome, releaseFirstAttempts,
+  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, recordOutcome, releaseFirstAttempts,
   recordRoutineOutcomes, settle, type ClaimedDelivery, type NewDelivery, type RoutineOutcome, type Settlement,
 } from './deliveries.ts';
 import { Lanes } from './lanes.ts';
@@ -84,8 +84,11 @@ export class DeliveryEngine {
   private readonly firstAttempts: Lanes<NewDelivery>;
   private readonly claims: Batcher<string, ClaimedDelivery | null>;
   private readonly routine: Batcher<RoutineOutcome, boolean>;
-  private readonly onCreated = (created: NewDelivery[], database: object) => {
-    if (this.stopping || database !== this.db.database) return;
+  /** Not before start() nor after stop(): deliveries written then are the worker's, after their grace. */
+  private taking = false;
+  /** The fan-out's deliveries, once committed: their first attempts are sent now, by this instance (app.ts wires it). */
+  readonly committed = (created: NewDelivery[]) => {
+    if (!this.taking || this.stopping) return;
     for (const d of created) this.firstAttempts.push(d.webhookId, d);
     // Another instance's worker takes these over only if this one does not send them within the grace.
     this.announcer.announce(Date.now() + FIRST_ATTEMPT_GRACE_SEC * 1000);
@@ -113,7 +116,7 @@ export class DeliveryEngine {
 
   async start(options: { self: SelfOrigin; worker: boolean }): Promise<void> {
     this.self = options.self;
-    newDeliveries.on('created', this.onCreated);
+    this.taking = true;
     if (options.worker) {
       this.due = new DueTimer(this.db, () => this.runDue(new Date()), (err) => this.log.error({ err }, 'webhook worker pass failed'));
       await this.due.start();
@@ -132,7 +135,7 @@ export class DeliveryEngine {
     // Recoveries first: their attempt in flight finishes on the senders, then they are handed back.
     await this.recoveries?.stop();
     this.stopping = true;
-    newDeliveries.off('created', this.onCreated);
+    this.taking = false;
     // Rows stay pending: the worker takes them over after the grace, as the first attempts they still are.
     const unsent = this.firstAttempts.clear();
     if (unsent.length) {

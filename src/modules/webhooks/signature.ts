@@ -50,11 +50,6 @@ export function signatureHeaders({ rawBody, eventId, timestampSec, secrets }: Si
   };
 }
 
-/** One secret's X-Merx-Signature (kept for receivers and tests that sign by hand). */
-export function signPayload(rawBody: string, secret: string, timestampSec: number): string {
-  return `t=${timestampSec},v1=${merxSignatureOf(secret, timestampSec, rawBody)}`;
-}
-
 /**
  * X-Merx-Delivery of one attempt: a name-based UUID (RFC 9562 version 5) of
  * the delivery id and the attempt number. It differs on every attempt, as
