@@ -33,6 +33,8 @@ export interface PatchSide {
   service: ServiceProcess;
   /** One timed run of status changes; fails unless every answered request committed its order.status_changed. */
   run: (seconds: number) => Promise<Side>;
+  /** One timed run of the first page of orders on the same service (what a read costs there, the request log included). */
+  list: (seconds: number) => Promise<Side>;
 }
 
 /**
@@ -79,8 +81,10 @@ export async function startPatchSide(
     },
   };
   tools.log(`PATCH ${label}: ${ids.length} orders flip between confirmed and processing`);
+  const list: HttpLoad = { method: 'GET', next: () => ({ path: '/api/v1/orders?limit=50' }) };
   return {
     service,
+    list: (seconds) => runHttp(service, list, keys, seconds, connections),
     run: async (seconds) => {
       const before = await statusChanges(db, tenant.accountId);
       const side = await runHttp(service, load, keys, seconds, connections);

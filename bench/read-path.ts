@@ -6,8 +6,8 @@
 // from its query functions, is measured against it too. Measures the order
 // list's first page (at 50 and at 8 connections, for p50/p99 beside pgbench's),
 // the order by id, MCP list_orders against the same REST page, page 200 of a
-// cursor walk against page 1, PATCH of an order's status on this checkout
-// against BENCH_BEFORE_DIR's (read-path-patch.ts), and above 100k orders the
+// cursor walk against page 1, PATCH of an order's status (and the first page)
+// on this checkout against BENCH_BEFORE_DIR's (read-path-patch.ts), and above 100k orders the
 // big account against one of 100k. Appends the figures, under BENCH_LABEL, to
 // bench/RESULTS-read-path.md.
 //
@@ -211,12 +211,20 @@ async function main(): Promise<void> {
   if (patchSides) {
     const [after, before] = await patchSides;
     services.push(after.service, before.service);
-    pairs.push({
-      name: 'PATCH /api/v1/orders/{id} {status} (confirmed <-> processing), after vs before',
-      target: 'after >= 90% of before',
-      a: { label: 'after', run: after.run },
-      b: { label: 'before', run: before.run },
-    });
+    pairs.push(
+      {
+        name: 'PATCH /api/v1/orders/{id} {status} (confirmed <-> processing), after vs before',
+        target: 'after >= 90% of before',
+        a: { label: 'after', run: after.run },
+        b: { label: 'before', run: before.run },
+      },
+      {
+        name: 'GET /api/v1/orders?limit=50 on the PATCH pair\'s services, after vs before',
+        target: 'what the change costs a read',
+        a: { label: 'after', run: after.list },
+        b: { label: 'before', run: before.list },
+      },
+    );
   } else {
     log('BENCH_BEFORE_DIR is unset: no PATCH pair (after vs before) in this run');
   }
