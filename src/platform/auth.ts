@@ -24,7 +24,7 @@ export function generateApiKey(): { key: string; prefix: string; hash: string } 
 }
 
 export function hashApiKey(key: string): string {
-  return crypto.createHash('sha256').update(key).digest('hex');
+  return crypto.hash('sha256', key, 'hex');
 }
 
 /** Who is calling: the account behind the API key, and the key itself. */

@@ -25,12 +25,12 @@ export const IF_NONE_MATCH_HEADER = 'If-None-Match';
  * view as JSON text must hash the same canonical form.
  */
 export function etagOf(view: unknown): string {
-  return `"${crypto.createHash('sha256').update(canonicalJson(view)).digest('base64url').slice(0, 32)}"`;
+  return `"${crypto.hash('sha256', canonicalJson(view), 'base64url').slice(0, 32)}"`;
 }
 
 /** The strong ETag of a stored view's exact text: what the database's merx_view_etag writes (migration 021). */
 export function etagOfText(text: string): string {
-  return `"${crypto.createHash('sha256').update(text).digest('base64url').slice(0, 32)}"`;
+  return `"${crypto.hash('sha256', text, 'base64url').slice(0, 32)}"`;
 }
 
 /** The ETag of an answer's `data`: the stored tag that came with a stored view, else the hash of the view. */

@@ -38,7 +38,12 @@ export class JsonText {
   }
 
   get text(): string {
-    return (this.joined ??= this.pieces.map((piece) => (typeof piece === 'string' ? piece : JSON.stringify(piece.json.text))).join(''));
+    return (this.joined ??= this.textPieces().join(''));
+  }
+
+  /** The text as the pieces that written one after another make it (a quoted piece as its JSON string). */
+  textPieces(): string[] {
+    return this.pieces.map((piece) => (typeof piece === 'string' ? piece : JSON.stringify(piece.json.text)));
   }
 
   /**
@@ -53,15 +58,8 @@ export class JsonText {
 
   /** bytes(), or null when a quoted piece holds a character only JSON.stringify's way escapes (never in JSON text). */
   private writtenBytes(): Buffer | null {
-    // A tool result holds its page twice, quoted and as it is: its length is counted once.
-    const sizes = new Map<string, number>();
-    const byteLength = (text: string) => {
-      let size = sizes.get(text);
-      if (size === undefined) sizes.set(text, (size = Buffer.byteLength(text)));
-      return size;
-    };
     let room = 0;
-    for (const piece of this.pieces) room += typeof piece === 'string' ? byteLength(piece) : piece.room(byteLength);
+    for (const piece of this.pieces) room += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.room();
     const bytes = takeAnswerBytes(room);
     let at = 0;
     for (const piece of this.pieces) {
@@ -115,8 +113,9 @@ class QuotedJson {
   }
 
   /** The bytes the piece may take: every byte of the text escaped, and the quotes. */
-  room(byteLength: (text: string) => number): number {
-    this.size = byteLength(this.json.text);
+  room(): number {
+    this.size = 0;
+    for (const piece of this.json.textPieces()) this.size += Buffer.byteLength(piece);
     return 2 * this.size + 2;
   }
 
@@ -131,7 +130,8 @@ class QuotedJson {
    */
   writeInto(bytes: Buffer, at: number): number {
     const from = at + this.size + 2;
-    const end = from + bytes.write(this.json.text, from);
+    let end = from;
+    for (const piece of this.json.textPieces()) end += bytes.write(piece, end);
     let to = at;
     bytes[to++] = QUOTE;
     for (let i = from; i < end; i++) {
