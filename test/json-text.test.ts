@@ -3,7 +3,8 @@
 // which must be byte for byte what JSON.stringify(text) gives.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { JsonText } from '../src/platform/json-text.ts';
+import { JsonText, StoredText } from '../src/platform/json-text.ts';
+import { etagOfText } from '../src/platform/etag.ts';
 
 /** What MCP sends for a tool result: the JSON quoted, then the JSON itself. */
 const toolResult = (json: JsonText) =>
@@ -75,4 +76,25 @@ test('a tool result writes the same JSON twice, once quoted, among other pieces'
   const nested = `[${JSON.stringify(`{"a":${page.text}}`)},${JSON.stringify(JSON.stringify(page.text))}]`;
   assert.equal(pieces.text, nested);
   assert.deepEqual(pieces.bytes(), Buffer.from(nested));
+});
+
+test('stored views in a page are quoted as JSON.stringify quotes them, the first time and from their kept escaped form', () => {
+  const views = [
+    JSON.stringify({ name: 'Thing "one"', path: 'C:\\tmp\\x', city: 'Köln', emoji: '😀' }),
+    JSON.stringify({ a: [1, 2, { b: 'c' }] }, null, '\t').replace(/\n/g, '\r\n'),
+    JSON.stringify({ note: 'plain' }),
+  ];
+  // Tags as the database writes them: the text's hash, so a tag always names the same text.
+  const stored = views.map((text) => new StoredText(text, etagOfText(text)));
+  const page = () => new JsonText(['{"data":[', stored[0], ',', stored[1], ',', stored[2], '],"has_more":false}']);
+  const expected = `{"data":[${views.join(',')}],"has_more":false}`;
+  for (const round of ['first', 'kept']) {
+    const result = toolResult(page());
+    assert.equal(result.text, `{"content":[{"type":"text","text":${JSON.stringify(expected)}}],"structuredContent":${expected},"isError":false}`, round);
+    assert.deepEqual(result.bytes(), Buffer.from(result.text), `${round}: bytes`);
+  }
+  // A control character JSON text never holds raw: the answer falls back to JSON.stringify's way.
+  const odd = '{"a":"\u0001"}';
+  const withOdd = toolResult(new JsonText([new StoredText(odd, etagOfText(odd))]));
+  assert.deepEqual(withOdd.bytes(), Buffer.from(`{"content":[{"type":"text","text":${JSON.stringify(odd)}}],"structuredContent":${odd},"isError":false}`));
 });

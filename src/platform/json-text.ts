@@ -4,7 +4,7 @@ import { takeAnswerBytes } from './answer-bytes.ts';
 
 export class JsonText {
   /** The JSON as pieces written one after another (one piece for text PostgreSQL wrote); joined only when asked. */
-  private readonly pieces: readonly Piece[];
+  readonly pieces: readonly Piece[];
   private joined: string | null;
   /** The fields it was written from, when JsonText.object wrote it (an answer's `data`, for its ETag). */
   readonly fields: Readonly<Record<string, unknown>> | null;
@@ -43,7 +43,7 @@ export class JsonText {
 
   /** The text as the pieces that written one after another make it (a quoted piece as its JSON string). */
   textPieces(): string[] {
-    return this.pieces.map((piece) => (typeof piece === 'string' ? piece : JSON.stringify(piece.json.text)));
+    return this.pieces.map(textOf);
   }
 
   /**
@@ -59,11 +59,11 @@ export class JsonText {
   /** bytes(), or null when a quoted piece holds a character only JSON.stringify's way escapes (never in JSON text). */
   private writtenBytes(): Buffer | null {
     let room = 0;
-    for (const piece of this.pieces) room += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.room();
+    for (const piece of this.pieces) room += piece instanceof QuotedJson ? piece.room() : Buffer.byteLength(textOf(piece));
     const bytes = takeAnswerBytes(room);
     let at = 0;
     for (const piece of this.pieces) {
-      at = typeof piece === 'string' ? at + bytes.write(piece, at) : piece.writeInto(bytes, at);
+      at = piece instanceof QuotedJson ? piece.writeInto(bytes, at) : at + bytes.write(textOf(piece), at);
       if (at < 0) return null;
     }
     return at === room ? bytes : bytes.subarray(0, at);
@@ -76,8 +76,14 @@ export class JsonText {
 
   /** An object written around pieces of JSON text: `{"data":<view>}`. */
   static object(fields: Record<string, JsonText | unknown>): JsonText {
-    const parts = Object.entries(fields).map(([key, value]) => `${JSON.stringify(key)}:${jsonOf(value)}`);
-    return new JsonText(`{${parts.join(',')}}`, fields);
+    const pieces: Piece[] = [];
+    for (const [key, value] of Object.entries(fields)) {
+      pieces.push(`${pieces.length ? ',' : '{'}${JSON.stringify(key)}:`);
+      if (value instanceof JsonText) pieces.push(...value.pieces);
+      else pieces.push(jsonOf(value));
+    }
+    pieces.push(pieces.length ? '}' : '{}');
+    return new JsonText(pieces, fields);
   }
 }
 
@@ -97,54 +103,107 @@ export function dataOf(answer: unknown): unknown {
   return (answer as { data: unknown }).data;
 }
 
+/**
+ * A stored view's text with its ETag, the SHA-256 of exactly this text
+ * (issue 29): the tag names the text, so its escaped form can be kept.
+ */
+export class StoredText {
+  readonly text: string;
+  readonly etag: string;
+  constructor(text: string, etag: string) {
+    this.text = text;
+    this.etag = etag;
+  }
+}
+
+/** A piece of a JsonText: text as it is, a stored view's text, or another JSON's text as a JSON string. */
+type Piece = string | StoredText | QuotedJson;
+
+const textOf = (piece: Piece): string => (typeof piece === 'string' ? piece : piece instanceof StoredText ? piece.text : JSON.stringify(piece.json.text));
+
+/**
+ * Escaped stored texts by ETag, oldest out first past the bound. MCP sends a
+ * page twice, once escaped as a JSON string, and escaping ~60 kB is most of
+ * what a tool call costs beyond its REST twin; pollers ask for the same
+ * documents again and again, and a document's tag changes with its text.
+ */
+const escapedByTag = new Map<string, Buffer>();
+const ESCAPED_KEPT_BYTES = 16 * 1024 * 1024;
+let escapedBytes = 0;
+
+/** A stored text's escaped bytes (no quotes), or null when it holds a character only JSON.stringify's way escapes. */
+function escapedStored(piece: StoredText): Buffer | null {
+  const kept = escapedByTag.get(piece.etag);
+  if (kept) return kept;
+  const scratch = Buffer.allocUnsafe(2 * Buffer.byteLength(piece.text));
+  const end = escapeInto(scratch, 0, piece.text);
+  if (end < 0) return null;
+  const escaped = Buffer.from(scratch.subarray(0, end));
+  escapedByTag.set(piece.etag, escaped);
+  escapedBytes += escaped.length;
+  for (const [tag, old] of escapedByTag) {
+    if (escapedBytes <= ESCAPED_KEPT_BYTES) break;
+    escapedByTag.delete(tag);
+    escapedBytes -= old.length;
+  }
+  return escaped;
+}
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 /** The letter after the backslash for the control characters JSON text may hold raw (whitespace between tokens). */
 const ESCAPED_WHITESPACE: Readonly<Record<number, number>> = { 0x09: 0x74, 0x0a: 0x6e, 0x0d: 0x72 };
 
-/** A piece of a JsonText: text as it is, or another JSON's text as a JSON string. */
-type Piece = string | QuotedJson;
+/**
+ * Writes `text` into `bytes` at `at` escaped as inside a JSON string, and
+ * returns where it ends (-1 at a control character JSON text never holds
+ * raw). Its UTF-8 bytes are written first where the escaped text may end at
+ * most (at + its length) and escaped forward from `at`: the writing never
+ * overtakes the reading (after n bytes read, at most 2n written), so one
+ * buffer serves both. In JSON text only `"`, `\`, tab, newline and carriage
+ * return need escaping, each to two bytes, as JSON.stringify escapes them;
+ * UTF-8's other bytes (multi-byte sequences included) are copied as they are.
+ */
+function escapeInto(bytes: Buffer, at: number, text: string): number {
+  const from = at + Buffer.byteLength(text);
+  const end = from + bytes.write(text, from);
+  let to = at;
+  for (let i = from; i < end; i++) {
+    const byte = bytes[i];
+    if (byte >= 0x20) {
+      if (byte === QUOTE || byte === BACKSLASH) bytes[to++] = BACKSLASH;
+      bytes[to++] = byte;
+    } else {
+      const letter = ESCAPED_WHITESPACE[byte];
+      if (letter === undefined) return -1;
+      bytes[to++] = BACKSLASH;
+      bytes[to++] = letter;
+    }
+  }
+  return to;
+}
 
 class QuotedJson {
   readonly json: JsonText;
-  private size = 0;
   constructor(json: JsonText) {
     this.json = json;
   }
 
   /** The bytes the piece may take: every byte of the text escaped, and the quotes. */
   room(): number {
-    this.size = 0;
-    for (const piece of this.json.textPieces()) this.size += Buffer.byteLength(piece);
-    return 2 * this.size + 2;
+    let size = 0;
+    for (const piece of this.json.pieces) size += Buffer.byteLength(textOf(piece));
+    return 2 * size + 2;
   }
 
-  /**
-   * Writes the text's UTF-8 bytes into the back half of the piece's room and
-   * escapes them forward from `at`: the writing never overtakes the reading
-   * (after n bytes read, at most 2n + 1 written), so one buffer serves both.
-   * In JSON text only `"`, `\`, tab, newline and carriage return need escaping,
-   * each to two bytes, as JSON.stringify escapes them; UTF-8's other bytes
-   * (multi-byte sequences included) are copied as they are. Returns where the
-   * piece ends, or -1 at any other control character.
-   */
+  /** Writes the text as a JSON string piece by piece (a stored view's escaped form kept by its tag); -1 as escapeInto. */
   writeInto(bytes: Buffer, at: number): number {
-    const from = at + this.size + 2;
-    let end = from;
-    for (const piece of this.json.textPieces()) end += bytes.write(piece, end);
     let to = at;
     bytes[to++] = QUOTE;
-    for (let i = from; i < end; i++) {
-      const byte = bytes[i];
-      if (byte >= 0x20) {
-        if (byte === QUOTE || byte === BACKSLASH) bytes[to++] = BACKSLASH;
-        bytes[to++] = byte;
-      } else {
-        const letter = ESCAPED_WHITESPACE[byte];
-        if (letter === undefined) return -1;
-        bytes[to++] = BACKSLASH;
-        bytes[to++] = letter;
-      }
+    for (const piece of this.json.pieces) {
+      const kept = piece instanceof StoredText ? escapedStored(piece) : null;
+      to = kept ? to + kept.copy(bytes, to) : escapeInto(bytes, to, textOf(piece));
+      if (to < 0) return -1;
     }
     bytes[to++] = QUOTE;
     return to;

@@ -4,7 +4,7 @@
 // as in paging.ts: newest first on (created_at, id), limit + 1 rows fetched
 // to learn has_more, the cursor taken from the last row's keyset values.
 import type { QueryOptions, Sql } from './db.ts';
-import { JsonText } from './json-text.ts';
+import { JsonText, StoredText } from './json-text.ts';
 import { isoTime, type JsonView } from './json-view.ts';
 import { ETAG_COLUMN, type View } from './stored-view.ts';
 import { etagOfAnswer } from './etag.ts';
@@ -65,7 +65,9 @@ export async function readOne(
   const etag = view.etag ? `, ${view.etag} AS e` : '';
   const text = statementText(view, where, () => `SELECT ${view.json}::text AS v${etag} FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`);
   const { rows } = await sql.query<{ v: string; e?: string }>(text, params, options);
-  return rows[0] ? new JsonText(rows[0].v, null, rows[0].e ?? null) : null;
+  const row = rows[0];
+  if (!row) return null;
+  return row.e === undefined ? new JsonText(row.v) : new JsonText([new StoredText(row.v, row.e)], null, row.e);
 }
 
 /**
@@ -175,8 +177,8 @@ export function pageText(rows: PageRow[], limit: number, seal: ScopedSeal): Json
   const stored = data.every((r) => r.e !== undefined);
   const etag = stored ? etagOfAnswer(`${data.map((r) => r.e).join(',')}|${hasMore}|${cursor}`) : null;
   // The rows' texts are written one after another into the bytes sent, never joined into one string first.
-  const pieces = ['{"data":['];
-  data.forEach((r, i) => pieces.push(i ? ',' : '', r.v));
+  const pieces: Array<string | StoredText> = ['{"data":['];
+  data.forEach((r, i) => pieces.push(i ? ',' : '', r.e === undefined ? r.v : new StoredText(r.v, r.e)));
   pieces.push(`],"has_more":${hasMore},"next_cursor":${cursor}}`);
   return new JsonText(pieces, null, etag);
 }
