@@ -20,7 +20,7 @@ import { buildApp } from './app.ts';
 import { DeliveryEngine } from './modules/webhooks/engine.ts';
 import { createMetricsRegistry } from './platform/metrics.ts';
 import { startSchedules } from './workers/schedule.ts';
-import { createCouriers } from './couriers/registry.ts';
+import { createCourierAdapters } from './couriers/adapters.ts';
 import { courierCallMetrics } from './couriers/call-metrics.ts';
 
 export interface RunningService {
@@ -58,7 +58,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       metrics,
       senderNice: config.webhookSenderNice,
     });
-    const couriers = createCouriers(config);
+    const couriers = createCourierAdapters(config);
     reads = await openReadRouter(db, config, log);
     reads?.registerMetrics(metrics);
     keys = new KeyCache(db, rateLimits.authFailures);

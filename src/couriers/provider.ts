@@ -1,7 +1,7 @@
 // A courier provider: everything Merx knows about one courier, in one file
 // (src/couriers/providers/<slug>.ts), registered by one line in
-// src/couriers/providers.ts. The shipment room, config, the schemas' enums,
-// the status poll and push, and the simulator read the registry; nothing
+// src/couriers/catalog.ts. The shipment room, config, the schemas' enums,
+// the status poll and push, and the simulator read the catalog; nothing
 // else names a courier.
 import type { FastifyInstance } from 'fastify';
 import type { CourierAdapter, CourierEvent, NormalizedStatus } from './adapter.ts';

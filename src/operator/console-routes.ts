@@ -19,7 +19,7 @@ import { requireAccount } from '../modules/storefront/service.ts';
 import { listShipments } from '../modules/shipments/queries.ts';
 import { listIntegrations } from '../modules/shipments/integrations.ts';
 import { Shipment, SHIPMENT_STATUSES } from '../modules/shipments/schema.ts';
-import { COURIER_SLUGS } from '../couriers/providers.ts';
+import { COURIER_SLUGS } from '../couriers/catalog.ts';
 import { JOBS } from '../workers/schedule.ts';
 import { Account } from './accounts-routes.ts';
 import { adminRoute, FileAnswer, type OperatorServices } from './route.ts';

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { NormalizedStatus } from '../adapter.ts';
 import type { SimulatorKit } from '../provider.ts';
-import { courierProvider, courierProviders } from '../providers.ts';
+import { courierProvider, courierProviders } from '../catalog.ts';
 import type { Parcel, SimulatorState } from './state.ts';
 import { renderLabel } from './label.ts';
 

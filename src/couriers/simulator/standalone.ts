@@ -2,7 +2,7 @@
 // with COURIER_<A|B|C>_URL pointing at it. Its modes are set over HTTP here
 // (POST /_sim/{slug}/mode {mode}) since the operator API lives in the service.
 import Fastify from 'fastify';
-import { COURIER_SLUGS } from '../providers.ts';
+import { COURIER_SLUGS } from '../catalog.ts';
 import { registerCourierSimulator } from './routes.ts';
 import { SimulatorState, type SimMode } from './state.ts';
 

@@ -2,7 +2,7 @@
 // courier's own vocabulary, and the operator-set mode of each courier.
 import type { NormalizedStatus } from '../adapter.ts';
 import type { SimulatedCourier } from '../provider.ts';
-import { courierProvider, courierProviders } from '../providers.ts';
+import { courierProvider, courierProviders } from '../catalog.ts';
 
 export type SimMode = 'ok' | 'refuse' | 'down';
 

@@ -1,12 +1,12 @@
-// The registered couriers' adapters, pointed at the real couriers
-// (COURIER_<X>_URL, each provider's urlVariable) or, in simulator mode, at
-// the in-process simulator. COURIER_MODE=live never mounts it.
+// One service's courier adapters, one per courier in the catalog, pointed at
+// the real couriers (COURIER_<X>_URL, each provider's urlVariable) or, in
+// simulator mode, at the in-process simulator. COURIER_MODE=live never mounts it.
 import type { Config } from '../config.ts';
 import { courierError, type CourierAdapter, type CourierSlug } from './adapter.ts';
-import { courierProviders } from './providers.ts';
+import { courierProviders } from './catalog.ts';
 import { SimulatorState } from './simulator/state.ts';
 
-export interface Couriers {
+export interface CourierAdapters {
   /** The adapter of a registered courier; validation_failed for any other slug. */
   adapter(slug: CourierSlug): CourierAdapter;
   /** Slugs of the couriers whose statuses are polled. */
@@ -19,7 +19,7 @@ export interface Couriers {
   timeoutMs: number;
 }
 
-export function createCouriers(config: Config): Couriers {
+export function createCourierAdapters(config: Config): CourierAdapters {
   const simulator = config.courierMode === 'simulator' ? new SimulatorState() : null;
   let self = config.publicBaseUrl;
   const adapters = new Map<CourierSlug, CourierAdapter>();
@@ -50,7 +50,7 @@ export function createCouriers(config: Config): Couriers {
 
 declare module '../platform/services.ts' {
   interface Services {
-    /** The registered couriers' adapters (and the simulator in simulator mode). */
-    couriers: Couriers;
+    /** The catalog's couriers as this service reaches them (and the simulator in simulator mode). */
+    couriers: CourierAdapters;
   }
 }

@@ -1,6 +1,6 @@
-// The courier registry: one line per courier. Everything that lists
-// couriers (config, schema enums, validation, the poll, push routes, the
-// simulator) reads it, so a courier added here is known everywhere.
+// The courier catalog, the couriers Merx knows: one line per courier.
+// Everything that lists couriers (config, schema enums, validation, the poll,
+// push routes, the simulator) reads it, so a courier added here is known everywhere.
 // Register before the app is built: operation schemas read the list then.
 import type { CourierProvider } from './provider.ts';
 import { courierA } from './providers/courier-a.ts';
