@@ -49,7 +49,6 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     await rateLimits.settled();
     const notifier = createNotifier(config.smtpUrl, log);
     const metrics = createMetricsRegistry();
-    const stopCourierMetrics = courierCallMetrics(metrics);
     const deliveries = new DeliveryEngine({
       db,
       notifier,
@@ -58,7 +57,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       metrics,
       senderNice: config.webhookSenderNice,
     });
-    const couriers = createCourierAdapters(config);
+    const couriers = createCourierAdapters(config, { report: courierCallMetrics(metrics) });
     reads = await openReadRouter(db, config, log);
     reads?.registerMetrics(metrics);
     keys = new KeyCache(db, rateLimits.authFailures);
@@ -96,7 +95,6 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       services,
       async close() {
         stopSchedules();
-        stopCourierMetrics();
         await app.close();
         await services.requestLog.flushed();
         await deliveries.stop();

@@ -4,6 +4,7 @@
 import type { Config } from '../config.ts';
 import { courierError, type CourierAdapter, type CourierSlug } from './adapter.ts';
 import { courierProviders } from './catalog.ts';
+import { courierHttp, type CourierCallReport } from './http.ts';
 import { SimulatorState } from './simulator/state.ts';
 
 export interface CourierAdapters {
@@ -16,10 +17,14 @@ export interface CourierAdapters {
   /** The service's own origin, once it listens: where the simulator and push endpoints are. */
   setSelfOrigin(origin: string): void;
   selfOrigin(): string;
-  timeoutMs: number;
 }
 
-export function createCourierAdapters(config: Config): CourierAdapters {
+export interface CourierAdaptersOptions {
+  /** Where each call is counted: this service's metrics (call-metrics.ts). */
+  report: CourierCallReport;
+}
+
+export function createCourierAdapters(config: Config, { report }: CourierAdaptersOptions): CourierAdapters {
   const simulator = config.courierMode === 'simulator' ? new SimulatorState() : null;
   let self = config.publicBaseUrl;
   const adapters = new Map<CourierSlug, CourierAdapter>();
@@ -30,7 +35,7 @@ export function createCourierAdapters(config: Config): CourierAdapters {
       if (simulator && provider.simulator) return `${self}/courier-sim/${provider.slug}`;
       throw courierError(provider.slug, 'unavailable', `${provider.urlVariable} is not configured`);
     };
-    adapters.set(provider.slug, provider.createAdapter(baseUrl, config.courierTimeoutMs));
+    adapters.set(provider.slug, provider.createAdapter(courierHttp(provider.slug, { baseUrl, timeoutMs: config.courierTimeoutMs, report })));
   }
   return {
     adapter(slug) {
@@ -44,7 +49,6 @@ export function createCourierAdapters(config: Config): CourierAdapters {
       self = origin;
     },
     selfOrigin: () => self,
-    timeoutMs: config.courierTimeoutMs,
   };
 }
 

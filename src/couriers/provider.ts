@@ -5,6 +5,7 @@
 // else names a courier.
 import type { FastifyInstance } from 'fastify';
 import type { CourierAdapter, CourierEvent, NormalizedStatus } from './adapter.ts';
+import type { CourierHttp } from './http.ts';
 import type { Parcel, RawEvent, SimulatorState } from './simulator/state.ts';
 
 export interface CourierProvider {
@@ -14,8 +15,8 @@ export interface CourierProvider {
   readonly urlVariable: string;
   /** Every status code the courier uses on the wire, with what it means. */
   readonly statuses: ReadonlyArray<readonly [code: string | number, status: NormalizedStatus]>;
-  /** The adapter speaking the courier's protocol at `baseUrl()` (read per call: the simulator's origin is known late). */
-  createAdapter(baseUrl: () => string, timeoutMs: number): CourierAdapter;
+  /** The adapter speaking the courier's protocol over `http` (its base URL, timeout and call report are the service's). */
+  createAdapter(http: CourierHttp): CourierAdapter;
   /** A courier that pushes statuses (capabilities.statusUpdates 'push'): how its reports are read. */
   readonly push?: CourierPush;
   /** The courier's half of the in-process simulator; a courier without one is only reached at its URL. */
