@@ -30,7 +30,7 @@ export function createCourierAdapters(config: Config, { report }: CourierAdapter
   const adapters = new Map<CourierSlug, CourierAdapter>();
   for (const provider of courierProviders()) {
     const baseUrl = () => {
-      const configured = config.courierUrls[provider.slug];
+      const configured = config.courierUrls[provider.urlVariable];
       if (configured) return configured.replace(/\/$/, '');
       if (simulator && provider.simulator) return `${self}/courier-sim/${provider.slug}`;
       throw courierError(provider.slug, 'unavailable', `${provider.urlVariable} is not configured`);

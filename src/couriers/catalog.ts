@@ -1,7 +1,8 @@
 // The courier catalog, the couriers Merx knows: one line per courier.
-// Everything that lists couriers (config, schema enums, validation, the poll,
+// Everything that lists couriers (the schema enums, validation, the poll,
 // push routes, the simulator) reads it, so a courier added here is known everywhere.
 // Register before the app is built: operation schemas read the list then.
+import { COURIER_URL_VARIABLE } from '../config.ts';
 import type { CourierProvider } from './provider.ts';
 import { courierA } from './providers/courier-a.ts';
 import { courierB } from './providers/courier-b.ts';
@@ -13,6 +14,8 @@ export const COURIER_SLUGS: string[] = [];
 
 export function registerCourier(provider: CourierProvider): void {
   if (providers.has(provider.slug)) throw new Error(`courier ${provider.slug} is registered twice`);
+  // config.ts checks every variable of that shape at start-up, knowing no courier.
+  if (!COURIER_URL_VARIABLE.test(provider.urlVariable)) throw new Error(`courier ${provider.slug}: urlVariable must read COURIER_<X>_URL`);
   providers.set(provider.slug, provider);
   COURIER_SLUGS.push(provider.slug);
 }

@@ -1,6 +1,6 @@
 // A courier provider: everything Merx knows about one courier, in one file
 // (src/couriers/providers/<slug>.ts), registered by one line in
-// src/couriers/catalog.ts. The shipment room, config, the schemas' enums,
+// src/couriers/catalog.ts. The shipment room, the schemas' enums,
 // the status poll and push, and the simulator read the catalog; nothing
 // else names a courier.
 import type { FastifyInstance } from 'fastify';
@@ -11,7 +11,7 @@ import type { Parcel, RawEvent, SimulatorState } from './simulator/state.ts';
 export interface CourierProvider {
   /** The courier's slug in the API (orders' courier_slug, shipments' courier_slug, integrations). */
   readonly slug: string;
-  /** The environment variable holding the courier's base URL in live mode (e.g. COURIER_A_URL). */
+  /** The environment variable holding the courier's base URL in live mode, COURIER_<X>_URL (config.ts reads those). */
   readonly urlVariable: string;
   /** Every status code the courier uses on the wire, with what it means. */
   readonly statuses: ReadonlyArray<readonly [code: string | number, status: NormalizedStatus]>;
