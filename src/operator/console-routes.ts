@@ -102,7 +102,7 @@ export function consoleRoutes(operations: Operation[]) {
           courier_mode: s.config.courierMode,
           couriers: COURIER_SLUGS.map((slug) => {
             const { statusUpdates, cancel } = s.couriers.adapter(slug).capabilities;
-            return { slug, mode: s.couriers.simulator?.modes[slug] ?? null, status_updates: statusUpdates, cancel };
+            return { slug, mode: s.courierSimulator?.modes[slug] ?? null, status_updates: statusUpdates, cancel };
           }),
           jobs: Object.keys(JOBS),
           scopes: [...SCOPES],

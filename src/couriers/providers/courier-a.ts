@@ -8,7 +8,6 @@
 import type { CourierAccount, CourierAdapter, CourierEvent, NormalizedStatus, Waybill, WaybillRequest } from '../adapter.ts';
 import { courierError } from '../adapter.ts';
 import type { CourierProvider } from '../provider.ts';
-import { simulatedCourierA } from '../simulator/courier-a.ts';
 import { failureFor, type CourierHttp, type CourierResponse } from '../http.ts';
 
 export const COURIER_A_STATUSES: Record<string, NormalizedStatus> = {
@@ -91,5 +90,4 @@ export const courierA: CourierProvider = {
   urlVariable: 'COURIER_A_URL',
   statuses: Object.entries(COURIER_A_STATUSES),
   createAdapter: createCourierA,
-  simulator: simulatedCourierA,
 };

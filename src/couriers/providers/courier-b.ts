@@ -8,7 +8,6 @@
 import type { CourierAccount, CourierAdapter, CourierEvent, NormalizedStatus, Waybill } from '../adapter.ts';
 import { courierError } from '../adapter.ts';
 import type { CourierProvider } from '../provider.ts';
-import { simulatedCourierB } from '../simulator/courier-b.ts';
 import { failureFor, type CourierHttp, type CourierResponse } from '../http.ts';
 
 export const COURIER_B_STATUSES: Record<number, NormalizedStatus> = {
@@ -101,5 +100,4 @@ export const courierB: CourierProvider = {
   urlVariable: 'COURIER_B_URL',
   statuses: Object.entries(COURIER_B_STATUSES).map(([code, status]) => [Number(code), status] as const),
   createAdapter: createCourierB,
-  simulator: simulatedCourierB,
 };

@@ -9,7 +9,6 @@ import { courierError } from '../adapter.ts';
 import type { CourierProvider, CourierPush } from '../provider.ts';
 import { AppError } from '../../platform/errors.ts';
 import { isSupportedInstant } from '../../platform/dates.ts';
-import { simulatedCourierC } from '../simulator/courier-c.ts';
 import { failureFor, type CourierHttp, type CourierResponse } from '../http.ts';
 
 export const COURIER_C_STATES: Record<string, NormalizedStatus> = {
@@ -106,5 +105,4 @@ export const courierC: CourierProvider = {
   statuses: Object.entries(COURIER_C_STATES),
   createAdapter: createCourierC,
   push: courierCPush,
-  simulator: simulatedCourierC,
 };

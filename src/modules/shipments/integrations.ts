@@ -5,7 +5,6 @@ import { AppError } from '../../platform/errors.ts';
 import type { CourierAccount, CourierSlug } from '../../couriers/adapter.ts';
 import type { CourierAdapters } from '../../couriers/adapters.ts';
 import { COURIER_SLUGS, isCourierSlug } from '../../couriers/catalog.ts';
-import { demoCredentials } from '../../couriers/simulator/state.ts';
 import { openSecret, sealSecret } from '../../platform/secret-box.ts';
 
 // Credentials and the push token are sealed at rest (issue 27): credentials as
@@ -66,7 +65,7 @@ export async function courierAccountFor(sql: Sql, couriers: CourierAdapters, acc
   const credentials = credentialsOf(row.credentials);
   const hasCredentials = Object.keys(credentials).length > 0;
   return {
-    credentials: hasCredentials || !couriers.simulator ? credentials : demoCredentials(slug),
+    credentials: hasCredentials ? credentials : couriers.defaultCredentials(slug),
     senderOrigin: row.sender_origin,
     shipmentTerms: row.shipment_terms,
     push: { url: couriers.selfOrigin() + pushPath(slug), token: openSecret(row.push_token) },
