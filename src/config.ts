@@ -1,5 +1,5 @@
 // Environment -> one typed, validated config object. A bad value stops the
-// process at start-up with a message naming the variable (STYLE 9).
+// process at start-up with a message naming the variable.
 import os from 'node:os';
 import { KEYS_VARIABLE, parseKeys, type SealingKey } from './platform/secret-box.ts';
 import v8 from 'node:v8';

@@ -1,4 +1,4 @@
-// The CourierAdapter contract (STYLE 6): one interface, one adapter per
+// The CourierAdapter contract: one interface, one adapter per
 // courier in the catalog (catalog.ts), each speaking its own wire protocol over
 // HTTP. Adapters normalise requests, answers, statuses and failures; nothing
 // outside src/couriers knows a protocol.
