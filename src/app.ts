@@ -232,7 +232,7 @@ export async function buildApp(services: OperatorServices, options: { reactions?
   registerAdminRoutes(app, services, adminRoutes);
   registerPublicRoutes(app, services, publicRoutes());
   // COURIER_MODE=live never mounts the simulator.
-  if (services.couriers.simulator) registerCourierSimulator(app, services.couriers.simulator);
+  if (services.courierSimulator) registerCourierSimulator(app, services.courierSimulator);
   registerConsole(app);
   if (options.reactions !== false) {
     const unsubscribe = subscribeReactions(services);

@@ -89,9 +89,10 @@ async function run(argv: string[]) {
       return;
     case 'courier-sim': {
       const { startStandaloneSimulator } = await import('./couriers/simulator/standalone.ts');
-      const { courierProviders } = await import('./couriers/providers.ts');
+      const { SIMULATED_COURIERS } = await import('./couriers/simulator/simulated-couriers.ts');
+      const { courierProviders } = await import('./couriers/catalog.ts');
       const url = await startStandaloneSimulator(Number(values.port ?? 3100));
-      const settings = courierProviders().filter((p) => p.simulator).map((p) => `${p.urlVariable}=${url}/${p.slug}`);
+      const settings = courierProviders().filter((p) => SIMULATED_COURIERS.has(p.slug)).map((p) => `${p.urlVariable}=${url}/${p.slug}`);
       process.stdout.write(`courier simulator at ${url}: set ${settings.join(', ')}\n`);
       return;
     }

@@ -1,6 +1,5 @@
 // Environment -> one typed, validated config object. A bad value stops the
-// process at start-up with a message naming the variable (STYLE 9).
-import { courierProviders } from './couriers/providers.ts';
+// process at start-up with a message naming the variable.
 import os from 'node:os';
 import { KEYS_VARIABLE, parseKeys, type SealingKey } from './platform/secret-box.ts';
 import v8 from 'node:v8';
@@ -33,8 +32,8 @@ export interface Config {
   /** The webhook sender thread's nice value (WEBHOOK_SENDER_NICE, 0-19): background work yields the cores to API requests. */
   webhookSenderNice: number;
   courierMode: 'simulator' | 'live';
-  /** Each registered courier's base URL in live mode, from its provider's variable (COURIER_A_URL, ...). */
-  courierUrls: Record<string, string | null>;
+  /** Couriers' base URLs in live mode, by variable: every COURIER_<X>_URL set (each courier's provider names its own). */
+  courierUrls: Record<string, string>;
   courierTimeoutMs: number;
   /** How long a client has to send a whole request, headers and body (REQUEST_TIMEOUT_MS; issue 27): then 408 request_timeout. */
   requestTimeoutMs: number;
@@ -159,6 +158,18 @@ function databaseTopology(env: Env): Pick<Config, 'databaseDirectUrl' | 'prepare
   };
 }
 
+/** The variables that hold couriers' base URLs (a courier's urlVariable must read so: couriers/catalog.ts). */
+export const COURIER_URL_VARIABLE = /^COURIER_[A-Z0-9_]+_URL$/;
+
+function courierUrls(env: Env): Record<string, string> {
+  const urls: Record<string, string> = {};
+  for (const name of Object.keys(env).filter((n) => COURIER_URL_VARIABLE.test(n))) {
+    const value = url(env, name, ['http:', 'https:']);
+    if (value !== null) urls[name] = value;
+  }
+  return urls;
+}
+
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -204,7 +215,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     webhookSenderNice: integer(env, 'WEBHOOK_SENDER_NICE', 19, 0, 19),
     courierMode: oneOf(env, 'COURIER_MODE', ['simulator', 'live'] as const, production ? 'live' : 'simulator'),
-    courierUrls: Object.fromEntries(courierProviders().map((p) => [p.slug, url(env, p.urlVariable, ['http:', 'https:'])])),
+    courierUrls: courierUrls(env),
     courierTimeoutMs: integer(env, 'COURIER_TIMEOUT_MS', 10_000, 100, 120_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     rateLimits: {

@@ -20,8 +20,11 @@ import { buildApp } from './app.ts';
 import { DeliveryEngine } from './modules/webhooks/engine.ts';
 import { createMetricsRegistry } from './platform/metrics.ts';
 import { startSchedules } from './workers/schedule.ts';
-import { createCouriers } from './couriers/registry.ts';
+import { createCourierAdapters } from './couriers/adapters.ts';
 import { courierCallMetrics } from './couriers/call-metrics.ts';
+import { simulatorStandIn } from './couriers/simulator/routes.ts';
+import { SIMULATED_COURIERS } from './couriers/simulator/simulated-couriers.ts';
+import { SimulatorState } from './couriers/simulator/state.ts';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -49,7 +52,6 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     await rateLimits.settled();
     const notifier = createNotifier(config.smtpUrl, log);
     const metrics = createMetricsRegistry();
-    const stopCourierMetrics = courierCallMetrics(metrics);
     const deliveries = new DeliveryEngine({
       db,
       notifier,
@@ -58,7 +60,12 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       metrics,
       senderNice: config.webhookSenderNice,
     });
-    const couriers = createCouriers(config);
+    // The simulator is one more courier endpoint: this service's adapters reach it over HTTP like any other.
+    const courierSimulator = config.courierMode === 'simulator' ? new SimulatorState(SIMULATED_COURIERS) : null;
+    const couriers = createCourierAdapters(config, {
+      report: courierCallMetrics(metrics),
+      standIn: courierSimulator && simulatorStandIn(courierSimulator),
+    });
     reads = await openReadRouter(db, config, log);
     reads?.registerMetrics(metrics);
     keys = new KeyCache(db, rateLimits.authFailures);
@@ -72,6 +79,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       notifier,
       deliveries,
       couriers,
+      courierSimulator,
       log,
       metrics,
       deploySha: resolveDeploySha(config.deploySha),
@@ -86,7 +94,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     const port = typeof address === 'object' && address ? address.port : config.port;
     await deliveries.start({ self: { host: config.host, port }, worker: config.workers });
     // In simulator mode the couriers live in this process: the adapters and the push URL use the real listening address.
-    if (couriers.simulator) couriers.setSelfOrigin(`http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
+    if (courierSimulator) couriers.setSelfOrigin(`http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
     const stopSchedules = config.workers ? startSchedules(services) : () => {};
     return {
       app,
@@ -96,7 +104,6 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       services,
       async close() {
         stopSchedules();
-        stopCourierMetrics();
         await app.close();
         await services.requestLog.flushed();
         await deliveries.stop();

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { standaloneSimulator } from '../src/couriers/simulator/standalone.ts';
-import { startTestService, freshTenant, http, type TestService } from './helpers/harness.ts';
+import { startTestService, freshTenant, http, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 
 let sim: { url: string; close: () => Promise<void> };
 let svc: TestService;
@@ -53,4 +53,24 @@ test('in live mode an integration without credentials gets no demo credentials: 
   assert.equal(res.status, 502);
   assert.equal(res.body.error.code, 'courier_error');
   assert.equal(res.body.error.details.reason, 'auth');
+});
+
+test('each service counts only its own courier calls in /metrics, with another service in the same process', async () => {
+  const other = await startTestService();
+  try {
+    const calls = async (service: TestService) => {
+      const res = await http(service.url, 'GET', '/metrics', { token: ADMIN_TOKEN });
+      assert.equal(res.status, 200);
+      return res.text.split('\n').filter((line) => line.startsWith('merx_courier_request_duration_seconds_count{'));
+    };
+    const { op, accountId, key } = await freshTenant(svc.url);
+    await op.call('PUT', `/accounts/${accountId}/couriers/courier_b`, { enabled: true, credentials: { api_key: 'sim_b_demo_key', client_id: 'sim_b_demo_client' } });
+    const order = await op.checkout(accountId, { shipping: { address: 'ul. X 1', city: 'Sofia', zip: '1000', courier_slug: 'courier_b', courier_delivery_mode: 'home' } });
+    const created = await http(svc.url, 'POST', '/api/v1/shipments', { token: key, body: { order_id: order.id } });
+    assert.equal(created.status, 201, created.text);
+    assert.ok((await calls(svc)).some((line) => line.startsWith('merx_courier_request_duration_seconds_count{courier="courier_b",status="200"}')));
+    assert.deepEqual(await calls(other), [], 'the other service made no courier call');
+  } finally {
+    await other.close();
+  }
 });

@@ -2,12 +2,12 @@
 // (test/couriers/courier-d.ts, test-only) is registered here and a shipment
 // goes through it end to end over HTTP to its own endpoint, while no file
 // under src/ names it. Schemas, validation, config, the poll and the OpenAPI
-// document learn of it from the registry.
+// document learn of it from the catalog.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { registerCourier } from '../src/couriers/providers.ts';
+import { registerCourier } from '../src/couriers/catalog.ts';
 import { courierD } from './couriers/courier-d.ts';
 import { COURIER_D_KEY, startCourierD } from './couriers/courier-d-endpoint.ts';
 import { startTestService, freshTenant, http, type TestService } from './helpers/harness.ts';
@@ -37,7 +37,7 @@ test('no file under src/ names the test-only courier', () => {
   }
 });
 
-test('the registry feeds the OpenAPI enums and the integration endpoint', async () => {
+test('the catalog feeds the OpenAPI enums and the integration endpoint', async () => {
   const doc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
   const create = doc.paths['/api/v1/shipments'].post.requestBody.content['application/json'].schema;
   const courier = create.properties?.courier ?? JSON.stringify(create);

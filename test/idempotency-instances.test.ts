@@ -71,7 +71,7 @@ test('requests racing for one key on two instances create one waybill, one shipm
   const tenant = await freshTenant(a.url);
   for (const slug of SLUGS) await tenant.op.call('PUT', `/accounts/${tenant.accountId}/couriers/${slug}`, { enabled: true });
   const order = await operator(a.url).checkout(tenant.accountId);
-  const parcels = () => a.service.services.couriers.simulator!.parcels.size + b.service.services.couriers.simulator!.parcels.size;
+  const parcels = () => a.service.services.courierSimulator!.parcels.size + b.service.services.courierSimulator!.parcels.size;
   const before = parcels();
   const k = `race-${crypto.randomUUID()}`;
   const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => post(i % 2 ? b : a, tenant.key, '/api/v1/shipments', { order_id: order.id }, k)));

@@ -11,7 +11,7 @@ import { rpc } from './helpers/mcp.ts';
 import { sinkCaptures } from './helpers/webhooks.ts';
 import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
 import { checkoutWith, push, pushTokenOf, putCourier, ship, shipmentNow } from './helpers/shipments.ts';
-import { demoCredentials } from '../src/couriers/simulator/state.ts';
+import { SIMULATED_COURIERS } from '../src/couriers/simulator/simulated-couriers.ts';
 import { SEALED_COLUMNS } from '../src/platform/sealed-columns.ts';
 import { isSealed } from '../src/platform/secret-box.ts';
 
@@ -74,7 +74,7 @@ test('raw SQL finds no plaintext secret: webhook secrets, courier credentials an
   assert.equal(mcpAgain.body.result.structuredContent.secret, mcpSecret);
 
   // Courier credentials that the courier checks, and the push token it is given.
-  const credentials = demoCredentials('courier_c');
+  const credentials = SIMULATED_COURIERS.get('courier_c')!.demoCredentials;
   await putCourier(svc, accountId, 'courier_c', { enabled: true, credentials });
   const shipment = await ship(svc, key, { order_id: (await checkoutWith(svc, accountId, 'courier_c')).id });
   const pushToken = pushTokenOf(svc, shipment.tracking_number);

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { startTestService, freshTenant, http, type TestService } from './helpers/harness.ts';
 import { isolatedDatabase, sinkCaptures, sinkSubscription, type IsolatedDatabase } from './helpers/webhooks.ts';
 import { checkoutWith, putCourier, ship } from './helpers/shipments.ts';
-import { demoCredentials } from '../src/couriers/simulator/state.ts';
+import { SIMULATED_COURIERS } from '../src/couriers/simulator/simulated-couriers.ts';
 import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
 import { SEALED_COLUMNS } from '../src/platform/sealed-columns.ts';
 import { KEY_FILE, keyIdOf } from '../src/platform/secret-box.ts';
@@ -71,7 +71,7 @@ test('rotation: new,old opens both; reseal moves every value to the new key; the
   const { accountId, key } = await freshTenant(svc.url);
   const sub = await sinkSubscription(svc, key, ['order.updated']);
   // The simulator refuses any other credentials: a shipment made proves they were opened.
-  await putCourier(svc, accountId, 'courier_a', { enabled: true, credentials: demoCredentials('courier_a') });
+  await putCourier(svc, accountId, 'courier_a', { enabled: true, credentials: SIMULATED_COURIERS.get('courier_a')!.demoCredentials });
   const idem = crypto.randomUUID();
   const order = await checkoutWith(svc, accountId, 'courier_a');
   const shipped = await http(svc.url, 'POST', '/api/v1/shipments', { token: key, body: { order_id: order.id }, headers: { 'Idempotency-Key': idem } });

@@ -1,10 +1,10 @@
-// The CourierAdapter contract (STYLE 6): one interface, one adapter per
-// registered courier (providers.ts), each speaking its own wire protocol over
+// The CourierAdapter contract: one interface, one adapter per
+// courier in the catalog (catalog.ts), each speaking its own wire protocol over
 // HTTP. Adapters normalise requests, answers, statuses and failures; nothing
 // outside src/couriers knows a protocol.
 import { AppError } from '../platform/errors.ts';
 
-/** A registered courier's slug (providers.ts holds the list). */
+/** A registered courier's slug (catalog.ts holds the list). */
 export type CourierSlug = string;
 export type NormalizedStatus = 'pending' | 'picked_up' | 'in_transit' | 'delivered' | 'cancelled' | 'refused' | 'returned';
 

@@ -1,26 +1,12 @@
-// Courier call latency and errors for /metrics: every outbound courier HTTP
-// call (courierFetch) reports here, and each running service's registry that
-// subscribed counts it (tests run several services in one process).
+// Courier call latency and errors for /metrics: the service builds them on
+// its own registry (server.ts) and hands the report to its couriers'
+// adapters, so each service counts only its own calls (tests run several in one process).
 import type { Registry } from 'prom-client';
 import { Counter, Histogram } from 'prom-client';
+import type { CourierCallReport } from './http.ts';
 
-export interface CourierCall {
-  courier: string;
-  seconds: number;
-  /** The HTTP status, or null when no answer came (timeout, connection failure). */
-  status: number | null;
-  /** Why the call failed (courier_error reason), or null when it got a 2xx. */
-  failure: string | null;
-}
-
-const observers = new Set<(call: CourierCall) => void>();
-
-export function reportCourierCall(call: CourierCall): void {
-  for (const observe of observers) observe(call);
-}
-
-/** Adds the courier metrics to `registry`; returns the way to stop counting (the service's close). */
-export function courierCallMetrics(registry: Registry): () => void {
+/** Adds the courier metrics to `registry`; what the service's adapters report each call to. */
+export function courierCallMetrics(registry: Registry): CourierCallReport {
   const latency = new Histogram({
     name: 'merx_courier_request_duration_seconds',
     help: 'Outbound courier API calls by courier and HTTP status ("none" when no answer came)',
@@ -34,10 +20,8 @@ export function courierCallMetrics(registry: Registry): () => void {
     labelNames: ['courier', 'reason'],
     registers: [registry],
   });
-  const observe = (call: CourierCall) => {
+  return (call) => {
     latency.observe({ courier: call.courier, status: call.status === null ? 'none' : String(call.status) }, call.seconds);
     if (call.failure) errors.inc({ courier: call.courier, reason: call.failure });
   };
-  observers.add(observe);
-  return () => observers.delete(observe);
 }

@@ -1,7 +1,6 @@
 // Outbound HTTP to couriers: explicit timeouts, no redirects, failures mapped
 // to courier_error reasons that say whether a retry may help.
 import { courierError, type CourierFailure } from './adapter.ts';
-import { reportCourierCall } from './call-metrics.ts';
 
 export interface CourierResponse {
   status: number;
@@ -10,10 +9,40 @@ export interface CourierResponse {
   json<T = any>(): T;
 }
 
-export async function courierFetch(slug: string, timeoutMs: number, url: string, init: RequestInit): Promise<CourierResponse> {
+/** One outbound courier call, as the service that made it counts it (call-metrics.ts). */
+export interface CourierCall {
+  courier: string;
+  seconds: number;
+  /** The HTTP status, or null when no answer came (timeout, connection failure). */
+  status: number | null;
+  /** Why the call failed (courier_error reason), or null when it got a 2xx. */
+  failure: string | null;
+}
+
+export type CourierCallReport = (call: CourierCall) => void;
+
+/** One courier's HTTP, as its adapter is given it (adapters.ts): its base URL, timeout and the service's call report are fixed. */
+export interface CourierHttp {
+  /** Calls `path` under the courier's base URL; throws courier_error when no answer came. */
+  fetch(path: string, init: RequestInit): Promise<CourierResponse>;
+}
+
+export interface CourierHttpOptions {
+  /** Read per call: in simulator mode the service's own origin is known only once it listens. */
+  baseUrl: () => string;
+  timeoutMs: number;
+  report: CourierCallReport;
+}
+
+export function courierHttp(slug: string, options: CourierHttpOptions): CourierHttp {
+  return { fetch: (path, init) => courierFetch(slug, options, options.baseUrl() + path, init) };
+}
+
+async function courierFetch(slug: string, options: CourierHttpOptions, url: string, init: RequestInit): Promise<CourierResponse> {
+  const { timeoutMs } = options;
   const started = performance.now();
   const report = (status: number | null, failure: CourierFailure | null) =>
-    reportCourierCall({ courier: slug, seconds: (performance.now() - started) / 1000, status, failure });
+    options.report({ courier: slug, seconds: (performance.now() - started) / 1000, status, failure });
   let res: Response;
   try {
     res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });

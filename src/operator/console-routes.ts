@@ -19,7 +19,7 @@ import { requireAccount } from '../modules/storefront/service.ts';
 import { listShipments } from '../modules/shipments/queries.ts';
 import { listIntegrations } from '../modules/shipments/integrations.ts';
 import { Shipment, SHIPMENT_STATUSES } from '../modules/shipments/schema.ts';
-import { COURIER_SLUGS } from '../couriers/providers.ts';
+import { COURIER_SLUGS } from '../couriers/catalog.ts';
 import { JOBS } from '../workers/schedule.ts';
 import { Account } from './accounts-routes.ts';
 import { adminRoute, FileAnswer, type OperatorServices } from './route.ts';
@@ -102,7 +102,7 @@ export function consoleRoutes(operations: Operation[]) {
           courier_mode: s.config.courierMode,
           couriers: COURIER_SLUGS.map((slug) => {
             const { statusUpdates, cancel } = s.couriers.adapter(slug).capabilities;
-            return { slug, mode: s.couriers.simulator?.modes[slug] ?? null, status_updates: statusUpdates, cancel };
+            return { slug, mode: s.courierSimulator?.modes[slug] ?? null, status_updates: statusUpdates, cancel };
           }),
           jobs: Object.keys(JOBS),
           scopes: [...SCOPES],

@@ -6,7 +6,7 @@ import { PRESETS } from '../platform/scopes.ts';
 import { createAccount, issueKey } from '../modules/accounts/service.ts';
 import { seedAccount } from './seed.ts';
 import { putIntegration } from '../modules/shipments/integrations.ts';
-import { COURIER_SLUGS } from '../couriers/providers.ts';
+import { COURIER_SLUGS } from '../couriers/catalog.ts';
 
 const DEMO_EMAIL = 'demo@merx.example';
 const DEMO_KEY_NAME = 'demo (printed at start)';

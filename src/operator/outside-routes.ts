@@ -17,8 +17,8 @@ import { adminRoute } from './route.ts';
 const JsonObject = (description: string) => Type.Unsafe<Record<string, unknown> | null>({ type: ['object', 'null'], additionalProperties: true, description });
 
 function simulatorOf(s: OperatorServices) {
-  if (!s.couriers.simulator) throw new AppError('not_found', 'the courier simulator is not running (COURIER_MODE=live)');
-  return s.couriers.simulator;
+  if (!s.courierSimulator) throw new AppError('not_found', 'the courier simulator is not running (COURIER_MODE=live)');
+  return s.courierSimulator;
 }
 
 export const outsideRoutes = [

@@ -6,7 +6,7 @@ import type { Sql } from '../platform/db.ts';
 import { requireAccount } from '../modules/storefront/service.ts';
 import { AppError } from '../platform/errors.ts';
 import { rebuildCustomers } from '../modules/customers/aggregates.ts';
-import { COURIER_SLUGS } from '../couriers/providers.ts';
+import { COURIER_SLUGS } from '../couriers/catalog.ts';
 
 export interface SeedInput {
   orders: number;

@@ -8,7 +8,7 @@
 //   DELETE /consignments/{ref}        -> 204 | 409 {problem}
 //   GET    /consignments?refs=a,b     -> {items: [{ref, history: [{when, state, text}]}]}
 import { courierError, type CourierAccount, type CourierAdapter, type NormalizedStatus } from '../../src/couriers/adapter.ts';
-import { courierFetch, failureFor } from '../../src/couriers/http.ts';
+import { failureFor, type CourierHttp } from '../../src/couriers/http.ts';
 import type { CourierProvider } from '../../src/couriers/provider.ts';
 
 export const COURIER_D_STATES: Record<string, NormalizedStatus> = {
@@ -21,10 +21,10 @@ export const COURIER_D_STATES: Record<string, NormalizedStatus> = {
   back: 'returned',
 };
 
-function createCourierD(baseUrl: () => string, timeoutMs: number): CourierAdapter {
+function createCourierD(http: CourierHttp): CourierAdapter {
   const slug = 'courier_d';
   const call = async (account: CourierAccount, method: string, path: string, body?: unknown) => {
-    const res = await courierFetch(slug, timeoutMs, baseUrl() + path, {
+    const res = await http.fetch(path, {
       method,
       headers: { 'x-d-key': String(account.credentials.key ?? ''), ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,

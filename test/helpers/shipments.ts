@@ -184,9 +184,9 @@ export function pdfText(bytes: Buffer): string {
   return parts.join('\n');
 }
 
-/** The simulator's in-process state (svc.service.services.couriers.simulator). */
+/** The simulator's in-process state (svc.service.services.courierSimulator). */
 export function simulator(svc: TestService) {
-  const sim = svc.service.services.couriers.simulator;
+  const sim = svc.service.services.courierSimulator;
   assert.ok(sim, 'the courier simulator runs (simulator mode)');
   return sim;
 }

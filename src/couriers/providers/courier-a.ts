@@ -8,8 +8,7 @@
 import type { CourierAccount, CourierAdapter, CourierEvent, NormalizedStatus, Waybill, WaybillRequest } from '../adapter.ts';
 import { courierError } from '../adapter.ts';
 import type { CourierProvider } from '../provider.ts';
-import { simulatedCourierA } from '../simulator/courier-a.ts';
-import { courierFetch, failureFor, type CourierResponse } from '../http.ts';
+import { failureFor, type CourierHttp, type CourierResponse } from '../http.ts';
 
 export const COURIER_A_STATUSES: Record<string, NormalizedStatus> = {
   REGISTERED: 'pending',
@@ -22,11 +21,11 @@ export const COURIER_A_STATUSES: Record<string, NormalizedStatus> = {
   RETURNED: 'returned',
 };
 
-export function createCourierA(baseUrl: () => string, timeoutMs: number): CourierAdapter {
+export function createCourierA(http: CourierHttp): CourierAdapter {
   const slug = 'courier_a';
   const call = async (account: CourierAccount, method: string, path: string, body?: unknown): Promise<CourierResponse> => {
     const token = String(account.credentials.api_token ?? '');
-    const res = await courierFetch(slug, timeoutMs, baseUrl() + path, {
+    const res = await http.fetch(path, {
       method,
       headers: { authorization: `Bearer ${token}`, accept: 'application/json, application/pdf', ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
@@ -91,5 +90,4 @@ export const courierA: CourierProvider = {
   urlVariable: 'COURIER_A_URL',
   statuses: Object.entries(COURIER_A_STATUSES),
   createAdapter: createCourierA,
-  simulator: simulatedCourierA,
 };

@@ -8,8 +8,7 @@
 import type { CourierAccount, CourierAdapter, CourierEvent, NormalizedStatus, Waybill } from '../adapter.ts';
 import { courierError } from '../adapter.ts';
 import type { CourierProvider } from '../provider.ts';
-import { simulatedCourierB } from '../simulator/courier-b.ts';
-import { courierFetch, failureFor, type CourierResponse } from '../http.ts';
+import { failureFor, type CourierHttp, type CourierResponse } from '../http.ts';
 
 export const COURIER_B_STATUSES: Record<number, NormalizedStatus> = {
   10: 'pending',
@@ -21,10 +20,10 @@ export const COURIER_B_STATUSES: Record<number, NormalizedStatus> = {
   90: 'cancelled',
 };
 
-export function createCourierB(baseUrl: () => string, timeoutMs: number): CourierAdapter {
+export function createCourierB(http: CourierHttp): CourierAdapter {
   const slug = 'courier_b';
   const call = async (account: CourierAccount, method: string, path: string, body?: unknown): Promise<CourierResponse> => {
-    const res = await courierFetch(slug, timeoutMs, baseUrl() + path, {
+    const res = await http.fetch(path, {
       method,
       headers: {
         'x-api-key': String(account.credentials.api_key ?? ''),
@@ -101,5 +100,4 @@ export const courierB: CourierProvider = {
   urlVariable: 'COURIER_B_URL',
   statuses: Object.entries(COURIER_B_STATUSES).map(([code, status]) => [Number(code), status] as const),
   createAdapter: createCourierB,
-  simulator: simulatedCourierB,
 };

@@ -9,8 +9,7 @@ import { courierError } from '../adapter.ts';
 import type { CourierProvider, CourierPush } from '../provider.ts';
 import { AppError } from '../../platform/errors.ts';
 import { isSupportedInstant } from '../../platform/dates.ts';
-import { simulatedCourierC } from '../simulator/courier-c.ts';
-import { courierFetch, failureFor, type CourierResponse } from '../http.ts';
+import { failureFor, type CourierHttp, type CourierResponse } from '../http.ts';
 
 export const COURIER_C_STATES: Record<string, NormalizedStatus> = {
   accepted: 'pending',
@@ -49,11 +48,11 @@ const courierCPush: CourierPush = {
   },
 };
 
-export function createCourierC(baseUrl: () => string, timeoutMs: number): CourierAdapter {
+export function createCourierC(http: CourierHttp): CourierAdapter {
   const slug = 'courier_c';
   const call = async (account: CourierAccount, method: string, path: string, body?: unknown): Promise<CourierResponse> => {
     const basic = Buffer.from(`${account.credentials.username ?? ''}:${account.credentials.password ?? ''}`).toString('base64');
-    const res = await courierFetch(slug, timeoutMs, baseUrl() + path, {
+    const res = await http.fetch(path, {
       method,
       headers: { authorization: `Basic ${basic}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
@@ -106,5 +105,4 @@ export const courierC: CourierProvider = {
   statuses: Object.entries(COURIER_C_STATES),
   createAdapter: createCourierC,
   push: courierCPush,
-  simulator: simulatedCourierC,
 };

@@ -2,14 +2,16 @@
 // providers/courier-a.ts for the wire format).
 import crypto from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { SimulatedCourier } from '../provider.ts';
-import type { Parcel } from './state.ts';
+import { courierA } from '../providers/courier-a.ts';
+import type { Parcel, SimulatedCourier } from './simulated-courier.ts';
 
 const SLUG = 'courier_a';
 const CREDENTIALS = { api_token: 'sim_a_demo_token' };
 
 export const simulatedCourierA: SimulatedCourier = {
+  slug: SLUG,
   demoCredentials: CREDENTIALS,
+  statuses: courierA.statuses,
   usualCodes: {
     pending: 'REGISTERED', picked_up: 'COLLECTED', in_transit: 'IN_TRANSIT', delivered: 'DELIVERED',
     cancelled: 'CANCELLED', refused: 'REFUSED', returned: 'RETURNED',

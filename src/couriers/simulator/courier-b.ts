@@ -1,15 +1,17 @@
 // The simulated courier_b: key + client headers, always HTTP 200 with
 // {ok, error}, numeric codes, Unix seconds (see providers/courier-b.ts).
 import type { FastifyRequest } from 'fastify';
-import type { SimulatedCourier } from '../provider.ts';
-import type { Parcel } from './state.ts';
+import { courierB } from '../providers/courier-b.ts';
+import type { Parcel, SimulatedCourier } from './simulated-courier.ts';
 import { digits } from './courier-a.ts';
 
 const SLUG = 'courier_b';
 const CREDENTIALS = { api_key: 'sim_b_demo_key', client_id: 'sim_b_demo_client' };
 
 export const simulatedCourierB: SimulatedCourier = {
+  slug: SLUG,
   demoCredentials: CREDENTIALS,
+  statuses: courierB.statuses,
   usualCodes: { pending: 10, picked_up: 20, in_transit: 30, delivered: 40, refused: 50, returned: 60, cancelled: 90 },
   newTrackingNumber: () => `6${digits(11)}`,
   routes(app, base, { state, gate, parcelOf, lastCode, label }) {

@@ -1,14 +1,17 @@
 // The simulated courier_c: HTTP Basic, parcels and barcodes, no cancel,
 // pushes to the notify_url given at creation (see providers/courier-c.ts).
 import type { FastifyRequest } from 'fastify';
-import type { SimulatedCourier } from '../provider.ts';
+import { courierC } from '../providers/courier-c.ts';
+import type { SimulatedCourier } from './simulated-courier.ts';
 import { digits } from './courier-a.ts';
 
 const SLUG = 'courier_c';
 const CREDENTIALS = { username: 'sim_c_demo', password: 'sim_c_demo_pass' };
 
 export const simulatedCourierC: SimulatedCourier = {
+  slug: SLUG,
   demoCredentials: CREDENTIALS,
+  statuses: courierC.statuses,
   usualCodes: {
     pending: 'accepted', picked_up: 'collected', in_transit: 'on_the_way', delivered: 'handed_over',
     refused: 'declined_by_recipient', returned: 'back_to_sender', cancelled: 'voided',

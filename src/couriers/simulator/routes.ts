@@ -1,13 +1,15 @@
-// The courier simulator: a real HTTP server speaking each registered
-// courier's protocol (each courier's routes are in its simulator/<slug>.ts).
+// The courier simulator: a real HTTP server speaking the protocol of each
+// courier it plays (each courier's routes are in its simulator/<slug>.ts).
 // Mounted under /courier-sim in dev and tests, or standalone with
 // `npx merx courier-sim`.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { NormalizedStatus } from '../adapter.ts';
-import type { SimulatorKit } from '../provider.ts';
-import { courierProvider, courierProviders } from '../providers.ts';
-import type { Parcel, SimulatorState } from './state.ts';
+import type { CourierStandIn } from '../adapters.ts';
+import type { Parcel, SimulatorKit } from './simulated-courier.ts';
+import type { SimulatorState } from './state.ts';
 import { renderLabel } from './label.ts';
+
+const PREFIX = '/courier-sim';
 
 /** OPERATOR_API: "down" means the courier does not answer; the request is held until the caller gives up. */
 const HOLD_MS = 120_000;
@@ -29,7 +31,7 @@ function label(parcel: Parcel) {
   });
 }
 
-export function registerCourierSimulator(app: FastifyInstance, state: SimulatorState, prefix = '/courier-sim'): void {
+export function registerCourierSimulator(app: FastifyInstance, state: SimulatorState, prefix = PREFIX): void {
   const kit: SimulatorKit = {
     state,
     gate(slug, authorised, deny, req: FastifyRequest, reply: FastifyReply) {
@@ -50,14 +52,22 @@ export function registerCourierSimulator(app: FastifyInstance, state: SimulatorS
     lastCode: (parcel) => parcel.events[parcel.events.length - 1]?.code,
     label,
   };
-  for (const provider of courierProviders()) provider.simulator?.routes(app, `${prefix}/${provider.slug}`, kit);
+  for (const [slug, courier] of state.couriers) courier.routes(app, `${prefix}/${slug}`, kit);
+}
+
+/** The simulator mounted in the service, as its adapters reach it (adapters.ts): at the service's own origin. */
+export function simulatorStandIn(state: SimulatorState): CourierStandIn {
+  return {
+    baseUrl: (slug, selfOrigin) => (state.couriers.has(slug) ? `${selfOrigin}${PREFIX}/${slug}` : null),
+    demoCredentials: (slug) => state.couriers.get(slug)?.demoCredentials ?? {},
+  };
 }
 
 /** OPERATOR_API courier-events: records a raw event; a pushing courier pushes it at once. */
 export async function recordCourierEvent(state: SimulatorState, trackingNumber: string, status: NormalizedStatus, code?: string | number, text?: string) {
   const event = state.record(trackingNumber, status, code, text);
   const parcel = state.parcels.get(trackingNumber);
-  const push = parcel && courierProvider(parcel.slug)?.simulator?.push;
+  const push = parcel && state.couriers.get(parcel.slug)?.push;
   if (event && parcel && push) await push(parcel, event);
   return event !== null;
 }

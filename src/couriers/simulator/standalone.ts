@@ -2,23 +2,24 @@
 // with COURIER_<A|B|C>_URL pointing at it. Its modes are set over HTTP here
 // (POST /_sim/{slug}/mode {mode}) since the operator API lives in the service.
 import Fastify from 'fastify';
-import { COURIER_SLUGS } from '../providers.ts';
 import { registerCourierSimulator } from './routes.ts';
-import { SimulatorState, type SimMode } from './state.ts';
+import type { SimMode } from './simulated-courier.ts';
+import { SIMULATED_COURIERS } from './simulated-couriers.ts';
+import { SimulatorState } from './state.ts';
 
 export async function startStandaloneSimulator(port: number, host = '127.0.0.1'): Promise<string> {
   return (await standaloneSimulator(port, host)).url;
 }
 
 export async function standaloneSimulator(port: number, host = '127.0.0.1') {
-  const state = new SimulatorState();
+  const state = new SimulatorState(SIMULATED_COURIERS);
   const app = Fastify({ logger: false });
   registerCourierSimulator(app, state, '');
   app.post('/_sim/:slug/mode', async (request, reply) => {
     const { slug } = request.params as { slug: string };
     const mode = (request.body as { mode?: SimMode } | undefined)?.mode;
     if (!(slug in state.modes) || !mode || !['ok', 'refuse', 'down'].includes(mode)) {
-      return reply.code(400).send({ error: `expected /_sim/${COURIER_SLUGS.filter((c) => c in state.modes).join('|')}/mode with {mode: ok|refuse|down}` });
+      return reply.code(400).send({ error: `expected /_sim/${Object.keys(state.modes).join('|')}/mode with {mode: ok|refuse|down}` });
     }
     state.modes[slug] = mode;
     return { slug, mode };

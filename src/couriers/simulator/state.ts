@@ -1,52 +1,34 @@
 // The courier simulator's memory: parcels, their raw events in each
-// courier's own vocabulary, and the operator-set mode of each courier.
+// courier's own vocabulary, and the operator-set mode of each courier it
+// plays (the couriers it is given, keyed by slug: simulated-couriers.ts).
 import type { NormalizedStatus } from '../adapter.ts';
-import type { SimulatedCourier } from '../provider.ts';
-import { courierProvider, courierProviders } from '../providers.ts';
-
-export type SimMode = 'ok' | 'refuse' | 'down';
-
-/** The simulated half of a registered courier; throws for a courier the simulator does not play. */
-function simulated(slug: string): SimulatedCourier {
-  const simulator = courierProvider(slug)?.simulator;
-  if (!simulator) throw new Error(`the simulator does not play ${slug}`);
-  return simulator;
-}
-
-/** The simulator's demo credentials for a courier (GAPS: an integration enabled without credentials gets them in simulator mode). */
-export function demoCredentials(slug: string): Record<string, string> {
-  return courierProvider(slug)?.simulator?.demoCredentials ?? {};
-}
-
-export interface RawEvent {
-  at: string;
-  code: string | number;
-  label: string;
-}
-
-export interface Parcel {
-  slug: string;
-  trackingNumber: string;
-  reference: string;
-  recipient: string[];
-  codAmount: number;
-  weightKg: number;
-  events: RawEvent[];
-  notify: { url: string; token: string } | null;
-}
+import type { Parcel, ParcelBook, RawEvent, SimMode, SimulatedCourier } from './simulated-courier.ts';
 
 const LABELS: Record<NormalizedStatus, string> = {
   pending: 'Registered', picked_up: 'Picked up from sender', in_transit: 'In transit', delivered: 'Delivered to recipient',
   cancelled: 'Cancelled', refused: 'Refused by recipient', returned: 'Returned to sender',
 };
 
-export class SimulatorState {
+export class SimulatorState implements ParcelBook {
+  readonly couriers: ReadonlyMap<string, SimulatedCourier>;
   /** One mode per courier the simulator plays. */
-  readonly modes: Record<string, SimMode> = Object.fromEntries(courierProviders().filter((p) => p.simulator).map((p) => [p.slug, 'ok']));
+  readonly modes: Record<string, SimMode>;
   readonly parcels = new Map<string, Parcel>();
 
+  constructor(couriers: ReadonlyMap<string, SimulatedCourier>) {
+    this.couriers = couriers;
+    this.modes = Object.fromEntries([...couriers.keys()].map((slug) => [slug, 'ok']));
+  }
+
+  /** The simulated courier; throws for a courier the simulator does not play. */
+  private courier(slug: string): SimulatedCourier {
+    const courier = this.couriers.get(slug);
+    if (!courier) throw new Error(`the simulator does not play ${slug}`);
+    return courier;
+  }
+
   newTrackingNumber(slug: string): string {
-    return simulated(slug).newTrackingNumber();
+    return this.courier(slug).newTrackingNumber();
   }
 
   register(parcel: Omit<Parcel, 'events'>): Parcel {
@@ -66,9 +48,17 @@ export class SimulatorState {
   record(trackingNumber: string, status: NormalizedStatus, code?: string | number, label?: string): RawEvent | null {
     const parcel = this.parcels.get(trackingNumber);
     if (!parcel) return null;
-    const own = courierProvider(parcel.slug)!.statuses.find(([c, meaning]) => meaning === status && String(c) === String(code))?.[0];
-    const event = { at: new Date().toISOString(), code: own ?? simulated(parcel.slug).usualCodes[status], label: label ?? LABELS[status] };
+    const courier = this.courier(parcel.slug);
+    const own = courier.statuses.find(([c, meaning]) => meaning === status && String(c) === String(code))?.[0];
+    const event = { at: new Date().toISOString(), code: own ?? courier.usualCodes[status], label: label ?? LABELS[status] };
     parcel.events.push(event);
     return event;
+  }
+}
+
+declare module '../../platform/services.ts' {
+  interface Services {
+    /** The in-process courier simulator (COURIER_MODE=simulator), or null. */
+    courierSimulator: SimulatorState | null;
   }
 }

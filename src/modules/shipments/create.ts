@@ -7,8 +7,8 @@ import crypto from 'node:crypto';
 import type { Db, Sql } from '../../platform/db.ts';
 import { AppError, toAppError } from '../../platform/errors.ts';
 import { emit } from '../../platform/events.ts';
-import type { Couriers } from '../../couriers/registry.ts';
-import { COURIER_SLUGS, isCourierSlug } from '../../couriers/providers.ts';
+import type { CourierAdapters } from '../../couriers/adapters.ts';
+import { COURIER_SLUGS, isCourierSlug } from '../../couriers/catalog.ts';
 import type { CourierAccount, CourierSlug, WaybillRequest } from '../../couriers/adapter.ts';
 import { lockOrder } from '../orders/queries.ts';
 import { recordWaybill } from '../orders/commands.ts';
@@ -58,7 +58,7 @@ async function parcelWeight(sql: Sql, accountId: string, order: OrderView): Prom
 }
 
 /** Everything a waybill needs except the courier call; the dry run shows exactly this. */
-export async function planShipment(sql: Sql, couriers: Couriers, accountId: string, input: CreateShipmentInput, order: OrderView): Promise<ShipmentPlan> {
+export async function planShipment(sql: Sql, couriers: CourierAdapters, accountId: string, input: CreateShipmentInput, order: OrderView): Promise<ShipmentPlan> {
   if (CLOSED_ORDER_STATUSES.includes(order.status)) {
     throw new AppError('conflict', `an order in status ${order.status} cannot get a waybill`, { kind: 'order_status' });
   }
@@ -103,7 +103,7 @@ function waybillRequest(plan: ShipmentPlan): WaybillRequest {
 
 export interface ShipmentDeps {
   db: Db;
-  couriers: Couriers;
+  couriers: CourierAdapters;
   /** Test hook (operator faults, outside production): fail the commit after the courier accepted. */
   failNextCommit: () => boolean;
 }

@@ -3,9 +3,8 @@ import crypto from 'node:crypto';
 import type { Sql } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 import type { CourierAccount, CourierSlug } from '../../couriers/adapter.ts';
-import type { Couriers } from '../../couriers/registry.ts';
-import { COURIER_SLUGS, isCourierSlug } from '../../couriers/providers.ts';
-import { demoCredentials } from '../../couriers/simulator/state.ts';
+import type { CourierAdapters } from '../../couriers/adapters.ts';
+import { COURIER_SLUGS, isCourierSlug } from '../../couriers/catalog.ts';
 import { openSecret, sealSecret } from '../../platform/secret-box.ts';
 
 // Credentials and the push token are sealed at rest (issue 27): credentials as
@@ -27,7 +26,7 @@ export interface IntegrationInput {
 const VIEW = 'slug, enabled, sender_origin, shipment_terms, created_at, updated_at';
 
 export async function putIntegration(tx: Sql, accountId: string, slug: CourierSlug, input: IntegrationInput) {
-  // The registry, not the database, knows the couriers (migration 015).
+  // The courier catalog, not the database, knows the couriers (migration 015).
   if (!isCourierSlug(slug)) throw new AppError('validation_failed', `${slug} is not a registered courier`, { allowed: [...COURIER_SLUGS] });
   const pushToken = crypto.randomBytes(24).toString('hex');
   const { rows } = await tx.query(
@@ -54,7 +53,7 @@ export async function putIntegration(tx: Sql, accountId: string, slug: CourierSl
 }
 
 /** The merchant's courier account for a call, or 400 courier_not_enabled (GAPS Orders and shipments). */
-export async function courierAccountFor(sql: Sql, couriers: Couriers, accountId: string, slug: CourierSlug): Promise<CourierAccount> {
+export async function courierAccountFor(sql: Sql, couriers: CourierAdapters, accountId: string, slug: CourierSlug): Promise<CourierAccount> {
   const { rows } = await sql.query(
     'SELECT enabled, credentials, sender_origin, shipment_terms, push_token FROM courier_integrations WHERE account_id = $1 AND slug = $2',
     [accountId, slug],
@@ -66,7 +65,7 @@ export async function courierAccountFor(sql: Sql, couriers: Couriers, accountId:
   const credentials = credentialsOf(row.credentials);
   const hasCredentials = Object.keys(credentials).length > 0;
   return {
-    credentials: hasCredentials || !couriers.simulator ? credentials : demoCredentials(slug),
+    credentials: hasCredentials ? credentials : couriers.defaultCredentials(slug),
     senderOrigin: row.sender_origin,
     shipmentTerms: row.shipment_terms,
     push: { url: couriers.selfOrigin() + pushPath(slug), token: openSecret(row.push_token) },

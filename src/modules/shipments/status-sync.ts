@@ -6,15 +6,15 @@ import type { Db } from '../../platform/db.ts';
 import type { PublicRoute } from '../../platform/public-route.ts';
 import { AppError, unauthorized } from '../../platform/errors.ts';
 import type { CourierSlug } from '../../couriers/adapter.ts';
-import { courierProviders } from '../../couriers/providers.ts';
-import type { Couriers } from '../../couriers/registry.ts';
+import { courierProviders } from '../../couriers/catalog.ts';
+import type { CourierAdapters } from '../../couriers/adapters.ts';
 import type { OrderChangeDeps } from '../orders/commands.ts';
 import { courierAccountFor, integrationByPushToken, pushPath } from './integrations.ts';
 import { applyCourierEvents } from './mirror.ts';
 
 const POLL_BATCH = 100;
 
-export async function runCourierPoll(db: Db, couriers: Couriers, deps: OrderChangeDeps, log: FastifyBaseLogger): Promise<number> {
+export async function runCourierPoll(db: Db, couriers: CourierAdapters, deps: OrderChangeDeps, log: FastifyBaseLogger): Promise<number> {
   const { rows } = await db.query<{ account_id: string; courier_slug: CourierSlug; id: string; tracking_number: string }>(
     `SELECT s.account_id, s.courier_slug, s.id, s.tracking_number FROM shipments s
        JOIN courier_integrations i ON i.account_id = s.account_id AND i.slug = s.courier_slug AND i.enabled

@@ -1,0 +1,60 @@
+// What a simulated courier is: its half of the in-process simulator
+// (simulator/<slug>.ts), speaking the wire protocol its adapter expects
+// (providers/<slug>.ts) over the simulator's parcels.
+import type { FastifyInstance } from 'fastify';
+import type { NormalizedStatus } from '../adapter.ts';
+
+/** OPERATOR_API courier-sim mode: ok accepts, refuse says no, down does not answer. */
+export type SimMode = 'ok' | 'refuse' | 'down';
+
+export interface RawEvent {
+  at: string;
+  code: string | number;
+  label: string;
+}
+
+export interface Parcel {
+  slug: string;
+  trackingNumber: string;
+  reference: string;
+  recipient: string[];
+  codAmount: number;
+  weightKg: number;
+  events: RawEvent[];
+  notify: { url: string; token: string } | null;
+}
+
+/** The simulator's memory, as a simulated courier's routes use it (state.ts). */
+export interface ParcelBook {
+  readonly modes: Record<string, SimMode>;
+  newTrackingNumber(slug: string): string;
+  register(parcel: Omit<Parcel, 'events'>): Parcel;
+  record(trackingNumber: string, status: NormalizedStatus, code?: string | number, label?: string): RawEvent | null;
+}
+
+/** What the simulator offers a courier's simulated routes. */
+export interface SimulatorKit {
+  state: ParcelBook;
+  /** Mode and credentials first, as a courier's gateway would; false when it already answered. */
+  gate(slug: string, authorised: (req: any) => boolean, deny: { status: number; body: unknown }, req: any, reply: any): boolean;
+  /** The parcel with this number, when it is this courier's. */
+  parcelOf(slug: string, trackingNumber: string): Parcel | null;
+  lastCode(parcel: Parcel): string | number | undefined;
+  /** A real PDF label for the parcel. */
+  label(parcel: Parcel): Promise<Buffer>;
+}
+
+export interface SimulatedCourier {
+  readonly slug: string;
+  /** What an integration enabled without credentials gets in simulator mode (GAPS). */
+  readonly demoCredentials: Record<string, string>;
+  /** Every code the courier writes, with what it means: its adapter's table (the provider's statuses). */
+  readonly statuses: ReadonlyArray<readonly [code: string | number, status: NormalizedStatus]>;
+  /** How the courier usually writes each normalised status. */
+  readonly usualCodes: Record<NormalizedStatus, string | number>;
+  newTrackingNumber(): string;
+  /** Mounts the courier's wire protocol under `base` (e.g. /courier-sim/courier_a). */
+  routes(app: FastifyInstance, base: string, kit: SimulatorKit): void;
+  /** A pushing courier sends a parcel's new event where it was told to. */
+  push?(parcel: Parcel, event: RawEvent): Promise<void>;
+}
