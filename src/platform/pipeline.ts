@@ -31,8 +31,6 @@ export interface OperationRequest {
   transport: Transport;
   op: Operation;
   caller: AuthenticatedKey;
-  /** The handler's input: path, query and body (REST) or the arguments less dry_run (MCP). */
-  input: Record<string, unknown>;
   /** The request as sent, which an Idempotency-Key's fingerprint is of. */
   sent: RequestParts;
   dryRun: boolean;
@@ -43,8 +41,12 @@ export interface OperationRequest {
   /** EXTENSIONS 2: the write's Idempotency-Key, already checked. */
   idempotencyKey?: string;
   trace: RequestTrace;
-  /** The transport's own checks of the input, run after the key is claimed (a refusal is then stored and replayed). */
-  validate?: () => void;
+  /**
+   * The transport's own checks of the request, run after the key is claimed (a refusal is then stored and
+   * replayed), and the handler's input they give: path, query and body with defaults and coerced values (REST),
+   * or the arguments less dry_run (MCP).
+   */
+  checkedInput: () => Record<string, unknown>;
   /** The success answer as this transport sends it, as stored under the key for replays. */
   answerOf: (result: unknown, extras: AnswerExtras) => StoredAnswer;
 }
@@ -91,13 +93,13 @@ export async function runOperation(services: Services, request: OperationRequest
   if (claim && 'replay' in claim) return { kind: 'replay', answer: claim.replay };
   const run = claim?.run;
   try {
-    request.validate?.();
-    namedResources(trace, request.input);
+    const input = request.checkedInput();
+    namedResources(trace, input);
     const extras = noExtras();
     let stored: StoredAnswer | undefined;
     // Issue 27: an idempotent write's answer is written with its effect, in its transaction.
     const idempotent = run && { run, answerOf: (result: unknown) => (stored = request.answerOf(result, extras)) };
-    const result = await execute(services, op, caller, request.input, {
+    const result = await execute(services, op, caller, input, {
       dryRun, ifMatch: request.ifMatch, idempotent, approvalId: request.approvalId,
       idempotencyKey: waits ? request.idempotencyKey : undefined, trace, answer: extras,
     });

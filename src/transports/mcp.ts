@@ -176,7 +176,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       const idempotencyKey = idempotencyKeyOf(op, params);
       call.idempotencyKey = idempotencyKey ?? null;
       request = {
-        transport: 'mcp', op, caller: key, input: rest, sent: argumentParts(op, args as Record<string, unknown>), dryRun: call.dryRun,
+        transport: 'mcp', op, caller: key, checkedInput: () => rest, sent: argumentParts(op, args as Record<string, unknown>), dryRun: call.dryRun,
         ifMatch, approvalId, idempotencyKey, trace: call.trace,
         answerOf: (output, extras) => ({
           status: op.successStatus ?? 200, headers: { ...extras.headers, ...versionHeaders(op, output) }, body: jsonOf(output), origin: 'mcp',

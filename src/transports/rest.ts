@@ -93,7 +93,6 @@ function operationRoute(services: Services, op: Operation) {
       transport: 'rest',
       op,
       caller: request.key!,
-      input: { ...body, ...query, ...params },
       sent: { params, query, body },
       dryRun,
       // EXTENSIONS 3: a versioned resource's write honours If-Match (checked by execute on the locked row).
@@ -101,11 +100,13 @@ function operationRoute(services: Services, op: Operation) {
       approvalId: isWrite(op) ? headerValue(request, APPROVAL_HEADER) : undefined,
       idempotencyKey: idempotencyKeyHeader === undefined ? undefined : checkIdempotencyKey(idempotencyKeyHeader),
       trace: request.trace!,
-      validate: () => {
+      checkedInput: () => {
         if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('validation_failed', 'the body must be a JSON object');
+        // Validation fills in defaults and coerces the query's strings: the input is read after it.
         validateParams(params);
         validateQuery(query);
         validateBody(body);
+        return { ...body, ...query, ...params };
       },
       answerOf: (result, extras) => answerFor(reply, op, result, extras),
     });
