@@ -9,6 +9,7 @@ import { createLogger } from './platform/logger.ts';
 import { migrateDatabase } from './views.ts';
 import { createRateLimits } from './platform/rate-limit.ts';
 import { KeyCache } from './platform/key-cache.ts';
+import { markKeyUsed } from './modules/accounts/service.ts';
 import { resolveDeploySha } from './platform/deploy-sha.ts';
 import { createNotifier } from './notify/notifier.ts';
 import { resolveAdminToken, type OperatorToken } from './operator/admin-token.ts';
@@ -61,7 +62,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     const couriers = createCouriers(config);
     reads = await openReadRouter(db, config, log);
     reads?.registerMetrics(metrics);
-    keys = new KeyCache(db, rateLimits.authFailures);
+    keys = new KeyCache(db, { failures: rateLimits.authFailures, markUsed: (keyId) => markKeyUsed(db, keyId) });
     await keys.start();
     const services: OperatorServices = {
       config,
