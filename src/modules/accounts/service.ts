@@ -119,3 +119,12 @@ export async function takeOrderNumbers(tx: Sql, accountId: string): Promise<{ nu
   );
   return rows[0];
 }
+
+/** The operator's seed: `count` merchant-facing order numbers in a row; answers the first. */
+export async function reserveOrderNumbers(tx: Sql, accountId: string, count: number): Promise<number> {
+  const { rows } = await tx.query<{ start: number }>(
+    'UPDATE accounts SET next_order_number = next_order_number + $2 WHERE id = $1 RETURNING next_order_number - $2 AS start',
+    [accountId, count],
+  );
+  return rows[0].start;
+}
