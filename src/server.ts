@@ -2,7 +2,8 @@
 // Used by main.ts, the CLI and the black-box tests.
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
-import { onDirectSession, openDb, postgresDb, type Db } from './platform/db.ts';
+import { onDirectSession, openDb, postgresDb } from './platform/open-db.ts';
+import type { Db } from './platform/db.ts';
 import { ReadRouter } from './platform/read-routing.ts';
 import { ReplicaSet } from './platform/read-replicas.ts';
 import { createLogger } from './platform/logger.ts';
