@@ -3,7 +3,8 @@
 // is an HTTP client of a running service instead (src/cli/listen.ts).
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { onDirectSession, openDb, type Db } from './platform/db.ts';
+import { onDirectSession, openDb } from './platform/open-db.ts';
+import type { Db } from './platform/db.ts';
 import { DataDirInUseError } from './platform/data-dir.ts';
 import { migrateDatabase } from './views.ts';
 import { PRESETS, isScope, type Preset } from './platform/scopes.ts';

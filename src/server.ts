@@ -2,13 +2,15 @@
 // Used by main.ts, the CLI and the black-box tests.
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
-import { onDirectSession, openDb, postgresDb, type Db } from './platform/db.ts';
+import { onDirectSession, openDb, postgresDb } from './platform/open-db.ts';
+import type { Db } from './platform/db.ts';
 import { ReadRouter } from './platform/read-routing.ts';
 import { ReplicaSet } from './platform/read-replicas.ts';
 import { createLogger } from './platform/logger.ts';
 import { migrateDatabase } from './views.ts';
 import { createRateLimits } from './platform/rate-limit.ts';
 import { KeyCache } from './platform/key-cache.ts';
+import { markKeyUsed } from './modules/accounts/service.ts';
 import { resolveDeploySha } from './platform/deploy-sha.ts';
 import { createNotifier } from './notify/notifier.ts';
 import { resolveAdminToken, type OperatorToken } from './operator/admin-token.ts';
@@ -68,7 +70,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     });
     reads = await openReadRouter(db, config, log);
     reads?.registerMetrics(metrics);
-    keys = new KeyCache(db, rateLimits.authFailures);
+    keys = new KeyCache(db, { failures: rateLimits.authFailures, markUsed: (keyId) => markKeyUsed(db, keyId) });
     await keys.start();
     const services: OperatorServices = {
       config,

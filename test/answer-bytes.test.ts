@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import Fastify from 'fastify';
-import { returnAnswerBytes, sendJsonText, takeAnswerBytes } from '../src/platform/answer-bytes.ts';
+import { returnAnswerBytes, takeAnswerBytes } from '../src/platform/answer-bytes.ts';
+import { sendJsonText } from '../src/transports/json-answer.ts';
 import { JsonText } from '../src/platform/json-text.ts';
 
 test('a buffer given back is lent again, once, and only a lent one comes back', () => {

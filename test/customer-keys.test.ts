@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { startTestService, http, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 import { shop } from './helpers/customers.ts';
 import { isolatedDatabase } from './helpers/webhooks.ts';
-import { openDb } from '../src/platform/db.ts';
+import { openDb } from '../src/platform/open-db.ts';
 import { migrateDatabase } from '../src/views.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';

@@ -1,5 +1,7 @@
-// The house's rules, checked on the source (docs/ARCHITECTURE.md):
-// every table has one owner, and no room's SQL writes another room's tables.
+// The house's rules, checked on the source (docs/ARCHITECTURE.md "The house"):
+// the imports of src/ form no circle and run only downward through the layers,
+// rooms depend on one another one way, every table has one owner and only its
+// owner writes it, and a room's reads of other rooms' tables are the ones it declares.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -13,15 +15,30 @@ const PLATFORM_TABLES = [
   'schema_migrations', 'settings', 'idempotency_keys', 'outbound_messages', 'stored_views', 'request_logs', 'approvals', 'replica_read_marks',
 ];
 
+/**
+ * The one write outside its owner: emit() writes the event into the events
+ * room's outbox in the caller's transaction (DESIGN transactional outbox),
+ * and the platform may not import a room to ask it.
+ */
+const OUTBOX_WRITE = { file: 'platform/events.ts', table: 'events' };
+
 const rooms = fs.readdirSync(MODULES).filter((d) => fs.statSync(path.join(MODULES, d)).isDirectory()).sort();
+
+interface RoomTables {
+  TABLES: readonly string[];
+  READS: readonly string[];
+}
+
+async function roomTables(room: string): Promise<RoomTables> {
+  const file = path.join(MODULES, room, 'tables.ts');
+  assert.ok(fs.existsSync(file), `src/modules/${room}/tables.ts declares the tables ${room} owns`);
+  return (await import(file)) as RoomTables;
+}
 
 async function ownedTables(): Promise<Map<string, string>> {
   const owner = new Map<string, string>();
   for (const room of rooms) {
-    const file = path.join(MODULES, room, 'tables.ts');
-    assert.ok(fs.existsSync(file), `src/modules/${room}/tables.ts declares the tables ${room} owns`);
-    const { TABLES } = (await import(file)) as { TABLES: readonly string[] };
-    for (const table of TABLES) {
+    for (const table of (await roomTables(room)).TABLES) {
       assert.ok(!owner.has(table), `${table} is declared by both ${owner.get(table)} and ${room}`);
       owner.set(table, room);
     }
@@ -29,7 +46,7 @@ async function ownedTables(): Promise<Map<string, string>> {
   return owner;
 }
 
-/** The source without comment lines, so a comment that says "UPDATE" is not a write. */
+/** The source without comment lines, so a comment that says "UPDATE" or "from '../x.ts'" is not code. */
 function code(file: string): string {
   return fs
     .readFileSync(file, 'utf8')
@@ -37,6 +54,15 @@ function code(file: string): string {
     .filter((line) => !/^\s*(\/\/|\/\*|\*)/.test(line))
     .join('\n');
 }
+
+/** Every TypeScript file under src/, relative to it. */
+const sourceFiles = fs
+  .readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => f.split(path.sep).join('/'))
+  .sort();
+
+const roomOf = (file: string): string | null => /^modules\/([^/]+)\//.exec(file)?.[1] ?? null;
 
 /** Tables an SQL write in this text names: INSERT INTO t, UPDATE t, DELETE FROM t (not ON CONFLICT ... DO UPDATE SET, nor FOR UPDATE). */
 export function writtenTables(text: string): string[] {
@@ -47,9 +73,9 @@ export function writtenTables(text: string): string[] {
   return [...found];
 }
 
-function roomFiles(room: string): string[] {
-  const dir = path.join(MODULES, room);
-  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => path.join(dir, f));
+/** Names that follow FROM or JOIN in this text: the tables it reads, among others (functions, CTEs), which callers filter out. */
+export function readNames(text: string): string[] {
+  return [...new Set([...text.matchAll(/\b(?:FROM|JOIN)\s+([a-z_][a-z0-9_]*)/g)].map((m) => m[1]))];
 }
 
 test('every table the migrations create has exactly one owner: a room, or the platform', async () => {
@@ -66,60 +92,179 @@ test('every table the migrations create has exactly one owner: a room, or the pl
   for (const table of owner.keys()) assert.ok(created.has(table), `${owner.get(table)} declares ${table}, which no migration creates`);
 });
 
-test("no room's SQL writes another room's tables", async () => {
+test("only a table's owner writes it: no room writes another room's or the platform's tables, and nothing outside the rooms writes a room's", async () => {
   const owner = await ownedTables();
   const trespasses: string[] = [];
-  for (const room of rooms) {
-    for (const file of roomFiles(room)) {
-      for (const table of writtenTables(code(file))) {
-        if (owner.get(table) !== room) trespasses.push(`${path.relative(SRC, file)} writes ${table} (owner: ${owner.get(table) ?? 'the platform'})`);
-      }
+  for (const file of sourceFiles) {
+    const room = roomOf(file);
+    for (const table of writtenTables(code(path.join(SRC, file)))) {
+      const own = owner.get(table);
+      const allowed = room ? own === room : own === undefined || (file === OUTBOX_WRITE.file && table === OUTBOX_WRITE.table);
+      if (!allowed) trespasses.push(`${file} writes ${table} (owner: ${own ?? 'the platform'})`);
     }
   }
   assert.deepEqual(trespasses, []);
 });
 
-test('the SQL scan finds writes and ignores what only looks like one', () => {
+test("a room reads other rooms' tables only as its tables.ts declares (READS), and declares no read it does not make", async () => {
+  const owner = await ownedTables();
+  const undeclared: string[] = [];
+  const unused: string[] = [];
+  for (const room of rooms) {
+    const declared = new Set((await roomTables(room)).READS);
+    const read = new Map<string, string>();
+    for (const file of sourceFiles.filter((f) => roomOf(f) === room)) {
+      for (const table of readNames(code(path.join(SRC, file)))) {
+        const own = owner.get(table);
+        if (own && own !== room && !read.has(table)) read.set(table, file);
+      }
+    }
+    for (const [table, file] of read) if (!declared.has(table)) undeclared.push(`${file} reads ${table} (owner: ${owner.get(table)})`);
+    for (const table of declared) {
+      if (!owner.has(table) || owner.get(table) === room) unused.push(`${room} declares it reads ${table}, which is not another room's table`);
+      else if (!read.has(table)) unused.push(`${room} declares it reads ${table}, yet no SQL of it does`);
+    }
+  }
+  assert.deepEqual(undeclared, [], 'a new cross-room read goes into the room\'s READS (and so into review)');
+  assert.deepEqual(unused, []);
+});
+
+test('the SQL scans find writes and reads and ignore what only looks like a write', () => {
   assert.deepEqual(writtenTables('UPDATE orders SET x = 1'), ['orders']);
   assert.deepEqual(writtenTables('INSERT INTO shipments (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id'), ['shipments']);
   assert.deepEqual(writtenTables('DELETE FROM segment_members WHERE true'), ['segment_members']);
   assert.deepEqual(writtenTables('SELECT * FROM orders FOR UPDATE SKIP LOCKED'), []);
   assert.deepEqual(writtenTables('SELECT * FROM orders o FOR UPDATE OF o'), []);
+  assert.deepEqual(readNames('SELECT 1 FROM orders o\n  LEFT JOIN LATERAL (SELECT id FROM shipments) s ON true JOIN pages p ON true'), ['orders', 'shipments', 'pages']);
 });
 
-/** Relative imports of the TypeScript files under `dir`, as [file, resolved target relative to src]. */
-function importsUnder(dir: string): Array<[string, string]> {
-  const found: Array<[string, string]> = [];
-  const root = path.join(SRC, dir);
-  for (const file of fs.readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))) {
-    const full = path.join(root, file);
-    for (const m of code(full).matchAll(/\bfrom\s+'(\.[^']+)'|\bimport\(\s*'(\.[^']+)'\s*\)/g)) {
-      found.push([path.relative(SRC, full), path.relative(SRC, path.resolve(path.dirname(full), m[1] ?? m[2]))]);
+/** Each file's relative imports (static, dynamic, type-only and re-exports), resolved to files of src/. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles) {
+    const targets = new Set<string>();
+    for (const m of code(path.join(SRC, file)).matchAll(/\bfrom\s+'(\.[^']+)'|\bimport\(\s*'(\.[^']+)'\s*\)|\bimport\s+'(\.[^']+)'/g)) {
+      const target = path.relative(SRC, path.resolve(path.dirname(path.join(SRC, file)), m[1] ?? m[2] ?? m[3])).split(path.sep).join('/');
+      if (!target.startsWith('..')) targets.add(target);
     }
+    graph.set(file, [...targets].sort());
   }
+  return graph;
+}
+
+/** The strongly connected components of more than one node (or a node importing itself): each holds at least one circle. */
+export function circles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(node, Math.min(low.get(node)!, index.get(next)!));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1 || graph.get(node)?.includes(node)) found.push(component.sort());
+  };
+  for (const node of [...graph.keys()].sort()) if (!index.has(node)) visit(node);
   return found;
 }
 
-test('the platform imports no room, courier, transport or operator code: rooms register into it', () => {
-  const outward = importsUnder('platform').filter(([, target]) => /^(modules|couriers|transports|operator)\//.test(target));
-  assert.deepEqual(outward, []);
+/** One shortest circle through the first member of a component, as "a -> b -> a". */
+function oneCircle(graph: Map<string, string[]>, component: string[]): string {
+  const inside = new Set(component);
+  const start = component[0];
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  while (queue.length) {
+    const node = queue.shift()!;
+    for (const next of graph.get(node) ?? []) {
+      if (!inside.has(next)) continue;
+      if (next === start) {
+        const walk = [start];
+        for (let at = node; at !== start; at = cameFrom.get(at)!) walk.splice(1, 0, at);
+        return [...walk, start].join(' -> ');
+      }
+      if (!cameFrom.has(next)) {
+        cameFrom.set(next, node);
+        queue.push(next);
+      }
+    }
+  }
+  return start;
+}
+
+test('circles: the imports of src/ form no circle', () => {
+  const graph = importGraph();
+  const found = circles(graph).map((c) => (c.length > 2 ? `${oneCircle(graph, c)} (${c.length} files: ${c.join(', ')})` : oneCircle(graph, c)));
+  assert.deepEqual(found, []);
 });
 
-test('rooms import no transport and no operator code', () => {
-  const outward = importsUnder('modules').filter(([, target]) => /^(transports|operator)\//.test(target));
-  assert.deepEqual(outward, []);
+test('the circle finder finds every circle and nothing else', () => {
+  const graph = new Map([
+    ['a', ['b']], ['b', ['c']], ['c', ['a', 'd']], ['d', []], ['e', ['e']], ['f', ['g']], ['g', ['f', 'a']],
+  ]);
+  assert.deepEqual(circles(graph), [['a', 'b', 'c'], ['e'], ['f', 'g']]);
+  assert.equal(oneCircle(graph, ['a', 'b', 'c']), 'a -> b -> c -> a');
 });
 
-test('transports know no room', () => {
-  const outward = importsUnder('transports').filter(([, target]) => /^(modules|couriers)\//.test(target));
-  assert.deepEqual(outward, []);
+/**
+ * The layers, lowest first, and what each may import besides itself. The
+ * composition root (app.ts, server.ts, main.ts, cli.ts, cli/, views.ts) may
+ * import anything; config.ts, the environment read once, belongs to the platform.
+ */
+const LAYERS: Record<string, { files: (file: string) => boolean; imports: string[] }> = {
+  platform: { files: (f) => f.startsWith('platform/') || f === 'config.ts', imports: [] },
+  notify: { files: (f) => f.startsWith('notify/'), imports: ['platform'] },
+  couriers: { files: (f) => f.startsWith('couriers/'), imports: ['platform'] },
+  rooms: { files: (f) => f.startsWith('modules/'), imports: ['platform', 'notify', 'couriers'] },
+  transports: { files: (f) => f.startsWith('transports/'), imports: ['platform'] },
+  workers: { files: (f) => f.startsWith('workers/'), imports: ['platform', 'rooms'] },
+  operator: { files: (f) => f.startsWith('operator/'), imports: ['platform', 'notify', 'couriers', 'rooms', 'transports', 'workers'] },
+};
+
+const layerOf = (file: string): string | null => Object.entries(LAYERS).find(([, layer]) => layer.files(file))?.[0] ?? null;
+
+for (const [name, layer] of Object.entries(LAYERS)) {
+  test(`layers: ${name} imports ${layer.imports.length ? `only ${layer.imports.join(', ')} and itself` : 'only itself'}`, () => {
+    const outward: string[] = [];
+    for (const [file, targets] of importGraph()) {
+      if (layerOf(file) !== name) continue;
+      for (const target of targets) {
+        const to = layerOf(target);
+        if (to !== name && !(to && layer.imports.includes(to))) outward.push(`${file} imports ${target} (${to ?? 'the composition root'})`);
+      }
+    }
+    assert.deepEqual(outward, []);
+  });
+}
+
+test('rooms depend on one another one way: no circle among the rooms', () => {
+  const graph = new Map<string, string[]>(rooms.map((room) => [room, []]));
+  for (const [file, targets] of importGraph()) {
+    const from = roomOf(file);
+    if (!from) continue;
+    for (const to of targets.map(roomOf)) if (to && to !== from && !graph.get(from)!.includes(to)) graph.get(from)!.push(to);
+  }
+  assert.deepEqual(circles(graph).map((c) => oneCircle(graph, c)), []);
 });
 
 test('only the composition root subscribes reactions to domain events', () => {
-  const subscribers: string[] = [];
-  for (const file of fs.readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))) {
-    if (/\breactions\.add\(/.test(code(path.join(SRC, file)))) subscribers.push(file);
-  }
+  const subscribers = sourceFiles.filter((file) => /\breactions\.add\(/.test(code(path.join(SRC, file))));
   assert.deepEqual(subscribers, ['app.ts']);
 });
 

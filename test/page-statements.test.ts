@@ -7,7 +7,8 @@
 import { CursorSeal } from '../src/platform/cursor-seal.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openDb, type QueryOptions, type Sql } from '../src/platform/db.ts';
+import { openDb } from '../src/platform/open-db.ts';
+import type { QueryOptions, Sql } from '../src/platform/db.ts';
 import { listOrders } from '../src/modules/orders/queries.ts';
 import { EventReactions } from '../src/platform/events.ts';
 

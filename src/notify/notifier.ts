@@ -21,6 +21,12 @@ export interface Notifier {
   send(tx: Sql, message: OutboundMessage): Promise<void>;
 }
 
+declare module '../platform/services.ts' {
+  interface Services {
+    notifier: Notifier;
+  }
+}
+
 const FROM = 'Merx <no-reply@merx.local>';
 
 export function createNotifier(smtpUrl: string | null, log: { warn(obj: object, msg: string): void }): Notifier {

@@ -8,7 +8,7 @@ import { decideApproval, findApproval, listApprovals, type ApprovalStatus } from
 import { listRequestLogs } from '../platform/request-log-queries.ts';
 import { getAccount } from '../modules/accounts/service.ts';
 import { RequestLogEntry, RequestLogQueryFields } from '../modules/agents/schema.ts';
-import { findEvent } from '../modules/events/lookup.ts';
+import { findEvent } from '../modules/events/queries.ts';
 import { Envelope } from '../modules/events/schema.ts';
 import { adminRoute } from './route.ts';
 

@@ -3,7 +3,7 @@
 // start, because a key can only be shown when it is issued.
 import type { Db } from '../platform/db.ts';
 import { PRESETS } from '../platform/scopes.ts';
-import { createAccount, issueKey } from '../modules/accounts/service.ts';
+import { createAccount, issueKey, revokeKeysNamed } from '../modules/accounts/service.ts';
 import { seedAccount } from './seed.ts';
 import { putIntegration } from '../modules/shipments/integrations.ts';
 import { COURIER_SLUGS } from '../couriers/catalog.ts';
@@ -22,7 +22,7 @@ export async function ensureDemoAccount(db: Db): Promise<{ accountId: string; ke
       // Every registered courier on: in simulator mode they use the simulator's demo credentials.
       for (const slug of COURIER_SLUGS) await putIntegration(tx, accountId, slug, { enabled: true });
     }
-    await tx.query('UPDATE api_keys SET revoked_at = now() WHERE account_id = $1 AND name = $2 AND revoked_at IS NULL', [accountId, DEMO_KEY_NAME]);
+    await revokeKeysNamed(tx, accountId, DEMO_KEY_NAME);
     const issued = await issueKey(tx, accountId, DEMO_KEY_NAME, PRESETS.fulfilment);
     return { accountId, key: issued.key, created };
   });

@@ -10,7 +10,7 @@ import type { HttpMethod } from '../platform/operation.ts';
 import type { Services } from '../platform/services.ts';
 import { compileOptional } from '../platform/validation.ts';
 import { JsonText } from '../platform/json-text.ts';
-import { sendJsonText } from '../platform/answer-bytes.ts';
+import { sendJsonText } from '../transports/json-answer.ts';
 import { registerPaths } from '../transports/http-paths.ts';
 import { serializableSchema } from '../transports/schema-refs.ts';
 import { EVERY_ACCOUNT } from '../platform/read-routing.ts';

@@ -1,10 +1,13 @@
-// Bulk synthetic data (OPERATOR_API seed): set-based INSERT ... SELECT over
-// generate_series, so 100k orders load in seconds. Deterministic for a given
-// `seed`. It writes several modules' tables directly: it is a data loader,
-// not domain logic, and emits no events.
+// Bulk synthetic data (OPERATOR_API seed), deterministic for a given `seed`:
+// after setseed() the rooms' set-based loaders run in this order, each
+// writing its own tables (products, pages, order numbers, orders), then the
+// customers room rebuilds its aggregates. Emits no events.
 import type { Sql } from '../platform/db.ts';
-import { requireAccount } from '../modules/storefront/service.ts';
 import { AppError } from '../platform/errors.ts';
+import { requireAccount, seedPages } from '../modules/storefront/service.ts';
+import { reserveOrderNumbers } from '../modules/accounts/service.ts';
+import { seedProducts } from '../modules/products/seed.ts';
+import { seedOrders } from '../modules/orders/seed.ts';
 import { rebuildCustomers } from '../modules/customers/aggregates.ts';
 import { COURIER_SLUGS } from '../couriers/catalog.ts';
 
@@ -15,87 +18,17 @@ export interface SeedInput {
   seed?: number;
 }
 
-const FIRST = ['Ana', 'Boris', 'Daria', 'Emil', 'Galya', 'Ivan', 'Kalina', 'Lyubo', 'Maria', 'Nikola', 'Petya', 'Rosen', 'Stela', 'Todor', 'Vera', 'Yana'];
-const LAST = ['Petrova', 'Ivanov', 'Georgieva', 'Dimitrov', 'Koleva', 'Nikolov', 'Stoyanova', 'Todorov', 'Marinova', 'Angelov'];
-const CITIES = ['Sofia', 'Plovdiv', 'Varna', 'Burgas', 'Ruse', 'Stara Zagora', 'Pleven', 'Sliven'];
-
-const sqlArray = (values: string[]) => `ARRAY[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(',')}]`;
-
 export async function seedAccount(tx: Sql, accountId: string, input: SeedInput) {
   await requireAccount(tx, accountId);
   const customers = input.customers ?? Math.max(1, Math.ceil(input.orders / 3));
   await tx.query('SELECT setseed($1)', [((input.seed ?? 1) % 1000) / 1000]);
-
-  await tx.query(
-    `INSERT INTO products (id, account_id, name, sku, price, delivery_type, weight_g, created_at, updated_at)
-     SELECT gen_random_uuid(), $1, 'Product ' || g, 'SKU-' || lpad(g::text, 6, '0'), round((5 + random() * 95)::numeric, 2),
-            CASE WHEN g % 10 = 0 THEN 'digital' ELSE 'physical' END, 100 + (g * 37) % 900,
-            now() - make_interval(mins => g), now() - make_interval(mins => g)
-       FROM generate_series(1, $2::int) g`,
-    [accountId, input.products],
-  );
+  await seedProducts(tx, accountId, input.products);
   if (input.orders === 0) return { orders: 0, products: input.products };
   const { rows: catalog } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM products WHERE account_id = $1', [accountId]);
   if (catalog[0].n === 0) throw new AppError('validation_failed', 'seeding orders needs products: pass products > 0');
-
-  // One landing page per ten products (at least one), each selling its products.
-  await tx.query(
-    `INSERT INTO pages (id, account_id, title, product_ids)
-     SELECT gen_random_uuid(), $1, 'Landing ' || grp, array_agg(id)
-       FROM (SELECT id, (row_number() OVER (ORDER BY created_at DESC, id)) / 10 AS grp
-               FROM products WHERE account_id = $1 ORDER BY created_at DESC LIMIT greatest($2::int, 1)) p
-      GROUP BY grp`,
-    [accountId, input.products],
-  );
-
-  const { rows } = await tx.query<{ start: number }>(
-    'UPDATE accounts SET next_order_number = next_order_number + $2 WHERE id = $1 RETURNING next_order_number - $2 AS start',
-    [accountId, input.orders],
-  );
-  await tx.query(
-    `WITH catalog AS (
-       SELECT array_agg(p.id ORDER BY p.id) AS ids, array_agg(p.name ORDER BY p.id) AS names, array_agg(p.sku ORDER BY p.id) AS skus,
-              array_agg(p.price ORDER BY p.id) AS prices, array_agg(p.delivery_type ORDER BY p.id) AS types,
-              array_agg(pg.id ORDER BY p.id) AS page_ids
-         FROM products p
-         LEFT JOIN LATERAL (SELECT id FROM pages WHERE account_id = $1 AND product_ids @> ARRAY[p.id] LIMIT 1) pg ON true
-        WHERE p.account_id = $1
-     ), draws AS (
-       SELECT g, 1 + floor(random() * cardinality(c.ids))::int AS pi, 1 + floor(random() * 3)::int AS qty,
-              floor(random() * 100)::int AS roll, floor(random() * 100)::int AS pay, (g * 7919) % $3::int AS cust,
-              now() - make_interval(secs => random() * 365 * 86400) AS at, c.*
-         FROM generate_series(1, $2::int) g, catalog c
-     )
-     INSERT INTO orders (id, account_id, number, order_number, status, payment_status, payment_method, funnel_step,
-       total, delivery_price, discount_amount, customer_name, customer_email, customer_phone,
-       shipping_address, shipping_city, shipping_zip, shipping_method, courier_slug, courier_delivery_mode, courier_office_id,
-       courier, tracking_number, tracking_url, line_items, page_id, attribution, ip_address, payment_provider_id, cost_total,
-       created_at, updated_at)
-     SELECT gen_random_uuid(), $1, $4::int + g - 1, nextval('order_number_seq'), st.status,
-            CASE WHEN pay < 40 OR st.status IN ('delivered') THEN 'paid' WHEN st.status = 'refunded' THEN 'refunded' ELSE 'pending' END,
-            CASE WHEN pay < 40 THEN 'card' WHEN pay < 50 THEN 'bank' ELSE 'cod' END, 'main',
-            round((prices[pi] * qty + 5.99)::numeric, 2), 5.99, NULL,
-            (${sqlArray(FIRST)})[1 + cust % ${FIRST.length}] || ' ' || (${sqlArray(LAST)})[1 + (cust / ${FIRST.length}) % ${LAST.length}],
-            'customer' || cust || '@example.com', '+3598' || lpad(cust::text, 8, '0'),
-            'ul. Vitosha ' || (1 + cust % 200), (${sqlArray(CITIES)})[1 + cust % ${CITIES.length}], lpad((1000 + cust % 8000)::text, 4, '0'),
-            'courier', (${sqlArray(COURIER_SLUGS)})[1 + g % ${COURIER_SLUGS.length}], CASE WHEN g % 2 = 0 THEN 'office' ELSE 'home' END,
-            CASE WHEN g % 2 = 0 THEN to_jsonb(100 + g % 50) ELSE NULL END,
-            CASE WHEN st.shipped THEN (${sqlArray(COURIER_SLUGS)})[1 + g % ${COURIER_SLUGS.length}] END,
-            CASE WHEN st.shipped THEN 'TRK' || lpad(g::text, 10, '0') END,
-            CASE WHEN st.shipped THEN 'https://track.example.com/TRK' || lpad(g::text, 10, '0') END,
-            jsonb_build_array(jsonb_build_object('kind', 'main', 'product_id', ids[pi], 'variant_id', NULL, 'name', names[pi], 'sku', skus[pi],
-              'qty', qty, 'unit_price_cents', round(prices[pi] * 100)::int, 'total_cents', round(prices[pi] * 100)::int * qty,
-              'delivery_type', types[pi], 'digital', types[pi] = 'digital', 'note', '')),
-            page_ids[pi], jsonb_build_object('utm_source', 'seed'), '203.0.113.' || (g % 250), 'pi_seed_' || g,
-            round((prices[pi] * qty * 0.4)::numeric, 2), at, at + make_interval(secs => roll * 60)
-       FROM draws
-       CROSS JOIN LATERAL (SELECT CASE
-            WHEN roll < 20 THEN 'new' WHEN roll < 30 THEN 'confirmed' WHEN roll < 40 THEN 'processing'
-            WHEN roll < 65 THEN 'shipped' WHEN roll < 90 THEN 'delivered' WHEN roll < 95 THEN 'cancelled'
-            WHEN roll < 97 THEN 'returned' WHEN roll < 98 THEN 'refunded' ELSE 'archived' END AS status) s0
-       CROSS JOIN LATERAL (SELECT s0.status, s0.status IN ('shipped', 'delivered', 'returned') AS shipped) st`,
-    [accountId, input.orders, customers, rows[0].start],
-  );
+  await seedPages(tx, accountId, input.products);
+  const firstNumber = await reserveOrderNumbers(tx, accountId, input.orders);
+  await seedOrders(tx, accountId, { count: input.orders, customers, firstNumber, courierSlugs: COURIER_SLUGS });
   await rebuildCustomers(tx, accountId);
   return { orders: input.orders, products: input.products };
 }

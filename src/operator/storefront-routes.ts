@@ -6,7 +6,8 @@ import { checkout } from '../modules/orders/checkout.ts';
 import { changeOrder, changePaymentStatus } from '../modules/orders/commands.ts';
 import { accountOfOrder } from '../modules/orders/queries.ts';
 import { createPage, importContact, recordAbandonedCart, requireAccount } from '../modules/storefront/service.ts';
-import { insertProduct } from '../modules/products/service.ts';
+import { insertProduct } from '../modules/products/commands.ts';
+import { recordInitialStock } from '../modules/inventory/movements.ts';
 import { seedAccount } from './seed.ts';
 import { adminRoute } from './route.ts';
 
@@ -73,8 +74,14 @@ export const storefrontRoutes = [
     }),
     output: Closed({ data: Type.Object({ id: Uuid(), name: Type.String() }, { additionalProperties: true }) }),
     successStatus: 201,
-    handler: async (s, { id, ...input }) =>
-      ({ data: await s.db.tx(async (tx) => (await requireAccount(tx, id), insertProduct(tx, id, input))) }),
+    handler: async (s, { id, ...input }) => ({
+      data: await s.db.tx(async (tx) => {
+        await requireAccount(tx, id);
+        const product = await insertProduct(tx, id, input);
+        await recordInitialStock(tx, id, { id: product.id, stock_quantity: input.stock_quantity, variants: product.variants });
+        return product;
+      }),
+    }),
   }),
   adminRoute({
     name: 'checkout',

@@ -6,8 +6,6 @@
 // with buffers kept for reuse (bench/RESULTS-mcp-answer-bytes.md). So answers
 // are written into buffers lent per answer and given back once the socket has
 // written them.
-import type { FastifyReply } from 'fastify';
-import type { JsonText } from './json-text.ts';
 
 /** Smaller answers are allocated: a small malloc is cheap. */
 const SMALLEST_KEPT = 32 * 1024;
@@ -46,15 +44,4 @@ export function returnAnswerBytes(bytes: Buffer): void {
   if (!kept) idle.set(whole.length, (kept = []));
   kept.push(whole);
   idleBytes += whole.length;
-}
-
-/**
- * Sends JSON text as its UTF-8 bytes, in a lent buffer given back when the
- * response has finished: by then the socket has written it (a response cut
- * short never finishes, and its buffer is the garbage collector's).
- */
-export function sendJsonText(reply: FastifyReply, json: JsonText): FastifyReply {
-  const bytes = json.bytes();
-  reply.raw.once('finish', () => returnAnswerBytes(bytes));
-  return reply.type('application/json; charset=utf-8').send(bytes);
 }

@@ -1,4 +1,4 @@
-// EXTENSIONS 7 in the shared pipeline (execute.ts), for REST and MCP alike:
+// EXTENSIONS 7 in the shared pipeline (called by execute.ts), for REST and MCP alike:
 // a write by a key whose writes wait for a person becomes an approval, and a
 // write that names an approval runs only as approved (approvals.ts).
 import type { Sql } from './db.ts';
@@ -11,7 +11,7 @@ import { isWrite } from './operation.ts';
 import {
   ApprovalAnswer, approvalOfIdempotencyKey, lockApprovalFor, markExecuted, recordApproval, recordResultStatus,
 } from './approvals.ts';
-import { boundTo, checkPrecondition, contextOf, enforceAccountLimit, type ExecuteOptions } from './execute.ts';
+import { boundTo, checkPrecondition, contextOf, enforceAccountLimit, type ExecuteOptions } from './operation-steps.ts';
 
 const ifMatchOf = (op: Operation, options: ExecuteOptions) => (op.etag && options.ifMatch !== undefined ? options.ifMatch : undefined);
 

@@ -3,27 +3,13 @@
 import crypto from 'node:crypto';
 import type { Sql } from './db.ts';
 import { noteEvent } from './request-log.ts';
+import type { EmittedEvent, EventName } from './event-reactions.ts';
 
 /** SPEC Versioning 1: webhook envelopes carry a date-style version because they have no path. */
 export const EVENT_API_VERSION = '2026-09-01';
 
-export const SUBSCRIBABLE_EVENTS = [
-  'order.created', 'order.updated', 'order.status_changed', 'order.paid',
-  'shipment.created', 'shipment.status_changed', 'shipment.cancelled',
-  'inventory.low_stock',
-] as const;
-
-export type EventName = (typeof SUBSCRIBABLE_EVENTS)[number] | 'test';
+export { SUBSCRIBABLE_EVENTS, EventReactions, type EmittedEvent, type EventName } from './event-reactions.ts';
 export type EventSource = 'merchant' | 'api' | 'courier' | 'payment' | 'automation';
-
-export interface EmittedEvent {
-  id: string;
-  event: EventName;
-  account_id: string;
-  api_version: string;
-  created_at: string;
-  data: Record<string, unknown>;
-}
 
 /**
  * The envelope of an `events` row (alias `e`) as PostgreSQL json, keys in SPEC's
@@ -47,31 +33,6 @@ export function envelopeOf(event: EmittedEvent): Record<string, unknown> {
 /** The body of a delivery: the envelope as read back from envelopeJson(), serialised. */
 export function envelopeText(envelope: object): string {
   return JSON.stringify(envelope);
-}
-
-export type Reaction = (tx: Sql, event: EmittedEvent) => Promise<unknown>;
-
-/**
- * Who reacts to the events emitted on one database, run in the event's own
- * transaction (webhook fan-out adds its delivery rows there). Each Db owns
- * one, carried by its every transaction; the composition root (app.ts)
- * subscribes, so reading it tells every consumer.
- */
-export class EventReactions {
-  private readonly reactions: Reaction[] = [];
-
-  /** Subscribes `reaction`; returns the unsubscribe. */
-  add(reaction: Reaction): () => void {
-    this.reactions.push(reaction);
-    return () => {
-      const at = this.reactions.indexOf(reaction);
-      if (at >= 0) this.reactions.splice(at, 1);
-    };
-  }
-
-  async run(tx: Sql, event: EmittedEvent): Promise<void> {
-    for (const reaction of this.reactions) await reaction(tx, event);
-  }
 }
 
 export async function emit(

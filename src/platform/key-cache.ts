@@ -50,6 +50,8 @@ interface Refusal {
 export class KeyCache {
   private readonly db: Db;
   private readonly failures: AuthFailureLimit | null;
+  /** Stamps the key's last_used_at: the accounts room's write, handed in by the composition root (server.ts). */
+  private readonly markUsed: (keyId: string) => Promise<unknown>;
   private readonly entries = new Map<string, Entry>();
   /** Well-formed keys the database refused, by hash: the same 401 again without a transaction. */
   private readonly refused = new Map<string, Refusal>();
@@ -62,9 +64,10 @@ export class KeyCache {
   /** Bumped by every announcement: a lookup that overlapped one does not store what it read. */
   private generation = 0;
 
-  constructor(db: Db, failures: AuthFailureLimit | null = null) {
+  constructor(db: Db, options: { markUsed: (keyId: string) => Promise<unknown>; failures?: AuthFailureLimit | null }) {
     this.db = db;
-    this.failures = failures;
+    this.markUsed = options.markUsed;
+    this.failures = options.failures ?? null;
   }
 
   async start(): Promise<void> {
@@ -188,12 +191,6 @@ export class KeyCache {
     if (now - (this.lastUsedWrites.get(keyId) ?? 0) < LAST_USED_EVERY_MS) return;
     if (this.lastUsedWrites.size >= MAX_ENTRIES) this.lastUsedWrites.clear();
     this.lastUsedWrites.set(keyId, now);
-    this.db
-      .query(
-        `UPDATE api_keys SET last_used_at = now()
-          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
-        [keyId],
-      )
-      .catch(() => this.lastUsedWrites.delete(keyId));
+    this.markUsed(keyId).catch(() => this.lastUsedWrites.delete(keyId));
   }
 }

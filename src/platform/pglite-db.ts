@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Db, ListenState, QueryResult, Sql, TxOptions } from './db.ts';
 import { DatabaseHealth } from './db-health.ts';
-import { EventReactions } from './events.ts';
+import { EventReactions } from './event-reactions.ts';
 
 export class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
@@ -31,7 +31,7 @@ export class PgliteDb implements Db {
     task();
   }
 
-  readonly reactions = new EventReactions();
+  readonly reactions = new EventReactions<Sql>();
 
   /** One connection in process: background work shares it (and PGlite has no WAL flush to wait for across processes). */
   background(): Sql {

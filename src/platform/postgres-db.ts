@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { DatabaseHealth } from './db-health.ts';
-import { EventReactions } from './events.ts';
+import { EventReactions } from './event-reactions.ts';
 import type { Db, ListenState, QueryOptions, QueryResult, Sql, TxOptions } from './db.ts';
 
 const BACKGROUND_POOL_MAX = 3;
@@ -105,7 +105,7 @@ export class PostgresDb implements Db {
   private backgroundPool: pg.Pool | null = null;
 
   readonly health: DatabaseHealth;
-  readonly reactions = new EventReactions();
+  readonly reactions = new EventReactions<Sql>();
 
   constructor(connectionString: string, poolMax: number, topology: { directUrl?: string | null; prepared?: boolean } = {}) {
     this.connectionString = connectionString;

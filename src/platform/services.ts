@@ -9,7 +9,6 @@ import type { Db } from './db.ts';
 import type { RateLimits } from './rate-limit.ts';
 import type { KeyCache } from './key-cache.ts';
 import type { Faults } from './auth.ts';
-import type { Notifier } from '../notify/notifier.ts';
 import type { CursorSeal } from './cursor-seal.ts';
 import type { RequestLog } from './request-log.ts';
 import type { ReadRouter } from './read-routing.ts';
@@ -21,7 +20,6 @@ export interface Services {
   /** API keys this instance has seen (issue 12). */
   keys: KeyCache;
   faults: Faults;
-  notifier: Notifier;
   log: FastifyBaseLogger;
   /** This service's Prometheus registry (/metrics). */
   metrics: Registry;

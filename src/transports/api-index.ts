@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Closed } from '../platform/schema.ts';
 import { EVENT_API_VERSION } from '../platform/events.ts';
-import type { DescribedRoute } from './openapi.ts';
+import type { DescribedRoute } from './described-route.ts';
 import { registerPaths } from './http-paths.ts';
 
 const Link = (description: string) => Type.String({ format: 'uri', description });

@@ -4,7 +4,7 @@
 // parameters, body schema), so they follow the registry like the rest of the
 // document.
 import type { TSchema } from 'typebox';
-import type { DescribedRoute } from './openapi.ts';
+import type { DescribedRoute } from './described-route.ts';
 
 export interface CodeSample {
   lang: string;

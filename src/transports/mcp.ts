@@ -10,7 +10,7 @@ import { compileValidator, type Validator } from '../platform/validation.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from '../platform/json-depth.ts';
 import { runOperation, type OperationRequest } from '../platform/pipeline.ts';
 import { JsonText, jsonOf } from '../platform/json-text.ts';
-import { sendJsonText } from '../platform/answer-bytes.ts';
+import { sendJsonText } from './json-answer.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import {

@@ -9,7 +9,7 @@ import { checkIdempotencyKey, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, type Stor
 import { compileOptional } from '../platform/validation.ts';
 import { runOperation } from '../platform/pipeline.ts';
 import { dataOf, JsonText } from '../platform/json-text.ts';
-import { sendJsonText } from '../platform/answer-bytes.ts';
+import { sendJsonText } from './json-answer.ts';
 import { ETAG_HEADER, etagOfAnswer, etagOfData, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
 import type { Services } from '../platform/services.ts';
 import type { AuthenticatedKey } from '../platform/auth.ts';

@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { startService, type RunningService } from '../../src/server.ts';
-import { openDb, PgliteDb } from '../../src/platform/db.ts';
+import { openDb } from '../../src/platform/open-db.ts';
+import type { PgliteDb } from '../../src/platform/pglite-db.ts';
 import { migrateDatabase, views } from '../../src/views.ts';
 
 const MIGRATIONS = path.join(import.meta.dirname, '../../src/platform/migrations');

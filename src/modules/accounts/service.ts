@@ -96,6 +96,20 @@ export async function revokeKey(tx: Sql, keyId: string) {
   return rows[0];
 }
 
+/** Revokes the account's live keys of this name (the demo key a start replaces). */
+export async function revokeKeysNamed(tx: Sql, accountId: string, name: string): Promise<void> {
+  await tx.query('UPDATE api_keys SET revoked_at = now() WHERE account_id = $1 AND name = $2 AND revoked_at IS NULL', [accountId, name]);
+}
+
+/** SPEC Authentication 2: last_used_at moves at most once a minute (the key cache calls this off the request path). */
+export async function markKeyUsed(sql: Sql, keyId: string): Promise<void> {
+  await sql.query(
+    `UPDATE api_keys SET last_used_at = now()
+      WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
+    [keyId],
+  );
+}
+
 /** The account's next order number, and the service-wide order number, taken in the caller's transaction (GAPS General). */
 export async function takeOrderNumbers(tx: Sql, accountId: string): Promise<{ number: number; order_number: number }> {
   const { rows } = await tx.query<{ number: number; order_number: number }>(
@@ -104,4 +118,13 @@ export async function takeOrderNumbers(tx: Sql, accountId: string): Promise<{ nu
     [accountId],
   );
   return rows[0];
+}
+
+/** The operator's seed: `count` merchant-facing order numbers in a row; answers the first. */
+export async function reserveOrderNumbers(tx: Sql, accountId: string, count: number): Promise<number> {
+  const { rows } = await tx.query<{ start: number }>(
+    'UPDATE accounts SET next_order_number = next_order_number + $2 WHERE id = $1 RETURNING next_order_number - $2 AS start',
+    [accountId, count],
+  );
+  return rows[0].start;
 }

@@ -1,3 +1,5 @@
-// The tables this room owns: only SQL in src/modules/bridge/ writes them; other
-// rooms change them by calling this room's services (test/house-rules.test.ts).
+// The tables this room owns (TABLES): only SQL in src/modules/bridge/ writes
+// them; other rooms change them by calling this room's functions. READS lists
+// the other rooms' tables its SQL reads; test/house-rules.test.ts holds both to the SQL.
 export const TABLES = ['briefs', 'asset_activity'] as const;
+export const READS = ['orders', 'pages', 'segments'] as const;

@@ -88,6 +88,26 @@ export async function applyMovement(tx: Sql, accountId: string, m: MovementInput
   return { ...plan, id };
 }
 
+/**
+ * The stock a new catalog record starts with (products' insertProduct), as
+ * corrections noted 'initial stock': each variant's, then the product's rest.
+ */
+export async function recordInitialStock(
+  tx: Sql,
+  accountId: string,
+  product: { id: string; stock_quantity?: number | null; variants: Array<{ id: string; stock_quantity?: number | null }> },
+): Promise<void> {
+  for (const variant of product.variants) {
+    if (variant.stock_quantity) {
+      await applyMovement(tx, accountId, { productId: product.id, variantId: variant.id, type: 'correction', qty: variant.stock_quantity, note: 'initial stock' });
+    }
+  }
+  const rest = (product.stock_quantity ?? 0) - product.variants.reduce((sum, v) => sum + (v.stock_quantity ?? 0), 0);
+  if (product.stock_quantity != null && rest !== 0) {
+    await applyMovement(tx, accountId, { productId: product.id, type: 'correction', qty: rest, note: 'initial stock' });
+  }
+}
+
 export interface ListMovementsInput {
   limit?: number;
   cursor?: string;

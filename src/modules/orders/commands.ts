@@ -7,6 +7,7 @@ import { findOrder, findOrderText, lockOrder } from './queries.ts';
 import { valueOf, type JsonText } from '../../platform/json-text.ts';
 import type { OrderStatusName, OrderView, UpdateOrderInput } from './schema.ts';
 import { shippedNotices } from './notices.ts';
+import { LATEST_SHIPMENT_STATUS } from './latest-shipment.ts';
 import { applyOrderStatusStock } from '../inventory/order-stock.ts';
 import { refreshCustomerOfOrder } from '../customers/aggregates.ts';
 
@@ -109,13 +110,6 @@ export async function changePaymentStatus(tx: Sql, accountId: string, orderId: s
   }
   return order;
 }
-
-/**
- * The status of the order's latest shipment, kept on the order (migration 017) so the list's shipment_status
- * filter reads its page off an index. Every write of a shipment's status goes through recordWaybill or touchOrder,
- * in the shipment's transaction.
- */
-const LATEST_SHIPMENT_STATUS = `(SELECT s.status FROM shipments s WHERE s.account_id = $1 AND s.order_id = $2 ORDER BY s.created_at DESC, s.id DESC LIMIT 1)`;
 
 /**
  * A waybill was issued for the order (GAPS: the order's courier, tracking

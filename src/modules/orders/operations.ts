@@ -1,11 +1,7 @@
 // The order operations: declared once, exposed on REST, MCP and OpenAPI.
 import { defineOperation, type Versioned } from '../../platform/operation.ts';
-import { Closed } from '../../platform/schema.ts';
-import { Type } from 'typebox';
-import { Shipment } from '../shipments/schema.ts';
-import { latestShipmentText } from '../shipments/queries.ts';
 import { changeOrder, plannedChanges, wouldNotifyCustomer } from './commands.ts';
-import { getOrder, getOrderText, listOrders } from './queries.ts';
+import { getOrderText, listOrders } from './queries.ts';
 import { JsonText, valueOf } from '../../platform/json-text.ts';
 import { notFound } from '../../platform/errors.ts';
 import { storedEtag } from '../../platform/read-sql.ts';
@@ -99,24 +95,4 @@ export const updateOrderOp = defineOperation({
   },
 });
 
-export const getOrderShipmentOp = defineOperation({
-  name: 'get_order_shipment',
-  method: 'GET',
-  path: '/api/v1/orders/:id/shipment',
-  scope: 'shipments:read',
-  tags: ['Shipments'],
-  summary: "Get an order's newest shipment",
-  description: 'Returns the newest waybill of the order, or {data: null} when none exists yet.',
-  params: OrderIdParams,
-  output: Closed({ data: Type.Union([Shipment, Type.Null()]) }),
-  // MCP reaches this through get_shipment (by order_id), declared with the shipments module.
-  mcp: false,
-  mcpVia: 'get_shipment',
-  annotations: READ,
-  handler: async (ctx, input) => {
-    await getOrder(ctx.db, ctx.caller.accountId, input.id);
-    return JsonText.object({ data: await latestShipmentText(ctx.db, ctx.caller.accountId, input.id) });
-  },
-});
-
-export const orderOperations = [listOrdersOp, getOrderOp, updateOrderOp, getOrderShipmentOp];
+export const orderOperations = [listOrdersOp, getOrderOp, updateOrderOp];

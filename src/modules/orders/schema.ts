@@ -2,7 +2,7 @@
 // (declared with its SQL in view.ts).
 import { Type, type Static } from 'typebox';
 import { Closed, Cursor, Limit, ListOf, Nullable, StrictDate, Uuid } from '../../platform/schema.ts';
-import { SHIPMENT_STATUSES } from '../shipments/view.ts';
+import { SHIPMENT_STATUSES } from './latest-shipment.ts';
 import { orderView, OrderStatus, type OrderStatusName } from './view.ts';
 
 export { LineItem, ORDER_STATUSES, OrderStatus, type OrderStatusName } from './view.ts';

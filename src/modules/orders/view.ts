@@ -6,7 +6,7 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, Nullable, NullableDateTime, NullableUuid, Uuid } from '../../platform/schema.ts';
 import { defineView, field } from '../../platform/stored-view.ts';
-import { shipmentSummary } from '../shipments/view.ts';
+import { LATEST_SHIPMENT_JOIN, LATEST_SHIPMENT_SOURCE, shipmentSummary } from './latest-shipment.ts';
 
 export const ORDER_STATUSES = ['new', 'confirmed', 'processing', 'shipped', 'delivered', 'cancelled', 'returned', 'refunded', 'archived'] as const;
 export type OrderStatusName = (typeof ORDER_STATUSES)[number];
@@ -31,23 +31,15 @@ export const LineItem = Type.Object(
   { additionalProperties: true, $id: 'LineItem', description: 'Amounts in cents; extra properties may appear.' },
 );
 
-/** The latest shipment rides along for the view's `shipment` summary (alias s). */
-const SUMMARY_COLUMNS = ['id', 'courier_slug', 'tracking_number', 'status', 'last_status_label', 'last_status_at'];
-const LATEST_SHIPMENT = `LEFT JOIN LATERAL (
-    SELECT ${SUMMARY_COLUMNS.join(', ')} FROM shipments
-     WHERE account_id = o.account_id AND order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1
-  ) s ON true`;
-
 const { value, number, time, document, object, nullable } = field;
-const summary = shipmentSummary('s');
 
 export const orderView = defineView({
   name: 'order',
   table: 'orders',
   alias: 'o',
-  joins: LATEST_SHIPMENT,
+  joins: LATEST_SHIPMENT_JOIN,
   schema: { $id: 'Order' },
-  stored: { sources: [{ table: 'shipments', match: { account_id: 'account_id', id: 'order_id' }, columns: [...SUMMARY_COLUMNS, 'created_at'] }] },
+  stored: { sources: [LATEST_SHIPMENT_SOURCE] },
   fields: {
     id: value('o.id', Uuid()),
     number: value('o.number', Nullable('integer', { description: 'Merchant-facing number, per account.' })),
@@ -101,8 +93,8 @@ export const orderView = defineView({
     invoice_number: value('o.invoice_number', StringOrInteger),
     shipment: nullable(
       's.id IS NULL',
-      summary,
-      Type.Unsafe<Static<typeof summary.schema> | null>({ anyOf: [summary.schema, { type: 'null' }], description: 'The latest waybill, or null.' }),
+      shipmentSummary,
+      Type.Unsafe<Static<typeof shipmentSummary.schema> | null>({ anyOf: [shipmentSummary.schema, { type: 'null' }], description: 'The latest waybill, or null.' }),
     ),
     created_at: time('o.created_at', DateTime()),
     updated_at: time('o.updated_at', NullableDateTime()),

@@ -5,6 +5,7 @@ import { AppError } from '../../platform/errors.ts';
 import { Closed, Nullable, Uuid } from '../../platform/schema.ts';
 import type { CourierSlug } from '../../couriers/adapter.ts';
 import { getOrder } from '../orders/queries.ts';
+import { OrderIdParams } from '../orders/schema.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import { CourierSlugSchema as Courier, Shipment } from './schema.ts';
 import { createShipment, planShipment, type ShipmentDeps } from './create.ts';
@@ -26,6 +27,26 @@ const depsOf = (ctx: OperationContext): ShipmentDeps & { notifier: OperationCont
     const fail = ctx.faults.failNextShipmentCommit;
     ctx.faults.failNextShipmentCommit = false;
     return fail;
+  },
+});
+
+export const getOrderShipmentOp = defineOperation({
+  name: 'get_order_shipment',
+  method: 'GET',
+  path: '/api/v1/orders/:id/shipment',
+  scope: 'shipments:read',
+  tags: TAGS,
+  summary: "Get an order's newest shipment",
+  description: 'Returns the newest waybill of the order, or {data: null} when none exists yet.',
+  params: OrderIdParams,
+  output: Closed({ data: Type.Union([Shipment, Type.Null()]) }),
+  // MCP reaches this through get_shipment (by order_id).
+  mcp: false,
+  mcpVia: 'get_shipment',
+  annotations: READ,
+  handler: async (ctx, input) => {
+    await getOrder(ctx.db, ctx.caller.accountId, input.id);
+    return JsonText.object({ data: await latestShipmentText(ctx.db, ctx.caller.accountId, input.id) });
   },
 });
 
@@ -174,4 +195,4 @@ export const cancelShipmentOp = defineOperation({
   },
 });
 
-export const shipmentOperations = [createShipmentOp, getShipmentByIdOp, getShipmentToolOp, getLabelOp, cancelShipmentOp];
+export const shipmentOperations = [getOrderShipmentOp, createShipmentOp, getShipmentByIdOp, getShipmentToolOp, getLabelOp, cancelShipmentOp];

@@ -1,3 +1,5 @@
-// The tables this room owns: only SQL in src/modules/shipments/ writes them; other
-// rooms change them by calling this room's services (test/house-rules.test.ts).
+// The tables this room owns (TABLES): only SQL in src/modules/shipments/ writes
+// them; other rooms change them by calling this room's functions. READS lists
+// the other rooms' tables its SQL reads; test/house-rules.test.ts holds both to the SQL.
 export const TABLES = ['shipments', 'courier_integrations', 'courier_orphans'] as const;
+export const READS = ['accounts', 'products'] as const;

@@ -1,16 +1,11 @@
-// SPEC Shipment view and its ShipmentSummary, declared once (issue 29): each
-// field's SQL and schema side by side. The Shipment view is stored: the row
-// keeps its JSON and ETag, written by the database with every change.
+// SPEC Shipment view, declared once (issue 29): each field's SQL and schema
+// side by side. It is stored: the row keeps its JSON and ETag, written by the
+// database with every change. Its statuses are declared with the summary an
+// order shows of its latest waybill (orders/latest-shipment.ts).
 import { Type } from 'typebox';
 import { DateTime, Nullable, NullableDateTime, Uuid } from '../../platform/schema.ts';
 import { defineView, field } from '../../platform/stored-view.ts';
-
-export const SHIPMENT_STATUSES = ['pending', 'picked_up', 'in_transit', 'delivered', 'cancelled', 'refused', 'returned'] as const;
-export const ShipmentStatus = Type.Unsafe<(typeof SHIPMENT_STATUSES)[number]>({
-  type: 'string',
-  enum: [...SHIPMENT_STATUSES],
-  description: 'Normalized courier status; raw courier text is in status_events.',
-});
+import { ShipmentStatus } from '../orders/latest-shipment.ts';
 
 const StringOrInteger = Type.Unsafe<string | number | null>({ type: ['string', 'integer', 'null'] });
 const JsonObject = Type.Unsafe<object | null>({ type: ['object', 'null'], additionalProperties: true });
@@ -24,22 +19,7 @@ export const StatusEvent = Type.Object(
   { additionalProperties: true, $id: 'StatusEvent', description: 'A raw courier event; extra properties allowed.' },
 );
 
-const { value, number, time, document, object } = field;
-
-/** The summary of a shipment another view shows (the order's latest), read from that view's alias for shipments. */
-export function shipmentSummary(alias: string) {
-  return object(
-    {
-      id: value(`${alias}.id`, Uuid()),
-      courier_slug: value(`${alias}.courier_slug`, Nullable('string')),
-      tracking_number: value(`${alias}.tracking_number`, Nullable('string')),
-      status: value(`${alias}.status`, ShipmentStatus),
-      last_status_label: value(`${alias}.last_status_label`, Nullable('string')),
-      last_status_at: time(`${alias}.last_status_at`, NullableDateTime()),
-    },
-    { $id: 'ShipmentSummary' },
-  );
-}
+const { value, number, time, document } = field;
 
 export const shipmentView = defineView({
   name: 'shipment',

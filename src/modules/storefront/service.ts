@@ -33,3 +33,15 @@ export async function recordAbandonedCart(tx: Sql, accountId: string, input: { e
   );
   return rows[0];
 }
+
+/** The operator's seed: one landing page per ten of the account's newest `products` (at least one), each selling its products. */
+export async function seedPages(tx: Sql, accountId: string, products: number): Promise<void> {
+  await tx.query(
+    `INSERT INTO pages (id, account_id, title, product_ids)
+     SELECT gen_random_uuid(), $1, 'Landing ' || grp, array_agg(id)
+       FROM (SELECT id, (row_number() OVER (ORDER BY created_at DESC, id)) / 10 AS grp
+               FROM products WHERE account_id = $1 ORDER BY created_at DESC LIMIT greatest($2::int, 1)) p
+      GROUP BY grp`,
+    [accountId, products],
+  );
+}

@@ -1,32 +1,16 @@
 // The attempt log (EXTENSIONS 6): one row per attempt of a delivery, whatever
 // made it (automatic, retry, recovery, test), with the request headers as sent
 // and the answer, bounded: at most 20 response headers of 200 characters each
-// and 1000 characters of body (sender.ts cuts the body). Rows are written in
+// and 1000 characters of body (sender.ts cuts the answer). Rows are written in
 // the statement or transaction that records the attempt's outcome
 // (deliveries.ts, engine.ts, recoveries.ts): routine outcomes in their batch,
 // so the log adds no round trip to the fan-out.
 import type { Sql } from '../../platform/db.ts';
-import type { AttemptOutcome } from './sender.ts';
-import { ATTEMPT_TIMEOUT_MS } from './sender.ts';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome } from './sender.ts';
 
-import type { ATTEMPT_TRIGGERS } from './attempt-view.ts';
-
+/** What made an attempt: the automatic schedule, the retry endpoint, a recovery, or the test endpoint. */
+export const ATTEMPT_TRIGGERS = ['automatic', 'retry', 'recovery', 'test'] as const;
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
-
-export const MAX_RESPONSE_HEADERS = 20;
-export const MAX_HEADER_CHARS = 200;
-
-/** The answer's headers as stored: the first 20, each value at most 200 characters (several values joined by ", "). */
-export function boundedHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  let count = 0;
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    if (count++ >= MAX_RESPONSE_HEADERS) break;
-    out[name.toLowerCase()] = (Array.isArray(value) ? value.join(', ') : String(value)).slice(0, MAX_HEADER_CHARS);
-  }
-  return out;
-}
 
 const TLS_CODE = /CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|HOSTNAME|ALTNAME/i;
 

@@ -4,10 +4,8 @@
 import { Type } from 'typebox';
 import type { Sql } from '../../platform/db.ts';
 import { notFound } from '../../platform/errors.ts';
-import type { AttemptRow } from './attempt-log.ts';
+import { ATTEMPT_TRIGGERS, type AttemptRow } from './attempt-log.ts';
 import { Closed, DateTime, Nullable } from '../../platform/schema.ts';
-
-export const ATTEMPT_TRIGGERS = ['automatic', 'retry', 'recovery', 'test'] as const;
 
 const Headers = (description: string) => Type.Record(Type.String(), Type.String(), { description });
 

@@ -10,7 +10,7 @@ import { checkWebhookUrl } from './url-policy.ts';
 import { storedWebhookUrl } from './sink-url.ts';
 import { getDelivery, getDeliveryText, insertDelivery } from './deliveries.ts';
 import { listDeliveryPage, nextLink } from './delivery-list.ts';
-import { webhookOpsOperations } from './operations-ops.ts';
+import { attemptOperations } from './attempt-operations.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import {
   checkEvents, createSubscription, deleteSubscription, findSubscription, getSubscription, getSubscriptionText, listSubscriptions, rotateSecret,
@@ -303,5 +303,5 @@ export const verifySignatureOp = defineOperation({
 
 export const webhookOperations = [
   listWebhooksOp, getWebhookOp, createWebhookOp, updateWebhookOp, deleteWebhookOp, listWebhookDeliveriesOp, testWebhookOp, retryDeliveryOp,
-  rotateSecretOp, verifySignatureOp, ...webhookOpsOperations,
+  rotateSecretOp, verifySignatureOp, ...attemptOperations,
 ];

@@ -9,7 +9,6 @@ import type { LookupFunction } from 'node:net';
 import { Pool } from 'undici';
 import type { CheckedTarget } from './url-policy.ts';
 import { signatureHeaders } from './signature.ts';
-import { boundedHeaders } from './attempt-log.ts';
 
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 export const STORED_BODY_CHARS = 1000;
@@ -17,13 +16,28 @@ const READ_LIMIT_BYTES = 64 * 1024;
 /** An idle pool (no attempt to that origin for this long) is closed. */
 const POOL_IDLE_MS = 5 * 60_000;
 
+const MAX_RESPONSE_HEADERS = 20;
+const MAX_HEADER_CHARS = 200;
+
+/** The answer's headers as the attempt log stores them (EXTENSIONS 6): the first 20, each value at most 200 characters (several values joined by ", "). */
+function boundedHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  let count = 0;
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    if (count++ >= MAX_RESPONSE_HEADERS) break;
+    out[name.toLowerCase()] = (Array.isArray(value) ? value.join(', ') : String(value)).slice(0, MAX_HEADER_CHARS);
+  }
+  return out;
+}
+
 export interface AttemptOutcome {
   statusCode: number | null;
   error: string | null;
   responseBody: string | null;
   /** For the attempt log (EXTENSIONS 6): the headers as sent, none when nothing was sent. */
   requestHeaders?: Record<string, string>;
-  /** The answer's headers, bounded (attempt-log.ts boundedHeaders). */
+  /** The answer's headers, bounded (boundedHeaders). */
   responseHeaders?: Record<string, string> | null;
   /** The system error code of a failed connection (ECONNREFUSED, ENOTFOUND, a TLS code), to say why in one sentence. */
   errorCode?: string;

@@ -1,5 +1,7 @@
-// EXTENSIONS 6, webhook operations: the attempt log, recoveries of a window
-// and an endpoint's health. Declared once, exposed on REST, MCP and OpenAPI.
+// EXTENSIONS 6, the webhook operations over attempts: the attempt log, the
+// recovery of a window (its deliveries sent again) and an endpoint's health
+// (computed from its attempts). Declared once, exposed on REST, MCP and
+// OpenAPI; operations.ts adds them to the room's list.
 import { Type } from 'typebox';
 import { defineOperation } from '../../platform/operation.ts';
 import { Closed, DateTime, Uuid } from '../../platform/schema.ts';
@@ -144,4 +146,4 @@ export const getWebhookHealthOp = defineOperation({
   },
 });
 
-export const webhookOpsOperations = [listDeliveryAttemptsOp, recoverDeliveriesOp, getRecoveryOp, cancelRecoveryOp, getWebhookHealthOp];
+export const attemptOperations = [listDeliveryAttemptsOp, recoverDeliveriesOp, getRecoveryOp, cancelRecoveryOp, getWebhookHealthOp];
