@@ -2,7 +2,7 @@
 import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { admin } from '../api';
-import { useServiceInfo } from '../app';
+import { useServiceInfo } from '../service-info';
 import { ErrorNote } from '../components/ui';
 
 const MODES = [

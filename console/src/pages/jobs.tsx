@@ -2,7 +2,7 @@
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { admin } from '../api';
-import { useServiceInfo } from '../app';
+import { useServiceInfo } from '../service-info';
 import { ErrorNote, Time } from '../components/ui';
 
 const ABOUT: Record<string, string> = {

@@ -4,7 +4,7 @@ import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin } from '../api';
-import { useServiceInfo } from '../app';
+import { useServiceInfo } from '../service-info';
 import { Badge, CopyButton, ErrorNote, Field, Time } from '../components/ui';
 import { Table } from '../components/table';
 import { Dialog } from '../components/dialog';

@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { runOperation } from '../api';
-import { useCourierSlugs, useServiceInfo } from '../app';
+import { useCourierSlugs, useServiceInfo } from '../service-info';
 import { Badge, ErrorNote, Json, money, Time } from '../components/ui';
 import { TableScroll } from '../components/table';
 import { ORDER_STATUSES, type Order } from './orders';

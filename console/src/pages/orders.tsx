@@ -3,9 +3,10 @@
 import { useNavigate } from 'react-router';
 import { useQuery } from '@tanstack/react-query';
 import { runOperation, type Page } from '../api';
-import { useCourierSlugs } from '../app';
+import { useCourierSlugs } from '../service-info';
 import { Badge, ErrorNote, money, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
+import { Select } from '../components/select';
 import { useCursorPages, useUrlFilters } from '../components/paging';
 
 export const ORDER_STATUSES = ['new', 'confirmed', 'processing', 'shipped', 'delivered', 'cancelled', 'returned', 'refunded', 'archived'];
@@ -80,19 +81,5 @@ export function OrdersTab({ accountId }: { accountId: string }) {
       />
       <Pager pages={pages} list={list.data} />
     </div>
-  );
-}
-
-export function Select({ label, value, options, onChange, all = 'Any' }: { label: string; value: string; options: string[]; onChange: (v: string) => void; all?: string | null }) {
-  return (
-    <label className="compact">
-      {label}
-      <select value={value} onChange={(e) => onChange(e.target.value)}>
-        {all !== null && <option value="">{all}</option>}
-        {options.map((o) => (
-          <option key={o} value={o}>{o.replace(/_/g, ' ')}</option>
-        ))}
-      </select>
-    </label>
   );
 }

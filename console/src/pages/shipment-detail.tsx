@@ -5,7 +5,7 @@ import { Link, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin, downloadOperation, runOperation } from '../api';
 import { Badge, ErrorNote, Json, money, Time } from '../components/ui';
-import { useServiceInfo } from '../app';
+import { useServiceInfo } from '../service-info';
 import { SHIPMENT_STATUSES } from './orders';
 import type { Shipment } from './shipments';
 

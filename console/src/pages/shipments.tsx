@@ -4,9 +4,10 @@ import { useQuery } from '@tanstack/react-query';
 import { admin, queryString, type Page } from '../api';
 import { Badge, ErrorNote, money, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
+import { Select } from '../components/select';
 import { useCursorPages, useUrlFilters } from '../components/paging';
-import { Select, SHIPMENT_STATUSES } from './orders';
-import { useCourierSlugs } from '../app';
+import { SHIPMENT_STATUSES } from './orders';
+import { useCourierSlugs } from '../service-info';
 
 export interface Shipment {
   id: string;

@@ -6,7 +6,7 @@ import { runOperation, type Page } from '../api';
 import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
 import { useCursorPages } from '../components/paging';
-import { Select } from './orders';
+import { Select } from '../components/select';
 
 interface StockItem {
   product_id: string;

@@ -5,10 +5,10 @@ import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin, runOperation } from '../api';
-import { useServiceInfo } from '../app';
+import { useServiceInfo } from '../service-info';
 import { Badge, CopyButton, Empty, ErrorNote, Json, Time } from '../components/ui';
 import { Dialog } from '../components/dialog';
-import { isSinkUrl, SubscriptionForm, type Subscription } from './webhooks';
+import { isSinkUrl, SubscriptionForm, type Subscription } from './webhook-form';
 import { AttemptTimeline, HealthPanel, RecoverDialog } from './webhook-ops';
 import { useCursorPages } from '../components/paging';
 
