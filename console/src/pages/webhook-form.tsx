@@ -2,23 +2,10 @@
 // or on this service's own debug sink in one click.
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { runOperation, type ServiceInfo } from '../api';
+import { runOperation } from '../api';
+import type { ServiceInfo, WebhookSubscription } from '../api-types';
 import { useServiceInfo } from '../service-info';
 import { ErrorNote, Field } from '../components/ui';
-
-export interface Subscription {
-  id: string;
-  url: string;
-  description: string | null;
-  events: string[];
-  active: boolean;
-  secret_prefix: string;
-  last_triggered_at: string | null;
-  last_status_code: number | null;
-  dead_notified_at: string | null;
-  created_at: string;
-  updated_at: string | null;
-}
 
 export const sinkUrlOf = (info: ServiceInfo, id: string) => `${info.sink_url}?id=${id}`;
 /** Whether a subscription delivers to this service's debug sink: compared as the service does (scheme, host, path), not as text, so `http://localhost/api/webhooks/sink?id=…` counts too. */
@@ -37,7 +24,7 @@ export function isSinkUrl(info: ServiceInfo | undefined, url: string): boolean {
 export function SubscriptionForm({ accountId, events, subscription, onCreated, onSaved }: {
   accountId: string;
   events: string[];
-  subscription?: Subscription;
+  subscription?: WebhookSubscription;
   onCreated?: (id: string, secret: string) => void;
   onSaved?: () => void;
 }) {
@@ -56,7 +43,7 @@ export function SubscriptionForm({ accountId, events, subscription, onCreated, o
       }
       // The sink URL without ?id=: the service stores it with the new subscription's own id.
       const target = toSink && info.data ? info.data.sink_url : url;
-      return runOperation<{ data: Subscription; secret: string }>(accountId, 'create_webhook', { url: target, events: chosen, description });
+      return runOperation(accountId, 'create_webhook', { url: target, events: chosen, description });
     },
     onSuccess: (created) => {
       queries.invalidateQueries({ queryKey: ['webhooks', accountId] });

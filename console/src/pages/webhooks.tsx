@@ -9,12 +9,12 @@ import { Badge, CopyButton, ErrorNote, Time } from '../components/ui';
 import { Table } from '../components/table';
 import { Dialog } from '../components/dialog';
 import { SubscriptionDetail } from './webhook-detail';
-import { SubscriptionForm, type Subscription } from './webhook-form';
+import { SubscriptionForm } from './webhook-form';
 
 export function useSubscriptions(accountId: string) {
   return useQuery({
     queryKey: ['webhooks', accountId],
-    queryFn: () => runOperation<{ data: Subscription[]; events: string[] }>(accountId, 'list_webhooks'),
+    queryFn: () => runOperation(accountId, 'list_webhooks'),
   });
 }
 
