@@ -1,7 +1,9 @@
 // Talking to the operator API (/admin/api) with the operator token. The token
 // lives in sessionStorage: it is gone when the tab closes, and never in a URL.
+// Calls name a route as its OpenAPI document does, so each answers its own type.
+import type { Method, OperationAnswer, OperationName, OperatorAnswer, OperatorInput, OperatorPath } from './api-types';
+
 const TOKEN_KEY = 'merx.operatorToken';
-export const API = '/admin/api';
 
 export const getToken = () => sessionStorage.getItem(TOKEN_KEY);
 export const setToken = (token: string) => sessionStorage.setItem(TOKEN_KEY, token);
@@ -25,8 +27,8 @@ export const whenUnauthorized = (handler: () => void) => {
   onUnauthorized = handler;
 };
 
-async function request(method: string, path: string, body?: unknown, token = getToken()): Promise<Response> {
-  const res = await fetch(API + path, {
+async function request(method: string, url: string, body?: unknown, token = getToken()): Promise<Response> {
+  const res = await fetch(url, {
     method,
     headers: { authorization: `Bearer ${token ?? ''}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -38,19 +40,40 @@ async function request(method: string, path: string, body?: unknown, token = get
   throw new ApiError(res.status, error.code ?? 'http_error', error.message ?? `${res.status} ${res.statusText}`, error.details);
 }
 
-export async function admin<T = any>(method: string, path: string, body?: unknown, token?: string): Promise<T> {
-  const res = await request(method, path, body, token);
-  return (await res.json()) as T;
+/** The path with its {placeholders} filled in, and the query's given values after it. */
+function urlOf(path: string, values: Record<string, string> = {}, query: Record<string, unknown> = {}): string {
+  const url = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(values[name]));
+  const search = new URLSearchParams(withoutEmpty(query) as Record<string, string>).toString();
+  return search ? `${url}?${search}` : url;
 }
 
+/** `token`: one to try instead of the stored one (signing in). */
+type Call<M extends Method, P extends OperatorPath<M>> = OperatorInput<M, P> & { token?: string };
+
+/** Calls a route of the operator API: admin('GET', '/admin/api/accounts/{id}/keys', { path: { id } }) answers that route's JSON. */
+export async function admin<M extends Method, P extends OperatorPath<M>>(
+  method: M,
+  path: P,
+  ...[call]: {} extends Call<M, P> ? [call?: Call<M, P>] : [call: Call<M, P>]
+): Promise<OperatorAnswer<M, P>> {
+  const { path: values, query, body, token } = (call ?? {}) as { path?: Record<string, string>; query?: Record<string, unknown>; body?: unknown; token?: string };
+  const res = await request(method, urlOf(path, values, query), body, token);
+  return (await res.json()) as OperatorAnswer<M, P>;
+}
+
+/** A public operation's arguments as its MCP tool takes them; `dry_run: true` asks for the preview. */
+type Arguments = Record<string, unknown> & { dry_run?: boolean };
+
 /** Runs a public operation of the registry as the merchant's admin (POST /accounts/{id}/operations/{name}). */
-export function runOperation<T = any>(accountId: string, name: string, args: Record<string, unknown> = {}): Promise<T> {
-  return admin<T>('POST', `/accounts/${accountId}/operations/${name}`, { arguments: withoutEmpty(args) });
+export async function runOperation<N extends OperationName, A extends Arguments = {}>(accountId: string, name: N, args?: A): Promise<OperationAnswer<N, A>> {
+  const answer = await admin('POST', '/admin/api/accounts/{id}/operations/{name}', { path: { id: accountId, name }, body: { arguments: withoutEmpty(args ?? {}) } });
+  // The operator document can only say "an object": what comes is the operation's own answer, typed by its name.
+  return answer as OperationAnswer<N, A>;
 }
 
 /** Runs an operation that answers a file (the PDF label) and hands it to the browser. */
-export async function downloadOperation(accountId: string, name: string, args: Record<string, unknown>): Promise<void> {
-  const res = await request('POST', `/accounts/${accountId}/operations/${name}`, { arguments: args });
+export async function downloadOperation(accountId: string, name: OperationName, args: Record<string, unknown>): Promise<void> {
+  const res = await request('POST', urlOf('/admin/api/accounts/{id}/operations/{name}', { id: accountId, name }), { arguments: args });
   const filename = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'download';
   const url = URL.createObjectURL(await res.blob());
   const link = Object.assign(document.createElement('a'), { href: url, download: filename });
@@ -59,29 +82,6 @@ export async function downloadOperation(accountId: string, name: string, args: R
 }
 
 /** Form values left empty mean "not given". */
-export function withoutEmpty(args: Record<string, unknown>): Record<string, unknown> {
+function withoutEmpty(args: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== '' && v !== undefined));
-}
-
-/** A query string of the values given (empty ones left out). */
-export const queryString = (params: Record<string, unknown>) => new URLSearchParams(withoutEmpty(params) as Record<string, string>).toString();
-
-/** A keyset-paged list answer. */
-export interface Page<T> {
-  data: T[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
-
-export interface ServiceInfo {
-  public_base_url: string;
-  sink_url: string;
-  database: 'postgres' | 'pglite';
-  deploy_sha: string;
-  courier_mode: string;
-  couriers: Array<{ slug: string; mode: string | null; status_updates: 'poll' | 'push'; cancel: boolean }>;
-  jobs: string[];
-  scopes: string[];
-  presets: Record<string, string[]>;
-  operations: Array<{ name: string; method: string; path: string; rest: boolean; mcp: boolean; scope: string; summary: string; dry_run: boolean }>;
 }

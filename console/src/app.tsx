@@ -1,8 +1,9 @@
 // The shell: sign-in gate, navigation, keyboard shortcuts, and the routes.
 import { useEffect, useState } from 'react';
 import { NavLink, Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { admin, clearToken, getToken, whenUnauthorized, type ServiceInfo } from './api';
+import { useQueryClient } from '@tanstack/react-query';
+import { clearToken, getToken, whenUnauthorized } from './api';
+import { useServiceInfo } from './service-info';
 import { SignIn } from './pages/sign-in';
 import { AccountsPage } from './pages/accounts';
 import { AccountPage } from './pages/account';
@@ -10,15 +11,6 @@ import { CouriersPage } from './pages/couriers';
 import { JobsPage } from './pages/jobs';
 import { ShortcutsHelp, useShortcuts } from './shortcuts';
 import { usePendingApprovals } from './pages/approvals';
-
-export function useServiceInfo() {
-  return useQuery({ queryKey: ['info'], queryFn: () => admin<{ data: ServiceInfo }>('GET', '/info').then((r) => r.data) });
-}
-
-/** The couriers the service has registered (src/couriers/providers.ts), for choosers and filters. */
-export function useCourierSlugs(): string[] {
-  return useServiceInfo().data?.couriers.map((c) => c.slug) ?? [];
-}
 
 export function App() {
   const [signedIn, setSignedIn] = useState(() => !!getToken());

@@ -4,7 +4,7 @@
 // the page never grows wider than the viewport and no column is cut off.
 import type { KeyboardEvent, ReactNode } from 'react';
 import { Empty } from './ui';
-import type { Page } from '../api';
+import type { Page } from '../api-types';
 import type { CursorPages } from './paging';
 
 export interface Column<T> {

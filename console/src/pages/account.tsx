@@ -3,8 +3,8 @@ import { useState } from 'react';
 import { NavLink, Navigate, Route, Routes, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin } from '../api';
+import type { Account, OperatorInput } from '../api-types';
 import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
-import type { Account } from './accounts';
 import { KeysTab } from './keys';
 import { WebhooksTab } from './webhooks';
 import { OrdersTab } from './orders';
@@ -27,8 +27,10 @@ const TABS = [
   ['overview', 'Settings'],
 ] as const;
 
+type AccountChanges = OperatorInput<'PATCH', '/admin/api/accounts/{id}'>['body'];
+
 export function useAccount(accountId: string) {
-  return useQuery({ queryKey: ['account', accountId], queryFn: () => admin<{ data: Account }>('GET', `/accounts/${accountId}`).then((r) => r.data) });
+  return useQuery({ queryKey: ['account', accountId], queryFn: () => admin('GET', '/admin/api/accounts/{id}', { path: { id: accountId } }).then((r) => r.data) });
 }
 
 export function AccountPage() {
@@ -80,14 +82,14 @@ function SettingsTab({ account }: { account: Account }) {
   const [plan, setPlan] = useState(account.plan);
   const [threshold, setThreshold] = useState(String(account.default_threshold));
   const save = useMutation({
-    mutationFn: (changes: Record<string, unknown>) => admin('PATCH', `/accounts/${account.id}`, changes),
+    mutationFn: (changes: AccountChanges) => admin('PATCH', '/admin/api/accounts/{id}', { path: { id: account.id }, body: changes }),
     onSuccess: () => {
       queries.invalidateQueries({ queryKey: ['account', account.id] });
       queries.invalidateQueries({ queryKey: ['accounts'] });
     },
   });
   const seed = useMutation({
-    mutationFn: (input: { orders: number; products: number }) => admin('POST', `/accounts/${account.id}/seed`, input),
+    mutationFn: (input: { orders: number; products: number }) => admin('POST', '/admin/api/accounts/{id}/seed', { path: { id: account.id }, body: input }),
     onSuccess: () => queries.invalidateQueries({ queryKey: ['orders', account.id] }),
   });
   const [seedOrders, setSeedOrders] = useState('1000');
@@ -135,23 +137,17 @@ function SettingsTab({ account }: { account: Account }) {
   );
 }
 
-interface Integration {
-  slug: string;
-  enabled: boolean;
-  credentials_set: string[];
-}
-
 /** The merchant's own courier integrations: a shipment needs its courier enabled. */
 function CourierIntegrations({ accountId }: { accountId: string }) {
   const queries = useQueryClient();
   const list = useQuery({
     queryKey: ['integrations', accountId],
-    queryFn: () => admin<{ data: Integration[] }>('GET', `/accounts/${accountId}/couriers`).then((r) => r.data),
+    queryFn: () => admin('GET', '/admin/api/accounts/{id}/couriers', { path: { id: accountId } }).then((r) => r.data),
   });
   // What the operator just chose shows at once; the list read after the change settles it.
   const [chosen, setChosen] = useState<Record<string, boolean>>({});
   const toggle = useMutation({
-    mutationFn: ({ slug, enabled }: { slug: string; enabled: boolean }) => admin('PUT', `/accounts/${accountId}/couriers/${slug}`, { enabled }),
+    mutationFn: ({ slug, enabled }: { slug: string; enabled: boolean }) => admin('PUT', '/admin/api/accounts/{id}/couriers/{slug}', { path: { id: accountId, slug }, body: { enabled } }),
     onSettled: async (_answer, _error, { slug }) => {
       await queries.invalidateQueries({ queryKey: ['integrations', accountId] });
       setChosen(({ [slug]: _settled, ...others }) => others);
@@ -180,20 +176,10 @@ function CourierIntegrations({ accountId }: { accountId: string }) {
   );
 }
 
-interface Message {
-  id: string;
-  channel: string;
-  to: string;
-  subject: string | null;
-  body: string;
-  kind: string;
-  created_at: string;
-}
-
 function MessagesTab({ accountId }: { accountId: string }) {
   const messages = useQuery({
     queryKey: ['messages', accountId],
-    queryFn: () => admin<{ data: Message[] }>('GET', `/accounts/${accountId}/messages`).then((r) => r.data),
+    queryFn: () => admin('GET', '/admin/api/accounts/{id}/messages', { path: { id: accountId } }).then((r) => r.data),
   });
   return (
     <div className="stack">

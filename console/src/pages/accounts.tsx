@@ -2,22 +2,12 @@
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { admin, queryString, type Page } from '../api';
+import { admin } from '../api';
+import type { Account } from '../api-types';
 import { Badge, ErrorNote, Field, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
 import { useCursorPages } from '../components/paging';
 import { Dialog } from '../components/dialog';
-
-export interface Account {
-  id: string;
-  name: string;
-  email: string;
-  plan: 'free' | 'pro' | 'business';
-  active: boolean;
-  default_threshold: number;
-  notification_settings: { email_on_shipped: boolean; sms_on_shipped: boolean };
-  created_at: string;
-}
 
 export function AccountsPage() {
   const [q, setQ] = useState('');
@@ -26,7 +16,7 @@ export function AccountsPage() {
   const [creating, setCreating] = useState(false);
   const list = useQuery({
     queryKey: ['accounts', q, pages.cursor],
-    queryFn: () => admin<Page<Account>>('GET', `/accounts?${queryString({ q, cursor: pages.cursor, limit: 25 })}`),
+    queryFn: () => admin('GET', '/admin/api/accounts', { query: { q, cursor: pages.cursor, limit: 25 } }),
     placeholderData: (previous) => previous,
   });
   return (
@@ -66,9 +56,9 @@ export function AccountsPage() {
 
 function CreateAccount({ onCreated }: { onCreated: (id: string) => void }) {
   const queries = useQueryClient();
-  const [form, setForm] = useState({ name: '', email: '', plan: 'pro' });
+  const [form, setForm] = useState<{ name: string; email: string; plan: Account['plan'] }>({ name: '', email: '', plan: 'pro' });
   const create = useMutation({
-    mutationFn: () => admin<{ data: Account }>('POST', '/accounts', form),
+    mutationFn: () => admin('POST', '/admin/api/accounts', { body: form }),
     onSuccess: (r) => {
       queries.invalidateQueries({ queryKey: ['accounts'] });
       onCreated(r.data.id);
@@ -87,7 +77,7 @@ function CreateAccount({ onCreated }: { onCreated: (id: string) => void }) {
         <input required type="email" value={form.email} onChange={(e) => setForm({ ...form, email: e.target.value })} />
       </Field>
       <Field label="Plan" hint="Pro and above may call the API; a Free account's keys get 403 plan_required.">
-        <select value={form.plan} onChange={(e) => setForm({ ...form, plan: e.target.value })}>
+        <select value={form.plan} onChange={(e) => setForm({ ...form, plan: e.target.value as Account['plan'] })}>
           <option value="pro">pro</option>
           <option value="business">business</option>
           <option value="free">free</option>

@@ -5,35 +5,18 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin, runOperation } from '../api';
+import type { Approval, OperationName } from '../api-types';
 import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
 import { Table } from '../components/table';
 
-export interface Approval {
-  id: string;
-  status: 'pending' | 'approved' | 'rejected' | 'expired' | 'executed';
-  operation: string;
-  arguments: Record<string, unknown>;
-  preview: unknown;
-  effects: string[];
-  resource_etag: string | null;
-  requested_at: string;
-  expires_at: string;
-  decided_at: string | null;
-  decided_by: string | null;
-  reason: string | null;
-  executed_at: string | null;
-  result_status: number | null;
-  key_prefix: string | null;
-}
-
 /** The read that shows an update's target as it is now. */
-const CURRENT: Record<string, string> = { update_order: 'get_order', update_product: 'get_product', update_webhook: 'get_webhook' };
+const CURRENT: Record<string, OperationName> = { update_order: 'get_order', update_product: 'get_product', update_webhook: 'get_webhook' };
 
 export function usePendingApprovals(accountId: string | undefined) {
   return useQuery({
     queryKey: ['approvals', accountId, 'pending'],
     enabled: !!accountId,
-    queryFn: () => admin<{ data: Approval[] }>('GET', `/accounts/${accountId}/approvals?status=pending`).then((r) => r.data),
+    queryFn: () => admin('GET', '/admin/api/accounts/{id}/approvals', { path: { id: accountId! }, query: { status: 'pending' } }).then((r) => r.data),
     refetchInterval: 5_000,
   });
 }
@@ -43,7 +26,7 @@ export function ApprovalsTab({ accountId }: { accountId: string }) {
   const [open, setOpen] = useState<string | null>(null);
   const list = useQuery({
     queryKey: ['approvals', accountId, status],
-    queryFn: () => admin<{ data: Approval[] }>('GET', `/accounts/${accountId}/approvals${status ? `?status=${status}` : ''}`).then((r) => r.data),
+    queryFn: () => admin('GET', '/admin/api/accounts/{id}/approvals', { path: { id: accountId }, query: { status } }).then((r) => r.data),
     refetchInterval: 5_000,
   });
   const selected = list.data?.find((a) => a.id === open) ?? null;
@@ -93,7 +76,7 @@ function ApprovalDetail({ accountId, approval, onClose }: { accountId: string; a
     queryFn: () => runOperation(accountId, read, { id: approval.arguments.id as string }),
   });
   const decide = useMutation({
-    mutationFn: (decision: 'approve' | 'reject') => admin('POST', `/approvals/${approval.id}/${decision}`, reason ? { reason } : {}),
+    mutationFn: (decision: 'approve' | 'reject') => admin('POST', `/admin/api/approvals/{id}/${decision}`, { path: { id: approval.id }, body: reason ? { reason } : {} }),
     onSuccess: () => queries.invalidateQueries({ queryKey: ['approvals', accountId] }),
   });
   return (

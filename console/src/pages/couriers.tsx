@@ -2,14 +2,17 @@
 import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { admin } from '../api';
-import { useServiceInfo } from '../app';
+import type { OperatorInput } from '../api-types';
+import { useServiceInfo } from '../service-info';
 import { ErrorNote } from '../components/ui';
+
+type Mode = OperatorInput<'POST', '/admin/api/courier-sim/{slug}/mode'>['body']['mode'];
 
 const MODES = [
   ['ok', 'Accepts'],
   ['refuse', 'Refuses (courier says no)'],
   ['down', 'Down (does not answer)'],
-] as const;
+] as const satisfies ReadonlyArray<readonly [Mode, string]>;
 
 export function CouriersPage() {
   const info = useServiceInfo();
@@ -17,7 +20,7 @@ export function CouriersPage() {
   // The choice shows at once; the service's facts, read again, settle it.
   const [chosen, setChosen] = useState<Record<string, string>>({});
   const setMode = useMutation({
-    mutationFn: ({ slug, mode }: { slug: string; mode: string }) => admin('POST', `/courier-sim/${slug}/mode`, { mode }),
+    mutationFn: ({ slug, mode }: { slug: string; mode: Mode }) => admin('POST', '/admin/api/courier-sim/{slug}/mode', { path: { slug }, body: { mode } }),
     onSettled: async (_answer, _error, { slug }) => {
       await queries.invalidateQueries({ queryKey: ['info'] });
       setChosen(({ [slug]: _settled, ...others }) => others);

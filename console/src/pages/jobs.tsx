@@ -2,7 +2,8 @@
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { admin } from '../api';
-import { useServiceInfo } from '../app';
+import type { OperatorAnswer } from '../api-types';
+import { useServiceInfo } from '../service-info';
 import { ErrorNote, Time } from '../components/ui';
 
 const ABOUT: Record<string, string> = {
@@ -12,19 +13,15 @@ const ABOUT: Record<string, string> = {
   retention: 'Deletes events older than 30 days (the events feed then says cursor_expired to cursors before them), expired idempotency keys and old retired webhook secrets (hourly).',
 };
 
-interface Run {
-  job: string;
-  processed: number;
-  at: string;
-  now?: string;
-}
+/** A run this page started: what the job answered, when, and the clock it was given. */
+type Run = OperatorAnswer<'POST', '/admin/api/jobs/{name}/run'>['data'] & { at: string; now?: string };
 
 export function JobsPage() {
   const info = useServiceInfo();
   const [now, setNow] = useState('');
   const [runs, setRuns] = useState<Run[]>([]);
   const run = useMutation({
-    mutationFn: (job: string) => admin<{ data: { job: string; processed: number } }>('POST', `/jobs/${job}/run`, now ? { now: new Date(now).toISOString() } : {}),
+    mutationFn: (job: string) => admin('POST', '/admin/api/jobs/{name}/run', { path: { name: job }, body: now ? { now: new Date(now).toISOString() } : {} }),
     onSuccess: (r) => setRuns((list) => [{ ...r.data, at: new Date().toISOString(), now: now || undefined }, ...list].slice(0, 20)),
   });
   return (

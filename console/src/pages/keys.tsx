@@ -4,28 +4,23 @@ import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin } from '../api';
-import { useServiceInfo } from '../app';
+import type { Key, OperatorAnswer, OperatorInput } from '../api-types';
+import { useServiceInfo } from '../service-info';
 import { Badge, CopyButton, ErrorNote, Field, Time } from '../components/ui';
 import { Table } from '../components/table';
 import { Dialog } from '../components/dialog';
 
-interface Key {
-  id: string;
-  name: string;
-  prefix: string;
-  scopes: string[];
-  writes: 'direct' | 'approval';
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
+/** The key as issued: shown once, in full. */
+type IssuedKey = OperatorAnswer<'POST', '/admin/api/accounts/{id}/keys'>;
+/** Its scopes and presets are the names GET /admin/api/info lists as text; the route checks them again. */
+type KeyRequest = OperatorInput<'POST', '/admin/api/accounts/{id}/keys'>['body'];
 
 export function KeysTab({ accountId }: { accountId: string }) {
   const queries = useQueryClient();
-  const keys = useQuery({ queryKey: ['keys', accountId], queryFn: () => admin<{ data: Key[] }>('GET', `/accounts/${accountId}/keys`).then((r) => r.data) });
-  const [issued, setIssued] = useState<{ key: string; data: Key } | null>(null);
+  const keys = useQuery({ queryKey: ['keys', accountId], queryFn: () => admin('GET', '/admin/api/accounts/{id}/keys', { path: { id: accountId } }).then((r) => r.data) });
+  const [issued, setIssued] = useState<IssuedKey | null>(null);
   const revoke = useMutation({
-    mutationFn: (id: string) => admin('DELETE', `/keys/${id}`),
+    mutationFn: (id: string) => admin('DELETE', '/admin/api/keys/{id}', { path: { id } }),
     onSuccess: () => queries.invalidateQueries({ queryKey: ['keys', accountId] }),
   });
   const active = keys.data?.filter((k) => !k.revoked_at).length ?? 0;
@@ -79,16 +74,19 @@ export function KeysTab({ accountId }: { accountId: string }) {
   );
 }
 
-function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issued: { key: string; data: Key }) => void }) {
+function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issued: IssuedKey) => void }) {
   const info = useServiceInfo();
   const queries = useQueryClient();
   const [name, setName] = useState('');
   const [preset, setPreset] = useState('fulfilment');
   const [custom, setCustom] = useState<string[]>([]);
-  const [writes, setWrites] = useState<'direct' | 'approval'>('direct');
+  const [writes, setWrites] = useState<Key['writes']>('direct');
   const issue = useMutation({
     mutationFn: () =>
-      admin<{ key: string; data: Key }>('POST', `/accounts/${accountId}/keys`, preset === 'custom' ? { name, scopes: custom, writes } : { name, preset, writes }),
+      admin('POST', '/admin/api/accounts/{id}/keys', {
+        path: { id: accountId },
+        body: preset === 'custom' ? { name, scopes: custom as KeyRequest['scopes'], writes } : { name, preset: preset as KeyRequest['preset'], writes },
+      }),
     onSuccess: (r) => {
       queries.invalidateQueries({ queryKey: ['keys', accountId] });
       setName('');
@@ -127,7 +125,7 @@ function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issue
         </fieldset>
       )}
       <Field label="Writes" hint="Approval: every write (not a dry run) waits in the Approvals tab for a person; for AI agents.">
-        <select value={writes} onChange={(e) => setWrites(e.target.value as 'direct' | 'approval')} aria-label="Writes">
+        <select value={writes} onChange={(e) => setWrites(e.target.value as Key['writes'])} aria-label="Writes">
           <option value="direct">direct: writes happen at once</option>
           <option value="approval">approval: a person approves each write</option>
         </select>

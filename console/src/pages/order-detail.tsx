@@ -5,17 +5,18 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { runOperation } from '../api';
-import { useCourierSlugs, useServiceInfo } from '../app';
+import type { Order } from '../api-types';
+import { useCourierSlugs, useServiceInfo } from '../service-info';
+import { ORDER_STATUSES } from '../choices';
 import { Badge, ErrorNote, Json, money, Time } from '../components/ui';
 import { TableScroll } from '../components/table';
-import { ORDER_STATUSES, type Order } from './orders';
 
 export function OrderDetail({ accountId }: { accountId: string }) {
   const { orderId = '' } = useParams();
   const queries = useQueryClient();
   const order = useQuery({
     queryKey: ['order', orderId],
-    queryFn: () => runOperation<{ data: Order }>(accountId, 'get_order', { id: orderId }).then((r) => r.data),
+    queryFn: () => runOperation(accountId, 'get_order', { id: orderId }).then((r) => r.data),
     // A shipment's courier moves the order too: keep it fresh while one is under way.
     refetchInterval: (query) => (query.state.data?.shipment && !['delivered', 'cancelled', 'returned', 'refused'].includes(query.state.data.shipment.status) ? 3_000 : false),
   });
@@ -121,7 +122,7 @@ function StatusCard({ accountId, order, onChange }: { accountId: string; order: 
     <form className="card stack" onSubmit={(e) => (e.preventDefault(), update.mutate())} aria-label="Change status">
       <h3>Status</h3>
       <div className="row">
-        <select value={status} onChange={(e) => setStatus(e.target.value)} aria-label="New status">
+        <select value={status} onChange={(e) => setStatus(e.target.value as Order['status'])} aria-label="New status">
           {ORDER_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
         </select>
         <label className="inline"><input type="checkbox" checked={notify} onChange={(e) => setNotify(e.target.checked)} /> notify the customer</label>
@@ -132,11 +133,12 @@ function StatusCard({ accountId, order, onChange }: { accountId: string; order: 
   );
 }
 
-interface FeedEvent {
-  id: string;
-  event: string;
-  created_at: string;
-  data: { previous_status?: string; status?: string; source?: string; changed?: string[] };
+/** What the history shows of an order event's data: the feed's document leaves `data` open, each event has its own (SPEC's payloads). */
+interface OrderChange {
+  previous_status?: string;
+  status?: string;
+  source?: string;
+  changed?: string[];
 }
 
 /** The order's events, from the events feed (GET /api/v1/events?order_id=) when this deployment serves it. */
@@ -145,7 +147,7 @@ function OrderHistory({ accountId, orderId }: { accountId: string; orderId: stri
   const hasFeed = !!info.data?.operations.some((op) => op.name === 'list_events');
   const events = useQuery({
     queryKey: ['order-events', orderId],
-    queryFn: () => runOperation<{ data: FeedEvent[] }>(accountId, 'list_events', { order_id: orderId, limit: 200 }).then((r) => r.data),
+    queryFn: () => runOperation(accountId, 'list_events', { order_id: orderId, limit: 200 }).then((r) => r.data),
     enabled: hasFeed,
   });
   return (
@@ -156,14 +158,17 @@ function OrderHistory({ accountId, orderId }: { accountId: string; orderId: stri
       {events.data?.length === 0 && <p className="muted">No events.</p>}
       {events.data && events.data.length > 0 && (
         <ol className="timeline compact" aria-label="Order events">
-          {events.data.map((e) => (
-            <li key={e.id}>
-              <Time at={e.created_at} /> <strong>{e.event}</strong>{' '}
-              {e.data.previous_status && <span>{e.data.previous_status} → {e.data.status}</span>}
-              {e.data.changed && <span className="muted"> {e.data.changed.join(', ')}</span>}
-              {e.data.source && <span className="muted"> · {e.data.source}</span>}
-            </li>
-          ))}
+          {events.data.map((e) => {
+            const change = e.data as OrderChange;
+            return (
+              <li key={e.id}>
+                <Time at={e.created_at} /> <strong>{e.event}</strong>{' '}
+                {change.previous_status && <span>{change.previous_status} → {change.status}</span>}
+                {change.changed && <span className="muted"> {change.changed.join(', ')}</span>}
+                {change.source && <span className="muted"> · {change.source}</span>}
+              </li>
+            );
+          })}
         </ol>
       )}
     </section>

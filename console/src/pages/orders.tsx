@@ -2,37 +2,13 @@
 // orders page as fast as ten. Filters live in the URL: a view can be shared.
 import { useNavigate } from 'react-router';
 import { useQuery } from '@tanstack/react-query';
-import { runOperation, type Page } from '../api';
-import { useCourierSlugs } from '../app';
+import { runOperation } from '../api';
+import { useCourierSlugs } from '../service-info';
+import { ORDER_STATUSES, SHIPMENT_STATUSES } from '../choices';
 import { Badge, ErrorNote, money, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
+import { Select } from '../components/select';
 import { useCursorPages, useUrlFilters } from '../components/paging';
-
-export const ORDER_STATUSES = ['new', 'confirmed', 'processing', 'shipped', 'delivered', 'cancelled', 'returned', 'refunded', 'archived'];
-export const SHIPMENT_STATUSES = ['pending', 'picked_up', 'in_transit', 'delivered', 'cancelled', 'refused', 'returned'];
-
-export interface Order {
-  id: string;
-  number: number | null;
-  status: string;
-  payment_status: string | null;
-  payment_method: string | null;
-  total: number | null;
-  customer: { name: string | null; email: string | null; phone: string | null; vat: string | null };
-  shipping: Record<string, unknown>;
-  courier: string | null;
-  tracking_number: string | null;
-  tracking_url: string | null;
-  line_items: Array<{ name: string; sku: string | null; qty: number; unit_price_cents: number; total_cents: number; kind: string }> | null;
-  product_name: string | null;
-  quantity: number | null;
-  unit_price: number | null;
-  notes: string | null;
-  admin_notes: string | null;
-  shipment: { id: string; courier_slug: string | null; tracking_number: string | null; status: string; last_status_label: string | null; last_status_at: string | null } | null;
-  created_at: string;
-  updated_at: string | null;
-}
 
 const FILTERS = ['status', 'payment', 'courier', 'shipment_status', 'q', 'from', 'to', 'limit'] as const;
 
@@ -45,7 +21,7 @@ export function OrdersTab({ accountId }: { accountId: string }) {
   const pages = useCursorPages(JSON.stringify(values));
   const list = useQuery({
     queryKey: ['orders', accountId, filter, limit, pages.cursor],
-    queryFn: () => runOperation<Page<Order>>(accountId, 'list_orders', { ...filter, limit, cursor: pages.cursor }),
+    queryFn: () => runOperation(accountId, 'list_orders', { ...filter, limit, cursor: pages.cursor }),
     placeholderData: (previous) => previous,
   });
   return (
@@ -80,19 +56,5 @@ export function OrdersTab({ accountId }: { accountId: string }) {
       />
       <Pager pages={pages} list={list.data} />
     </div>
-  );
-}
-
-export function Select({ label, value, options, onChange, all = 'Any' }: { label: string; value: string; options: string[]; onChange: (v: string) => void; all?: string | null }) {
-  return (
-    <label className="compact">
-      {label}
-      <select value={value} onChange={(e) => onChange(e.target.value)}>
-        {all !== null && <option value="">{all}</option>}
-        {options.map((o) => (
-          <option key={o} value={o}>{o.replace(/_/g, ' ')}</option>
-        ))}
-      </select>
-    </label>
   );
 }

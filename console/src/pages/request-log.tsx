@@ -3,28 +3,10 @@
 // status class and time; an entry links to the events it committed.
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
-import { admin, queryString, type Page } from '../api';
+import { admin } from '../api';
 import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
 import { useCursorPages, useUrlFilters } from '../components/paging';
-
-interface Entry {
-  id: string;
-  at: string;
-  key_prefix: string;
-  transport: 'rest' | 'mcp';
-  operation: string;
-  method: string;
-  path: string;
-  status: number;
-  error_code: string | null;
-  dry_run: boolean;
-  idempotency_key: string | null;
-  replayed: boolean;
-  duration_ms: number;
-  resource_ids: string[];
-  event_ids: string[];
-}
 
 const FILTERS = ['key_prefix', 'operation', 'status', 'since', 'until'] as const;
 
@@ -32,7 +14,7 @@ export function RequestLogTab({ accountId }: { accountId: string }) {
   const { values, set } = useUrlFilters(FILTERS);
   const keys = useQuery({
     queryKey: ['keys', accountId],
-    queryFn: () => admin<{ data: Array<{ prefix: string; name: string }> }>('GET', `/accounts/${accountId}/keys`).then((r) => r.data),
+    queryFn: () => admin('GET', '/admin/api/accounts/{id}/keys', { path: { id: accountId } }).then((r) => r.data),
   });
   const filterKey = JSON.stringify(values);
   const pages = useCursorPages(filterKey);
@@ -40,7 +22,10 @@ export function RequestLogTab({ accountId }: { accountId: string }) {
   const list = useQuery({
     queryKey: ['request-logs', accountId, filterKey, pages.cursor],
     queryFn: () =>
-      admin<Page<Entry>>('GET', `/accounts/${accountId}/request-logs?${queryString({ ...values, since: toIso(values.since), until: toIso(values.until), cursor: pages.cursor, limit: 50 })}`),
+      admin('GET', '/admin/api/accounts/{id}/request-logs', {
+        path: { id: accountId },
+        query: { ...values, since: toIso(values.since), until: toIso(values.until), cursor: pages.cursor, limit: 50 },
+      }),
     refetchInterval: 5_000,
   });
   return (
@@ -104,7 +89,7 @@ export function EventDetail({ accountId }: { accountId: string }) {
   const { eventId = '' } = useParams();
   const event = useQuery({
     queryKey: ['event', eventId],
-    queryFn: () => admin<{ data: { event: string; created_at: string } }>('GET', `/accounts/${accountId}/events/${eventId}`).then((r) => r.data),
+    queryFn: () => admin('GET', '/admin/api/accounts/{id}/events/{eventId}', { path: { id: accountId, eventId } }).then((r) => r.data),
   });
   return (
     <div className="stack">

@@ -4,18 +4,17 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin, downloadOperation, runOperation } from '../api';
+import type { Shipment } from '../api-types';
+import { useServiceInfo } from '../service-info';
+import { SHIPMENT_STATUSES } from '../choices';
 import { Badge, ErrorNote, Json, money, Time } from '../components/ui';
-import { useServiceInfo } from '../app';
-import { SHIPMENT_STATUSES } from './orders';
-import type { Shipment } from './shipments';
-
 
 export function ShipmentDetail({ accountId }: { accountId: string }) {
   const { shipmentId = '' } = useParams();
   const queries = useQueryClient();
   const shipment = useQuery({
     queryKey: ['shipment', shipmentId],
-    queryFn: () => runOperation<{ data: Shipment }>(accountId, 'get_shipment', { id: shipmentId }).then((r) => r.data),
+    queryFn: () => runOperation(accountId, 'get_shipment_by_id', { id: shipmentId }).then((r) => r.data),
     refetchInterval: 2_000,
   });
   const changed = () => {
@@ -85,14 +84,14 @@ export function ShipmentDetail({ accountId }: { accountId: string }) {
 
 /** The simulated courier reports a status; a pushing courier sends it at once, a polled one waits for the poll. */
 function CourierEvent({ shipment, onChange }: { shipment: Shipment; onChange: () => void }) {
-  const [status, setStatus] = useState('in_transit');
+  const [status, setStatus] = useState<Shipment['status']>('in_transit');
   const [label, setLabel] = useState('');
   const polled = useServiceInfo().data?.couriers.find((c) => c.slug === shipment.courier_slug)?.status_updates === 'poll';
   const report = useMutation({
-    mutationFn: () => admin('POST', `/shipments/${shipment.id}/courier-events`, label ? { status, label } : { status }),
+    mutationFn: () => admin('POST', '/admin/api/shipments/{id}/courier-events', { path: { id: shipment.id }, body: label ? { status, label } : { status } }),
     onSuccess: onChange,
   });
-  const poll = useMutation({ mutationFn: () => admin('POST', '/jobs/courier-poll/run', {}), onSuccess: onChange });
+  const poll = useMutation({ mutationFn: () => admin('POST', '/admin/api/jobs/{name}/run', { path: { name: 'courier-poll' }, body: {} }), onSuccess: onChange });
   return (
     <form className="card stack" onSubmit={(e) => (e.preventDefault(), report.mutate())} aria-label="Courier event">
       <h3>Courier simulator</h3>
@@ -100,7 +99,7 @@ function CourierEvent({ shipment, onChange }: { shipment: Shipment; onChange: ()
         {polled ? `${shipment.courier_slug} is polled: report an event, then run the poll (every 15 minutes on its own).` : `${shipment.courier_slug} pushes its events to Merx at once.`}
       </p>
       <div className="row">
-        <select value={status} onChange={(e) => setStatus(e.target.value)} aria-label="Courier status">
+        <select value={status} onChange={(e) => setStatus(e.target.value as Shipment['status'])} aria-label="Courier status">
           {SHIPMENT_STATUSES.filter((x) => x !== 'pending').map((x) => <option key={x} value={x}>{x.replace('_', ' ')}</option>)}
         </select>
         <input placeholder="courier's words (optional)" value={label} onChange={(e) => setLabel(e.target.value)} maxLength={200} aria-label="Courier label" />
@@ -108,7 +107,7 @@ function CourierEvent({ shipment, onChange }: { shipment: Shipment; onChange: ()
         {polled && <button type="button" className="secondary" onClick={() => poll.mutate()} disabled={poll.isPending}>Run courier poll now</button>}
       </div>
       {report.isSuccess && <p className="muted" role="status">Recorded by the courier{polled ? '; the next poll brings it in.' : '.'}</p>}
-      {poll.data && <p className="muted" role="status">Poll done: {(poll.data as { data: { processed: number } }).data.processed} shipment(s) updated.</p>}
+      {poll.data && <p className="muted" role="status">Poll done: {poll.data.data.processed} shipment(s) updated.</p>}
       <ErrorNote error={report.error ?? poll.error} />
     </form>
   );

@@ -1,32 +1,13 @@
 // Shipments of an account, newest first, by status and courier.
 import { useNavigate } from 'react-router';
 import { useQuery } from '@tanstack/react-query';
-import { admin, queryString, type Page } from '../api';
+import { admin } from '../api';
+import { useCourierSlugs } from '../service-info';
+import { SHIPMENT_STATUSES } from '../choices';
 import { Badge, ErrorNote, money, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
+import { Select } from '../components/select';
 import { useCursorPages, useUrlFilters } from '../components/paging';
-import { Select, SHIPMENT_STATUSES } from './orders';
-import { useCourierSlugs } from '../app';
-
-export interface Shipment {
-  id: string;
-  order_id: string;
-  courier_slug: string | null;
-  tracking_number: string | null;
-  status: string;
-  last_status_label: string | null;
-  last_status_at: string | null;
-  status_events: Array<{ at: string; code: string | number | null; label: string | null; [key: string]: unknown }>;
-  delivery_mode: string | null;
-  office_id: string | number | null;
-  recipient_address: unknown;
-  cod_amount: number | null;
-  shipping_cost: number | null;
-  parcel_weight_g: number | null;
-  shipment_terms: unknown;
-  created_at: string;
-  updated_at: string | null;
-}
 
 export function ShipmentsTab({ accountId }: { accountId: string }) {
   const couriers = useCourierSlugs();
@@ -36,8 +17,7 @@ export function ShipmentsTab({ accountId }: { accountId: string }) {
   const pages = useCursorPages(`${status}|${courier}`);
   const list = useQuery({
     queryKey: ['shipments', accountId, status, courier, pages.cursor],
-    queryFn: () =>
-      admin<Page<Shipment>>('GET', `/accounts/${accountId}/shipments?${queryString({ status, courier, cursor: pages.cursor })}`),
+    queryFn: () => admin('GET', '/admin/api/accounts/{id}/shipments', { path: { id: accountId }, query: { status, courier, cursor: pages.cursor } }),
     placeholderData: (previous) => previous,
     refetchInterval: 10_000,
   });

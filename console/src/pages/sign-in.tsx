@@ -11,7 +11,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      await admin('GET', '/info', undefined, token.trim());
+      await admin('GET', '/admin/api/info', { token: token.trim() });
       setToken(token.trim());
       onSignedIn();
     } catch (err) {

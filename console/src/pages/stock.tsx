@@ -2,40 +2,19 @@
 // (with a dry-run preview first).
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { runOperation, type Page } from '../api';
+import { runOperation } from '../api';
+import type { StockItem } from '../api-types';
 import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
+import { Select } from '../components/select';
 import { useCursorPages } from '../components/paging';
-import { Select } from './orders';
-
-interface StockItem {
-  product_id: string;
-  name: string;
-  sku: string | null;
-  tracked: boolean;
-  stock_quantity: number;
-  low_stock_threshold: number | null;
-  effective_threshold: number;
-  low: boolean;
-  variants: Array<{ id: string; name: string | null; value: string | null; stock_quantity: number; tracked: boolean }>;
-}
-
-interface Movement {
-  id: string;
-  product_id: string;
-  variant_id: string | null;
-  order_id: string | null;
-  type: string;
-  qty: number;
-  note: string | null;
-  created_at: string;
-}
+import { MOVEMENT_TYPES } from '../choices';
 
 export function StockTab({ accountId }: { accountId: string }) {
   const [product, setProduct] = useState('');
   const stock = useQuery({
     queryKey: ['stock', accountId],
-    queryFn: () => runOperation<{ data: StockItem[]; default_threshold: number }>(accountId, 'get_inventory_stock'),
+    queryFn: () => runOperation(accountId, 'get_inventory_stock'),
   });
   const names = new Map(stock.data?.data.map((item) => [item.product_id, item.name]));
   return (
@@ -75,14 +54,14 @@ function Movements({ accountId, productId, names }: { accountId: string; product
   const pages = useCursorPages(`${productId}|${type}`);
   const list = useQuery({
     queryKey: ['movements', accountId, productId, type, pages.cursor],
-    queryFn: () => runOperation<Page<Movement>>(accountId, 'list_stock_movements', { product_id: productId, type, cursor: pages.cursor, limit: 25 }),
+    queryFn: () => runOperation(accountId, 'list_stock_movements', { product_id: productId, type, cursor: pages.cursor, limit: 25 }),
     placeholderData: (previous) => previous,
   });
   return (
     <section className="stack" aria-label="Movements">
       <header className="row spread">
         <h3>Movements {productId && <span className="muted">of {names.get(productId)}</span>}</h3>
-        <Select label="Type" value={type} options={['sale', 'release', 'return', 'delivery', 'correction']} onChange={setType} />
+        <Select label="Type" value={type} options={MOVEMENT_TYPES} onChange={setType} />
       </header>
       <ErrorNote error={list.error} />
       <Table

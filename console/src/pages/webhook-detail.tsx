@@ -5,37 +5,18 @@ import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin, runOperation } from '../api';
-import { useServiceInfo } from '../app';
+import type { OperationName, SinkCapture, WebhookSubscription } from '../api-types';
+import { useServiceInfo } from '../service-info';
 import { Badge, CopyButton, Empty, ErrorNote, Json, Time } from '../components/ui';
 import { Dialog } from '../components/dialog';
-import { isSinkUrl, SubscriptionForm, type Subscription } from './webhooks';
+import { isSinkUrl, SubscriptionForm } from './webhook-form';
 import { AttemptTimeline, HealthPanel, RecoverDialog } from './webhook-ops';
 import { useCursorPages } from '../components/paging';
-
-interface Delivery {
-  id: string;
-  event_id: string;
-  event: string;
-  status: 'pending' | 'delivered' | 'failed' | 'dead';
-  attempt: number;
-  next_attempt_at: string | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  response_body: string | null;
-  delivered_at: string | null;
-  created_at: string;
-}
-
-interface Capture {
-  id: string;
-  headers: Record<string, string>;
-  body: string;
-  received_at: string;
-}
+import { DELIVERY_STATUSES } from '../choices';
 
 const MAX_ATTEMPTS = 6;
 
-export function SubscriptionDetail({ accountId, subscription, events }: { accountId: string; subscription: Subscription; events: string[] }) {
+export function SubscriptionDetail({ accountId, subscription, events }: { accountId: string; subscription: WebhookSubscription; events: string[] }) {
   const info = useServiceInfo();
   const queries = useQueryClient();
   const navigate = useNavigate();
@@ -50,7 +31,7 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
     queries.invalidateQueries({ queryKey: ['webhooks', accountId] });
   };
   const action = useMutation({
-    mutationFn: ([name, args]: [string, Record<string, unknown>]) => runOperation(accountId, name, args),
+    mutationFn: ([name, args]: [OperationName, Record<string, unknown>]) => runOperation(accountId, name, args),
     onSuccess: (_r, [name]) => (name === 'delete_webhook' ? navigate(`/accounts/${accountId}/webhooks`) : refresh()),
     onSettled: refresh,
   });
@@ -98,7 +79,6 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
 }
 
 const PAGE_SIZE = 20;
-const STATUSES = ['pending', 'delivered', 'failed', 'dead'];
 
 function DeliveriesTimeline({ accountId, webhookId, events, onChange }: { accountId: string; webhookId: string; events: string[]; onChange: () => void }) {
   const [status, setStatus] = useState('');
@@ -107,7 +87,7 @@ function DeliveriesTimeline({ accountId, webhookId, events, onChange }: { accoun
   const page = useQuery({
     queryKey: ['deliveries', webhookId, status, event, pages.cursor],
     queryFn: () =>
-      runOperation<{ data: Delivery[]; _meta?: { next_cursor?: string } }>(accountId, 'list_webhook_deliveries', {
+      runOperation(accountId, 'list_webhook_deliveries', {
         id: webhookId, limit: PAGE_SIZE, status, event, cursor: pages.cursor,
       }),
     // Attempts happen in the background: keep watching while any is still pending.
@@ -119,7 +99,7 @@ function DeliveriesTimeline({ accountId, webhookId, events, onChange }: { accoun
     <div className="row filters" aria-label="Delivery filters">
       <label>Status <select name="status" aria-label="Delivery status" value={status} onChange={(e) => setStatus(e.target.value)}>
         <option value="">any</option>
-        {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+        {DELIVERY_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
       </select></label>
       <label>Event <select name="event" aria-label="Delivery event" value={event} onChange={(e) => setEvent(e.target.value)}>
         <option value="">any</option>
@@ -131,7 +111,7 @@ function DeliveriesTimeline({ accountId, webhookId, events, onChange }: { accoun
     </div>
   );
   const retry = useMutation({
-    mutationFn: (id: string) => runOperation<{ ok: boolean; status: number }>(accountId, 'retry_webhook_delivery', { id }),
+    mutationFn: (id: string) => runOperation(accountId, 'retry_webhook_delivery', { id }),
     onSettled: onChange,
   });
   if (deliveries.error) return <>{filters}<ErrorNote error={deliveries.error} /></>;
@@ -199,7 +179,7 @@ function AttemptsToggle({ accountId, deliveryId }: { accountId: string; delivery
 function SinkCaptures({ webhookId }: { webhookId: string }) {
   const captures = useQuery({
     queryKey: ['sink', webhookId],
-    queryFn: () => admin<{ data: Capture[] }>('GET', `/webhooks/${webhookId}/sink`).then((r) => r.data),
+    queryFn: () => admin('GET', '/admin/api/webhooks/{id}/sink', { path: { id: webhookId } }).then((r) => r.data),
     refetchInterval: 5_000,
   });
   if (captures.error) return <ErrorNote error={captures.error} />;
@@ -209,7 +189,7 @@ function SinkCaptures({ webhookId }: { webhookId: string }) {
       {captures.data?.map((c) => (
         <li key={c.id} className="capture">
           <p className="row">
-            <strong>POST</strong> received <Time at={c.received_at} /> <code>{c.headers['x-merx-event']}</code>
+            <strong>POST</strong> received <Time at={c.received_at} /> <code>{String(c.headers['x-merx-event'] ?? '')}</code>
           </p>
           <CapturedRequest capture={c} />
         </li>
@@ -224,7 +204,7 @@ function SinkCaptures({ webhookId }: { webhookId: string }) {
  * signature is computed over exactly those bytes; a re-indented copy fails
  * verification with body_modified. The indented view is only for reading.
  */
-function CapturedRequest({ capture }: { capture: Capture }) {
+function CapturedRequest({ capture }: { capture: SinkCapture }) {
   const headerLines = Object.entries(capture.headers)
     .map(([name, value]) => `${name}: ${value}`)
     .join('\n');

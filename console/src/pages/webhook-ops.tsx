@@ -3,21 +3,9 @@
 import { useEffect, useState } from 'react';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { runOperation } from '../api';
+import type { HealthWindow, WebhookDelivery } from '../api-types';
 import { Badge, Empty, ErrorNote, Time } from '../components/ui';
 import { Dialog } from '../components/dialog';
-
-interface Attempt {
-  number: number;
-  trigger: 'automatic' | 'retry' | 'recovery' | 'test';
-  started_at: string;
-  duration_ms: number;
-  url: string;
-  request_headers: Record<string, string>;
-  response_status: number | null;
-  response_headers: Record<string, string> | null;
-  response_body: string | null;
-  error: string | null;
-}
 
 const headerText = (headers: Record<string, string>) =>
   Object.entries(headers)
@@ -28,7 +16,7 @@ const headerText = (headers: Record<string, string>) =>
 export function AttemptTimeline({ accountId, deliveryId }: { accountId: string; deliveryId: string }) {
   const attempts = useQuery({
     queryKey: ['attempts', deliveryId],
-    queryFn: () => runOperation<{ data: Attempt[] }>(accountId, 'list_delivery_attempts', { id: deliveryId }).then((r) => r.data),
+    queryFn: () => runOperation(accountId, 'list_delivery_attempts', { id: deliveryId }).then((r) => r.data),
   });
   if (attempts.error) return <ErrorNote error={attempts.error} />;
   if (attempts.data?.length === 0) return <Empty>No attempt yet.</Empty>;
@@ -65,26 +53,6 @@ export function AttemptTimeline({ accountId, deliveryId }: { accountId: string; 
       })}
     </ol>
   );
-}
-
-interface HealthWindow {
-  attempts: number;
-  succeeded: number;
-  failed: number;
-  success_rate: number | null;
-  latency_ms: { p50: number; p99: number } | null;
-  outcomes: Record<string, number>;
-}
-
-interface Health {
-  webhook_id: string;
-  last_hour: HealthWindow;
-  last_day: HealthWindow;
-  consecutive_failures: number;
-  last_success_at: string | null;
-  last_failure_at: string | null;
-  pending: number;
-  dead: number;
 }
 
 const outcomeClass = (outcome: string) => (/^2\d\d$/.test(outcome) ? 'ok' : /^\d+$/.test(outcome) ? 'warn' : 'bad');
@@ -127,7 +95,7 @@ function WindowFacts({ title, w }: { title: string; w: HealthWindow }) {
 export function HealthPanel({ accountId, webhookId }: { accountId: string; webhookId: string }) {
   const health = useQuery({
     queryKey: ['health', webhookId],
-    queryFn: () => runOperation<{ data: Health }>(accountId, 'get_webhook_health', { id: webhookId }).then((r) => r.data),
+    queryFn: () => runOperation(accountId, 'get_webhook_health', { id: webhookId }).then((r) => r.data),
     refetchInterval: 10_000,
   });
   if (health.error) return <ErrorNote error={health.error} />;
@@ -152,21 +120,7 @@ export function HealthPanel({ accountId, webhookId }: { accountId: string; webho
   );
 }
 
-interface Recovery {
-  id: string;
-  state: 'running' | 'done' | 'cancelled' | 'stopped';
-  since: string;
-  until: string;
-  statuses: string[];
-  matched: number;
-  attempted: number;
-  delivered: number;
-  failed: number;
-  started_at: string;
-  finished_at: string | null;
-}
-
-const RECOVERABLE = ['failed', 'dead', 'pending'] as const;
+const RECOVERABLE = ['failed', 'dead', 'pending'] as const satisfies readonly WebhookDelivery['status'][];
 /** A datetime-local input's value for an instant (local time, minutes). */
 const localValue = (date: Date) => new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 
@@ -185,17 +139,17 @@ export function RecoverDialog({ accountId, webhookId, open, onClose }: { account
   const valid = statuses.length > 0 && !Number.isNaN(Date.parse(since)) && (until === '' || !Number.isNaN(Date.parse(until)));
   const preview = useQuery({
     queryKey: ['recover-preview', webhookId, since, until, statuses.join()],
-    queryFn: () => runOperation<{ matched: number }>(accountId, 'recover_webhook_deliveries', { ...args, dry_run: true }),
+    queryFn: () => runOperation(accountId, 'recover_webhook_deliveries', { ...args, dry_run: true }),
     enabled: open && valid && !recoveryId,
     retry: false,
   });
   const start = useMutation({
-    mutationFn: () => runOperation<{ data: Recovery }>(accountId, 'recover_webhook_deliveries', args),
+    mutationFn: () => runOperation(accountId, 'recover_webhook_deliveries', args),
     onSuccess: (r) => setRecoveryId(r.data.id),
   });
   const progress = useQuery({
     queryKey: ['recovery', recoveryId],
-    queryFn: () => runOperation<{ data: Recovery }>(accountId, 'get_recovery', { id: webhookId, recovery_id: recoveryId }).then((r) => r.data),
+    queryFn: () => runOperation(accountId, 'get_recovery', { id: webhookId, recovery_id: recoveryId }).then((r) => r.data),
     enabled: recoveryId !== null,
     refetchInterval: (query) => (query.state.data?.state === 'running' ? 1_000 : false),
   });

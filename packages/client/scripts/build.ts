@@ -5,14 +5,14 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import openapiTS, { astToString } from 'openapi-typescript';
 import { publicOpenApi } from '../../../src/app.ts';
+import { openApiTypes } from './openapi-types.ts';
 
 const root = path.join(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
 
 const document = publicOpenApi('http://localhost:3000');
-const types = astToString(await openapiTS(document as never, { alphabetize: false, exportType: false }));
+const types = await openApiTypes(document);
 const header = '// Generated from the Merx OpenAPI document by scripts/build.ts. Do not edit.\n';
 fs.writeFileSync(path.join(root, 'src/schema.ts'), header + types);
 
