@@ -3,7 +3,7 @@
 // every REST route answering 2xx, 400, 403 scope_missing, 403 plan_required
 // and 404, every MCP tool answering a result, a refusal (SCOPE, PLAN) and a
 // -32602, and MCP's HTTP 400 answers to a request with a valid key. A refused
-// request counts like any other (docs/ARCHITECTURE.md "Rate limits"), so
+// request counts like any other (docs/decisions.md "Rate limits"), so
 // Remaining goes down by one per request, 403 included.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -46,7 +46,7 @@ export function wantsDryRun(request: FastifyRequest): boolean {
  * Every request with a valid key counts toward its limit, refused or not, so
  * that every authenticated answer (a 403 too) carries honest X-RateLimit-*
  * values; the count decides only whether the answer may be a 429, which
- * comes after the 403s (docs/ARCHITECTURE.md).
+ * comes after the 403s (docs/decisions.md, "Rate limits").
  */
 async function admit(services: Services, op: Operation, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const key = await services.keys.authenticate(request.headers.authorization, request.ip);
