@@ -54,14 +54,8 @@ export interface Page<T> {
 
 // The public operations, as POST /admin/api/accounts/{id}/operations/{name} runs them.
 
-type PublicSchemas = PublicComponents['schemas'];
-export type Order = PublicSchemas['Order'];
-export type Shipment = PublicSchemas['Shipment'];
-export type StockItem = PublicSchemas['StockItem'];
-export type StockMovement = PublicSchemas['StockMovement'];
-export type WebhookSubscription = PublicSchemas['WebhookSubscription'];
-export type WebhookDelivery = PublicSchemas['WebhookDelivery'];
-export type HealthWindow = PublicSchemas['WebhookHealthWindow'];
+export type { Order, Shipment, StockItem, StockMovement, WebhookSubscription, WebhookDelivery } from 'merx-client';
+export type HealthWindow = PublicComponents['schemas']['WebhookHealthWindow'];
 
 /** The public operations the document describes (MCP-only ones have no REST answer to type). */
 export type OperationName = keyof PublicOperations;
@@ -74,7 +68,7 @@ type Result<N extends OperationName> = [JsonOf<OperationResponses<N>[201 & keyof
     ? Preview<N>
     : OwnAccepted<N>
   : JsonOf<OperationResponses<N>[201 & keyof OperationResponses<N>]>;
-type OwnAccepted<N extends OperationName> = Exclude<JsonOf<OperationResponses<N>[202 & keyof OperationResponses<N>]>, { data: PublicSchemas['Approval'] }>;
+type OwnAccepted<N extends OperationName> = Exclude<JsonOf<OperationResponses<N>[202 & keyof OperationResponses<N>]>, { data: PublicComponents['schemas']['Approval'] }>;
 
 type DryRun<Arguments> = Arguments extends { dry_run?: infer Asked } ? Asked : undefined;
 
