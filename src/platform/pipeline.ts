@@ -65,7 +65,7 @@ export type Outcome =
   | { kind: 'done'; result: unknown; etag: string | null; extras: AnswerExtras; stored?: StoredAnswer };
 
 /** A refusal as stored under a key: its status, the headers a replay repeats, its body. */
-export function refusalAnswer(error: AppError, origin: Transport): StoredAnswer {
+function refusalAnswer(error: AppError, origin: Transport): StoredAnswer {
   const headers = Object.fromEntries(
     Object.entries(error.headers)
       .map(([name, value]) => [name.toLowerCase(), value])
@@ -80,7 +80,7 @@ function approvalAnswerOf(answer: ApprovalAnswer, origin: Transport): StoredAnsw
 }
 
 /** Whether the write waits for a person: a key whose writes need approval, a real write, no approval named. */
-export const asksApproval = (request: Pick<OperationRequest, 'op' | 'caller' | 'dryRun' | 'approvalId'>) =>
+const asksApproval = (request: Pick<OperationRequest, 'op' | 'caller' | 'dryRun' | 'approvalId'>) =>
   isWrite(request.op) && !request.dryRun && request.approvalId === undefined && request.caller.writes === 'approval';
 
 export async function runOperation(services: Services, request: OperationRequest): Promise<Outcome> {
