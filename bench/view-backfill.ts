@@ -304,7 +304,7 @@ async function main(): Promise<void> {
   const lines = [
     '# Stored views: the migration on an existing database (issue 29)',
     '',
-    'Written by `node bench/view-backfill.ts` (do not edit by hand; rerun instead). The database is seeded, then put back in',
+    'Written by `node bench/view-backfill.ts` (do not edit by hand; rerun instead; each run appends its section). The database is seeded, then put back in',
     'its state before the stored views (their triggers, `view_json`/`view_etag` columns and `stored_views` rows dropped), and',
     '`migrateDatabase` (src/views.ts) runs on it as an instance starting on it would: `migrate` installs the upkeep in the',
     "migrations' transaction, then `backfillViews` writes every document in batches sized to hold their rows about",
@@ -359,7 +359,11 @@ async function main(): Promise<void> {
     `**Longest batch ${ms(longestBatch)}, orders held by the install ${ms(ordersHeldMs)}, longest probe statement during the migration ${ms(worst)}: ${Math.max(longestBatch, ordersHeldMs, worst) < 1000 ? 'under' : 'OVER'} the issue\'s one second.**`,
     '',
   ];
-  fs.writeFileSync(RESULTS_FILE, lines.join('\n'));
+  // Each run appends its section under the page's header (a 1M run and a smaller one stay side by side).
+  const firstSection = lines.findIndex((line) => line.startsWith('## '));
+  const previous = fs.existsSync(RESULTS_FILE) ? fs.readFileSync(RESULTS_FILE, 'utf8').trimEnd() : '';
+  const written = previous.includes('\n## ') ? `${previous}\n\n${lines.slice(firstSection).join('\n')}` : lines.join('\n');
+  fs.writeFileSync(RESULTS_FILE, written);
   log(`wrote ${path.relative(process.cwd(), RESULTS_FILE)}; longest batch ${ms(longestBatch)}, install hold ${ms(ordersHeldMs)}, worst probe ${ms(worst)}`);
 }
 
