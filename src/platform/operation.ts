@@ -126,7 +126,9 @@ export interface OperationSpec<
   /**
    * A read served by the primary even when read replicas serve the others
    * (issue 32): the events feed, whose exactly-once argument is about the
-   * primary's running transactions (modules/events/feed.ts).
+   * primary's running transactions (modules/events/feed.ts), and webhook
+   * subscriptions, deliveries, attempts, recoveries and health, which the
+   * delivery engine writes in the background with no read-your-writes mark.
    */
   readsFrom?: 'primary';
   /** A per-account limit of this operation on top of the key's own (SPEC Limits: webhook test and retry). */

@@ -30,6 +30,9 @@ export const listDeliveryAttemptsOp = defineOperation({
   params: DeliveryIdParams,
   output: Closed({ data: Type.Array(Attempt) }),
   annotations: READ,
+  // Issue 32: never from a read replica. Delivery state is written by the engine in the background, after the
+  // request that caused it, with no read-your-writes mark and asynchronous commit: a replica may show it late.
+  readsFrom: 'primary',
   handler: async (ctx, { id }) => ({ data: await listAttempts(ctx.db, ctx.caller.accountId, id) }),
 });
 
@@ -102,6 +105,9 @@ export const getRecoveryOp = defineOperation({
   params: RecoveryParams,
   output: Closed({ data: Recovery }),
   annotations: READ,
+  // Issue 32: never from a read replica. Delivery state is written by the engine in the background, after the
+  // request that caused it, with no read-your-writes mark and asynchronous commit: a replica may show it late.
+  readsFrom: 'primary',
   handler: async (ctx, { id, recovery_id }) => ({ data: await getRecovery(ctx.db, ctx.caller.accountId, id, recovery_id) }),
 });
 
@@ -140,6 +146,9 @@ export const getWebhookHealthOp = defineOperation({
   params: WebhookIdParams,
   output: Closed({ data: Health }),
   annotations: READ,
+  // Issue 32: never from a read replica. Delivery state is written by the engine in the background, after the
+  // request that caused it, with no read-your-writes mark and asynchronous commit: a replica may show it late.
+  readsFrom: 'primary',
   handler: async (ctx, { id }) => {
     await findSubscription(ctx.db, ctx.caller.accountId, id);
     return { data: await readHealth(ctx.db, ctx.caller.accountId, id) };

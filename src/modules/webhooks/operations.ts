@@ -45,6 +45,8 @@ export const listWebhooksOp = defineOperation({
   description: "Lists the account's webhook subscriptions (never their secrets) and, in `events`, every event name one can subscribe to.",
   output: Closed({ data: Type.Array(Subscription), events: Type.Array(Type.String()) }),
   annotations: READ,
+  // Issue 32: from the primary, as the deliveries: the engine deactivates a subscription (a 410) in the background.
+  readsFrom: 'primary',
   handler: async (ctx) => JsonText.object({ data: await listSubscriptions(ctx.db, ctx.caller.accountId), events: [...SUBSCRIBABLE_EVENTS] }),
 });
 
@@ -62,6 +64,8 @@ export const getWebhookOp = defineOperation({
   output: Closed({ data: Subscription }),
   etag: subscriptionVersion,
   annotations: READ,
+  // Issue 32: from the primary, as the deliveries: the engine deactivates a subscription (a 410) in the background.
+  readsFrom: 'primary',
   handler: async (ctx, { id }) => JsonText.object({ data: await getSubscriptionText(ctx.db, ctx.caller.accountId, id) }),
 });
 
@@ -161,6 +165,9 @@ export const listWebhookDeliveriesOp = defineOperation({
   output: Closed({ data: Type.Array(Delivery) }),
   answerHeaders: { Link: 'The next page: `</api/v1/webhooks/{id}/deliveries?...&cursor=...>; rel="next"`; absent on the last page.' },
   annotations: READ,
+  // Issue 32: never from a read replica. Delivery state is written by the engine in the background, after the
+  // request that caused it, with no read-your-writes mark and asynchronous commit: a replica may show it late.
+  readsFrom: 'primary',
   handler: async (ctx, { id, limit, status, event, cursor }) => {
     const accountId = ctx.caller.accountId;
     if (event !== undefined && event !== 'test' && !(SUBSCRIBABLE_EVENTS as readonly string[]).includes(event)) {
