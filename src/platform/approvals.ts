@@ -14,6 +14,7 @@ import crypto from 'node:crypto';
 import type { Sql } from './db.ts';
 import { AppError, notFound } from './errors.ts';
 import { canonicalJson } from './canonical-json.ts';
+import { isoTime } from './json-view.ts';
 
 export const APPROVAL_HEADER = 'Merx-Approval';
 export const APPROVAL_TTL_HOURS = 24;
@@ -55,12 +56,11 @@ export class ApprovalAnswer {
   }
 }
 
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 /** The Approval as the API shows it; `expired` is read off the clock, never stored. */
 export const APPROVAL_VIEW = `id,
   CASE WHEN status IN ('pending', 'approved') AND expires_at <= now() THEN 'expired' ELSE status END AS status,
-  operation, arguments, preview, effects, resource_etag, ${iso('requested_at')} AS requested_at, ${iso('expires_at')} AS expires_at,
-  ${iso('decided_at')} AS decided_at, decided_by, reason, ${iso('executed_at')} AS executed_at, result_status`;
+  operation, arguments, preview, effects, resource_etag, ${isoTime('requested_at')} AS requested_at, ${isoTime('expires_at')} AS expires_at,
+  ${isoTime('decided_at')} AS decided_at, decided_by, reason, ${isoTime('executed_at')} AS executed_at, result_status`;
 
 export interface ApprovalRequest {
   accountId: string;

@@ -164,8 +164,8 @@ const ESCAPED_WHITESPACE: Readonly<Record<number, number>> = { 0x09: 0x74, 0x0a:
  * return need escaping, each to two bytes, as JSON.stringify escapes them;
  * UTF-8's other bytes (multi-byte sequences included) are copied as they are.
  */
-function escapeInto(bytes: Buffer, at: number, text: string): number {
-  const from = at + Buffer.byteLength(text);
+function escapeInto(bytes: Buffer, at: number, text: string, size = Buffer.byteLength(text)): number {
+  const from = at + size;
   const end = from + bytes.write(text, from);
   let to = at;
   for (let i = from; i < end; i++) {
@@ -190,19 +190,22 @@ class QuotedJson {
   }
 
   /** The bytes the piece may take: every byte of the text escaped, and the quotes. */
+  /** Each piece's UTF-8 length, counted once by room() for writeInto(). */
+  private sizes: number[] = [];
+
   room(): number {
-    let size = 0;
-    for (const piece of this.json.pieces) size += Buffer.byteLength(textOf(piece));
-    return 2 * size + 2;
+    this.sizes = this.json.pieces.map((piece) => Buffer.byteLength(textOf(piece)));
+    return 2 * this.sizes.reduce((sum, size) => sum + size, 0) + 2;
   }
 
   /** Writes the text as a JSON string piece by piece (a stored view's escaped form kept by its tag); -1 as escapeInto. */
   writeInto(bytes: Buffer, at: number): number {
     let to = at;
     bytes[to++] = QUOTE;
-    for (const piece of this.json.pieces) {
-      const kept = piece instanceof StoredText ? escapedStored(piece) : null;
-      to = kept ? to + kept.copy(bytes, to) : escapeInto(bytes, to, textOf(piece));
+    const { pieces } = this.json;
+    for (let i = 0; i < pieces.length; i++) {
+      const kept = pieces[i] instanceof StoredText ? escapedStored(pieces[i] as StoredText) : null;
+      to = kept ? to + kept.copy(bytes, to) : escapeInto(bytes, to, textOf(pieces[i]), this.sizes[i]);
       if (to < 0) return -1;
     }
     bytes[to++] = QUOTE;

@@ -3,6 +3,7 @@
 // keyset pages on (at, id), cursors sealed to the key or the account.
 import type { Sql } from './db.ts';
 import { AppError } from './errors.ts';
+import { isoTime } from './json-view.ts';
 import type { CursorSeal } from './cursor-seal.ts';
 import { decodeCursor, pageOf, sqlParameters } from './paging.ts';
 
@@ -37,7 +38,7 @@ export interface RequestLogView {
   event_ids: string[];
 }
 
-const VIEW = `id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, key_prefix, transport, operation, method, path,
+const VIEW = `id, ${isoTime('at')} AS at, key_prefix, transport, operation, method, path,
   status, error_code, dry_run, idempotency_key, replayed, duration_ms, to_json(resource_ids) AS resource_ids, to_json(event_ids) AS event_ids`;
 
 /** One page of entries: of one key (`keyId`) or of every key of an account. */
