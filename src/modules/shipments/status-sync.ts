@@ -78,6 +78,8 @@ export function courierPushRoutes(): PublicRoute[] {
         );
         if (!rows[0]) throw new AppError('not_found', 'unknown tracking number');
         await applyCourierEvents(services.db, { notifier: services.notifier }, accountId, rows[0].id, report.events);
+        // Issue 32: a push is a write to the account like an API write: its next reads wait for a replica that has it.
+        await services.reads?.noteWrite(accountId);
         return { status: 200, body: { ok: true } };
       },
     };
