@@ -39,6 +39,7 @@ import { consoleRoutes } from './operator/console-routes.ts';
 import { clientErrorHandler, frameworkErrorHandler } from './transports/client-error.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from './platform/json-depth.ts';
 import { pressureState, registerLoadShedding } from './platform/overload.ts';
+import { newRequestId } from './platform/request-log.ts';
 
 /** Every public operation, in the order the docs list them. */
 export const operations: Operation[] = [
@@ -132,7 +133,7 @@ export async function buildApp(services: OperatorServices, options: { reactions?
     bodyLimit: BODY_LIMIT_BYTES,
     // One line per request is written by the onResponse hook below instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: () => crypto.randomUUID(),
+    genReqId: newRequestId,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 2048 },
     clientErrorHandler: clientErrorHandler(services.deploySha),
     // Issue 27: a client has REQUEST_TIMEOUT_MS (30 s) to send its whole request, headers and body; then 408 request_timeout

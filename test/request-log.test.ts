@@ -102,6 +102,19 @@ test('requests answered before the key was checked are not logged: no key, a bad
   assert.equal(await count(), before + 1, 'only the last request');
 });
 
+test('request ids are time-ordered UUIDs (version 7) on both transports, so each entry is appended to the log\'s index', async () => {
+  const t = await tenantWithOrder();
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    ids.push((await http(svc.url, 'GET', `/api/v1/orders/${t.order.id}`, { token: t.key })).headers.get('x-request-id')!);
+    ids.push((await rpc(svc.url, t.key, toolCall('get_order', { id: t.order.id }))).body.result._meta.request_id);
+  }
+  for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.deepEqual([...ids].sort(), ids, 'each id sorts after the one issued before it');
+  const stamped = parseInt(ids[0].replace(/-/g, '').slice(0, 12), 16);
+  assert.ok(Math.abs(stamped - Date.now()) < 60_000, 'the id carries the time it was issued');
+});
+
 test('MCP: one entry per tool call (a batch gives one per call) with _meta.request_id; refusals carry the REST twin\'s status and code', async () => {
   const t = await tenantWithOrder();
   const batch = await rpc(svc.url, t.key, [

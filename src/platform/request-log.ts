@@ -14,11 +14,20 @@
 // parameters filled in, numbers, flags, and uuids.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FastifyBaseLogger } from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
 import type { Db, Sql } from './db.ts';
 import { Batcher } from './batcher.ts';
 
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The id of a request (X-Request-Id) or an MCP tool call (`_meta.request_id`),
+ * and of its log entry: a time-ordered UUID (version 7), so the entries'
+ * primary key takes each new id at its right-hand end instead of a random
+ * page of the index (bench/RESULTS-request-log.md).
+ */
+export const newRequestId = (): string => uuidv7();
 
 /** What one request (or one MCP tool call) did, collected while it runs. */
 export class RequestTrace {
@@ -123,6 +132,9 @@ export class RequestLog {
   }
 }
 
+// On the background connections (asynchronous commit): an entry is already held in memory for up to a
+// batch's spacing before it is written, so a crash may lose the last moment's entries either way, and
+// the batch need not wait for its WAL to reach the disk.
 async function writeEntries(db: Db, entries: RequestLogEntry[]): Promise<void[]> {
   const columns: unknown[][] = COLUMNS.map(() => []);
   for (const e of entries) {
@@ -133,7 +145,7 @@ async function writeEntries(db: Db, entries: RequestLogEntry[]): Promise<void[]>
     row.forEach((value, i) => columns[i].push(value));
   }
   const selected = COLUMNS.map((name, i) => (name === 'resource_ids' || name === 'event_ids' ? `${name}::uuid[]` : name));
-  await db.query(
+  await db.background().query(
     `INSERT INTO request_logs (${COLUMNS.join(', ')})
      SELECT ${selected.join(', ')} FROM unnest(${TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')}) AS t(${COLUMNS.join(', ')})
      ON CONFLICT (id) DO NOTHING`,

@@ -18,7 +18,7 @@ import {
 } from './mcp-results.ts';
 import { argumentParts, toolArgumentsSchema, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
 import { MCP_INSTRUCTIONS } from './mcp-instructions.ts';
-import { RequestTrace } from '../platform/request-log.ts';
+import { newRequestId, RequestTrace } from '../platform/request-log.ts';
 
 export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'];
 export const MAX_BATCH = 20;
@@ -82,7 +82,7 @@ interface LoggedCall {
 }
 
 const newCall = (at = new Date()): LoggedCall => ({
-  trace: new RequestTrace(crypto.randomUUID(), at),
+  trace: new RequestTrace(newRequestId(), at),
   status: 200,
   errorCode: null,
   dryRun: false,
