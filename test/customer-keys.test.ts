@@ -46,6 +46,18 @@ test('the database function is the one definition: the same keys on this databas
   assert.deepEqual(rows[0], { a: '+359 888', b: '+359', c: null, d: 'a@x.io' }, 'a phone is trimmed only; an e-mail wins; blank is no key');
 });
 
+test('an ASCII e-mail takes the 26-letter fold and gets the key the full Unicode fold gives (migration 028)', async () => {
+  const ascii = Array.from({ length: 126 }, (_, i) => String.fromCharCode(i + 1)).join('');
+  const samples = [ascii, ` ${ascii} `, 'MiXeD.Case+Tag@Example.COM', '\t A@B.C \n', '', ' ', 'İvan@x.io', 'ÉLODIE@X.IO', 'i\u0307van@x.io'];
+  for (let i = 0; i < 200; i++) samples.push(Array.from({ length: 1 + (i % 40) }, (_, j) => String.fromCharCode(1 + ((i * 31 + j * 17) % 126))).join(''));
+  const { rows } = await svc.service.db.query<{ email: string; key: string | null; full: string | null }>(
+    'SELECT email, customer_key_of(email, $2) AS key, merx_customer_key_unicode(email, $2) AS full FROM unnest($1::text[]) AS email',
+    [samples, '+359'],
+  );
+  assert.equal(rows.length, samples.length);
+  for (const r of rows) assert.equal(r.key, r.full, JSON.stringify(r.email));
+});
+
 test('checkouts under every spelling are one customer, and a note or a segment member written under any spelling lands on that customer', async () => {
   const s = await shop(svc.url);
   for (const { spellings } of ONE_CUSTOMER) {
