@@ -62,3 +62,12 @@ test('spacingMs: a full batch does not wait for the spacing', async () => {
   assert.deepEqual(await Promise.all(waiting), [10, 20, 30]);
   assert.deepEqual(flushes, [[0], [1, 2, 3]]);
 });
+
+test('enqueue: items nobody waits on are flushed in batches, and drained() resolves once every one is flushed', async () => {
+  const { batcher, flushes } = recordingBatcher({ maxBatch: 3, parallel: 1 });
+  await batcher.drained(); // an idle batcher is drained at once
+  for (let n = 1; n <= 7; n++) batcher.enqueue(n);
+  await batcher.drained();
+  assert.deepEqual(flushes, [[1, 2, 3], [4, 5, 6], [7]]);
+  assert.equal(batcher.size, 0);
+});

@@ -7,6 +7,8 @@
 // the previous flush began: the batches grow with the load even when each
 // statement is quick (an item arriving at an idle batcher still goes at once).
 
+const ignore = () => {};
+
 interface Pending<I, O> {
   item: I;
   resolve: (value: O) => void;
@@ -24,6 +26,7 @@ export class Batcher<I, O> {
   private readonly parallel: number;
   private readonly spacingMs: number;
   private lastFlushAt = -Infinity;
+  private idleWaiters: Array<() => void> = [];
 
   constructor(flush: (items: I[]) => Promise<O[]>, options: { maxBatch: number; parallel: number; spacingMs?: number }) {
     this.flush = flush;
@@ -37,6 +40,18 @@ export class Batcher<I, O> {
       this.queue.push({ item, resolve, reject });
       this.schedule();
     });
+  }
+
+  /** add() for an item nobody waits on: no promise per item (the flush function handles its own failures). */
+  enqueue(item: I): void {
+    this.queue.push({ item, resolve: ignore, reject: ignore });
+    this.schedule();
+  }
+
+  /** Resolves once every item added so far has been flushed (or failed). */
+  drained(): Promise<void> {
+    if (!this.queue.length && !this.running) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   get size(): number {
@@ -77,6 +92,7 @@ export class Batcher<I, O> {
         .finally(() => {
           this.running--;
           this.schedule();
+          if (!this.running && !this.queue.length) this.idleWaiters.splice(0).forEach((resolve) => resolve());
         });
     }
   }

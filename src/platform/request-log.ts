@@ -103,74 +103,92 @@ export type AnsweredCall = Omit<RequestLogEntry, 'id' | 'accountId' | 'keyId' | 
 
 /** The concrete path of a route: its `:name` parameters filled in (path ids only, never a query). */
 export function concretePath(routePath: string, params: Record<string, unknown>): string {
-  return routePath.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeURIComponent(String(params[name] ?? '')));
+  let template = routeTemplates.get(routePath);
+  if (!template) routeTemplates.set(routePath, (template = routePath.split(/:([A-Za-z_]+)/)));
+  // Split on the parameters, the template alternates text and parameter names: text, name, text, ...
+  let path = template[0];
+  for (let i = 1; i < template.length; i += 2) path += encodeURIComponent(String(params[template[i]] ?? '')) + template[i + 1];
+  return path;
 }
+const routeTemplates = new Map<string, string[]>();
 
 /** Ids of the resources a call names: uuid-valued path parameters and top-level *_id arguments. */
 export function namedResources(trace: RequestTrace, input: Record<string, unknown>): void {
   for (const [name, value] of Object.entries(input)) if (name === 'id' || name.endsWith('_id')) trace.addResource(value);
 }
 
-const COLUMNS = [
-  'id', 'account_id', 'key_id', 'key_prefix', 'at', 'transport', 'operation', 'method', 'path', 'status', 'error_code',
-  'dry_run', 'idempotency_key', 'replayed', 'duration_ms', 'resource_ids', 'event_ids',
-];
-const TYPES = ['uuid', 'uuid', 'uuid', 'text', 'timestamptz', 'text', 'text', 'text', 'text', 'int4', 'text', 'bool', 'text', 'bool', 'int4', 'text', 'text'];
+/** The columns of request_logs as json_to_recordset reads a batch's rows (JSON arrays become uuid[]). */
+const RECORD = `id uuid, account_id uuid, key_id uuid, key_prefix text, at timestamptz, transport text, operation text, method text,
+  path text, status int4, error_code text, dry_run bool, idempotency_key text, replayed bool, duration_ms int4, resource_ids uuid[], event_ids uuid[]`;
+const COLUMNS = RECORD.replace(/ [a-z0-9[\]]+(,|$)/g, '$1');
 
 /**
- * Writes entries in batches: one INSERT ... SELECT FROM unnest() per batch,
+ * Writes entries in batches: one INSERT ... SELECT FROM json_to_recordset() per batch,
  * spaced so that under load the batches grow instead of the statements. A
  * failed batch is logged and dropped: the log must never hold up or fail a
  * request, and the request itself has already been answered.
  */
 export class RequestLog {
-  private readonly batcher: Batcher<RequestLogEntry, void>;
-  private readonly log: FastifyBaseLogger;
-  private pending = new Set<Promise<void>>();
+  private readonly batcher: Batcher<RequestLogRow, void>;
 
   constructor(db: Db, log: FastifyBaseLogger) {
-    this.log = log;
-    this.batcher = new Batcher((entries) => writeEntries(db, entries), { maxBatch: 500, parallel: 2, spacingMs: 20 });
+    const write = (rows: RequestLogRow[]) =>
+      writeRows(db, rows).catch((err) => {
+        log.warn({ err, entries: rows.length }, 'request log entries were not written');
+        return [];
+      });
+    this.batcher = new Batcher(write, { maxBatch: 500, parallel: 2, spacingMs: 20 });
   }
 
   /** One entry for a call by `key`: what its trace collected, and what its transport knows of it. */
   record(key: Pick<RequestLogEntry, 'accountId' | 'keyId' | 'keyPrefix'>, trace: RequestTrace, call: AnsweredCall): void {
-    const entry: RequestLogEntry = {
-      id: trace.id, accountId: key.accountId, keyId: key.keyId, keyPrefix: key.keyPrefix, at: trace.at,
-      ...call, resourceIds: [...trace.resourceIds], eventIds: trace.eventIds,
-    };
-    const written = this.batcher.add(entry).catch((err) => this.log.warn({ err }, 'request log entries were not written'));
-    this.pending.add(written);
-    void written.finally(() => this.pending.delete(written));
+    // Queued as the row it will be, with no promise of its own: nobody waits for an entry.
+    this.batcher.enqueue({
+      id: trace.id, account_id: key.accountId, key_id: key.keyId, key_prefix: key.keyPrefix, at: trace.at.toISOString(),
+      transport: call.transport, operation: call.operation, method: call.method, path: call.path, status: call.status,
+      error_code: call.errorCode, dry_run: call.dryRun, idempotency_key: call.idempotencyKey, replayed: call.replayed,
+      duration_ms: call.durationMs, resource_ids: [...trace.resourceIds], event_ids: trace.eventIds,
+    });
   }
 
   /** Resolves once every entry recorded so far is written (or failed): for a graceful stop. */
-  async flushed(): Promise<void> {
-    await Promise.all([...this.pending]);
+  flushed(): Promise<void> {
+    return this.batcher.drained();
   }
 }
 
-// On the background connections (asynchronous commit): an entry is already held in memory for up to a
-// batch's spacing before it is written, so a crash may lose the last moment's entries either way, and
-// the batch need not wait for its WAL to reach the disk.
-async function writeEntries(db: Db, entries: RequestLogEntry[]): Promise<void[]> {
-  const columns: unknown[][] = COLUMNS.map(() => []);
-  for (const e of entries) {
-    const row = [
-      e.id, e.accountId, e.keyId, e.keyPrefix, e.at.toISOString(), e.transport, e.operation, e.method, e.path, e.status, e.errorCode,
-      e.dryRun, e.idempotencyKey, e.replayed, e.durationMs, `{${e.resourceIds.join(',')}}`, `{${e.eventIds.join(',')}}`,
-    ];
-    row.forEach((value, i) => columns[i].push(value));
-  }
-  const selected = COLUMNS.map((name, i) => (name === 'resource_ids' || name === 'event_ids' ? `${name}::uuid[]` : name));
+/** An entry as a row of request_logs, named by its columns. */
+interface RequestLogRow {
+  id: string;
+  account_id: string;
+  key_id: string;
+  key_prefix: string;
+  at: string;
+  transport: 'rest' | 'mcp';
+  operation: string;
+  method: string;
+  path: string;
+  status: number;
+  error_code: string | null;
+  dry_run: boolean;
+  idempotency_key: string | null;
+  replayed: boolean;
+  duration_ms: number;
+  resource_ids: string[];
+  event_ids: string[];
+}
+
+// One JSON text per batch (JSON.stringify is native; node-postgres serialises 17 arrays of 500 values element by
+// element in JavaScript). On the background connections (asynchronous commit): an entry is already held in memory for
+// up to a batch's spacing before it is written, so a crash may lose the last moment's entries either way, and the
+// batch need not wait for its WAL to reach the disk.
+async function writeRows(db: Db, rows: RequestLogRow[]): Promise<void[]> {
   await db.background().query(
-    `INSERT INTO request_logs (${COLUMNS.join(', ')})
-     SELECT ${selected.join(', ')} FROM unnest(${TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')}) AS t(${COLUMNS.join(', ')})
-     ON CONFLICT (id) DO NOTHING`,
-    columns,
+    `INSERT INTO request_logs (${COLUMNS}) SELECT ${COLUMNS} FROM json_to_recordset($1::json) AS t(${RECORD}) ON CONFLICT (id) DO NOTHING`,
+    [JSON.stringify(rows)],
     { prepared: true },
   );
-  return entries.map(() => undefined);
+  return [];
 }
 
 export async function pruneRequestLogs(sql: Sql, now: Date): Promise<number> {
