@@ -78,12 +78,15 @@ export function noteEvent(tx: Sql, eventId: string): void {
   if (trace) tx.afterCommit(() => trace.eventIds.push(eventId));
 }
 
-export interface RequestLogEntry {
-  id: string;
+/** The key a call was made with, as the log names it. */
+export interface LoggedKey {
   accountId: string;
   keyId: string;
   keyPrefix: string;
-  at: Date;
+}
+
+/** What the transport knows of a call once it is answered. */
+export interface AnsweredCall {
   transport: 'rest' | 'mcp';
   operation: string;
   method: string;
@@ -94,12 +97,7 @@ export interface RequestLogEntry {
   idempotencyKey: string | null;
   replayed: boolean;
   durationMs: number;
-  resourceIds: string[];
-  eventIds: string[];
 }
-
-/** What the transport knows of a call once it is answered. */
-export type AnsweredCall = Omit<RequestLogEntry, 'id' | 'accountId' | 'keyId' | 'keyPrefix' | 'at' | 'resourceIds' | 'eventIds'>;
 
 /** The concrete path of a route: its `:name` parameters filled in (path ids only, never a query). */
 export function concretePath(routePath: string, params: Record<string, unknown>): string {
@@ -141,7 +139,7 @@ export class RequestLog {
   }
 
   /** One entry for a call by `key`: what its trace collected, and what its transport knows of it. */
-  record(key: Pick<RequestLogEntry, 'accountId' | 'keyId' | 'keyPrefix'>, trace: RequestTrace, call: AnsweredCall): void {
+  record(key: LoggedKey, trace: RequestTrace, call: AnsweredCall): void {
     // Queued as the row it will be, with no promise of its own: nobody waits for an entry.
     this.batcher.enqueue({
       id: trace.id, account_id: key.accountId, key_id: key.keyId, key_prefix: key.keyPrefix, at: trace.at.toISOString(),
