@@ -18,6 +18,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db, Sql } from './db.ts';
 import { Batcher } from './batcher.ts';
+import type { RequestLogView } from './request-log-queries.ts';
 
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -155,26 +156,8 @@ export class RequestLog {
   }
 }
 
-/** An entry as a row of request_logs, named by its columns. */
-interface RequestLogRow {
-  id: string;
-  account_id: string;
-  key_id: string;
-  key_prefix: string;
-  at: string;
-  transport: 'rest' | 'mcp';
-  operation: string;
-  method: string;
-  path: string;
-  status: number;
-  error_code: string | null;
-  dry_run: boolean;
-  idempotency_key: string | null;
-  replayed: boolean;
-  duration_ms: number;
-  resource_ids: string[];
-  event_ids: string[];
-}
+/** An entry as a row of request_logs: what a reader sees of it, and whose it is. */
+type RequestLogRow = RequestLogView & { account_id: string; key_id: string };
 
 // One JSON text per batch (JSON.stringify is native; node-postgres serialises 17 arrays of 500 values element by
 // element in JavaScript). On the background connections (asynchronous commit): an entry is already held in memory for
