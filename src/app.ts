@@ -1,5 +1,4 @@
 // Composition root: builds the Fastify app from the registries.
-import crypto from 'node:crypto';
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import { AppError, databaseUnavailable, toAppError } from './platform/errors.ts';
 import { UNAVAILABLE_RETRY_AFTER_SEC } from './platform/db-health.ts';

@@ -189,10 +189,10 @@ class QuotedJson {
     this.json = json;
   }
 
-  /** The bytes the piece may take: every byte of the text escaped, and the quotes. */
   /** Each piece's UTF-8 length, counted once by room() for writeInto(). */
   private sizes: number[] = [];
 
+  /** The bytes the piece may take: every byte of the text escaped, and the quotes. */
   room(): number {
     this.sizes = this.json.pieces.map((piece) => Buffer.byteLength(textOf(piece)));
     return 2 * this.sizes.reduce((sum, size) => sum + size, 0) + 2;

@@ -27,7 +27,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // profiled); ids take them from a pool refilled 256 ids at a time, as crypto.randomUUID does.
 const entropy = Buffer.alloc(16 * 256);
 let entropyUsed = entropy.length;
-let clock = { msecs: -Infinity, seq: 0 };
+const clock = { msecs: -Infinity, seq: 0 };
 
 /**
  * The id of a request (X-Request-Id) or an MCP tool call (`_meta.request_id`),
@@ -43,8 +43,13 @@ export function newRequestId(): string {
   const random = entropy.subarray(entropyUsed, (entropyUsed += 16));
   // RFC 9562's monotonic counter, kept here because the package's own state only runs with its per-call entropy.
   const now = Date.now();
-  if (now > clock.msecs) clock = { msecs: now, seq: random.readUInt32BE(6) & 0x7fffffff };
-  else clock = { msecs: clock.msecs + (clock.seq === 0x7fffffff ? 1 : 0), seq: (clock.seq + 1) & 0x7fffffff };
+  if (now > clock.msecs) {
+    clock.msecs = now;
+    clock.seq = random.readUInt32BE(6) & 0x7fffffff;
+  } else {
+    clock.seq = (clock.seq + 1) & 0x7fffffff;
+    if (clock.seq === 0) clock.msecs++; // the counter ran out within one millisecond: borrow the next
+  }
   return uuidv7({ random, msecs: clock.msecs, seq: clock.seq });
 }
 

@@ -1,6 +1,5 @@
 // POST /api/mcp: a thin JSON-RPC 2.0 layer over the operation registry
 // (DESIGN: MCP). Stateless Streamable HTTP: JSON responses, no sessions.
-import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
 import { AppError, toAppError } from '../platform/errors.ts';
