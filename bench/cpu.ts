@@ -102,3 +102,14 @@ export async function waitForQuiet(budget: { seconds: number }, threshold = 0.3)
   }
   return busy;
 }
+
+/**
+ * What `<command> && times >&2` run by bash printed last: its children's user
+ * and system CPU (the second line of `times`, "0m1.234s 0m0.567s"), in ms.
+ */
+export function childCpuMs(timesOutput: string): number | null {
+  const line = timesOutput.trim().split('\n').at(-1) ?? '';
+  const parts = [...line.matchAll(/(\d+)m([\d.]+)s/g)];
+  return parts.length === 2 ? parts.reduce((ms, [, m, s]) => ms + (Number(m) * 60 + Number(s)) * 1000, 0) : null;
+}
+

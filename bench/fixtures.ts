@@ -3,7 +3,7 @@
 // API keys), and realistic filter values picked from the data itself.
 import crypto from 'node:crypto';
 import { Agent, fetch } from 'undici';
-import type { Db } from '../src/platform/db.ts';
+import type { Db, Sql } from '../src/platform/db.ts';
 import { generateApiKey } from '../src/platform/auth.ts';
 import { PRESETS } from '../src/platform/scopes.ts';
 import { encodeCursor } from '../src/platform/paging.ts';
@@ -99,7 +99,7 @@ export async function addBenchKeys(db: Db, accountId: string, count: number): Pr
  * order with a tracking number gets a waybill matching its status, and one in
  * twenty also gets an older, cancelled one (so "latest" has a choice to make).
  */
-export async function addShipments(db: Db, accountId: string): Promise<number> {
+export async function addShipments(db: Sql, accountId: string): Promise<number> {
   await db.query(
     `INSERT INTO shipments (id, account_id, order_id, courier_slug, tracking_number, status, last_status_label, last_status_at, created_at, updated_at)
      SELECT gen_random_uuid(), o.account_id, o.id, o.courier, 'OLD' || o.tracking_number, 'cancelled', 'Cancelled',
@@ -132,7 +132,7 @@ export async function addShipments(db: Db, accountId: string): Promise<number> {
   return rows[0].n;
 }
 
-export async function hasColumn(db: Db, table: string, column: string): Promise<boolean> {
+export async function hasColumn(db: Sql, table: string, column: string): Promise<boolean> {
   const { rows } = await db.query('SELECT 1 FROM information_schema.columns WHERE table_name = $1 AND column_name = $2', [table, column]);
   return rows.length > 0;
 }
@@ -147,7 +147,7 @@ export async function hasColumn(db: Db, table: string, column: string): Promise<
  * customer aggregates are rebuilt by the caller with the checkout's own
  * rebuildCustomers.
  */
-export async function multiplyOrders(db: Db, accountId: string, factor: number, log: (message: string) => void): Promise<void> {
+export async function multiplyOrders(db: Sql, accountId: string, factor: number, log: (message: string) => void): Promise<void> {
   const { rows: columns } = await db.query<{ name: string }>(
     `SELECT column_name AS name FROM information_schema.columns
       WHERE table_name = 'orders' AND table_schema = current_schema() AND is_generated = 'NEVER' ORDER BY ordinal_position`,
@@ -177,6 +177,31 @@ export async function multiplyOrders(db: Db, accountId: string, factor: number, 
     );
     log(`copy ${copy}/${factor - 1} of the seeded orders in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
+}
+
+/**
+ * Bench only: a bulk load with the tables' triggers off for its transaction
+ * (session_replication_role = replica), then every order document of the
+ * account written once. With them on, each copied shipment rewrote its
+ * order's document through the shipments trigger, and the copies carried
+ * their originals' documents until then: 1M orders took over 25 minutes.
+ * A tree without stored documents (before issue 29) just loads.
+ */
+export async function withDocumentsWrittenOnce(
+  db: Db,
+  accountId: string,
+  log: (message: string) => void,
+  load: (tx: Sql) => Promise<void>,
+): Promise<void> {
+  await db.tx(async (tx) => {
+    await tx.exec('SET LOCAL session_replication_role = replica');
+    await load(tx);
+  });
+  if (!(await hasColumn(db, 'orders', 'view_json'))) return;
+  const started = performance.now();
+  // The view's BEFORE UPDATE trigger writes the document and its ETag from the row as it now is.
+  const { rowCount } = await db.query('UPDATE orders SET view_json = NULL WHERE account_id = $1', [accountId]);
+  log(`${rowCount?.toLocaleString('en-US')} order documents written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
 /**

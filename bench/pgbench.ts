@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Sql } from '../src/platform/db.ts';
+import { childCpuMs } from './cpu.ts';
 import { EventReactions } from '../src/platform/events.ts';
 
 export const PGBENCH = process.env.BENCH_PGBENCH || '/usr/bin/pgbench';
@@ -66,6 +67,8 @@ export interface PgbenchResult {
   p50Ms: number;
   p99Ms: number;
   transactions: number;
+  /** pgbench's own CPU per transaction (user + system): the client shares the machine's cores with the server. */
+  clientCpuMs?: number;
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -92,8 +95,11 @@ export async function runPgbench(
       '-T', String(seconds), '-l', `--log-prefix=${path.join(dir, 'log')}`, ...defines,
       ...files.flatMap((f) => ['-f', f]), databaseUrl,
     ];
-    const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(PGBENCH, args, { maxBuffer: 16 * 1024 * 1024, env: sessionEnv(options.planCacheMode) }, (err, out, errOut) => (err ? reject(new Error(`pgbench: ${err.message}\n${errOut}`)) : resolve(out))),
+    // Through bash, whose `times` then prints pgbench's CPU.
+    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
+      execFile('bash', ['-c', '"$0" "$@" && times >&2', PGBENCH, ...args], { maxBuffer: 16 * 1024 * 1024, env: sessionEnv(options.planCacheMode) }, (err, out, errOut) =>
+        err ? reject(new Error(`pgbench: ${err.message}\n${errOut}`)) : resolve({ stdout: out, stderr: errOut }),
+      ),
     );
     const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1] ?? /tps = ([\d.]+)/.exec(stdout)?.[1]);
     const latencies: number[] = [];
@@ -104,7 +110,8 @@ export async function runPgbench(
       }
     }
     const sorted = Float64Array.from(latencies).sort();
-    return { tps, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), transactions: sorted.length };
+    const cpuMs = childCpuMs(stderr);
+    return { tps, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), transactions: sorted.length, clientCpuMs: cpuMs === null ? undefined : cpuMs / sorted.length };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -75,6 +75,7 @@ export async function startPatchSide(
   const load: HttpLoad = {
     method: 'PATCH',
     headers: JSON_HEADERS,
+    stateful: true,
     next: () => {
       const i = turn++ % ids.length;
       statuses[i] = FLIP[statuses[i]];

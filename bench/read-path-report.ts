@@ -50,7 +50,8 @@ const f = (n: number) => n.toFixed(n < 10 ? 2 : 0);
 /** One side's medians over the rounds: throughput, p50, p99 and, for the API, the service's CPU per request. */
 export function sideText(label: string, sides: Side[]): string {
   const cpu = sides.every((s) => s.serviceCpuMs !== undefined) ? `, service CPU ${median(sides.map((s) => s.serviceCpuMs!)).toFixed(3)} ms/request` : '';
-  return `${label} ${f(median(sides.map((s) => s.reqPerSec)))}/s, p50 ${f(median(sides.map((s) => s.p50Ms)))} ms, p99 ${f(median(sides.map((s) => s.p99Ms)))} ms${cpu}`;
+  const client = sides.every((s) => s.clientCpuMs !== undefined) ? `, client CPU ${median(sides.map((s) => s.clientCpuMs!)).toFixed(3)} ms` : '';
+  return `${label} ${f(median(sides.map((s) => s.reqPerSec)))}/s, p50 ${f(median(sides.map((s) => s.p50Ms)))} ms, p99 ${f(median(sides.map((s) => s.p99Ms)))} ms${cpu}${client}`;
 }
 
 /** A table row: both sides, the median of the per-round ratios (each round's in brackets), the target. */

@@ -23,11 +23,11 @@ import { openDb } from '../src/platform/open-db.ts';
 import type { Db, Sql } from '../src/platform/db.ts';
 import { encodeCursor } from '../src/platform/paging.ts';
 import { startServiceProcess } from './service-process.ts';
-import { addBenchKeys, addShipments, multiplyOrders, provisionAndSeed, SEED_ENDPOINT_MAX_ORDERS, settle, withoutOrderIndexes } from './fixtures.ts';
+import { addBenchKeys, addShipments, multiplyOrders, provisionAndSeed, SEED_ENDPOINT_MAX_ORDERS, settle, withDocumentsWrittenOnce, withoutOrderIndexes } from './fixtures.ts';
 import { roundRobin } from './load.ts';
 import { benchTools, setting } from './bench-tools.ts';
 import { recordSql, runPgbench, type Statement } from './pgbench.ts';
-import { MCP_HEADERS, runHttp, type HttpLoad, type Side } from './read-path-http.ts';
+import { httpClient, MCP_HEADERS, runHttp, type HttpLoad, type Side } from './read-path-http.ts';
 import { minimalById, minimalList } from './read-path-yardsticks.ts';
 import { startPatchSide } from './read-path-patch.ts';
 import { appendSection, latencyTable, pairRow, RESULTS_FILE } from './read-path-report.ts';
@@ -111,10 +111,12 @@ async function main(): Promise<void> {
   const smaller = factor > 1 ? await provisionAndSeed(service.url, adminToken, seedSize) : null;
   if (factor > 1) {
     // The same queries over 1M orders: the seeded ones copied in SQL, bench only; the newest stay the seeded ones.
-    await withoutOrderIndexes(db, log, async () => {
-      await multiplyOrders(db, tenant.accountId, factor, log);
-      await addShipments(db, tenant.accountId);
-    });
+    await withoutOrderIndexes(db, log, () =>
+      withDocumentsWrittenOnce(db, tenant.accountId, log, async (tx) => {
+        await multiplyOrders(tx, tenant.accountId, factor, log);
+        await addShipments(tx, tenant.accountId);
+      }),
+    );
   } else {
     await addShipments(db, tenant.accountId);
   }
@@ -146,7 +148,7 @@ async function main(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         const r = await runPgbench(databaseUrl, statements, clients, seconds, { planCacheMode: 'force_generic_plan' });
-        return { reqPerSec: r.tps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, answered: r.transactions };
+        return { reqPerSec: r.tps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, answered: r.transactions, clientCpuMs: r.clientCpuMs };
       } catch (err) {
         // The PostgreSQL server is shared (max_connections 100 here): other work may hold the connections pgbench needs.
         if (attempt >= 5 || !String(err).includes('could not create connection')) throw err;
@@ -293,7 +295,7 @@ async function main(): Promise<void> {
       ? `- PATCH: after = ${place(SERVICE_DIR)}, before = ${place(BEFORE_DIR)}${BEFORE_DIR === SERVICE_DIR ? ' (the same checkout: a null comparison)' : ''}; each its own service on a fresh database of ${seeded.toLocaleString('en-US')} orders seeded the same way.`
       : '- PATCH: not measured (BENCH_BEFORE_DIR unset).',
     `- Machine: ${cpus.length} × ${cpus[0]?.model.trim()}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB; ${version}; Node ${process.version}. Load average (1 min) before: ${loadBefore.toFixed(2)}, after: ${os.loadavg()[0].toFixed(2)}.`,
-    `- ${ORDERS.toLocaleString('en-US')} orders${ORDERS > SEED_ENDPOINT_MAX_ORDERS ? ` (${SEED_ENDPOINT_MAX_ORDERS.toLocaleString('en-US')} through the seed endpoint, the rest copies of them made in SQL)` : ''}; ${CONNECTIONS} connections on each side unless the row says otherwise (autocannon for the API, pgbench -M prepared -c ${CONNECTIONS}); ${ROUNDS} rounds of ${SECONDS} s per side, alternating; medians of the rounds (per-round ratios in brackets). Keys rotate over ${KEYS}; rate limits raised.`,
+    `- ${ORDERS.toLocaleString('en-US')} orders${ORDERS > SEED_ENDPOINT_MAX_ORDERS ? ` (${SEED_ENDPOINT_MAX_ORDERS.toLocaleString('en-US')} through the seed endpoint, the rest copies of them made in SQL)` : ''}; ${CONNECTIONS} connections on each side unless the row says otherwise (${httpClient()} -t 2 for the API's GETs and MCP calls, autocannon for PATCH; pgbench -M prepared -c ${CONNECTIONS} -j 2); ${ROUNDS} rounds of ${SECONDS} s per side, alternating; medians of the rounds (per-round ratios in brackets). Keys rotate over ${KEYS}; rate limits raised.`,
     '- pgbench: plan_cache_mode=force_generic_plan for every statement, as the service runs its prepared statements.',
     ...(smaller ? [`- A second account of ${seeded.toLocaleString('en-US')} orders (the seed endpoint, same sizes and shipments) in the same database and service, for the rows comparing the two accounts with the same requests.`] : []),
     '',
