@@ -59,11 +59,13 @@ export class JsonText {
   /** bytes(), or null when a quoted piece holds a character only JSON.stringify's way escapes (never in JSON text). */
   private writtenBytes(): Buffer | null {
     let room = 0;
-    for (const piece of this.pieces) room += piece instanceof QuotedJson ? piece.room() : Buffer.byteLength(textOf(piece));
+    for (const piece of this.pieces) room += piece instanceof QuotedJson ? piece.room() : sizeOf(piece);
     const bytes = takeAnswerBytes(room);
     let at = 0;
     for (const piece of this.pieces) {
-      at = piece instanceof QuotedJson ? piece.writeInto(bytes, at) : at + bytes.write(textOf(piece), at);
+      if (piece instanceof QuotedJson) at = piece.writeInto(bytes, at);
+      else if (piece instanceof StoredText && piece.utf8) at += piece.utf8.copy(bytes, at);
+      else at += bytes.write(textOf(piece), at);
       if (at < 0) return null;
     }
     return at === room ? bytes : bytes.subarray(0, at);
@@ -110,11 +112,22 @@ export function dataOf(answer: unknown): unknown {
 export class StoredText {
   readonly text: string;
   readonly etag: string;
+  /** The text's UTF-8 bytes, once it is kept to answer again (known-documents.ts): an answer then copies them. */
+  utf8: Buffer | null = null;
   constructor(text: string, etag: string) {
     this.text = text;
     this.etag = etag;
   }
+
+  /** This text with its UTF-8 bytes, to be held for later answers. */
+  keep(): this {
+    this.utf8 ??= Buffer.from(this.text);
+    return this;
+  }
 }
+
+/** A piece's UTF-8 length. */
+const sizeOf = (piece: string | StoredText): number => (piece instanceof StoredText && piece.utf8 ? piece.utf8.length : Buffer.byteLength(textOf(piece)));
 
 /** A piece of a JsonText: text as it is, a stored view's text, or another JSON's text as a JSON string. */
 type Piece = string | StoredText | QuotedJson;
@@ -194,7 +207,7 @@ class QuotedJson {
 
   /** The bytes the piece may take: every byte of the text escaped, and the quotes. */
   room(): number {
-    this.sizes = this.json.pieces.map((piece) => Buffer.byteLength(textOf(piece)));
+    this.sizes = this.json.pieces.map((piece) => (piece instanceof QuotedJson ? Buffer.byteLength(textOf(piece)) : sizeOf(piece)));
     return 2 * this.sizes.reduce((sum, size) => sum + size, 0) + 2;
   }
 

@@ -9,6 +9,7 @@ import { isoTime, type JsonView } from './json-view.ts';
 import { ETAG_COLUMN, type View } from './stored-view.ts';
 import { etagOfAnswer } from './etag.ts';
 import { afterCursor, encodeCursor } from './paging.ts';
+import { documentOf, heldFor, hold, tagsOf } from './known-documents.ts';
 import type { ScopedSeal } from './cursor-seal.ts';
 
 /** A keyset page: its size, where it starts (the previous page's next_cursor), and the seal of the account it is read for. */
@@ -62,12 +63,27 @@ function statementText(view: JsonView, variant: string, build: () => string): st
 export async function readOne(
   sql: Sql, view: JsonView, where: string, params: unknown[], options: QueryOptions = { prepared: true },
 ): Promise<JsonText | null> {
-  const etag = view.etag ? `, ${view.etag} AS e` : '';
-  const text = statementText(view, where, () => `SELECT ${view.json}::text AS v${etag} FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`);
-  const { rows } = await sql.query<{ v: string; e?: string }>(text, params, options);
-  const row = rows[0];
+  if (!view.etag) {
+    const text = statementText(view, where, () => `SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`);
+    const { rows } = await sql.query<{ v: string }>(text, params, options);
+    return rows[0] ? new JsonText(rows[0].v) : null;
+  }
+  // A stored view: its text only if its tag differs from that of the document this read was answered with last.
+  const tag = `$${params.length + 1}::text`;
+  const text = statementText(view, `${where} ${tag}`, () =>
+    `SELECT CASE WHEN ${view.etag} = ${tag} THEN NULL ELSE ${view.json}::text END AS v, ${view.etag} AS e FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`);
+  const held = heldFor(text, params);
+  let row = (await sql.query<{ v: string | null; e: string }>(text, [...params, tagsOf(held)[0] ?? null], options)).rows[0];
   if (!row) return null;
-  return row.e === undefined ? new JsonText(row.v) : new JsonText([new StoredText(row.v, row.e)], null, row.e);
+  let document = documentOf(held, row.v, row.e);
+  if (!document) {
+    // Never, as in readPage: answered in full.
+    row = (await sql.query<{ v: string; e: string }>(text, [...params, null], options)).rows[0];
+    if (!row) return null;
+    document = new StoredText(row.v!, row.e);
+  }
+  hold(text, params, [document]);
+  return new JsonText([document], null, document.etag);
 }
 
 /**
@@ -145,20 +161,49 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: K
   const conditions = where.join(' AND ');
   const limit = Number(page.limit) + 1;
   const order = `${a}.created_at DESC, ${a}.id DESC`;
-  const etag = view.etag ? `, ${view.etag} AS e` : '';
-  const text = statementText(view, `${limit} ${conditions}`, () =>
-    `SELECT ${view.json}::text AS v${etag}, ${isoTime(`${a}.created_at`)} AS c, ${a}.id::text AS i
+  const keyset = `${isoTime(`${a}.created_at`)} AS c, ${a}.id::text AS i`;
+  const options = { prepared: !filter.planPerValue };
+  if (!view.etag) {
+    const text = statementText(view, `${limit} ${conditions}`, () =>
+      `SELECT ${view.json}::text AS v, ${keyset}
+         FROM (SELECT * FROM ${view.from} WHERE ${conditions} ORDER BY ${order} LIMIT ${limit}) ${a}
+         ${view.joins ?? ''}
+        ORDER BY ${order}`);
+    const { rows } = await sql.query<PageRow>(text, filter.values, options);
+    return pageText(rows, page.limit, page.seal);
+  }
+  // A stored view: the text only of the documents whose tags differ from those this read was answered with last.
+  const tags = `$${filter.values.length + 1}::text[]`;
+  const text = statementText(view, `${limit} ${conditions} ${tags}`, () =>
+    `SELECT CASE WHEN ${view.etag} = ANY (${tags}) THEN NULL ELSE ${view.json}::text END AS v, ${view.etag} AS e, ${keyset}
        FROM (SELECT * FROM ${view.from} WHERE ${conditions} ORDER BY ${order} LIMIT ${limit}) ${a}
        ${view.joins ?? ''}
       ORDER BY ${order}`);
-  const { rows } = await sql.query<PageRow>(text, filter.values, { prepared: !filter.planPerValue });
-  return pageText(rows, page.limit, page.seal);
+  const held = heldFor(text, filter.values);
+  const { rows } = await sql.query<HeldRow>(text, [...filter.values, tagsOf(held)], options);
+  const documents: StoredText[] = [];
+  for (const row of rows) {
+    const document = documentOf(held, row.v, row.e);
+    // Never, while held documents are only dropped as a whole read: answered in full rather than trusted.
+    if (!document) return pageText((await sql.query<PageRow>(text, [...filter.values, []], options)).rows, page.limit, page.seal);
+    documents.push(document);
+  }
+  hold(text, filter.values, documents);
+  return pageText(rows.map((row, n) => ({ v: documents[n], e: row.e, c: row.c, i: row.i })), page.limit, page.seal);
 }
 
-/** A row of a keyset page: its view's text, its stored ETag (a stored view), and its keyset values. */
+/** A row of a keyset page: its view's text (held, for a stored view), its stored ETag (a stored view), and its keyset values. */
 export interface PageRow {
-  v: string;
+  v: string | StoredText;
   e?: string;
+  c: string;
+  i: string;
+}
+
+/** A row of a stored view's page: the text is null where the tag is one the read sent. */
+interface HeldRow {
+  v: string | null;
+  e: string;
   c: string;
   i: string;
 }
@@ -178,7 +223,7 @@ export function pageText(rows: PageRow[], limit: number, seal: ScopedSeal): Json
   const etag = stored ? etagOfAnswer(`${data.map((r) => r.e).join(',')}|${hasMore}|${cursor}`) : null;
   // The rows' texts are written one after another into the bytes sent, never joined into one string first.
   const pieces: Array<string | StoredText> = ['{"data":['];
-  data.forEach((r, i) => pieces.push(i ? ',' : '', r.e === undefined ? r.v : new StoredText(r.v, r.e)));
+  data.forEach((r, i) => pieces.push(i ? ',' : '', typeof r.v === 'string' && r.e !== undefined ? new StoredText(r.v, r.e) : r.v));
   pieces.push(`],"has_more":${hasMore},"next_cursor":${cursor}}`);
   return new JsonText(pieces, null, etag);
 }
