@@ -44,16 +44,22 @@ export function pgbenchScripts(statements: Statement[], dir: string): { files: s
   const files = statements.map((statement, i) => {
     let text = statement.text.replace(/\$(\d+)/g, (_m, n: string) => {
       const value = statement.params[Number(n) - 1];
-      if (String(value) === String(shared[Number(n) - 1])) return `:p${n}`;
-      return `'${String(value).replace(/'/g, "''")}'`;
+      if (value === null || value === undefined) return 'NULL';
+      if (valueText(value) === valueText(shared[Number(n) - 1])) return `:p${n}`;
+      return `'${valueText(value).replace(/'/g, "''")}'`;
     });
     text = text.replace(/\s+/g, ' ').trim();
     const file = path.join(dir, `script-${i}.sql`);
     fs.writeFileSync(file, `${text};\n`);
     return file;
   });
-  shared.forEach((value, i) => defines.push('-D', `p${i + 1}=${String(value)}`));
+  shared.forEach((value, i) => value !== null && value !== undefined && defines.push('-D', `p${i + 1}=${valueText(value)}`));
   return { files, defines };
+}
+
+/** A parameter as PostgreSQL reads its text: an array as an array literal (the held documents' tags: none, recorded cold). */
+function valueText(value: unknown): string {
+  return Array.isArray(value) ? `{${value.map((v) => JSON.stringify(String(v))).join(',')}}` : String(value);
 }
 
 /** pgbench's environment, with PGOPTIONS setting plan_cache_mode for its sessions when asked. */

@@ -112,7 +112,7 @@ export function dataOf(answer: unknown): unknown {
 export class StoredText {
   readonly text: string;
   readonly etag: string;
-  /** The text's UTF-8 bytes, once it is kept to answer again (known-documents.ts): an answer then copies them. */
+  /** The text's UTF-8 bytes, once it is kept to answer again (held-documents.ts): an answer then copies them. */
   utf8: Buffer | null = null;
   constructor(text: string, etag: string) {
     this.text = text;

@@ -9,7 +9,7 @@ import { isoTime, type JsonView } from './json-view.ts';
 import { ETAG_COLUMN, type View } from './stored-view.ts';
 import { etagOfAnswer } from './etag.ts';
 import { afterCursor, encodeCursor } from './paging.ts';
-import { documentOf, heldFor, hold, tagsOf } from './known-documents.ts';
+import { documentOf, heldFor, hold, tagsOf } from './held-documents.ts';
 import type { ScopedSeal } from './cursor-seal.ts';
 
 /** A keyset page: its size, where it starts (the previous page's next_cursor), and the seal of the account it is read for. */
