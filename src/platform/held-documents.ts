@@ -10,75 +10,74 @@
 // restart starts empty and is answered in full.
 import { StoredText } from './json-text.ts';
 
-/** What one read held last: its documents by their tags. */
-export type HeldDocuments = ReadonlyMap<string, StoredText>;
-
-const NONE: HeldDocuments = new Map();
-
 /** A bound on the texts held, counted as their UTF-8 bytes and their strings (two bytes a character, at most). */
 const HELD_BYTES = 32 * 1024 * 1024;
 
-interface Held {
-  documents: HeldDocuments;
-  bytes: number;
+/** One read (a statement text and its parameters) and the documents it was answered with last, by their tags. */
+export interface HeldRead {
+  readonly text: string;
+  readonly key: string;
+  readonly documents: ReadonlyMap<string, StoredText>;
+  /** The tags to send with the read. */
+  readonly tags: readonly string[];
+  readonly bytes: number;
 }
 
 /**
  * Per statement text (the same string instance each time: read-sql.ts keeps
- * them), per parameters. Least recently used out first past HELD_BYTES.
+ * them), per parameters; in `recency`, least recently used first, out first
+ * past HELD_BYTES.
  */
-const byStatement = new Map<string, Map<string, Held>>();
-/** Every held read in the order last used: [statement, parameters]. */
-const recency = new Map<Held, [string, string]>();
+const byStatement = new Map<string, Map<string, HeldRead>>();
+const recency = new Set<HeldRead>();
 let heldBytes = 0;
 
-const parametersKey = (params: readonly unknown[]) => JSON.stringify(params);
-
-/** The documents `text` with `params` was answered with last (empty the first time). */
-export function heldFor(text: string, params: readonly unknown[]): HeldDocuments {
-  const held = byStatement.get(text)?.get(parametersKey(params));
-  if (!held) return NONE;
-  recency.delete(held);
-  recency.set(held, [text, parametersKey(params)]);
-  return held.documents;
+/** What `text` with `params` was answered with last (nothing the first time). */
+export function heldFor(text: string, params: readonly unknown[]): HeldRead {
+  const key = JSON.stringify(params);
+  const read = byStatement.get(text)?.get(key);
+  if (!read) return { text, key, documents: new Map(), tags: [], bytes: 0 };
+  recency.delete(read);
+  recency.add(read);
+  return read;
 }
 
 /**
- * A row of a read that sent `held`'s tags: its text as PostgreSQL sent it
+ * A row of a read that sent `read`'s tags: its text as PostgreSQL sent it
  * (null where the tag matched one held), and its tag. Null when a held
  * document is missing, which a read that sent only held tags never sees.
  */
-export function documentOf(held: HeldDocuments, text: string | null, etag: string): StoredText | null {
-  return text === null ? (held.get(etag) ?? null) : new StoredText(text, etag);
+export function documentOf(read: HeldRead, text: string | null, etag: string): StoredText | null {
+  return text === null ? (read.documents.get(etag) ?? null) : new StoredText(text, etag);
 }
 
-/** Holds `documents` as what `text` with `params` answered, in place of what it held. */
-export function hold(text: string, params: readonly unknown[], documents: readonly StoredText[]): void {
-  const key = parametersKey(params);
-  let reads = byStatement.get(text);
-  if (!reads) byStatement.set(text, (reads = new Map()));
-  const before = reads.get(key);
-  if (before) forget(before);
-  const held: Held = { documents: new Map(documents.map((d) => [d.etag, d.keep()])), bytes: 0 };
-  for (const d of documents) held.bytes += d.utf8!.length + 2 * d.text.length;
-  reads.set(key, held);
-  recency.set(held, [text, key]);
-  heldBytes += held.bytes;
-  for (const [oldest, [oldText, oldKey]] of recency) {
+/**
+ * Holds `documents` as what `read` was answered with, in place of what it
+ * held. A HeldRead is never changed: a request still reading one that
+ * another has replaced finds the documents it sent the tags of.
+ */
+export function hold(read: HeldRead, documents: readonly StoredText[]): void {
+  if (documents.length === read.documents.size && documents.every((d) => read.documents.get(d.etag) === d)) return;
+  let reads = byStatement.get(read.text);
+  if (!reads) byStatement.set(read.text, (reads = new Map()));
+  const before = reads.get(read.key);
+  if (before && recency.delete(before)) heldBytes -= before.bytes;
+  const next: HeldRead = {
+    text: read.text,
+    key: read.key,
+    documents: new Map(documents.map((d) => [d.etag, d.keep()])),
+    tags: documents.map((d) => d.etag),
+    bytes: documents.reduce((sum, d) => sum + d.utf8!.length + 2 * d.text.length, 0),
+  };
+  reads.set(next.key, next);
+  recency.add(next);
+  heldBytes += next.bytes;
+  for (const oldest of recency) {
     if (heldBytes <= HELD_BYTES) break;
-    forget(oldest);
-    const oldReads = byStatement.get(oldText)!;
-    oldReads.delete(oldKey);
-    if (oldReads.size === 0) byStatement.delete(oldText);
+    recency.delete(oldest);
+    heldBytes -= oldest.bytes;
+    const oldReads = byStatement.get(oldest.text)!;
+    oldReads.delete(oldest.key);
+    if (oldReads.size === 0) byStatement.delete(oldest.text);
   }
-}
-
-function forget(held: Held): void {
-  recency.delete(held);
-  heldBytes -= held.bytes;
-}
-
-/** The tags to send with a read: those of what it held. */
-export function tagsOf(held: HeldDocuments): string[] {
-  return [...held.keys()];
 }

@@ -9,7 +9,7 @@ import { isoTime, type JsonView } from './json-view.ts';
 import { ETAG_COLUMN, type View } from './stored-view.ts';
 import { etagOfAnswer } from './etag.ts';
 import { afterCursor, encodeCursor } from './paging.ts';
-import { documentOf, heldFor, hold, tagsOf } from './held-documents.ts';
+import { documentOf, heldFor, hold } from './held-documents.ts';
 import type { ScopedSeal } from './cursor-seal.ts';
 
 /** A keyset page: its size, where it starts (the previous page's next_cursor), and the seal of the account it is read for. */
@@ -73,7 +73,7 @@ export async function readOne(
   const text = statementText(view, `${where} ${tag}`, () =>
     `SELECT CASE WHEN ${view.etag} = ${tag} THEN NULL ELSE ${view.json}::text END AS v, ${view.etag} AS e FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`);
   const held = heldFor(text, params);
-  let row = (await sql.query<{ v: string | null; e: string }>(text, [...params, tagsOf(held)[0] ?? null], options)).rows[0];
+  let row = (await sql.query<{ v: string | null; e: string }>(text, [...params, held.tags[0] ?? null], options)).rows[0];
   if (!row) return null;
   let document = documentOf(held, row.v, row.e);
   if (!document) {
@@ -82,7 +82,7 @@ export async function readOne(
     if (!row) return null;
     document = new StoredText(row.v!, row.e);
   }
-  hold(text, params, [document]);
+  hold(held, [document]);
   return new JsonText([document], null, document.etag);
 }
 
@@ -180,15 +180,15 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: K
        ${view.joins ?? ''}
       ORDER BY ${order}`);
   const held = heldFor(text, filter.values);
-  const { rows } = await sql.query<HeldRow>(text, [...filter.values, tagsOf(held)], options);
+  const { rows } = await sql.query<HeldRow>(text, [...filter.values, held.tags], options);
   const documents: StoredText[] = [];
   for (const row of rows) {
     const document = documentOf(held, row.v, row.e);
-    // Never, while held documents are only dropped as a whole read: answered in full rather than trusted.
+    // Never (a HeldRead is never changed); answered in full rather than trusted.
     if (!document) return pageText((await sql.query<PageRow>(text, [...filter.values, []], options)).rows, page.limit, page.seal);
     documents.push(document);
   }
-  hold(text, filter.values, documents);
+  hold(held, documents);
   return pageText(rows.map((row, n) => ({ v: documents[n], e: row.e, c: row.c, i: row.i })), page.limit, page.seal);
 }
 
