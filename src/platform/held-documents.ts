@@ -8,19 +8,25 @@
 // held text is used only for a row whose stored tag, the SHA-256 of its
 // text, is the held one. An instance holds its own; another instance or a
 // restart starts empty and is answered in full.
-import { StoredText } from './json-text.ts';
+import { StoredText, type JsonText } from './json-text.ts';
 
 /** A bound on the texts held, counted as their UTF-8 bytes and their strings (two bytes a character, at most). */
 const HELD_BYTES = 32 * 1024 * 1024;
+/** What a held read costs besides its texts (its maps, its answer's pieces), so that many reads of no rows are bounded too. */
+const READ_BYTES = 1024;
 
 /** One read (a statement text and its parameters) and the documents it was answered with last, by their tags. */
 export interface HeldRead {
   readonly text: string;
   readonly key: string;
   readonly documents: ReadonlyMap<string, StoredText>;
-  /** The tags to send with the read. */
-  readonly tags: readonly string[];
+  /** The tags to send with the read, as a PostgreSQL array literal (written once: node-postgres escapes an array per query). */
+  readonly tags: string;
+  /** The first tag (a read of one row sends it alone), or null. */
+  readonly tag: string | null;
   readonly bytes: number;
+  /** The whole answer made of them, when it depends on nothing else (a page: the same rows make the same page). */
+  readonly answer: JsonText | null;
 }
 
 /**
@@ -36,7 +42,7 @@ let heldBytes = 0;
 export function heldFor(text: string, params: readonly unknown[]): HeldRead {
   const key = JSON.stringify(params);
   const read = byStatement.get(text)?.get(key);
-  if (!read) return { text, key, documents: new Map(), tags: [], bytes: 0 };
+  if (!read) return { text, key, documents: new Map(), tags: '{}', tag: null, bytes: 0, answer: null };
   recency.delete(read);
   recency.add(read);
   return read;
@@ -56,8 +62,9 @@ export function documentOf(read: HeldRead, text: string | null, etag: string): S
  * held. A HeldRead is never changed: a request still reading one that
  * another has replaced finds the documents it sent the tags of.
  */
-export function hold(read: HeldRead, documents: readonly StoredText[]): void {
-  if (documents.length === read.documents.size && documents.every((d) => read.documents.get(d.etag) === d)) return;
+export function hold(read: HeldRead, documents: readonly StoredText[], answer: JsonText | null = null): void {
+  const same = documents.length === read.documents.size && documents.every((d) => read.documents.get(d.etag) === d);
+  if (same && (read.answer || !answer)) return;
   let reads = byStatement.get(read.text);
   if (!reads) byStatement.set(read.text, (reads = new Map()));
   const before = reads.get(read.key);
@@ -66,8 +73,11 @@ export function hold(read: HeldRead, documents: readonly StoredText[]): void {
     text: read.text,
     key: read.key,
     documents: new Map(documents.map((d) => [d.etag, d.keep()])),
-    tags: documents.map((d) => d.etag),
-    bytes: documents.reduce((sum, d) => sum + d.utf8!.length + 2 * d.text.length, 0),
+    // A tag is a quoted base64url string: only its quotes need escaping in the literal.
+    tags: `{${documents.map((d) => `"${d.etag.replaceAll('"', '\\"')}"`).join(',')}}`,
+    tag: documents[0]?.etag ?? null,
+    bytes: documents.reduce((sum, d) => sum + d.utf8!.length + 2 * d.text.length, READ_BYTES + 2 * read.key.length),
+    answer,
   };
   reads.set(next.key, next);
   recency.add(next);

@@ -73,7 +73,7 @@ export async function readOne(
   const text = statementText(view, `${where} ${tag}`, () =>
     `SELECT CASE WHEN ${view.etag} = ${tag} THEN NULL ELSE ${view.json}::text END AS v, ${view.etag} AS e FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`);
   const held = heldFor(text, params);
-  let row = (await sql.query<{ v: string | null; e: string }>(text, [...params, held.tags[0] ?? null], options)).rows[0];
+  let row = (await sql.query<{ v: string | null; e: string }>(text, [...params, held.tag], options)).rows[0];
   if (!row) return null;
   let document = documentOf(held, row.v, row.e);
   if (!document) {
@@ -182,14 +182,19 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: K
   const held = heldFor(text, filter.values);
   const { rows } = await sql.query<HeldRow>(text, [...filter.values, held.tags], options);
   const documents: StoredText[] = [];
+  let changed = rows.length !== held.documents.size;
   for (const row of rows) {
     const document = documentOf(held, row.v, row.e);
     // Never (a HeldRead is never changed); answered in full rather than trusted.
-    if (!document) return pageText((await sql.query<PageRow>(text, [...filter.values, []], options)).rows, page.limit, page.seal);
+    if (!document) return pageText((await sql.query<PageRow>(text, [...filter.values, '{}'], options)).rows, page.limit, page.seal);
+    if (row.v !== null) changed = true;
     documents.push(document);
   }
-  hold(held, documents);
-  return pageText(rows.map((row, n) => ({ v: documents[n], e: row.e, c: row.c, i: row.i })), page.limit, page.seal);
+  // Every row held and no other: the same documents, so the same page (its cursor and ETag too).
+  if (!changed && held.answer) return held.answer;
+  const answer = pageText(rows.map((row, n) => ({ v: documents[n], e: row.e, c: row.c, i: row.i })), page.limit, page.seal);
+  hold(held, documents, answer);
+  return answer;
 }
 
 /** A row of a keyset page: its view's text (held, for a stored view), its stored ETag (a stored view), and its keyset values. */
