@@ -15,6 +15,7 @@
 // checkout's SQL for pgbench): measure main first, then this branch.
 // BENCH_BEFORE_DIR: the checkout the PATCH pair compares against (unset: no
 // PATCH pair).
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
@@ -159,6 +160,7 @@ async function main(): Promise<void> {
   };
   const nextId = roundRobin(ids);
   const listPath = `/api/v1/orders?limit=${PAGE}`;
+  const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_orders', arguments: { limit: PAGE } } });
   const restList = api({ method: 'GET', next: () => ({ path: listPath }) });
   const orderById = api({ method: 'GET', next: () => ({ path: `/api/v1/orders/${nextId()}` }) });
   const listOnMinimal = { name: `GET /api/v1/orders?limit=50 vs minimal SQL, ${CONNECTIONS} connections`, target: 'API >= 50% of pgbench' };
@@ -191,7 +193,7 @@ async function main(): Promise<void> {
         run: api({
           method: 'POST',
           headers: MCP_HEADERS,
-          next: () => ({ path: '/api/mcp', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_orders', arguments: { limit: PAGE } } }) }),
+          next: () => ({ path: '/api/mcp', body: mcpBody }),
         }),
       },
       b: { label: 'REST', run: restList },
@@ -209,8 +211,33 @@ async function main(): Promise<void> {
     },
   ];
 
+  // The floor under MCP vs REST: the two answers' bytes as the service sent them, from a server that does nothing else.
+  const answersDir = fs.mkdtempSync(path.join(os.tmpdir(), 'merx-answers-'));
+  cleanups.push({ name: 'remove the fixed answers', run: async () => fs.rmSync(answersDir, { recursive: true, force: true }) });
+  const answerBytes = async (init: RequestInit) => {
+    const res = await fetch(`${service.url}${init.method === 'POST' ? '/api/mcp' : listPath}`, { ...init, headers: { ...init.headers, authorization: `Bearer ${keys()}` } });
+    if (!res.ok) throw new Error(`fixed answer: ${res.status}`);
+    return Buffer.from(await res.arrayBuffer());
+  };
+  const restAnswer = await answerBytes({ method: 'GET' });
+  const mcpAnswer = await answerBytes({ method: 'POST', headers: MCP_HEADERS, body: mcpBody });
+  fs.writeFileSync(path.join(answersDir, 'rest.json'), restAnswer);
+  fs.writeFileSync(path.join(answersDir, 'mcp.json'), mcpAnswer);
+  const fixed = await startServiceProcess(databaseUrl, adminToken, {
+    main: path.join(import.meta.dirname, 'fixed-answer-server.ts'),
+    env: { FIXED_GET_BODY: path.join(answersDir, 'rest.json'), FIXED_POST_BODY: path.join(answersDir, 'mcp.json') },
+  });
+  cleanups.push({ name: 'stop the fixed-answer server', run: () => fixed.stop() });
+  const onFixed = (load: HttpLoad): Runner => (seconds) => runHttp(fixed, load, keys, seconds, CONNECTIONS);
+  pairs.push({
+    name: `fixed bytes, no work: the MCP answer (${(mcpAnswer.length / 1024).toFixed(0)} kB) vs the REST page (${(restAnswer.length / 1024).toFixed(0)} kB)`,
+    target: 'the floor under MCP vs REST on this machine',
+    a: { label: 'MCP answer', run: onFixed({ method: 'POST', headers: MCP_HEADERS, next: () => ({ path: '/api/mcp', body: mcpBody }) }) },
+    b: { label: 'REST page', run: onFixed({ method: 'GET', next: () => ({ path: listPath }) }) },
+  });
+
   /** Every service the pairs load: a round ends early if one of them died. */
-  const services = [service];
+  const services = [service, fixed];
   if (patchSides) {
     const [after, before] = await patchSides;
     services.push(after.service, before.service);
