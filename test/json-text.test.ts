@@ -98,3 +98,24 @@ test('stored views in a page are quoted as JSON.stringify quotes them, the first
   const withOdd = toolResult(new JsonText([new StoredText(odd, etagOfText(odd))]));
   assert.deepEqual(withOdd.bytes(), Buffer.from(`{"content":[{"type":"text","text":${JSON.stringify(odd)}}],"structuredContent":${odd},"isError":false}`));
 });
+
+test('a kept page (a held one) and its held documents write the same bytes, quoted and not, again and again', () => {
+  const views = [
+    JSON.stringify({ name: 'Thing "one"', path: 'C:\\tmp\\x', city: 'Köln', emoji: '😀' }),
+    JSON.stringify({ a: [1, 2, { b: 'c' }] }, null, '\t').replace(/\n/g, '\r\n'),
+  ];
+  const stored = views.map((text) => new StoredText(text, etagOfText(text)).keep());
+  const expected = `{"data":[${views.join(',')}],"has_more":false}`;
+  const page = new JsonText(['{"data":[', stored[0], ',', stored[1], '],"has_more":false}']).keep();
+  for (const round of [1, 2, 3]) {
+    assert.deepEqual(page.bytes(), Buffer.from(expected), `round ${round}: the page's bytes`);
+    const result = toolResult(page);
+    assert.equal(result.text, `{"content":[{"type":"text","text":${JSON.stringify(expected)}}],"structuredContent":${expected},"isError":false}`);
+    assert.deepEqual(result.bytes(), Buffer.from(result.text), `round ${round}: the tool result's bytes`);
+  }
+  assert.equal(page.bytes(), page.bytes(), 'made once and shared');
+  // A raw control character: the quoted copy falls back to JSON.stringify's way, kept or not.
+  const odd = '{"a":"\u0001"}';
+  const oddPage = new JsonText([new StoredText(odd, etagOfText(odd)).keep()]).keep();
+  assert.deepEqual(toolResult(oddPage).bytes(), Buffer.from(`{"content":[{"type":"text","text":${JSON.stringify(odd)}}],"structuredContent":${odd},"isError":false}`));
+});

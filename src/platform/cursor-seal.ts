@@ -17,6 +17,8 @@ export interface ScopedSeal {
   seal(position: string): string;
   /** The position inside a cursor this scope was issued, or null for anything else. */
   open(cursor: string): string | null;
+  /** The key's holder: a cursor is the same from two scoped seals of one scope only if they share it. */
+  readonly sealedBy: CursorSeal;
 }
 
 export class CursorSeal {
@@ -35,6 +37,7 @@ export class CursorSeal {
   /** `scope` is the account id for the API's lists; the operator's lists use their own. */
   scopedTo(scope: string): ScopedSeal {
     return {
+      sealedBy: this,
       seal: (position) => {
         const bytes = Buffer.from(position, 'utf8');
         return Buffer.concat([bytes, this.#mac(scope, bytes)]).toString('base64url');

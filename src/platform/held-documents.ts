@@ -9,6 +9,7 @@
 // text, is the held one. An instance holds its own; another instance or a
 // restart starts empty and is answered in full.
 import { StoredText, type JsonText } from './json-text.ts';
+import type { CursorSeal } from './cursor-seal.ts';
 
 /** A bound on the texts held, counted as their UTF-8 bytes and their strings (two bytes a character, at most). */
 const HELD_BYTES = 32 * 1024 * 1024;
@@ -25,8 +26,17 @@ export interface HeldRead {
   /** The first tag (a read of one row sends it alone), or null. */
   readonly tag: string | null;
   readonly bytes: number;
-  /** The whole answer made of them, when it depends on nothing else (a page: the same rows make the same page). */
-  readonly answer: JsonText | null;
+  /**
+   * The whole answer made of them: a page (the same rows make the same page),
+   * with the key its next_cursor was sealed by (another service in this
+   * process has its own).
+   */
+  readonly answer: HeldPage | null;
+}
+
+export interface HeldPage {
+  readonly page: JsonText;
+  readonly sealedBy: CursorSeal;
 }
 
 /**
@@ -62,7 +72,7 @@ export function documentOf(read: HeldRead, text: string | null, etag: string): S
  * held. A HeldRead is never changed: a request still reading one that
  * another has replaced finds the documents it sent the tags of.
  */
-export function hold(read: HeldRead, documents: readonly StoredText[], answer: JsonText | null = null): void {
+export function hold(read: HeldRead, documents: readonly StoredText[], answer: HeldPage | null = null): void {
   const same = documents.length === read.documents.size && documents.every((d) => read.documents.get(d.etag) === d);
   if (same && (read.answer || !answer)) return;
   let reads = byStatement.get(read.text);
@@ -76,7 +86,8 @@ export function hold(read: HeldRead, documents: readonly StoredText[], answer: J
     // A tag is a quoted base64url string: only its quotes need escaping in the literal.
     tags: `{${documents.map((d) => `"${d.etag.replaceAll('"', '\\"')}"`).join(',')}}`,
     tag: documents[0]?.etag ?? null,
-    bytes: documents.reduce((sum, d) => sum + d.utf8!.length + 2 * d.text.length, READ_BYTES + 2 * read.key.length),
+    // A page's own bytes and escaped bytes besides (JsonText.keep) are about three times its documents' bytes again.
+    bytes: documents.reduce((sum, d) => sum + (answer ? 4 : 1) * d.utf8!.length + 2 * d.text.length, READ_BYTES + 2 * read.key.length),
     answer,
   };
   reads.set(next.key, next);

@@ -1,6 +1,6 @@
 // JSON that PostgreSQL already wrote (issue 12): a handler returns it, and the
 // transports send the text on as it is, never parsing and re-serialising it.
-import { takeAnswerBytes } from './answer-bytes.ts';
+import { returnAnswerBytes, takeAnswerBytes } from './answer-bytes.ts';
 
 export class JsonText {
   /** The JSON as pieces written one after another (one piece for text PostgreSQL wrote); joined only when asked. */
@@ -10,6 +10,8 @@ export class JsonText {
   readonly fields: Readonly<Record<string, unknown>> | null;
   /** A stored view's ETag, written with its text by the database (issue 29): the tag of exactly this text. */
   readonly etag: string | null;
+  /** Its bytes and escaped bytes, once made, when it is kept to answer again (keep()). */
+  private kept: { utf8: Buffer | null; escaped: Buffer | null } | null = null;
   /** `text`: the JSON, or the pieces that written one after another make it. */
   constructor(text: string | readonly Piece[], fields: Record<string, unknown> | null = null, etag: string | null = null) {
     this.pieces = typeof text === 'string' ? [text] : text;
@@ -24,7 +26,31 @@ export class JsonText {
    * the bytes it sends (bytes()).
    */
   static concat(parts: ReadonlyArray<string | JsonText>): JsonText {
-    return new JsonText(parts.flatMap((part) => (part instanceof JsonText ? part.pieces : [part])));
+    // A kept JSON stays one piece: its bytes are made once.
+    return new JsonText(parts.flatMap((part) => (part instanceof JsonText ? (part.kept ? [part] : part.pieces) : [part])));
+  }
+
+  /**
+   * Marks it as answering again and again (a held page, held-documents.ts):
+   * its bytes, and its escaped bytes for MCP's text content, are then made
+   * once and shared by every answer (never lent: nothing writes into them).
+   */
+  keep(): this {
+    this.kept ??= { utf8: null, escaped: null };
+    return this;
+  }
+
+  /** Its escaped bytes (no quotes) when it is kept, or null: a quoted copy then escapes it piece by piece. */
+  escapedBytes(): Buffer | null {
+    if (!this.kept) return null;
+    if (!this.kept.escaped) {
+      const utf8 = this.bytes();
+      const scratch = Buffer.allocUnsafe(2 * utf8.length);
+      const end = escapeBytesInto(scratch, 0, utf8);
+      if (end < 0) return null;
+      this.kept.escaped = Buffer.from(scratch.subarray(0, end));
+    }
+    return this.kept.escaped;
   }
 
   /**
@@ -53,6 +79,14 @@ export class JsonText {
    * garbage collection.
    */
   bytes(): Buffer {
+    if (this.kept) {
+      if (!this.kept.utf8) {
+        const lent = this.writtenBytes();
+        this.kept.utf8 = Buffer.from(lent ?? this.text);
+        if (lent) returnAnswerBytes(lent);
+      }
+      return this.kept.utf8;
+    }
     return this.writtenBytes() ?? Buffer.from(this.text);
   }
 
@@ -64,6 +98,7 @@ export class JsonText {
     let at = 0;
     for (const piece of this.pieces) {
       if (piece instanceof QuotedJson) at = piece.writeInto(bytes, at);
+      else if (piece instanceof JsonText) at += piece.bytes().copy(bytes, at);
       else if (piece instanceof StoredText && piece.utf8) at += piece.utf8.copy(bytes, at);
       else at += bytes.write(textOf(piece), at);
       if (at < 0) return null;
@@ -127,12 +162,19 @@ export class StoredText {
 }
 
 /** A piece's UTF-8 length. */
-const sizeOf = (piece: string | StoredText): number => (piece instanceof StoredText && piece.utf8 ? piece.utf8.length : Buffer.byteLength(textOf(piece)));
+function sizeOf(piece: string | StoredText | JsonText): number {
+  if (piece instanceof JsonText) return piece.bytes().length;
+  return piece instanceof StoredText && piece.utf8 ? piece.utf8.length : Buffer.byteLength(textOf(piece));
+}
 
-/** A piece of a JsonText: text as it is, a stored view's text, or another JSON's text as a JSON string. */
-type Piece = string | StoredText | QuotedJson;
+/** A piece of a JsonText: text as it is, a stored view's text, a kept JSON, or another JSON's text as a JSON string. */
+type Piece = string | StoredText | JsonText | QuotedJson;
 
-const textOf = (piece: Piece): string => (typeof piece === 'string' ? piece : piece instanceof StoredText ? piece.text : JSON.stringify(piece.json.text));
+function textOf(piece: Piece): string {
+  if (typeof piece === 'string') return piece;
+  if (piece instanceof StoredText || piece instanceof JsonText) return piece.text;
+  return JSON.stringify(piece.json.text);
+}
 
 /**
  * Escaped stored texts by ETag, oldest out first past the bound. MCP sends a
@@ -179,7 +221,17 @@ const ESCAPED_WHITESPACE: Readonly<Record<number, number>> = { 0x09: 0x74, 0x0a:
  */
 function escapeInto(bytes: Buffer, at: number, text: string, size = Buffer.byteLength(text)): number {
   const from = at + size;
-  const end = from + bytes.write(text, from);
+  return escapeInPlace(bytes, at, from, from + bytes.write(text, from));
+}
+
+/** escapeInto of UTF-8 bytes. */
+function escapeBytesInto(bytes: Buffer, at: number, utf8: Buffer): number {
+  const from = at + utf8.length;
+  return escapeInPlace(bytes, at, from, from + utf8.copy(bytes, from));
+}
+
+/** Escapes bytes[from, end) forward to `at` (at <= from, room for twice their length). */
+function escapeInPlace(bytes: Buffer, at: number, from: number, end: number): number {
   let to = at;
   for (let i = from; i < end; i++) {
     const byte = bytes[i];
@@ -207,6 +259,8 @@ class QuotedJson {
 
   /** The bytes the piece may take: every byte of the text escaped, and the quotes. */
   room(): number {
+    const escaped = this.json.escapedBytes();
+    if (escaped) return escaped.length + 2;
     this.sizes = this.json.pieces.map((piece) => (piece instanceof QuotedJson ? Buffer.byteLength(textOf(piece)) : sizeOf(piece)));
     return 2 * this.sizes.reduce((sum, size) => sum + size, 0) + 2;
   }
@@ -215,6 +269,12 @@ class QuotedJson {
   writeInto(bytes: Buffer, at: number): number {
     let to = at;
     bytes[to++] = QUOTE;
+    const escaped = this.json.escapedBytes();
+    if (escaped) {
+      to += escaped.copy(bytes, to);
+      bytes[to++] = QUOTE;
+      return to;
+    }
     const { pieces } = this.json;
     for (let i = 0; i < pieces.length; i++) {
       const kept = pieces[i] instanceof StoredText ? escapedStored(pieces[i] as StoredText) : null;

@@ -191,9 +191,9 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: K
     documents.push(document);
   }
   // Every row held and no other: the same documents, so the same page (its cursor and ETag too).
-  if (!changed && held.answer) return held.answer;
-  const answer = pageText(rows.map((row, n) => ({ v: documents[n], e: row.e, c: row.c, i: row.i })), page.limit, page.seal);
-  hold(held, documents, answer);
+  if (!changed && held.answer?.sealedBy === page.seal.sealedBy) return held.answer.page;
+  const answer = pageText(rows.map((row, n) => ({ v: documents[n], e: row.e, c: row.c, i: row.i })), page.limit, page.seal).keep();
+  hold(held, documents, { page: answer, sealedBy: page.seal.sealedBy });
   return answer;
 }
 
