@@ -41,6 +41,15 @@ const HOW_TO_READ = [
   'notify no one), a real change with its order.status_changed event each time, counted in the events table after every',
   'run. In a run of main against itself (BENCH_SERVICE_DIR = BENCH_BEFORE_DIR) that pair is a null comparison: its',
   'distance from 100% is the noise. The latency floor now runs the minimal list SQL.',
+  '',
+  'From the section "issue 29 on a new machine" on, wrk sends the API\'s reads and MCP calls (a C client, as pgbench is on',
+  "the other side; autocannon, in JavaScript, spent about twice wrk's CPU per list request on the cores the service",
+  'shares), and each side shows its client\'s CPU per request (wrk\'s and pgbench\'s from bash `times`, autocannon\'s from this',
+  'process). PATCH stays on autocannon, each request depending on the answers before it. From "held documents" on, the',
+  'service holds the documents it answered a read with and PostgreSQL sends only the changed ones (bench/read-path.md);',
+  'pgbench of "the service\'s SQL" runs that statement with nothing held, the cold read. The pair "fixed bytes, no work"',
+  'serves the REST page\'s and the MCP answer\'s bytes, as the service sent them, from a server that does nothing else',
+  '(fixed-answer-server.ts): what the MCP answer\'s size alone costs on this machine, the floor under MCP vs REST.',
 ].join('\n');
 
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];

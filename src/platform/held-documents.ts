@@ -6,8 +6,9 @@
 // takes the held text, whose UTF-8 bytes are kept with it. What decides
 // freshness is the comparison in the statement itself, in its snapshot: a
 // held text is used only for a row whose stored tag, the SHA-256 of its
-// text, is the held one. An instance holds its own; another instance or a
-// restart starts empty and is answered in full.
+// text, is the held one. A page whose rows all came back held is the held
+// page itself, whose bytes are made once (JsonText.keep). An instance holds
+// its own; another instance or a restart starts empty and is answered in full.
 import { StoredText, type JsonText } from './json-text.ts';
 import type { CursorSeal } from './cursor-seal.ts';
 
