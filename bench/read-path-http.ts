@@ -53,15 +53,10 @@ export function httpClient(): 'wrk' | 'autocannon' {
   return WRK && process.env.BENCH_HTTP_CLIENT !== 'autocannon' ? 'wrk' : 'autocannon';
 }
 
-export function runHttp(
-  service: { url: string; pid: number },
-  load: HttpLoad,
-  nextKey: () => string,
-  seconds: number,
-  connections: number,
-): Promise<Side> {
-  return httpClient() === 'wrk' && !load.stateful ? runWrk(service, load, nextKey, seconds, connections) : runAutocannon(service, load, nextKey, seconds, connections);
-}
+/** `load` sent to `service` for `seconds` over `connections`, each request with the next of the keys. */
+type HttpRunner = (service: { url: string; pid: number }, load: HttpLoad, nextKey: () => string, seconds: number, connections: number) => Promise<Side>;
+
+export const runHttp: HttpRunner = (...args) => (httpClient() === 'wrk' && !args[1].stateful ? runWrk : runAutocannon)(...args);
 
 /** As many requests as wrk cycles through: the first ones autocannon would send, keys and paths each round-robin. */
 const WRK_REQUESTS = 10_000;
@@ -71,13 +66,7 @@ const WRK_REQUESTS = 10_000;
  * `nextKey()` (its Lua hooks then only pick the next string), so its threads
  * spend their time on the sockets, as pgbench's do.
  */
-async function runWrk(
-  service: { url: string; pid: number },
-  load: HttpLoad,
-  nextKey: () => string,
-  seconds: number,
-  connections: number,
-): Promise<Side> {
+const runWrk: HttpRunner = async (service, load, nextKey, seconds, connections) => {
   const { host } = new URL(service.url);
   const requests: string[] = [];
   for (let i = 0; i < WRK_REQUESTS; i++) {
@@ -125,11 +114,12 @@ end
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-}
+};
 
-export function run(command: string, args: string[], env?: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
+/** Runs a command to its end: its output, or why it failed. */
+function run(command: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -139,13 +129,7 @@ export function run(command: string, args: string[], env?: NodeJS.ProcessEnv): P
   });
 }
 
-function runAutocannon(
-  service: { url: string; pid: number },
-  load: HttpLoad,
-  nextKey: () => string,
-  seconds: number,
-  connections: number,
-): Promise<Side> {
+const runAutocannon: HttpRunner = (service, load, nextKey, seconds, connections) => {
   const latencies: number[] = [];
   let failures = 0;
   const cpuBefore = pidJiffies(service.pid);
@@ -188,4 +172,4 @@ function runAutocannon(
     );
     instance.on('response', (_client, status, _bytes, ms) => (status >= 200 && status < 300 ? latencies.push(ms) : failures++));
   });
-}
+};
