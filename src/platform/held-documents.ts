@@ -12,8 +12,8 @@
 import { StoredText, type JsonText } from './json-text.ts';
 import type { CursorSeal } from './cursor-seal.ts';
 
-/** A bound on the texts held, counted as their UTF-8 bytes and their strings (two bytes a character, at most). */
-const HELD_BYTES = 32 * 1024 * 1024;
+/** A bound on what is held: the texts as their strings (two bytes a character, at most), UTF-8 and escaped bytes. */
+const HELD_BYTES = 48 * 1024 * 1024;
 /** What a held read costs besides its texts (its maps, its answer's pieces), so that many reads of no rows are bounded too. */
 const READ_BYTES = 1024;
 
@@ -24,8 +24,6 @@ export interface HeldRead {
   readonly documents: ReadonlyMap<string, StoredText>;
   /** The tags to send with the read, as a PostgreSQL array literal (written once: node-postgres escapes an array per query). */
   readonly tags: string;
-  /** The first tag (a read of one row sends it alone), or null. */
-  readonly tag: string | null;
   readonly bytes: number;
   /**
    * The whole answer made of them: a page (the same rows make the same page),
@@ -53,7 +51,7 @@ let heldBytes = 0;
 export function heldFor(text: string, params: readonly unknown[]): HeldRead {
   const key = JSON.stringify(params);
   const read = byStatement.get(text)?.get(key);
-  if (!read) return { text, key, documents: new Map(), tags: '{}', tag: null, bytes: 0, answer: null };
+  if (!read) return { text, key, documents: new Map(), tags: '{}', bytes: 0, answer: null };
   recency.delete(read);
   recency.add(read);
   return read;
@@ -61,11 +59,13 @@ export function heldFor(text: string, params: readonly unknown[]): HeldRead {
 
 /**
  * A row of a read that sent `read`'s tags: its text as PostgreSQL sent it
- * (null where the tag matched one held), and its tag. Null when a held
- * document is missing, which a read that sent only held tags never sees.
+ * (null where the tag matched one held), and its tag. A HeldRead is never
+ * changed, so every tag it sent names a document it holds.
  */
-export function documentOf(read: HeldRead, text: string | null, etag: string): StoredText | null {
-  return text === null ? (read.documents.get(etag) ?? null) : new StoredText(text, etag);
+export function documentOf(read: HeldRead, text: string | null, etag: string): StoredText {
+  const document = text === null ? read.documents.get(etag) : new StoredText(text, etag);
+  if (!document) throw new Error(`PostgreSQL matched ${etag}, a tag the read did not send`);
+  return document;
 }
 
 /**
@@ -86,9 +86,9 @@ export function hold(read: HeldRead, documents: readonly StoredText[], answer: H
     documents: new Map(documents.map((d) => [d.etag, d.keep()])),
     // A tag is a quoted base64url string: only its quotes need escaping in the literal.
     tags: `{${documents.map((d) => `"${d.etag.replaceAll('"', '\\"')}"`).join(',')}}`,
-    tag: documents[0]?.etag ?? null,
-    // A page's own bytes and escaped bytes besides (JsonText.keep) are about three times its documents' bytes again.
-    bytes: documents.reduce((sum, d) => sum + (answer ? 4 : 1) * d.utf8!.length + 2 * d.text.length, READ_BYTES + 2 * read.key.length),
+    // A document's string, its bytes and its escaped bytes (StoredText); a page's own bytes and escaped bytes besides
+    // (JsonText.keep), each at most about 1.2 times its bytes once escaped.
+    bytes: documents.reduce((sum, d) => sum + (answer ? 5 : 3) * d.utf8!.length + 2 * d.text.length, READ_BYTES + 2 * read.key.length),
     answer,
   };
   reads.set(next.key, next);

@@ -149,6 +149,8 @@ export class StoredText {
   readonly etag: string;
   /** The text's UTF-8 bytes, once it is kept to answer again (held-documents.ts): an answer then copies them. */
   utf8: Buffer | null = null;
+  /** Its escaped bytes (no quotes), once a quoted copy made them (MCP's text content), or false when only JSON.stringify can. */
+  escaped: Buffer | false | null = null;
   constructor(text: string, etag: string) {
     this.text = text;
     this.etag = etag;
@@ -177,31 +179,19 @@ function textOf(piece: Piece): string {
 }
 
 /**
- * Escaped stored texts by ETag, oldest out first past the bound. MCP sends a
- * page twice, once escaped as a JSON string, and escaping ~60 kB is most of
- * what a tool call costs beyond its REST twin; pollers ask for the same
- * documents again and again, and a document's tag changes with its text.
+ * A stored text's escaped bytes (no quotes), made once per text: MCP sends a
+ * page twice, once escaped as a JSON string, and escaping ~60 kB was most of
+ * what a tool call cost beyond its REST twin; pollers' documents are held
+ * (held-documents.ts), so a held one is escaped once. Null when it holds a
+ * character only JSON.stringify's way escapes.
  */
-const escapedByTag = new Map<string, Buffer>();
-const ESCAPED_KEPT_BYTES = 16 * 1024 * 1024;
-let escapedBytes = 0;
-
-/** A stored text's escaped bytes (no quotes), or null when it holds a character only JSON.stringify's way escapes. */
 function escapedStored(piece: StoredText): Buffer | null {
-  const kept = escapedByTag.get(piece.etag);
-  if (kept) return kept;
-  const scratch = Buffer.allocUnsafe(2 * Buffer.byteLength(piece.text));
-  const end = escapeInto(scratch, 0, piece.text);
-  if (end < 0) return null;
-  const escaped = Buffer.from(scratch.subarray(0, end));
-  escapedByTag.set(piece.etag, escaped);
-  escapedBytes += escaped.length;
-  for (const [tag, old] of escapedByTag) {
-    if (escapedBytes <= ESCAPED_KEPT_BYTES) break;
-    escapedByTag.delete(tag);
-    escapedBytes -= old.length;
+  if (piece.escaped === null) {
+    const scratch = Buffer.allocUnsafe(2 * sizeOf(piece));
+    const end = piece.utf8 ? escapeBytesInto(scratch, 0, piece.utf8) : escapeInto(scratch, 0, piece.text);
+    piece.escaped = end < 0 ? false : Buffer.from(scratch.subarray(0, end));
   }
-  return escaped;
+  return piece.escaped || null;
 }
 
 const QUOTE = 0x22;
@@ -265,7 +255,7 @@ class QuotedJson {
     return 2 * this.sizes.reduce((sum, size) => sum + size, 0) + 2;
   }
 
-  /** Writes the text as a JSON string piece by piece (a stored view's escaped form kept by its tag); -1 as escapeInto. */
+  /** Writes the text as a JSON string piece by piece (a stored text escaped once, StoredText.escaped); -1 as escapeInto. */
   writeInto(bytes: Buffer, at: number): number {
     let to = at;
     bytes[to++] = QUOTE;

@@ -19,16 +19,13 @@ export function registerMetrics(app: FastifyInstance, registry: Registry, author
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [registry],
   });
-  // Each (route, method, status)'s series looked up once: prom-client hashes a labels object on every observe().
-  const series = new Map<string, Map<string, Map<number, { observe(value: number): void }>>>();
+  // Each (method, route, status)'s series looked up once: prom-client hashes a labels object on every observe().
+  const series = new Map<string, { observe(value: number): void }>();
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown';
-    let methods = series.get(route);
-    if (!methods) series.set(route, (methods = new Map()));
-    let statuses = methods.get(request.method);
-    if (!statuses) methods.set(request.method, (statuses = new Map()));
-    let child = statuses.get(reply.statusCode);
-    if (!child) statuses.set(reply.statusCode, (child = requests.labels({ method: request.method, route, status: String(reply.statusCode) })));
+    const name = `${request.method} ${route} ${reply.statusCode}`;
+    let child = series.get(name);
+    if (!child) series.set(name, (child = requests.labels({ method: request.method, route, status: String(reply.statusCode) })));
     child.observe(reply.elapsedTime / 1000);
     done();
   });

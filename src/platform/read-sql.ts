@@ -63,27 +63,28 @@ function statementText(view: JsonView, variant: string, build: () => string): st
 export async function readOne(
   sql: Sql, view: JsonView, where: string, params: unknown[], options: QueryOptions = { prepared: true },
 ): Promise<JsonText | null> {
+  const tags = view.etag ? `$${params.length + 1}` : '';
+  const columns = view.etag ? heldColumns(view, tags) : `${view.json}::text AS v`;
+  const text = statementText(view, `${where} ${tags}`, () => `SELECT ${columns} FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`);
   if (!view.etag) {
-    const text = statementText(view, where, () => `SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`);
     const { rows } = await sql.query<{ v: string }>(text, params, options);
     return rows[0] ? new JsonText(rows[0].v) : null;
   }
-  // A stored view: its text only if its tag differs from that of the document this read was answered with last.
-  const tag = `$${params.length + 1}::text`;
-  const text = statementText(view, `${where} ${tag}`, () =>
-    `SELECT CASE WHEN ${view.etag} = ${tag} THEN NULL ELSE ${view.json}::text END AS v, ${view.etag} AS e FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`);
   const held = heldFor(text, params);
-  let row = (await sql.query<{ v: string | null; e: string }>(text, [...params, held.tag], options)).rows[0];
+  const row = (await sql.query<HeldRow>(text, [...params, held.tags], options)).rows[0];
   if (!row) return null;
-  let document = documentOf(held, row.v, row.e);
-  if (!document) {
-    // Never, as in readPage: answered in full.
-    row = (await sql.query<{ v: string; e: string }>(text, [...params, null], options)).rows[0];
-    if (!row) return null;
-    document = new StoredText(row.v!, row.e);
-  }
+  const document = documentOf(held, row.v, row.e);
   hold(held, [document]);
   return new JsonText([document], null, document.etag);
+}
+
+/**
+ * A stored view's columns in a read that sends the tags of the documents it
+ * was answered with last (held-documents.ts) as the parameter `tags`: the
+ * text only where the row's tag is not one of them.
+ */
+function heldColumns(view: JsonView, tags: string): string {
+  return `CASE WHEN ${view.etag} = ANY (${tags}::text[]) THEN NULL ELSE ${view.json}::text END AS v, ${view.etag} AS e`;
 }
 
 /**
@@ -161,36 +162,21 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: K
   const conditions = where.join(' AND ');
   const limit = Number(page.limit) + 1;
   const order = `${a}.created_at DESC, ${a}.id DESC`;
-  const keyset = `${isoTime(`${a}.created_at`)} AS c, ${a}.id::text AS i`;
-  const options = { prepared: !filter.planPerValue };
-  if (!view.etag) {
-    const text = statementText(view, `${limit} ${conditions}`, () =>
-      `SELECT ${view.json}::text AS v, ${keyset}
-         FROM (SELECT * FROM ${view.from} WHERE ${conditions} ORDER BY ${order} LIMIT ${limit}) ${a}
-         ${view.joins ?? ''}
-        ORDER BY ${order}`);
-    const { rows } = await sql.query<PageRow>(text, filter.values, options);
-    return pageText(rows, page.limit, page.seal);
-  }
-  // A stored view: the text only of the documents whose tags differ from those this read was answered with last.
-  const tags = `$${filter.values.length + 1}::text[]`;
+  const tags = view.etag ? `$${filter.values.length + 1}` : '';
+  const columns = `${view.etag ? heldColumns(view, tags) : `${view.json}::text AS v`}, ${isoTime(`${a}.created_at`)} AS c, ${a}.id::text AS i`;
   const text = statementText(view, `${limit} ${conditions} ${tags}`, () =>
-    `SELECT CASE WHEN ${view.etag} = ANY (${tags}) THEN NULL ELSE ${view.json}::text END AS v, ${view.etag} AS e, ${keyset}
+    `SELECT ${columns}
        FROM (SELECT * FROM ${view.from} WHERE ${conditions} ORDER BY ${order} LIMIT ${limit}) ${a}
        ${view.joins ?? ''}
       ORDER BY ${order}`);
+  const options = { prepared: !filter.planPerValue };
+  if (!view.etag) return pageText((await sql.query<PageRow>(text, filter.values, options)).rows, page.limit, page.seal);
+  // A stored view: the text only of the documents whose tags differ from those this read was answered with last.
   const held = heldFor(text, filter.values);
-  const { rows } = await sql.query<HeldRow>(text, [...filter.values, held.tags], options);
-  const documents: StoredText[] = [];
-  let changed = rows.length !== held.documents.size;
-  for (const row of rows) {
-    const document = documentOf(held, row.v, row.e);
-    // Never (a HeldRead is never changed); answered in full rather than trusted.
-    if (!document) return pageText((await sql.query<PageRow>(text, [...filter.values, '{}'], options)).rows, page.limit, page.seal);
-    if (row.v !== null) changed = true;
-    documents.push(document);
-  }
+  const { rows } = await sql.query<HeldRow & { c: string; i: string }>(text, [...filter.values, held.tags], options);
+  const documents = rows.map((row) => documentOf(held, row.v, row.e));
   // Every row held and no other: the same documents, so the same page (its cursor and ETag too).
+  const changed = rows.length !== held.documents.size || rows.some((row) => row.v !== null);
   if (!changed && held.answer?.sealedBy === page.seal.sealedBy) return held.answer.page;
   const answer = pageText(rows.map((row, n) => ({ v: documents[n], e: row.e, c: row.c, i: row.i })), page.limit, page.seal).keep();
   hold(held, documents, { page: answer, sealedBy: page.seal.sealedBy });
@@ -205,12 +191,10 @@ export interface PageRow {
   i: string;
 }
 
-/** A row of a stored view's page: the text is null where the tag is one the read sent. */
+/** A stored view's row in a read that sent its held tags: the text is null where the tag is one of them. */
 interface HeldRow {
   v: string | null;
   e: string;
-  c: string;
-  i: string;
 }
 
 /**
@@ -228,7 +212,7 @@ export function pageText(rows: PageRow[], limit: number, seal: ScopedSeal): Json
   const etag = stored ? etagOfAnswer(`${data.map((r) => r.e).join(',')}|${hasMore}|${cursor}`) : null;
   // The rows' texts are written one after another into the bytes sent, never joined into one string first.
   const pieces: Array<string | StoredText> = ['{"data":['];
-  data.forEach((r, i) => pieces.push(i ? ',' : '', typeof r.v === 'string' && r.e !== undefined ? new StoredText(r.v, r.e) : r.v));
+  data.forEach((r, i) => pieces.push(i ? ',' : '', r.v));
   pieces.push(`],"has_more":${hasMore},"next_cursor":${cursor}}`);
   return new JsonText(pieces, null, etag);
 }
