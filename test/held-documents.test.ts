@@ -6,7 +6,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Sql } from '../src/platform/db.ts';
-import { loadCursorSeal } from '../src/platform/cursor-seal.ts';
+import crypto from 'node:crypto';
+import { CursorSeal, loadCursorSeal } from '../src/platform/cursor-seal.ts';
 import { findOrderText, listOrders } from '../src/modules/orders/queries.ts';
 import { freshTenant, http, startTestService, type TestService } from './helpers/harness.ts';
 import { callTool } from './helpers/mcp.ts';
@@ -109,4 +110,21 @@ test('REST and MCP answer with the document a raw UPDATE wrote, after polling th
     assert.equal(tool.content[0].text, JSON.stringify(tool.structuredContent), call);
     assert.equal(JSON.stringify(tool.structuredContent), now, call);
   }
+});
+
+test("a held page is answered again only under the cursor key that sealed its next_cursor", async () => {
+  const t = await freshTenant(svc.url);
+  await t.op.call('POST', `/accounts/${t.accountId}/seed`, { orders: 12, products: 3, customers: 5 });
+  const db = svc.service.db;
+  const ours = await loadCursorSeal(db);
+  // Another service in this process (tests start several) has a key of its own.
+  const theirs = new CursorSeal(crypto.randomBytes(32));
+  const cursorOf = (page: { text: string }) => JSON.parse(page.text).next_cursor as string;
+  const first = await listOrders(db, t.accountId, { limit: 3 }, ours);
+  const held = await listOrders(db, t.accountId, { limit: 3 }, ours);
+  assert.equal(held, first, 'the same rows, the same key: the held page itself');
+  const other = await listOrders(db, t.accountId, { limit: 3 }, theirs);
+  assert.notEqual(theirs.scopedTo(t.accountId).open(cursorOf(other)), null, 'sealed under the key it was read with');
+  assert.equal(theirs.scopedTo(t.accountId).open(cursorOf(first)), null);
+  assert.equal(JSON.stringify(JSON.parse(other.text).data), JSON.stringify(JSON.parse(first.text).data));
 });
