@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { defineOperation } from '../../platform/operation.ts';
 import { Closed, DateTime, Uuid } from '../../platform/schema.ts';
 import { AppError } from '../../platform/errors.ts';
+import { parseStrictDate } from '../../platform/dates.ts';
 import { findSubscription } from './subscriptions.ts';
 import { DeliveryIdParams, WebhookIdParams } from './schema.ts';
 import { Attempt, listAttempts } from './attempt-view.ts';
@@ -78,7 +79,12 @@ export const recoverDeliveriesOp = defineOperation({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   handler: async (ctx, { id, since, until, statuses }) => {
     const accountId = ctx.caller.accountId;
-    const window: RecoveryWindow = { since: new Date(since).toISOString(), until: new Date(until ?? Date.now()).toISOString(), statuses: statuses ?? ['failed', 'dead'] };
+    // The schema's date-time admits what an instant cannot be (a leap second, 23:59:60): parsed as every other date bound.
+    const window: RecoveryWindow = {
+      since: parseStrictDate('since', since, 'start'),
+      until: until === undefined ? new Date().toISOString() : parseStrictDate('until', until, 'end'),
+      statuses: statuses ?? ['failed', 'dead'],
+    };
     if (window.since > window.until) throw new AppError('validation_failed', 'since must not be later than until', { allowed: ['since <= until'] });
     if (ctx.dryRun) {
       await checkStartable(ctx.db, accountId, id, false);
