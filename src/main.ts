@@ -2,14 +2,14 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { startService, type RunningService } from './server.ts';
 import { ensureDemoAccount } from './operator/demo.ts';
-import { isConnectionError } from './platform/db-health.ts';
+import { isUnavailableError } from './platform/db-health.ts';
 import { recordServerAddress } from './cli/server-address.ts';
 
 // Issue 27: no database event may end the process. A connection that drops
 // under a promise nobody awaited any more is logged by the health monitor; any
 // other unhandled rejection is a defect and still ends the process.
 process.on('unhandledRejection', (reason) => {
-  if (isConnectionError(reason)) return;
+  if (isUnavailableError(reason)) return;
   throw reason;
 });
 

@@ -2,7 +2,7 @@
 // Used by main.ts, the CLI and the black-box tests.
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
-import { onDirectSession, openDb, postgresDb } from './platform/open-db.ts';
+import { onDirectSession, openDb, replicaDb } from './platform/open-db.ts';
 import type { Db } from './platform/db.ts';
 import { ReadRouter } from './platform/read-routing.ts';
 import { ReplicaSet } from './platform/read-replicas.ts';
@@ -127,7 +127,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
 async function openReadRouter(primary: Db, config: Config, log: ReturnType<typeof createLogger>): Promise<ReadRouter | null> {
   const { urls, maxLagMs, waitMs, prepared } = config.readReplicas;
   if (urls.length === 0 || primary.kind !== 'postgres') return null;
-  const replicas = new ReplicaSet(primary, urls.map((url) => postgresDb(url, config.poolMax, { prepared })), { maxLagMs, log });
+  const replicas = new ReplicaSet(primary, urls.map((url) => replicaDb(url, config.poolMax, { prepared })), { maxLagMs, log });
   await replicas.start();
   return new ReadRouter(primary, replicas, { waitMs, log });
 }

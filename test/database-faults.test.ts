@@ -9,47 +9,23 @@
 // event and one delivery, and no key stays locked.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import pg from 'pg';
 import { ADMIN_TOKEN, http, operator } from './helpers/harness.ts';
 import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.ts';
+import { createOwnCluster, ownClusterUnavailable as skip, sql, terminateServiceConnections, type OwnCluster } from './helpers/own-cluster.ts';
 import { createWebhook, runDeliveryJob } from './helpers/webhooks.ts';
 import { freePort, killHard, startServiceChild, type ServiceChild } from './helpers/service-child.ts';
 
 const SECOND = 1000;
-const VERSION = fs.existsSync('/etc/postgresql') ? fs.readdirSync('/etc/postgresql')[0] : undefined;
-const skip = !process.env.DATABASE_URL
-  ? 'runs with the PostgreSQL suite (DATABASE_URL): PGlite has no connection to lose'
-  : !VERSION || !fs.existsSync('/usr/bin/pg_createcluster') || process.getuid?.() !== 0
-    ? 'needs Debian\'s pg_createcluster and root, to create a PostgreSQL cluster of its own'
-    : false;
-
-const cluster = `merx_fault_${process.pid}`;
-let port: number;
+let cluster: OwnCluster;
 let receiver: HttpsReceiver;
 let child: ServiceChild | null = null;
-const pgctl = (...args: string[]) => execFileSync('pg_ctlcluster', [VERSION!, cluster, ...args], { stdio: 'pipe' });
-const adminUrl = () => `postgres://postgres@127.0.0.1:${port}/postgres`;
-const serviceUrl = () => `postgres://postgres@127.0.0.1:${port}/merx`;
-
-async function sql<T = any>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
+const pgctl = (...args: string[]) => cluster.ctl(...args);
+const serviceUrl = () => cluster.serviceUrl;
 
 before(async () => {
   if (skip) return;
-  port = await freePort();
-  execFileSync('pg_createcluster', [VERSION!, cluster, '-p', String(port), '--', '--auth-host=trust', '--auth-local=trust'], { stdio: 'pipe' });
-  pgctl('start');
-  await sql(adminUrl(), 'CREATE DATABASE merx');
+  cluster = await createOwnCluster(`merx_fault_${process.pid}`);
   receiver = await startHttpsReceiver();
   const servicePort = await freePort();
   child = await startServiceChild(servicePort, {
@@ -61,11 +37,7 @@ after(async () => {
   if (skip) return;
   if (child) await killHard(child);
   await receiver?.close();
-  try {
-    execFileSync('pg_dropcluster', ['--stop', VERSION!, cluster], { stdio: 'pipe' });
-  } catch {
-    // already gone
-  }
+  cluster?.drop();
 });
 
 interface Write {
@@ -119,8 +91,8 @@ test('terminated connections and a stopped database: the service stays up, answe
     // Ten rounds of pg_terminate_backend on every connection of the service's database.
     for (let round = 0; round < 10; round++) {
       await new Promise((r) => setTimeout(r, 300));
-      const killed = await sql(adminUrl(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'merx' AND pid <> pg_backend_pid()");
-      assert.ok(killed.length > 0, `round ${round}: the service had connections to terminate`);
+      const killed = await terminateServiceConnections(cluster);
+      assert.ok(killed > 0, `round ${round}: the service had connections to terminate`);
     }
     assert.equal(svc.process.exitCode, null, `the service is up after the terminations: ${svc.stderr().slice(-2000)}`);
 

@@ -19,6 +19,25 @@ export function isConnectionError(err: unknown): boolean {
   return typeof message === 'string' && CONNECTION_MESSAGES.test(message);
 }
 
+/**
+ * 25006 read_only_sql_transaction: the server took the connection but is not
+ * the primary (a standby, or a primary just demoted in a failover or a
+ * switchover, before the proxy in front of it noticed). For the primary's
+ * Db that is as unavailable as no answer at all (issue 38); a read replica's
+ * reads are judged apart (read-replicas.ts replicaFailure).
+ */
+export const NOT_PRIMARY = '25006';
+
+/** No primary can take the statement now: unreachable, dropped, or not the primary. */
+export function isUnavailableError(err: unknown): boolean {
+  return isConnectionError(err) || (err as { code?: unknown } | null)?.code === NOT_PRIMARY;
+}
+
+/** What the primary's probe throws when the server it reached is a standby. */
+export function notPrimaryError(): Error {
+  return Object.assign(new Error('the server at DATABASE_URL is a standby (in recovery), not the primary'), { code: NOT_PRIMARY });
+}
+
 /** Seconds a client is told to wait (Retry-After) while the database is away. */
 export const UNAVAILABLE_RETRY_AFTER_SEC = 2;
 const PROBE_EVERY_MS = 500;
@@ -59,7 +78,7 @@ export class DatabaseHealth {
 
   /** A query failed: when it was for want of a connection, find out at once whether the database is down. */
   noticeFailure(err: unknown): void {
-    if (this.closed || !isConnectionError(err)) return;
+    if (this.closed || !isUnavailableError(err)) return;
     this.lastError = (err as Error).message ?? String(err);
     if (!this.down && !this.probing) this.probing = this.check().finally(() => (this.probing = null));
   }
@@ -107,6 +126,6 @@ export class DatabaseHealth {
  */
 export function withoutConnectionErrors(this: unknown, args: unknown[], method: (...args: unknown[]) => void): void {
   const fields = args[0];
-  if (fields && typeof fields === 'object' && isConnectionError((fields as { err?: unknown }).err)) return;
+  if (fields && typeof fields === 'object' && isUnavailableError((fields as { err?: unknown }).err)) return;
   method.apply(this, args);
 }

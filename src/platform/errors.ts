@@ -1,6 +1,6 @@
 // One error type, one code table (SPEC Errors). The code decides the HTTP
 // status and the MCP refusal code; a 500 never shows its cause.
-import { isConnectionError, UNAVAILABLE_RETRY_AFTER_SEC } from './db-health.ts';
+import { isUnavailableError, UNAVAILABLE_RETRY_AFTER_SEC } from './db-health.ts';
 
 export const ERROR_STATUS = {
   unauthorized: 401,
@@ -98,7 +98,7 @@ export function databaseUnavailable(): AppError {
  * check -> 400, a lost or refused connection -> 503 unavailable.
  */
 export function fromDatabaseError(err: unknown): AppError | null {
-  if (isConnectionError(err)) return databaseUnavailable();
+  if (isUnavailableError(err)) return databaseUnavailable();
   const code = (err as { code?: string } | null)?.code;
   if (code === '23505') return new AppError('conflict', 'a record with the same unique value already exists');
   if (code === '23503') return new AppError('validation_failed', 'a referenced record does not exist');

@@ -53,8 +53,8 @@ export async function openDb(options: OpenOptions): Promise<Db> {
 }
 
 /** A PostgreSQL Db that does not try its connection first (a read replica may be down when the service starts). */
-export function postgresDb(url: string, poolMax: number, options: { prepared?: boolean } = {}): Db {
-  return new PostgresDb(url, poolMax, options);
+export function replicaDb(url: string, poolMax: number, options: { prepared?: boolean } = {}): Db {
+  return new PostgresDb(url, poolMax, { ...options, role: 'replica' });
 }
 
 /**

@@ -4,7 +4,7 @@
 // after-commit tasks. db.ts holds the interface and openDb.
 import crypto from 'node:crypto';
 import pg from 'pg';
-import { DatabaseHealth } from './db-health.ts';
+import { DatabaseHealth, isUnavailableError, notPrimaryError } from './db-health.ts';
 import { EventReactions } from './event-reactions.ts';
 import type { Db, ListenState, QueryOptions, QueryResult, Sql, TxOptions } from './db.ts';
 
@@ -55,27 +55,50 @@ const pgTypes = {
  */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-/** A client that sets TimeZone once connected, before the pool hands it out (no startup options through a pooler). */
-class UtcClient extends pg.Client {
-  // pg-pool calls connect(callback); the promise form is kept for anyone else.
-  override connect(callback?: any): any {
-    const connected = super.connect().then(() => this.query("SET TimeZone = 'UTC'")).then(() => this as pg.Client);
-    if (!callback) return connected;
-    connected.then((client) => callback(null, client), (err: Error) => callback(err));
-  }
+/**
+ * The class of every client the service creates (pools, LISTEN sessions,
+ * health probes). Issue 38: a connection that PostgreSQL ends (a FATAL such as
+ * pg_terminate_backend's 57P01, a restart) is an 'error' event on its client,
+ * and an EventEmitter with no 'error' listener throws it, ending the process.
+ * pg-pool listens only while it holds a client idle, and a query's own
+ * listener only while the query runs, so a FATAL arriving between two owners
+ * found none. This listener is attached in the constructor and never removed:
+ * no timing can leave a client bare. The owners' own listeners still decide
+ * what becomes of the client (pg-pool drops it, a transaction releases it as
+ * broken); this one tells the health monitor.
+ *
+ * `setTimeZone`: through a transaction pooler there is no session of ours to
+ * set at connect (PgBouncer refuses the startup parameter), so TimeZone is SET
+ * once connected, before the pool hands the client out: a setting PgBouncer
+ * tracks and puts on whichever server connection serves the client next.
+ */
+function clientClass(onError: (err: Error) => void, setTimeZone = false): typeof pg.Client {
+  return class ServiceClient extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      this.on('error', onError);
+    }
+
+    // pg-pool calls connect(callback); the promise form is kept for anyone else.
+    override connect(callback?: any): any {
+      if (!setTimeZone) return super.connect(callback);
+      const connected = super.connect().then(() => this.query("SET TimeZone = 'UTC'")).then(() => this as pg.Client);
+      if (!callback) return connected;
+      connected.then((client) => callback(null, client), (err: Error) => callback(err));
+    }
+  };
 }
 
 /**
- * `options` are session settings sent at connect (`-c name=value`). Through a
- * transaction pooler (`pooled`) there is no session of ours to set: PgBouncer
- * refuses the startup parameter, so TimeZone is SET once per client instead,
- * a setting PgBouncer tracks and puts on whichever server connection serves
- * the client next; the others (generic plans) are left out.
+ * `options` are session settings sent at connect (`-c name=value`); through a
+ * transaction pooler (`pooled`) they are left out (see clientClass), and so
+ * are the others (generic plans).
  */
 function newPool(connectionString: string, max: number, options: string, health: DatabaseHealth, pooled = false): pg.Pool {
-  const config = { connectionString, types: pgTypes, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...(pooled ? { Client: UtcClient } : { options }) };
+  const Client = clientClass((err) => health.noticeFailure(err), pooled);
+  const config = { connectionString, types: pgTypes, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, Client, ...(pooled ? {} : { options }) };
   const pool = new pg.Pool(config as pg.PoolConfig);
-  // An idle client that errors (server restart, pg_terminate_backend) must not crash the process; the pool drops it.
+  // An idle client that errors is dropped by the pool, which then emits this.
   pool.on('error', (err) => health.noticeFailure(err));
   return pool;
 }
@@ -107,8 +130,12 @@ export class PostgresDb implements Db {
   readonly health: DatabaseHealth;
   readonly reactions = new EventReactions<Sql>();
 
-  constructor(connectionString: string, poolMax: number, topology: { directUrl?: string | null; prepared?: boolean } = {}) {
+  /** The primary, or a read replica (DATABASE_READ_URLS): a probe of the primary also asks that it is not a standby. */
+  private readonly role: 'primary' | 'replica';
+
+  constructor(connectionString: string, poolMax: number, topology: { directUrl?: string | null; prepared?: boolean; role?: 'primary' | 'replica' } = {}) {
     this.connectionString = connectionString;
+    this.role = topology.role ?? 'primary';
     this.directUrl = topology.directUrl ?? connectionString;
     const pooled = this.directUrl !== connectionString;
     this.prepares = topology.prepared ?? !pooled;
@@ -121,11 +148,13 @@ export class PostgresDb implements Db {
 
   /** One round trip on a connection of its own: the pools' may all be broken at once. */
   private async probe(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.connectionString, connectionTimeoutMillis: 2000, application_name: 'merx-health' });
-    client.on('error', () => {});
+    const Client = clientClass(() => {});
+    const client = new Client({ connectionString: this.connectionString, connectionTimeoutMillis: 2000, application_name: 'merx-health' });
     try {
       await client.connect();
-      await client.query('SELECT 1');
+      // Issue 38: after a failover the old address may reach a standby for a while; writes there fail 25006.
+      const { rows } = await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
+      if (this.role === 'primary' && rows[0]?.standby) throw notPrimaryError();
     } finally {
       await client.end().catch(() => {});
     }
@@ -207,6 +236,8 @@ export class PostgresDb implements Db {
       return result;
     } catch (err) {
       this.health.noticeFailure(err);
+      // A connection to a server that is no longer the primary would fail every write it is given again: not pooled again.
+      if (isUnavailableError(err)) broken ??= err as Error;
       await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken ??= rollbackErr));
       throw err;
     } finally {
@@ -221,7 +252,6 @@ export class PostgresDb implements Db {
     let retry: NodeJS.Timeout | null = null;
     const connect = async (): Promise<void> => {
       // A session of its own on PostgreSQL itself: through a transaction pooler LISTEN would hear nothing.
-      const next = new pg.Client({ connectionString: this.directUrl, application_name: `merx-listen-${channel}` });
       // A dropped listening connection (server restart) reconnects after a pause instead of crashing the process.
       const reconnect = () => {
         if (stopped || client !== next) return;
@@ -231,7 +261,7 @@ export class PostgresDb implements Db {
         retry = setTimeout(() => void connect().catch(() => {}), 1000);
         retry.unref();
       };
-      next.on('error', reconnect);
+      const next = new (clientClass(reconnect))({ connectionString: this.directUrl, application_name: `merx-listen-${channel}` });
       next.on('end', reconnect);
       next.on('notification', (message) => {
         if (message.channel === channel) onNotify(message.payload ?? '');
