@@ -35,7 +35,7 @@ import { outsideRoutes } from './operator/outside-routes.ts';
 import { agentsRoutes } from './operator/agents-routes.ts';
 import { registerConsole } from './operator/console.ts';
 import { consoleRoutes } from './operator/console-routes.ts';
-import { clientErrorHandler, frameworkErrorHandler } from './transports/client-error.ts';
+import { clientErrorHandler, drainRefusedBody, frameworkErrorHandler } from './transports/client-error.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from './platform/json-depth.ts';
 import { pressureState, registerLoadShedding } from './platform/overload.ts';
 import { newRequestId } from './platform/request-log.ts';
@@ -179,10 +179,11 @@ export async function buildApp(services: OperatorServices, options: { reactions?
     );
   });
 
-  app.setErrorHandler((error: Error, request, reply) => {
+  app.setErrorHandler(async (error: Error, request, reply) => {
     const appError = errorReply(error, request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES);
+    if (appError.code === 'payload_too_large') await drainRefusedBody(request.raw);
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed');
-    reply
+    return reply
       .code(appError.status)
       .headers(appError.headers)
       .type('application/json; charset=utf-8')

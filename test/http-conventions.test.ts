@@ -173,6 +173,49 @@ test('a body over 1 MiB is refused with 413 and writes nothing', async () => {
   assert.equal(read.body.data.admin_notes, null);
 });
 
+/**
+ * Issue 38: a client that sends its whole body before reading the answer (as simple clients do) must still read the
+ * 413. Closing the connection while it is still sending resets it and throws the answer away (EPIPE instead).
+ */
+async function sendWholeBodyThenRead(url: string, path: string, key: string, body: Buffer, chunked: boolean): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  // Nothing is read until the body is sent.
+  socket.pause();
+  let answer = '';
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  let failure = '';
+  socket.on('error', (err) => (failure ||= (err as NodeJS.ErrnoException).code ?? err.message));
+  const framing = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${body.length}`;
+  socket.write(`PATCH ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`);
+  for (let at = 0; at < body.length && !failure && !socket.destroyed; at += 256 * 1024) {
+    const piece = body.subarray(at, at + 256 * 1024);
+    const frame = chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+    if (!socket.write(frame)) await new Promise((resolve) => socket.once('drain', resolve).once('close', resolve));
+  }
+  if (chunked && !failure && !socket.destroyed) socket.write('0\r\n\r\n');
+  socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+  socket.resume();
+  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  socket.destroy();
+  assert.ok(answer.startsWith('HTTP/1.1 413'), `the client read its 413 (socket: ${failure || 'ok'}; got ${JSON.stringify(answer.slice(0, 120))})`);
+  return answer;
+}
+
+test('a 12 MB body is answered a readable 413, with or without Content-Length, and writes nothing', async () => {
+  const { op, accountId, key } = await freshTenant(svc.url);
+  const order = await op.checkout(accountId);
+  const huge = Buffer.from(JSON.stringify({ admin_notes: 'x'.repeat(12 * 1024 * 1024) }));
+  for (const chunked of [false, true]) {
+    const answer = await sendWholeBodyThenRead(svc.url, `/api/v1/orders/${order.id}`, key, huge, chunked);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    assert.equal(body.error.code, 'payload_too_large');
+  }
+  const read = await http(svc.url, 'GET', `/api/v1/orders/${order.id}`, { token: key });
+  assert.equal(read.body.data.admin_notes, null);
+});
+
 test('unknown query parameters are 400 validation_failed', async () => {
   const { op, accountId, key } = await freshTenant(svc.url);
   const order = await op.checkout(accountId);

@@ -39,3 +39,35 @@ export function frameworkErrorHandler(deploySha: string) {
     void reply.code(appError.status).header('X-Deploy-SHA', deploySha).type('application/json; charset=utf-8').send(JSON.stringify(appError.toBody()));
   };
 }
+
+/** How much of a refused body is read and discarded so the client gets its 413 (past it, the connection is reset). */
+const REFUSED_BODY_DRAIN_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Issue 38: a body over the limit is refused before it is read, and the
+ * connection closed after the answer. Closing a socket the client is still
+ * sending on resets it, and a reset throws away the 413 the client had not
+ * read yet (it saw EPIPE instead). So the rest of the body is read and
+ * discarded first, up to a bound, and then the 413 goes out; the request
+ * timeout bounds how long that can take.
+ */
+export function drainRefusedBody(request: http.IncomingMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (request.readableEnded || request.destroyed) return resolve();
+    let read = 0;
+    const done = () => {
+      request.removeListener('data', count);
+      resolve();
+    };
+    const count = (chunk: Buffer) => {
+      read += chunk.length;
+      if (read <= REFUSED_BODY_DRAIN_BYTES) return;
+      request.socket.destroy();
+      done();
+    };
+    request.on('data', count);
+    request.once('end', done);
+    request.once('close', done);
+    request.resume();
+  });
+}
