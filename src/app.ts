@@ -58,6 +58,17 @@ function needsDatabase(url: string): boolean {
   return path.startsWith('/api/') || path.startsWith('/admin/api/');
 }
 
+/**
+ * Issue 38: while the primary is away, the API's requests still go on when
+ * there are read replicas: a key this instance knows authenticates from
+ * memory and a read runs on a replica, or waits a moment for one or for the
+ * new primary (read-routing.ts); a write is refused 503 in the pipeline.
+ * The operator API stays behind the gate (its reads are of the primary).
+ */
+function servedWithoutPrimary(url: string, services: OperatorServices): boolean {
+  return (url.startsWith('/api/v1/') || url.startsWith('/api/mcp')) && services.reads !== undefined;
+}
+
 function errorReply(error: FastifyError | Error, bodyLimit: number): AppError {
   if (error instanceof AppError) return error;
   const code = (error as FastifyError).code;
@@ -160,7 +171,7 @@ export async function buildApp(services: OperatorServices, options: { reactions?
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Deploy-SHA', services.deploySha).header('X-Request-Id', request.id);
     // Issue 27: while the database is down, what needs it is answered 503 at once instead of waiting on a connection.
-    if (services.db.health.isDown && needsDatabase(request.url)) throw databaseUnavailable();
+    if (services.db.health.isDown && needsDatabase(request.url) && !servedWithoutPrimary(request.url, services)) throw databaseUnavailable();
   });
   // Issue 27: right after the headers, so a shed request costs no other work (docs/operations.md, load shedding).
   await registerLoadShedding(app, services.config.overload);

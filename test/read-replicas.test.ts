@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import pg from 'pg';
 import { ADMIN_TOKEN, freshTenant, http, startTestService, type TestService } from './helpers/harness.ts';
-import { callTool } from './helpers/mcp.ts';
+import { assertRefusal, callTool } from './helpers/mcp.ts';
 import { freePort } from './helpers/service-child.ts';
 
 const VERSION = fs.existsSync('/etc/postgresql') ? fs.readdirSync('/etc/postgresql')[0] : undefined;
@@ -201,5 +201,59 @@ test('a replica that lags past DATABASE_READ_MAX_LAG_MS is left out, and taken b
     await until('the replica back in rotation', async () => (await replicaState(strict)).state === 'ok');
   } finally {
     await strict.close();
+  }
+});
+
+test('the primary stops: keys the instances know keep reading on the replica (REST and MCP, an instance\'s own last write included), writes answer 503 at once, and everything is back with the primary', { skip, timeout: 400_000 }, async () => {
+  const tenant = await freshTenant(a.url);
+  const order = await tenant.op.checkout(tenant.accountId);
+  const unseenKey = await tenant.op.issueKey(tenant.accountId);
+  const written = await http(a.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: tenant.key, body: { admin_notes: 'before the outage' } });
+  assert.equal(written.status, 200, written.text);
+  // Both instances know the key, and the replica has the write.
+  for (const svc of [a, b]) {
+    await until('the write on every read path', async () => {
+      const res = await http(svc.url, 'GET', `/api/v1/orders/${order.id}`, { token: tenant.key });
+      return res.body?.data?.admin_notes === 'before the outage';
+    });
+  }
+  await until('the replica replayed the write', async () =>
+    (await sql(url(replicaPort, 'merx'), 'SELECT admin_notes FROM orders WHERE id = $1', [order.id]))[0]?.admin_notes === 'before the outage');
+  run('pg_ctlcluster', VERSION!, primaryCluster, 'stop', '-m', 'fast');
+  try {
+    for (const svc of [a, b]) {
+      await until('the instance sees the primary gone', async () => (await http(svc.url, 'GET', '/healthz')).status === 503);
+      const one = await http(svc.url, 'GET', `/api/v1/orders/${order.id}`, { token: tenant.key });
+      assert.equal(one.status, 200, `a read with a known key while the primary is away: ${one.text}`);
+      assert.equal(one.body.data.admin_notes, 'before the outage');
+      const list = await http(svc.url, 'GET', '/api/v1/orders?limit=5', { token: tenant.key });
+      assert.equal(list.status, 200, list.text);
+      assert.ok(list.body.data.some((o: { id: string }) => o.id === order.id));
+      const viaMcp = await callTool(svc.url, tenant.key, 'get_order', { id: order.id });
+      assert.equal(viaMcp.isError, false, JSON.stringify(viaMcp));
+      assert.equal((viaMcp.structuredContent as any).data.admin_notes, 'before the outage');
+      // A write: refused at once, in the contract's words, on both transports.
+      const write = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: tenant.key, body: { admin_notes: 'during' } });
+      assert.equal(write.status, 503, write.text);
+      assert.equal(write.headers.get('retry-after'), '2');
+      assert.equal(write.body.error.details.reason, 'database_unavailable');
+      const mcpWrite = await callTool(svc.url, tenant.key, 'update_order', { id: order.id, admin_notes: 'during' });
+      assertRefusal(mcpWrite, 'UNAVAILABLE');
+      // A key never seen by the instance cannot be checked without the primary: 503, never a 401 or a 500.
+      const unseen = await http(svc.url, 'GET', `/api/v1/orders/${order.id}`, { token: unseenKey });
+      assert.equal(unseen.status, 503, unseen.text);
+      // The operator API reads the primary: refused at once.
+      const admin = await http(svc.url, 'GET', `/admin/api/accounts/${tenant.accountId}`, { token: ADMIN_TOKEN });
+      assert.equal(admin.status, 503);
+    }
+  } finally {
+    run('pg_ctlcluster', VERSION!, primaryCluster, 'start');
+  }
+  for (const svc of [a, b]) {
+    await until('the instance sees the primary back', async () => (await http(svc.url, 'GET', '/healthz')).status === 200);
+    const after = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: unseenKey, body: { admin_notes: `after, through ${svc.url}` } });
+    assert.equal(after.status, 200, after.text);
+    const read = await http(svc.url, 'GET', `/api/v1/orders/${order.id}`, { token: tenant.key });
+    assert.equal(read.body.data.admin_notes, `after, through ${svc.url}`, 'its own write, read back at once');
   }
 });

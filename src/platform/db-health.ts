@@ -41,6 +41,14 @@ export function notPrimaryError(): Error {
 /** Seconds a client is told to wait (Retry-After) while the database is away. */
 export const UNAVAILABLE_RETRY_AFTER_SEC = 2;
 const PROBE_EVERY_MS = 500;
+/**
+ * Probes in flight at once while the database is down. A probe through a
+ * proxy with no server up (HAProxy queues the connection) waits out its whole
+ * connection timeout, so probes overlap: one starts every PROBE_EVERY_MS, and
+ * the first that gets through ends the outage within that interval of the
+ * primary being reachable again, not a timeout later (issue 38).
+ */
+const MAX_PROBES_IN_FLIGHT = 4;
 
 export interface HealthLog {
   warn(fields: object, message: string): void;
@@ -51,7 +59,10 @@ export class DatabaseHealth {
   private down = false;
   private downSince: Date | null = null;
   private lastError = '';
-  private probing: Promise<void> | null = null;
+  /** Probes in flight; probes started so far, and the latest started of those that got through. */
+  private probes = 0;
+  private probesStarted = 0;
+  private lastGoodProbe = 0;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private log: HealthLog | null = null;
@@ -80,22 +91,23 @@ export class DatabaseHealth {
   noticeFailure(err: unknown): void {
     if (this.closed || !isUnavailableError(err)) return;
     this.lastError = (err as Error).message ?? String(err);
-    if (!this.down && !this.probing) this.probing = this.check().finally(() => (this.probing = null));
+    if (!this.down && this.probes === 0) void this.check();
   }
 
   private async check(): Promise<void> {
+    this.probes++;
+    const started = ++this.probesStarted;
     try {
       await this.probe();
-      if (this.down) this.markUp();
+      this.lastGoodProbe = Math.max(this.lastGoodProbe, started);
+      if (this.down && !this.closed) this.markUp();
     } catch (err) {
-      if (this.closed) return;
+      // A probe that began before one that got through says nothing about now.
+      if (this.closed || started < this.lastGoodProbe) return;
       this.lastError = (err as Error).message ?? String(err);
       if (!this.down) this.markDown();
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        if (!this.closed) this.probing = this.check().finally(() => (this.probing = null));
-      }, PROBE_EVERY_MS);
-      this.timer.unref();
+    } finally {
+      this.probes--;
     }
   }
 
@@ -103,18 +115,24 @@ export class DatabaseHealth {
     this.down = true;
     this.downSince = new Date();
     this.log?.warn({ database: 'unavailable', error: this.lastError }, 'the database is unreachable: answering 503 until it is back');
+    this.timer = setInterval(() => {
+      if (this.probes < MAX_PROBES_IN_FLIGHT) void this.check();
+    }, PROBE_EVERY_MS);
+    this.timer.unref();
   }
 
   private markUp(): void {
     const seconds = Math.round((Date.now() - this.downSince!.getTime()) / 100) / 10;
     this.down = false;
     this.downSince = null;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
     this.log?.info({ database: 'ok', down_sec: seconds }, 'the database is reachable again');
   }
 
   close(): void {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) clearInterval(this.timer);
   }
 }
 

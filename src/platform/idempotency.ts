@@ -25,8 +25,14 @@ export const REPLAYED_RESPONSE_HEADERS = ['location', 'etag'];
 
 const KEY_SHAPE = /^[!-~]{1,255}$/;
 const KEEP_SEC = 24 * 3600;
-const LEASE_SEC = 30;
-const HEARTBEAT_MS = 10_000;
+/**
+ * Issue 38: a request cut off by a failover frees its key when the lease
+ * lapses (its own release cannot reach a database that is away), so the lease
+ * is short and a heartbeat renews it while the request runs: a retry finds the
+ * key free within seconds, never while its first request still runs.
+ */
+const LEASE_SEC = 5;
+const HEARTBEAT_MS = 1_500;
 /** How often a late answer is stored again while the database is away (about ten minutes in all). */
 const SETTLE_RETRIES = 60;
 

@@ -14,7 +14,15 @@
 // authentications are counted per client address (rate-limit.ts
 // AuthFailureLimit): past the limit, 429 comes before any lookup, except for a
 // key this instance already knows to be valid, which keeps working.
+//
+// Issue 38, the primary away (a crash, a failover): the listening connection
+// drops with it, yet the keys known here stay usable while no primary takes
+// writes, since a revocation is a write and none can commit then; reads go on
+// on a replica. While the connection is away and a primary answers, every
+// request looks its key up again (an announcement may have been missed), and
+// everything known is forgotten when the connection is back.
 import type { Db } from './db.ts';
+import { isUnavailableError } from './db-health.ts';
 import { bearerToken, hashApiKey, isKeyShaped, lookupKey, type AuthenticatedKey } from './auth.ts';
 import { AppError, unauthorized } from './errors.ts';
 import type { AuthFailureLimit } from './rate-limit.ts';
@@ -75,10 +83,12 @@ export class KeyCache {
       onLost: () => {
         this.listening = false;
         this.generation++;
-        this.entries.clear();
         this.refused.clear();
       },
       onReady: () => {
+        // Whatever was announced while the connection was away was not heard.
+        this.entries.clear();
+        this.refused.clear();
         this.listening = true;
       },
     });
@@ -101,16 +111,28 @@ export class KeyCache {
     if (!token || !isKeyShaped(token)) throw unauthorized();
     const hash = hashApiKey(token);
     const now = Date.now();
-    let key = this.entries.get(hash);
-    if (!key || key.expires <= now) {
-      this.entries.delete(hash);
-      await this.failures?.refuseIfLimited(`api-key:${clientAddress}`);
-      const found = await this.lookup(hash, now, clientAddress);
-      key = { key: found.key, expires: now + TTL_MS };
-      if (found.storable) this.remember(hash, key);
-    }
+    const known = this.entries.get(hash);
+    // Issue 38: with no primary no revocation can commit, so what this instance knows still holds.
+    const primaryAway = !this.listening && this.db.health.isDown;
+    const key = known && (primaryAway || (this.listening && known.expires > now)) ? known : await this.lookupOrKnown(hash, now, clientAddress, known);
     this.touchLastUsed(key.key.keyId, now);
     return key.key;
+  }
+
+  /** The key looked up; what this instance knew of it when the primary went away before the health monitor saw it. */
+  private async lookupOrKnown(hash: string, now: number, clientAddress: string, known: Entry | undefined): Promise<Entry> {
+    await this.failures?.refuseIfLimited(`api-key:${clientAddress}`);
+    try {
+      const found = await this.lookup(hash, now, clientAddress);
+      const entry = { key: found.key, expires: now + TTL_MS };
+      if (found.storable) this.remember(hash, entry);
+      else this.entries.delete(hash);
+      return entry;
+    } catch (err) {
+      if (known && isUnavailableError(err)) return known;
+      this.entries.delete(hash);
+      throw err;
+    }
   }
 
   /** The key from the database, or its refusal (remembered for UNKNOWN_TTL_MS, and counted against the address). */

@@ -12,7 +12,7 @@
 // stores the answer with its effect), and the answer stored under the key
 // whatever happened, so that a key is never left leased.
 import type { AuthenticatedKey } from './auth.ts';
-import { toAppError, type AppError } from './errors.ts';
+import { databaseUnavailable, toAppError, type AppError } from './errors.ts';
 import { etagOfData, storedAnswerEtag } from './etag.ts';
 import { execute } from './execute.ts';
 import {
@@ -85,6 +85,8 @@ const asksApproval = (request: Pick<OperationRequest, 'op' | 'caller' | 'dryRun'
 
 export async function runOperation(services: Services, request: OperationRequest): Promise<Outcome> {
   const { op, caller, trace, dryRun, transport } = request;
+  // Issue 38: while no primary takes writes, a write is refused at once (reads may still be served by a replica).
+  if (isWrite(op) && services.db.health.isDown) throw databaseUnavailable();
   const waits = asksApproval(request);
   // A dry run neither claims nor stores; a write that asks for approval performs nothing, and its key finds the same approval again.
   const claim = request.idempotencyKey !== undefined && isWrite(op) && !dryRun && !waits

@@ -17,12 +17,32 @@
 // A read that fails on a replica for want of it (connection, recovery
 // conflict, database not replayed yet) leaves the replica out and runs again
 // on the primary: a read may run twice, a write never runs here.
+//
+// Issue 38, while the primary is away (a crash, a failover): no write can
+// commit, so a replica holds every write it was sent. The account's mark
+// cannot be looked up then; the marks of the writes made through this
+// instance are kept in memory too and stand in for it, so a client's own
+// writes through this instance stay visible to its reads. In a failover
+// neither a replica nor the new primary may answer for a moment (the proxy
+// notices the change after a check or two): a read is tried again for up to
+// FAILOVER_READ_WAIT_MS before it is answered 503.
 import type { Db } from './db.ts';
+import { isUnavailableError } from './db-health.ts';
 import { replicaFailure, lsnValue, type ReplicaSet, type ReplicaState } from './read-replicas.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 /** The mark of a change that names no account (an operator's change to an order by id): every account's reads wait for it. */
 export const EVERY_ACCOUNT = '00000000-0000-0000-0000-000000000000';
+
+const FAILOVER_READ_WAIT_MS = 3_000;
+const FAILOVER_READ_PAUSE_MS = 100;
+/** Accounts whose last write position this instance keeps in memory (the oldest written is forgotten first). */
+const LOCAL_MARKS_MAX = 100_000;
+
+/** A read that found neither a replica nor the primary: a connection failure (08006), answered 503 database_unavailable. */
+function nowhereToRead(): Error {
+  return Object.assign(new Error('Connection terminated: the primary is unavailable and no read replica could serve the read'), { code: '08006' });
+}
 
 export interface ReadRouterLog {
   warn(fields: object, message: string): void;
@@ -34,6 +54,8 @@ export class ReadRouter {
   private readonly waitMs: number;
   private readonly log: ReadRouterLog;
   private reads: Counter<'target'> | null = null;
+  /** The WAL position after each account's last write through this instance: its mark while the primary cannot be asked. */
+  private readonly localMarks = new Map<string, bigint>();
 
   constructor(primary: Db, replicas: ReplicaSet, options: { waitMs: number; log: ReadRouterLog }) {
     this.primary = primary;
@@ -45,12 +67,14 @@ export class ReadRouter {
   /** After a write operation of the account ran (committed or not: a mark too many only sends reads to the primary). */
   async noteWrite(accountId: string): Promise<void> {
     try {
-      await this.primary.query(
+      const { rows } = await this.primary.query<{ lsn: string }>(
         `INSERT INTO replica_read_marks (account_id, lsn) VALUES ($1, pg_current_wal_lsn())
-         ON CONFLICT (account_id) DO UPDATE SET lsn = GREATEST(replica_read_marks.lsn, EXCLUDED.lsn)`,
+         ON CONFLICT (account_id) DO UPDATE SET lsn = GREATEST(replica_read_marks.lsn, EXCLUDED.lsn)
+         RETURNING lsn::text AS lsn`,
         [accountId],
         { prepared: true },
       );
+      this.keepLocalMark(accountId, lsnValue(rows[0].lsn));
     } catch (err) {
       // The write is done; failing its answer now would make a client repeat it. Its reads may see a lagging replica.
       this.log.warn({ err, account_id: accountId }, 'could not record a write position for read-your-writes');
@@ -59,16 +83,20 @@ export class ReadRouter {
 
   /** Runs a read of the account on a replica that has seen the account's writes, or on the primary. */
   async read<T>(accountId: string, run: (db: Db) => Promise<T>): Promise<T> {
-    const { rows } = await this.primary.query<{ lsn: string | null }>(
-      'SELECT max(lsn)::text AS lsn FROM replica_read_marks WHERE account_id IN ($1, $2)',
-      [accountId, EVERY_ACCOUNT],
-      { prepared: true },
-    );
-    const replica = await this.replicas.pick(rows[0]?.lsn ? lsnValue(rows[0].lsn) : null, this.waitMs);
-    if (!replica) {
-      this.reads?.inc({ target: 'primary' });
-      return run(this.primary);
+    const deadline = Date.now() + FAILOVER_READ_WAIT_MS;
+    for (;;) {
+      try {
+        return await this.readOnce(accountId, run);
+      } catch (err) {
+        if (!isUnavailableError(err) || Date.now() >= deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, FAILOVER_READ_PAUSE_MS));
+      }
     }
+  }
+
+  private async readOnce<T>(accountId: string, run: (db: Db) => Promise<T>): Promise<T> {
+    const replica = await this.replicas.pick(await this.markOf(accountId), this.waitMs);
+    if (!replica) return this.onPrimary(run);
     try {
       const result = await run(replica.db);
       this.reads?.inc({ target: replica.name });
@@ -77,9 +105,40 @@ export class ReadRouter {
       const failure = replicaFailure(err);
       if (!failure) throw err;
       if (failure === 'replica') this.replicas.leaveOut(replica, err);
-      this.reads?.inc({ target: 'primary' });
-      return run(this.primary);
+      return this.onPrimary(run);
     }
+  }
+
+  private onPrimary<T>(run: (db: Db) => Promise<T>): Promise<T> {
+    if (this.primary.health.isDown) throw nowhereToRead();
+    this.reads?.inc({ target: 'primary' });
+    return run(this.primary);
+  }
+
+  /** The WAL position a replica must have replayed for this account's reads (null: any). */
+  private async markOf(accountId: string): Promise<bigint | null> {
+    if (!this.primary.health.isDown) {
+      try {
+        const { rows } = await this.primary.query<{ lsn: string | null }>(
+          'SELECT max(lsn)::text AS lsn FROM replica_read_marks WHERE account_id IN ($1, $2)',
+          [accountId, EVERY_ACCOUNT],
+          { prepared: true },
+        );
+        return rows[0]?.lsn ? lsnValue(rows[0].lsn) : null;
+      } catch (err) {
+        if (!isUnavailableError(err)) throw err;
+      }
+    }
+    const own = this.localMarks.get(accountId);
+    const every = this.localMarks.get(EVERY_ACCOUNT);
+    return own === undefined ? (every ?? null) : every !== undefined && every > own ? every : own;
+  }
+
+  private keepLocalMark(accountId: string, lsn: bigint): void {
+    const kept = this.localMarks.get(accountId);
+    this.localMarks.delete(accountId); // re-inserted last: Map order makes the first key the longest unwritten
+    if (this.localMarks.size >= LOCAL_MARKS_MAX) this.localMarks.delete(this.localMarks.keys().next().value!);
+    this.localMarks.set(accountId, kept !== undefined && kept > lsn ? kept : lsn);
   }
 
   states(): ReplicaState[] {
