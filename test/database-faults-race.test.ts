@@ -11,39 +11,31 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { http, operator } from './helpers/harness.ts';
-import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.ts';
-import { createOwnCluster, ownClusterUnavailable as skip, sql, terminateServiceConnections, type OwnCluster } from './helpers/own-cluster.ts';
+import { ownClusterUnavailable as skip, sql, startFaultRig, terminateServiceConnections, type FaultRig } from './helpers/own-cluster.ts';
 import { createWebhook, runDeliveryJob } from './helpers/webhooks.ts';
-import { freePort, killHard, startServiceChild, type ServiceChild } from './helpers/service-child.ts';
+import type { ServiceChild } from './helpers/service-child.ts';
 
 const ROUNDS = Number(process.env.MERX_FAULT_ROUNDS ?? 150);
-let cluster: OwnCluster;
-let receiver: HttpsReceiver;
-let child: ServiceChild | null = null;
+let rig: FaultRig | null = null;
 
 before(async () => {
   if (skip) return;
-  cluster = await createOwnCluster(`merx_race_${process.pid}`);
-  receiver = await startHttpsReceiver();
-  child = await startServiceChild(await freePort(), {
-    DATABASE_URL: cluster.serviceUrl, WORKERS: '1', LOG_LEVEL: 'error', DEPLOY_SHA: 'racetest000', RATE_LIMIT_REST_PER_MINUTE: '1000000',
+  rig = await startFaultRig(`merx_race_${process.pid}`, {
+    WORKERS: '1', LOG_LEVEL: 'error', DEPLOY_SHA: 'racetest000',
     // A small pool keeps requests waiting for a connection, so clients change hands all the time: the hand-over is where one went bare.
     DB_POOL_MAX: '3',
-  }, receiver.caFile);
+  });
 });
 
 after(async () => {
-  if (skip) return;
-  if (child) await killHard(child);
-  await receiver?.close();
-  cluster?.drop();
+  await rig?.close();
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const exited = (svc: ServiceChild) => svc.process.exitCode !== null || svc.process.signalCode !== null;
 
 test(`connections terminated at random instants, ${ROUNDS} rounds under mixed load: the process never exits and nothing is lost or doubled`, { skip, timeout: 900_000 }, async () => {
-  const svc = child!;
+  const { service: svc, cluster, receiver } = rig!;
   const op = operator(svc.url);
   const account = await op.createAccount();
   const key = await op.issueKey(account.id);

@@ -11,33 +11,21 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { ADMIN_TOKEN, http, operator } from './helpers/harness.ts';
-import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.ts';
-import { createOwnCluster, ownClusterUnavailable as skip, sql, terminateServiceConnections, type OwnCluster } from './helpers/own-cluster.ts';
+import { ownClusterUnavailable as skip, sql, startFaultRig, terminateServiceConnections, type FaultRig } from './helpers/own-cluster.ts';
 import { createWebhook, runDeliveryJob } from './helpers/webhooks.ts';
-import { freePort, killHard, startServiceChild, type ServiceChild } from './helpers/service-child.ts';
 
 const SECOND = 1000;
-let cluster: OwnCluster;
-let receiver: HttpsReceiver;
-let child: ServiceChild | null = null;
-const pgctl = (...args: string[]) => cluster.ctl(...args);
-const serviceUrl = () => cluster.serviceUrl;
+let rig: FaultRig | null = null;
+const pgctl = (...args: string[]) => rig!.cluster.ctl(...args);
+const serviceUrl = () => rig!.cluster.serviceUrl;
 
 before(async () => {
   if (skip) return;
-  cluster = await createOwnCluster(`merx_fault_${process.pid}`);
-  receiver = await startHttpsReceiver();
-  const servicePort = await freePort();
-  child = await startServiceChild(servicePort, {
-    DATABASE_URL: serviceUrl(), WORKERS: '0', LOG_LEVEL: 'info', DEPLOY_SHA: 'faulttest00', RATE_LIMIT_REST_PER_MINUTE: '1000000',
-  }, receiver.caFile);
+  rig = await startFaultRig(`merx_fault_${process.pid}`, { WORKERS: '0', LOG_LEVEL: 'info', DEPLOY_SHA: 'faulttest00' });
 });
 
 after(async () => {
-  if (skip) return;
-  if (child) await killHard(child);
-  await receiver?.close();
-  cluster?.drop();
+  await rig?.close();
 });
 
 interface Write {
@@ -49,7 +37,7 @@ interface Write {
 }
 
 test('terminated connections and a stopped database: the service stays up, answers 503 with Retry-After, recovers, and loses or doubles nothing', { skip, timeout: 240_000 }, async () => {
-  const svc = child!;
+  const { service: svc, cluster, receiver } = rig!;
   const op = operator(svc.url);
   const account = await op.createAccount();
   const key = await op.issueKey(account.id);

@@ -8,10 +8,10 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from '../../test/helpers/service-child.ts';
 
 const PG_BIN = `/usr/lib/postgresql/${fs.existsSync('/usr/lib/postgresql') ? fs.readdirSync('/usr/lib/postgresql').sort().at(-1) : '15'}/bin`;
 
@@ -22,17 +22,6 @@ export function drillUnavailable(): string | false {
     if (!fs.existsSync(tool)) return `needs ${tool} (Debian: etcd-server, patroni, haproxy, postgresql)`;
   }
   return false;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import { operator } from '../../test/helpers/harness.ts';
 import { startHttpsReceiver } from '../../test/helpers/https-receiver.ts';
+import { sql } from '../../test/helpers/own-cluster.ts';
 import { freePort, killHard, startServiceChild } from '../../test/helpers/service-child.ts';
 import { createWebhook, runDeliveryJob } from '../../test/helpers/webhooks.ts';
 import { startDrillCluster } from './cluster.ts';
@@ -73,17 +74,6 @@ export interface DrillFigures {
   delivered: number;
   /** Answers that broke the contract (neither 2xx, 4xx, nor 503 with Retry-After). */
   badAnswers: string[];
-}
-
-async function rows<T>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows as T[];
-  } finally {
-    await client.end().catch(() => {});
-  }
 }
 
 export async function runFailoverDrill(options: { log?: (line: string) => void; afterKillMs?: number; afterSwitchoverMs?: number } = {}): Promise<DrillFigures> {
@@ -238,7 +228,7 @@ export async function runFailoverDrill(options: { log?: (line: string) => void; 
         else await sleep(500);
       }
     }
-    const events = await rows<{ id: string; note: string }>(
+    const events = await sql<{ id: string; note: string }>(
       cluster.writeUrl,
       "SELECT id, data->'order'->>'admin_notes' AS note FROM events WHERE account_id = $1 AND event = 'order.updated'",
       [account.id],

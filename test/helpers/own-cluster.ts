@@ -4,7 +4,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import pg from 'pg';
-import { freePort } from './service-child.ts';
+import { startHttpsReceiver, type HttpsReceiver } from './https-receiver.ts';
+import { freePort, killHard, startServiceChild, type ServiceChild } from './service-child.ts';
 
 const VERSION = fs.existsSync('/etc/postgresql') ? fs.readdirSync('/etc/postgresql')[0] : undefined;
 
@@ -64,4 +65,30 @@ export async function sql<T = any>(url: string, text: string, params: unknown[] 
 export async function terminateServiceConnections(cluster: OwnCluster): Promise<number> {
   const ended = await sql(cluster.adminUrl, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'merx' AND pid <> pg_backend_pid()");
   return ended.length;
+}
+
+/** A fault test's rig: its own cluster, an HTTPS webhook receiver, and the service as a child process on the cluster. */
+export interface FaultRig {
+  cluster: OwnCluster;
+  receiver: HttpsReceiver;
+  service: ServiceChild;
+  close(): Promise<void>;
+}
+
+export async function startFaultRig(name: string, env: Record<string, string>): Promise<FaultRig> {
+  const cluster = await createOwnCluster(name);
+  const receiver = await startHttpsReceiver();
+  const service = await startServiceChild(await freePort(), {
+    DATABASE_URL: cluster.serviceUrl, RATE_LIMIT_REST_PER_MINUTE: '1000000', ...env,
+  }, receiver.caFile);
+  return {
+    cluster,
+    receiver,
+    service,
+    async close() {
+      await killHard(service);
+      await receiver.close();
+      cluster.drop();
+    },
+  };
 }
