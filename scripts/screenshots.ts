@@ -12,6 +12,7 @@ import { runApprovalFlow } from '../test/browser/approval-flow.ts';
 import { startHttpsReceiver } from '../test/helpers/https-receiver.ts';
 import { checkWidth, readSink, type FitOptions } from '../test/browser/console-fit.ts';
 import { webhookOpsScreens } from './webhook-ops-screens.ts';
+import { walkDocs } from '../test/browser/docs-walk.ts';
 
 const missing = chromiumMissing();
 if (missing) throw new Error(missing);
@@ -37,6 +38,8 @@ try {
   ];
   // EXTENSIONS 7: an agent's write through the approvals inbox, and the request log.
   narrow.push(...(await runApprovalFlow({ browser, baseUrl, adminToken: ADMIN_TOKEN, shotsDir: dir })).screenshots);
+  // Issue 41: the docs site, guides and reference, at 1440 and 390 px.
+  narrow.push(...(await walkDocs({ browser, baseUrl, shotsDir: dir })));
   for (const file of [...result.screenshots, ...narrow]) {
     // Smaller files for the repository, where Debian's pngquant is installed (apt-get install pngquant).
     if (fs.existsSync('/usr/bin/pngquant')) execFileSync('/usr/bin/pngquant', ['--force', '--skip-if-larger', '--quality=70-90', '--ext', '.png', file]);

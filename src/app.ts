@@ -6,8 +6,9 @@ import { answersWithEtag, type Operation } from './platform/operation.ts';
 import { registerOperations } from './transports/rest.ts';
 import { registerMcp } from './transports/mcp.ts';
 import { buildOpenApiDocument } from './transports/openapi.ts';
-import { registerDocsPages, registerReferencePages } from './transports/docs-page.ts';
-import { docsLinks, docsPages as buildDocsPages } from './transports/docs-document.ts';
+import { registerDocsSite } from './transports/docs-page.ts';
+import { docsPages } from './transports/docs-document.ts';
+import { docsSearch } from './transports/docs-search.ts';
 import { loadGuides } from './transports/guides.ts';
 import { apiIndexRoute, registerApiIndex } from './transports/api-index.ts';
 import { API_DESCRIPTION, APPROVAL_HEADERS, COMMON_HEADERS, ERROR_STATUSES, IDEMPOTENCY_HEADERS, OPERATOR_ERROR_STATUSES, VERSIONING_HEADERS } from './transports/api-description.ts';
@@ -221,21 +222,14 @@ export async function buildApp(services: OperatorServices, options: { reactions?
   registerMetrics(app, services.metrics, (request) => checkOperatorToken(request, services));
   const publicDoc = publicOpenApi(services.config.publicBaseUrl);
   app.get('/api/v1/openapi.json', async () => publicDoc);
-  const guides = loadGuides();
-  const docsPages = registerDocsPages(app, buildDocsPages(publicDoc, operations, guides), [
-    ...docsLinks(guides),
-    ['OpenAPI document', '/api/v1/openapi.json'],
-    ['Operator console', '/admin'],
-  ]);
   const operatorDoc = operatorOpenApi(services.config.publicBaseUrl);
   app.get(`${OPERATOR_BASE}/openapi.json`, async () => operatorDoc);
-  registerReferencePages(app, {
-    ...docsPages,
-    '/admin/docs': {
-      title: 'Merx operator API',
-      specUrl: `${OPERATOR_BASE}/openapi.json`,
-      links: [['Operator console', '/admin'], ['Public API', '/docs']],
-    },
+  const guides = loadGuides(services.config.publicBaseUrl);
+  const apiPages = docsPages(publicDoc, operations, guides).map((page) => ({ ...page, specUrl: `${page.path}/openapi.json` }));
+  registerDocsSite(app, {
+    references: [...apiPages, { path: '/admin/docs', title: 'Merx operator API', specUrl: `${OPERATOR_BASE}/openapi.json` }],
+    guides,
+    search: docsSearch({ guides, publicDoc, operations, operatorDoc }),
   });
   registerApiIndex(app, services.config.publicBaseUrl);
 

@@ -1,65 +1,114 @@
-// Issue 28: the public docs speak to users. /docs is several pages (the
-// reference, the MCP page, one per guide), none of them showing internal
-// headings or raw markup in its navigation, and every operation of the
-// reference has request samples with curl and merx-client, generated from
-// the registry.
+// Issues 28 and 41: the public docs speak to users. One site: the guides are
+// documentation pages, the references one Redoc page per API, every page under
+// one bar with one search over all of it, in the running instance's base URL;
+// nothing internal shows, and every operation of the reference has request
+// samples with curl and merx-client, generated from the registry.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startTestService, http, type TestService } from './helpers/harness.ts';
+import { startTestService, http, freshTenant, type TestService } from './helpers/harness.ts';
 import { GUIDES } from '../src/transports/guides.ts';
 
 let svc: TestService;
+const BASE = 'https://merx.example.test';
 before(async () => {
-  svc = await startTestService();
+  // Served somewhere else than npm start's address: every page says this instance's (issue 41).
+  svc = await startTestService({ PUBLIC_BASE_URL: BASE });
 });
 after(async () => {
   await svc?.close();
 });
 
-const PAGES = ['/docs', '/docs/reference/catalog', '/docs/reference/webhooks', '/docs/mcp', ...GUIDES.filter((g) => g.slug !== 'mcp').map((g) => `/docs/guides/${g.slug}`)];
+const GUIDE_PAGES = GUIDES.map((g) => `/docs/guides/${g.slug}`);
+const REFERENCES = [['/docs', '/docs/openapi.json'], ['/docs/mcp', '/docs/mcp/openapi.json'], ['/admin/docs', '/admin/api/openapi.json']] as const;
+const BAR_LINKS = ['/docs/guides/getting-started', '/docs', '/docs/mcp', '/admin/docs', '/admin'];
 const INTERNAL = [/beyond SPEC/i, /Part [123]\b/, /specification left room/i, /\bGAPS\b/, /settings → integrations/];
 
-/** What Redoc puts in a page's navigation: tag names, operation summaries, and the headings (#, ##) of every description. */
-function navigationOf(doc: any): string[] {
-  const headings = (markdown: string | undefined) => [...(markdown ?? '').matchAll(/^#{1,2} (.*)$/gm)].map((m) => m[1]);
-  const entries = [...headings(doc.info.description), ...(doc.tags ?? []).flatMap((t: any) => [t.name, ...headings(t.description)])];
-  for (const item of Object.values(doc.paths ?? {}) as any[]) for (const op of Object.values(item) as any[]) entries.push(op.summary);
-  return entries;
-}
+/** The bar every page shows: its links, in order. */
+const barOf = (html: string) => [...(/<header class="bar">([^]*?)<\/header>/.exec(html)?.[1] ?? '').matchAll(/<nav[^]*?<\/nav>/g)].flatMap((nav) => [...nav[0].matchAll(/href="([^"]+)"/g)].map((m) => m[1]));
 
-test('every page of /docs serves its own document; the navigation is plain text, and nothing in it is internal', async () => {
-  for (const page of PAGES) {
-    const html = await http(svc.url, 'GET', page);
-    assert.equal(html.status, 200, page);
-    assert.match(html.text, new RegExp(`data-spec="${page}/openapi.json"`), page);
-    for (const other of ['/docs', '/docs/mcp', '/docs/guides/getting-started', '/docs/guides/contract']) assert.ok(html.text.includes(`href="${other}"`), `${page} links ${other}`);
-    const doc = (await http(svc.url, 'GET', `${page}/openapi.json`)).body;
-    const nav = navigationOf(doc);
-    assert.ok(nav.length > 0, `${page} has a navigation`);
-    for (const entry of nav) assert.doesNotMatch(entry, /[`<>]/, `${page}: navigation entry "${entry}" is plain text`);
-    const text = JSON.stringify(doc);
-    for (const pattern of INTERNAL) assert.doesNotMatch(text, pattern, `${page} says nothing internal (${pattern})`);
+test('the guides are documentation pages: their own HTML, a title without a version, no OpenAPI download, nothing internal', async () => {
+  for (const guide of GUIDES) {
+    const page = await http(svc.url, 'GET', `/docs/guides/${guide.slug}`);
+    assert.equal(page.status, 200, guide.slug);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(page.text, new RegExp(`<h1>${guide.title}</h1>`), `${guide.slug}: the guide's title, as written`);
+    assert.doesNotMatch(page.text, /redoc|data-spec|Download OpenAPI|\(1\.0\.0\)/i, `${guide.slug}: not rendered as an API document`);
+    assert.ok(page.text.length > 3000, `${guide.slug}: its text is on the page, rendered on the server`);
+    assert.doesNotMatch(page.text.replace(/<pre>[^]*?<\/pre>/g, ''), /^#{1,3} /m, `${guide.slug}: Markdown headings are rendered`);
+    for (const pattern of INTERNAL) assert.doesNotMatch(page.text, pattern, `${guide.slug} says nothing internal (${pattern})`);
+    // The sidebar: every guide, this guide's sections by anchor, every reference.
+    for (const other of GUIDES) assert.ok(page.text.includes(`href="/docs/guides/${other.slug}"`), `${guide.slug} links ${other.slug}`);
+    for (const [reference] of REFERENCES) assert.ok(page.text.includes(`href="${reference}"`), `${guide.slug} links ${reference}`);
+    for (const [, id] of page.text.matchAll(/<h2 id="([^"]+)"/g)) assert.ok(page.text.includes(`href="#${id}"`), `${guide.slug}: section ${id} is in the sidebar`);
   }
+  const started = (await http(svc.url, 'GET', '/docs/guides/getting-started')).text;
+  assert.doesNotMatch(started, /href="(?!#|https?:|\/|mailto:)[^"]*\.md/, 'links between guides point at their pages');
+  assert.ok(started.includes('href="/docs/guides/webhooks"'));
 });
 
-test('no page holds everything: the reference holds operations only, the MCP page the tools, each guide its own page', async () => {
-  const docs: Record<string, string> = {};
-  for (const page of PAGES) docs[page] = (await http(svc.url, 'GET', `${page}/openapi.json`)).text;
-  for (const page of ['/docs', '/docs/reference/catalog', '/docs/reference/webhooks']) {
-    const reference = JSON.parse(docs[page]);
-    assert.ok(!reference.tags.some((t: any) => t['x-traitTag']), `${page}: the reference has no guide sections`);
-    assert.ok(!docs[page].includes('id=\\"tool-create_shipment\\"'), `${page}: nor the MCP tools`);
+test('one site: every page (guides and references) has the same bar with the one search', async () => {
+  for (const page of [...GUIDE_PAGES, ...REFERENCES.map(([path]) => path)]) {
+    const html = (await http(svc.url, 'GET', page)).text;
+    assert.deepEqual(barOf(html), BAR_LINKS, `${page}: the bar's links`);
+    assert.match(html, /<input id="docs-search" type="search"/, `${page}: the search`);
+    assert.match(html, /<script src="\/docs\/site.js"><\/script>/, page);
+  }
+  const script = await http(svc.url, 'GET', '/docs/site.js');
+  assert.match(script.headers.get('content-type') ?? '', /javascript/);
+  assert.match(script.text, /\/docs\/search\.json/);
+});
+
+test('one page per API: the REST reference holds every operation and webhook, the MCP page every tool, Redoc\'s own search off', async () => {
+  const publicDoc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
+  const reference = (await http(svc.url, 'GET', '/docs/openapi.json')).body;
+  assert.deepEqual(reference.paths, publicDoc.paths);
+  assert.deepEqual(reference.webhooks, publicDoc.webhooks);
+  assert.deepEqual(reference.components, publicDoc.components);
+  assert.equal(reference.info.title, 'Merx REST API');
+  const init = (await http(svc.url, 'GET', '/docs/reference.js')).text;
+  assert.match(init, /"disableSearch":true/);
+  for (const [page, spec] of REFERENCES) assert.match((await http(svc.url, 'GET', page)).text, new RegExp(`data-spec="${spec}"`), page);
+  for (const gone of ['/docs/reference/catalog', '/docs/reference/webhooks']) assert.equal((await http(svc.url, 'GET', gone)).status, 404, gone);
+});
+
+test('the search covers the guides\' sections, every REST operation and webhook, every MCP tool and the operator API', async () => {
+  const { entries } = (await http(svc.url, 'GET', '/docs/search.json')).body as { entries: Array<{ title: string; where: string; url: string; text: string }> };
+  const urls = new Set(entries.map((e) => e.url));
+  const publicDoc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
+  for (const [path, item] of Object.entries(publicDoc.paths) as Array<[string, Record<string, any>]>) {
+    for (const op of Object.values(item)) assert.ok(urls.has(`/docs#tag/${op.tags[0]}/operation/${op.operationId}`), `${op.operationId} (${path})`);
+  }
+  for (const name of Object.keys(publicDoc.webhooks)) assert.ok(urls.has(`/docs#/paths/${name}/post`), `webhook ${name}`);
+  const key = (await freshTenant(svc.url, { scopes: ['orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'products:read', 'products:write', 'inventory:read', 'inventory:write', 'customers:read', 'customers:write', 'webhooks:read', 'webhooks:write', 'submit_brief', 'get_status', 'get_facts'] })).key;
+  const tools = (await http(svc.url, 'POST', '/api/mcp', { token: key, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })).body.result.tools;
+  for (const tool of tools) assert.ok(urls.has(`/docs/mcp#tool-${tool.name}`), `tool ${tool.name}`);
+  const operatorDoc = (await http(svc.url, 'GET', '/admin/api/openapi.json')).body;
+  for (const item of Object.values(operatorDoc.paths) as Array<Record<string, any>>) {
+    for (const op of Object.values(item)) assert.ok(urls.has(`/admin/docs#tag/${op.tags[0].replace(/ /g, '-')}/operation/${op.operationId}`), `operator ${op.operationId}`);
   }
   for (const guide of GUIDES) {
-    // A sentence of each guide is on its own page only.
-    const own = guide.slug === 'mcp' ? '/docs/mcp' : `/docs/guides/${guide.slug}`;
-    const text = JSON.parse(docs[own]).info.description as string;
-    const sentence = text.split('\n').find((l) => l.length > 60 && !l.startsWith('|') && !l.startsWith('#'))!;
-    const holders = PAGES.filter((p) => docs[p].includes(JSON.stringify(sentence).slice(1, -1)));
-    assert.deepEqual(holders, [own], `"${sentence.slice(0, 40)}..." is on ${own} alone`);
+    const html = (await http(svc.url, 'GET', `/docs/guides/${guide.slug}`)).text;
+    for (const [, id] of html.matchAll(/<h[23] id="([^"]+)"/g)) assert.ok(urls.has(`/docs/guides/${guide.slug}#${id}`), `${guide.slug}#${id}`);
   }
+  // The words a reader types reach the webhooks (issue 41: search on /docs found nothing about them).
+  const webhookEntries = entries.filter((e) => `${e.title} ${e.text}`.toLowerCase().includes('webhook'));
+  assert.ok(webhookEntries.some((e) => e.url.startsWith('/docs#tag/Webhooks/')), 'REST webhook operations');
+  assert.ok(webhookEntries.some((e) => e.url.startsWith('/docs/guides/webhooks')), 'the webhooks guide');
+});
+
+test('the running instance\'s base URL everywhere: guides, samples, the MCP page, the search; never npm start\'s when served elsewhere', async () => {
+  const texts = [
+    ...(await Promise.all(GUIDE_PAGES.map(async (p) => (await http(svc.url, 'GET', p)).text))),
+    (await http(svc.url, 'GET', '/docs/openapi.json')).text,
+    (await http(svc.url, 'GET', '/docs/mcp/openapi.json')).text,
+    (await http(svc.url, 'GET', '/docs/search.json')).text,
+  ];
+  for (const text of texts) assert.doesNotMatch(text, /localhost:3000/);
+  assert.ok((await http(svc.url, 'GET', '/docs/guides/getting-started')).text.includes(`${BASE}/api/v1/orders?status=new&amp;limit=2`), 'a guide\'s curl names this instance');
+  assert.ok((await http(svc.url, 'GET', '/docs/mcp/openapi.json')).body.info.description.includes(`${BASE}/api/mcp`));
+  assert.equal((await http(svc.url, 'GET', '/docs/openapi.json')).body.servers[0].url, BASE);
 });
 
 test('docs/mcp.md sends the merchant where keys really come from', () => {
@@ -100,7 +149,6 @@ test('every operation of the served OpenAPI document has a curl and a merx-clien
 });
 
 test('a curl sample runs as written once its placeholders are filled: the body it sends is one the operation takes', async () => {
-  const { freshTenant } = await import('./helpers/harness.ts');
   const { key } = await freshTenant(svc.url, { scopes: ['products:write', 'products:read', 'customers:read', 'customers:write'] });
   const doc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
   for (const [pathTemplate, method] of [['/api/v1/products', 'post'], ['/api/v1/segments', 'post']] as const) {

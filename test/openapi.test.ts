@@ -170,49 +170,34 @@ test('the introduction holds the error table: every code with its HTTP status', 
   }
 });
 
-test('/docs is Redoc from this service (no CDN): the reference, the MCP page with every tool\'s input schema from the registry, a page per guide', async () => {
+test('/docs is Redoc from this service (no CDN): the reference, the MCP page with every tool\'s input schema from the registry; the guides pages of their own', async () => {
   const page = await http(svc.url, 'GET', '/docs');
   assert.equal(page.status, 200);
   assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
   assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'self'/);
   const scripts = [...page.text.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]);
-  assert.deepEqual(scripts, ['/docs/redoc.standalone.js', '/docs/reference.js']);
+  assert.deepEqual(scripts, ['/docs/redoc.standalone.js', '/docs/reference.js', '/docs/site.js']);
   assert.doesNotMatch(page.text, /https?:\/\//, 'no absolute URL: nothing from another host');
   const bundle = await fetch(`${svc.url}/docs/redoc.standalone.js`);
   assert.equal(bundle.status, 200);
   assert.match(bundle.headers.get('content-type') ?? '', /javascript/);
   assert.ok((await bundle.arrayBuffer()).byteLength > 500_000, 'the Redoc bundle itself');
 
-  // Issue 28: the reference is three pages by area; together they hold exactly the public document's operations.
-  const union: Record<string, Record<string, unknown>> = {};
-  for (const page of ['/docs', '/docs/reference/catalog', '/docs/reference/webhooks']) {
-    const readable = (await http(svc.url, 'GET', `${page}/openapi.json`)).body;
-    for (const [p, item] of Object.entries(readable.paths as Record<string, Record<string, unknown>>)) {
-      for (const [method, op] of Object.entries(item)) {
-        assert.equal(union[p]?.[method], undefined, `${method} ${p} is on one page only`);
-        (union[p] ??= {})[method] = op;
-      }
-    }
-    const groups = readable['x-tagGroups'].flatMap((g: any) => g.tags);
-    assert.deepEqual([...groups].sort(), readable.tags.map((t: any) => t.name).sort(), `${page}: every section is in the navigation`);
-    assert.deepEqual(readable.components, doc.components, `${page}: the schemas the operations refer to`);
-  }
-  assert.deepEqual(union, doc.paths, 'the same operations as the public document');
-  // Issue 28: each guide is a page of its own, over a document of its own.
-  for (const [slug, title] of [['getting-started', 'Getting started'], ['webhooks', 'Receiving webhooks'], ['operations', 'Running Merx'], ['operator-console', 'Operator console'], ['contract', 'The contract']]) {
+  // Issue 41: one page per API, the reference whole (its operations and its webhooks).
+  const readable = (await http(svc.url, 'GET', '/docs/openapi.json')).body;
+  assert.deepEqual(readable.paths, doc.paths, 'the same operations as the public document');
+  assert.deepEqual(readable.components, doc.components, 'the schemas the operations refer to');
+  // Issue 41: each guide is a documentation page, rendered here, not an OpenAPI document.
+  for (const [slug, title] of [['getting-started', 'Getting started'], ['webhooks', 'Receiving webhooks'], ['mcp', 'MCP clients'], ['operations', 'Running Merx'], ['operator-console', 'Operator console'], ['contract', 'The contract']]) {
     const guidePage = await http(svc.url, 'GET', `/docs/guides/${slug}`);
     assert.equal(guidePage.status, 200, slug);
-    assert.match(guidePage.text, new RegExp(`data-spec="/docs/guides/${slug}/openapi.json"`));
-    const guide = (await http(svc.url, 'GET', `/docs/guides/${slug}/openapi.json`)).body;
-    assert.equal(guide.info.title, title);
-    assert.ok(guide.info.description.length > 1000, `guide ${slug} has its text`);
-    assert.deepEqual(guide.paths, {}, `${slug}: a guide, not the reference`);
+    assert.ok(guidePage.text.includes(`<h1>${title}</h1>`), slug);
+    assert.ok(guidePage.text.length > 5000, `guide ${slug} has its text`);
+    assert.equal((await http(svc.url, 'GET', `/docs/guides/${slug}/openapi.json`)).status, 404, `${slug}: a guide, not an API document`);
   }
-  const started = (await http(svc.url, 'GET', '/docs/guides/getting-started/openapi.json')).body.info.description;
-  assert.doesNotMatch(started, /\]\((?!#|https?:|\/docs)[^)]*\.md/, 'links between guides point at their pages');
-  assert.match(started, /\]\(\/docs\/guides\/webhooks\)/);
+  assert.match((await http(svc.url, 'GET', '/docs/guides/mcp')).text, /Streamable HTTP/, 'the MCP guide: connecting a client');
   const mcpPage = (await http(svc.url, 'GET', '/docs/mcp/openapi.json')).body;
-  assert.match(mcpPage.info.description, /Streamable HTTP/, 'the MCP page opens with connecting a client');
+  assert.match(mcpPage.info.description, /Streamable HTTP/, 'the MCP page says where the server is');
   const tools = mcpPage.tags.find((t: any) => t.name === 'MCP tools').description as string;
   const key = await freshKeyWithEveryScope();
   const listed = (await http(svc.url, 'POST', '/api/mcp', { token: key, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })).body.result.tools;

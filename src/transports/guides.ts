@@ -9,7 +9,7 @@ export interface Guide {
   file: string;
   /** The page's title at /docs. */
   title: string;
-  /** Where it is served: /docs/guides/<slug> (the MCP guide opens /docs/mcp, beside the tools). */
+  /** Where it is served: /docs/guides/<slug>. */
   slug: string;
 }
 
@@ -25,34 +25,34 @@ export const GUIDES: Guide[] = [
 ];
 
 /** The page a guide is served on. */
-export const guideUrl = (slug: string) => (slug === 'mcp' ? '/docs/mcp' : `/docs/guides/${slug}`);
+export const guideUrl = (slug: string) => `/docs/guides/${slug}`;
 
-/** A heading as the navigation shows it: plain text (Redoc prints a heading's inline code as raw <code> in its sidebar). */
-const plainHeading = (line: string) => line.replace(/`([^`]*)`/g, '$1').replace(/<[^>]+>/g, '');
+/** The address the guides are written for: `npm start`'s. */
+export const WRITTEN_FOR = 'http://localhost:3000';
 
 /**
  * A guide's Markdown for /docs: its first heading is the page's title (so it
- * goes), headings are plain text, links to other guides point at their pages,
- * links to other repository files become plain text, and pictures stay in the
- * repository.
+ * goes), `npm start`'s address is this instance's (issue 41), links to other
+ * guides point at their pages, links to other repository files become plain
+ * text, and pictures stay in the repository.
  */
-export function guideMarkdown(markdown: string): string {
+export function guideMarkdown(markdown: string, baseUrl = WRITTEN_FOR): string {
   const pages = new Map(GUIDES.map((g) => [g.file, guideUrl(g.slug)]));
   return markdown
     .replace(/^# .*\n+/, '')
-    .replace(/^#{1,6} .*$/gm, plainHeading)
+    .replaceAll(WRITTEN_FOR, baseUrl)
     .replace(/!\[[^\]]*\]\([^)]*\)\n?/g, '')
-    .replace(/\[([^\]]+)\]\(([^)#\s]+\.md)(#[^)]*)?\)/g, (whole, text: string, target: string) => {
+    .replace(/\[([^\]]+)\]\(([^)#\s]+\.md)(#[^)]*)?\)/g, (whole, text: string, target: string, anchor?: string) => {
       const page = pages.get(path.basename(target));
-      if (page) return `[${text}](${page})`;
+      if (page) return `[${text}](${page}${anchor ?? ''})`;
       return /^https?:/.test(target) ? whole : `${text} (\`${target.replace(/^(\.\.\/)+/, '')}\` in the repository)`;
     });
 }
 
 /** The guides that exist in this installation, as Markdown for /docs. */
-export function loadGuides(dir = DOCS_DIR): Array<Guide & { markdown: string }> {
+export function loadGuides(baseUrl = WRITTEN_FOR, dir = DOCS_DIR): Array<Guide & { markdown: string }> {
   return GUIDES.filter((g) => fs.existsSync(path.join(dir, g.file))).map((g) => ({
     ...g,
-    markdown: guideMarkdown(fs.readFileSync(path.join(dir, g.file), 'utf8')),
+    markdown: guideMarkdown(fs.readFileSync(path.join(dir, g.file), 'utf8'), baseUrl),
   }));
 }
