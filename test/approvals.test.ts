@@ -101,6 +101,8 @@ test('REST: a write by an approval key answers 202 with the approval (preview, e
   const pending = (await op().call('GET', `/accounts/${t.accountId}/approvals?status=pending`)).data;
   assert.deepEqual(pending.map((a: any) => a.id), [approval.id]);
   assert.equal(pending[0].key_prefix, t.agent.slice(0, 11));
+  assert.equal(pending[0].key_name, 'agent', 'the key by the name it was issued under (issue 41)');
+  assert.equal((await op().call('GET', `/approvals/${approval.id}`)).data.key_name, 'agent');
 });
 
 test('REST: the approved request runs exactly once, for the same arguments only, with the operation\'s own answer', async () => {

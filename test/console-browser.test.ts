@@ -67,7 +67,7 @@ test('the console, signed in with the operator token: key, sink subscription, te
   assert.deepEqual(shipment.body.data.status_events.map((e: any) => e.label), ['Waybill created', 'In transit', 'Delivered to recipient']);
 });
 
-test("an agent's write: 202, the approvals inbox (count, preview, effects, the current order), approved with a reason, run once with Merx-Approval, shown in the request log", { skip }, async () => {
+test("an agent's write: 202, the approvals inbox (count, the change in words, the diff, the order, the key by name, effects), approved with a reason, run once with Merx-Approval; a changed target warned; the request log", { skip }, async () => {
   const result = await runApprovalFlow({ browser, baseUrl: svc.url, adminToken: ADMIN_TOKEN, shotsDir: shots });
   for (const file of result.screenshots) assert.ok(fs.statSync(file).size > 10_000, `${path.basename(file)} was taken`);
   const order = await http(svc.url, 'GET', `/api/v1/orders/${result.orderId}`, { token: result.agentKey });

@@ -75,10 +75,11 @@ type DryRun<Arguments> = Arguments extends { dry_run?: infer Asked } ? Asked : u
 /**
  * The operation's REST body for these arguments: the preview when they ask
  * for a dry run, the result when they do not, either when it depends; plus
- * `_meta`, which run_operation adds as MCP has it (next_cursor of a page).
+ * `_meta`, which run_operation adds as MCP has it (next_cursor of a page, a
+ * versioned resource's etag).
  */
 export type OperationAnswer<N extends OperationName, Arguments> = (DryRun<Arguments> extends true
   ? Preview<N>
   : true extends DryRun<Arguments>
     ? Result<N> | Preview<N>
-    : Result<N>) & { _meta?: { next_cursor?: string } };
+    : Result<N>) & { _meta?: { next_cursor?: string; etag?: string } };

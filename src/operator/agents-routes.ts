@@ -19,7 +19,12 @@ const STATUSES = ['pending', 'approved', 'rejected', 'expired', 'executed'];
 
 /** The operator's view: the approval, the account and the key that asked. */
 const OperatorApproval = Closed(
-  { ...Approval.properties, account_id: Uuid(), key_prefix: Nullable('string', { description: 'The key that asked.' }) },
+  {
+    ...Approval.properties,
+    account_id: Uuid(),
+    key_prefix: Nullable('string', { description: 'The key that asked.' }),
+    key_name: Nullable('string', { description: 'Its name, as the operator gave it when issuing the key.' }),
+  },
   { $id: 'OperatorApproval' },
 );
 const Decision = Closed({

@@ -9,6 +9,7 @@ import { AppError } from '../platform/errors.ts';
 import { SCOPES, PRESETS } from '../platform/scopes.ts';
 import { noExtras, type Operation } from '../platform/operation.ts';
 import { valueOf } from '../platform/json-text.ts';
+import { etagOfData } from '../platform/etag.ts';
 import { execute } from '../platform/execute.ts';
 import { compileValidator, type Validator } from '../platform/validation.ts';
 import { afterCursor, pageOf, sqlParameters } from '../platform/paging.ts';
@@ -195,8 +196,10 @@ export function consoleRoutes(operations: Operation[]) {
           const file = result as { body: Buffer; filename: string };
           return new FileAnswer(op.produces, file.filename, file.body) as never;
         }
-        // What REST sends as headers and MCP in _meta (the next page's cursor) comes in _meta, as MCP has it.
-        if (Object.keys(answer.meta).length) return { ...(valueOf(result) as object), _meta: answer.meta } as never;
+        // What REST sends as headers and MCP in _meta (the next page's cursor, a versioned resource's ETag) comes in _meta,
+        // as MCP has it: the approvals inbox compares the target's ETag with the one the approval was asked under.
+        const meta = { ...answer.meta, ...(op.etag && !preview ? { etag: etagOfData(result) } : {}) };
+        if (Object.keys(meta).length) return { ...(valueOf(result) as object), _meta: meta } as never;
         return result as never;
       },
     }),

@@ -198,8 +198,9 @@ export async function listApprovals(sql: Sql, accountId: string, status: Approva
   if (status === 'expired') where.push(`status IN ('pending', 'approved') AND expires_at <= now()`);
   else if (status === 'pending' || status === 'approved') where.push(`status = '${status}' AND expires_at > now()`);
   else if (status) where.push(`status = '${status}'`);
-  const { rows } = await sql.query<ApprovalView & { key_prefix: string | null }>(
-    `SELECT ${APPROVAL_VIEW}, (SELECT prefix FROM api_keys k WHERE k.id = approvals.key_id) AS key_prefix
+  const { rows } = await sql.query<ApprovalView & { key_prefix: string | null; key_name: string | null }>(
+    `SELECT ${APPROVAL_VIEW}, (SELECT prefix FROM api_keys k WHERE k.id = approvals.key_id) AS key_prefix,
+      (SELECT name FROM api_keys k WHERE k.id = approvals.key_id) AS key_name
        FROM approvals WHERE ${where.join(' AND ')} ORDER BY requested_at DESC, id DESC LIMIT ${limit}`,
     [accountId],
   );
@@ -207,10 +208,11 @@ export async function listApprovals(sql: Sql, accountId: string, status: Approva
 }
 
 /** The operator's view of one approval (any account's): with the key that asked and the account. */
-export async function findApproval(sql: Sql, approvalId: string): Promise<ApprovalView & { account_id: string; key_prefix: string | null }> {
+export async function findApproval(sql: Sql, approvalId: string): Promise<ApprovalView & { account_id: string; key_prefix: string | null; key_name: string | null }> {
   if (!UUID.test(approvalId)) throw notFound('approval');
-  const { rows } = await sql.query<ApprovalView & { account_id: string; key_prefix: string | null }>(
-    `SELECT ${APPROVAL_VIEW}, account_id, (SELECT prefix FROM api_keys k WHERE k.id = approvals.key_id) AS key_prefix FROM approvals WHERE id = $1`,
+  const { rows } = await sql.query<ApprovalView & { account_id: string; key_prefix: string | null; key_name: string | null }>(
+    `SELECT ${APPROVAL_VIEW}, account_id, (SELECT prefix FROM api_keys k WHERE k.id = approvals.key_id) AS key_prefix,
+      (SELECT name FROM api_keys k WHERE k.id = approvals.key_id) AS key_name FROM approvals WHERE id = $1`,
     [approvalId],
   );
   if (!rows[0]) throw notFound('approval');
