@@ -114,7 +114,8 @@ test('operations run as the merchant\'s admin: every scope, dry runs write nothi
   const shipmentId = created.body.data.id;
   assert.equal(created.body.data.status, 'pending');
   const events = (await outboxEvents(svc.service, accountId)).map((e: any) => `${e.event} ${e.data.source}`);
-  for (const event of ['shipment.created api', 'order.status_changed api']) assert.ok(events.includes(event), `${event} in ${events}`);
+  // The console acts as the merchant's admin: its changes are the merchant's (issue 41).
+  for (const event of ['shipment.created merchant', 'order.status_changed merchant']) assert.ok(events.includes(event), `${event} in ${events}`);
   const label = await fetch(`${svc.url}/admin/api/accounts/${accountId}/operations/get_shipment_label`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
@@ -146,4 +147,28 @@ test('GET /accounts/{id}/couriers: all three integrations, which keys of credent
   assert.deepEqual(b.credentials_set.sort(), ['api_key', 'client_id']);
   assert.doesNotMatch(JSON.stringify(listed), /secret-value/);
   assert.equal((await admin('GET', '/accounts/00000000-0000-4000-8000-000000000000/couriers')).status, 404);
+});
+
+test('what the console does is the merchant\'s: its events say source "merchant", a key\'s say "api" (SPEC Webhooks source; issue 41)', async () => {
+  const { op, accountId, key } = await freshTenant(svc.url);
+  await op.call('PUT', `/accounts/${accountId}/couriers/courier_a`, { enabled: true });
+  const byConsole = await op.checkout(accountId);
+  const byKey = await op.checkout(accountId);
+  assert.equal((await run(accountId, 'update_order', { id: byConsole.id, status: 'confirmed', admin_notes: 'called' })).status, 200);
+  assert.equal((await http(svc.url, 'PATCH', `/api/v1/orders/${byKey.id}`, { token: key, body: { status: 'confirmed', admin_notes: 'called' } })).status, 200);
+  const shipped = await run(accountId, 'create_shipment', { order_id: byConsole.id, courier: 'courier_a' });
+  assert.equal(shipped.status, 200, shipped.text);
+  const cancelled = await run(accountId, 'cancel_shipment', { id: shipped.body.data.id });
+  assert.equal(cancelled.status, 200, cancelled.text);
+  const events = await outboxEvents(svc.service, accountId);
+  const attributed = (orderId: string) =>
+    events.filter((e: any) => (e.data.order?.id ?? e.data.order_id) === orderId && e.data.source !== undefined).map((e: any) => [e.event, e.data.source]);
+  const consoleEvents = attributed(byConsole.id);
+  for (const name of ['order.status_changed', 'order.updated', 'shipment.created', 'shipment.cancelled']) {
+    assert.ok(consoleEvents.some(([event]) => event === name), `${name} among ${consoleEvents.join('; ')}`);
+  }
+  assert.deepEqual([...new Set(consoleEvents.map(([, source]) => source))], ['merchant'], consoleEvents.join('; '));
+  assert.deepEqual([...new Set(attributed(byKey.id).map(([, source]) => source))], ['api']);
+  const cancelledShipment = (await http(svc.url, 'GET', `/api/v1/shipments/${shipped.body.data.id}`, { token: key })).body.data;
+  assert.equal(cancelledShipment.status_events.at(-1).source, 'merchant');
 });

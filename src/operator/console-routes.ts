@@ -38,7 +38,7 @@ const OperationSummary = Closed({
 });
 
 /** The operator acts as the merchant's admin: every scope, no key, no plan gate. */
-const operatorCaller = (accountId: string) => ({ accountId, keyId: 'operator', keyPrefix: 'operator', scopes: [...SCOPES], writes: 'direct' as const });
+const operatorCaller = (accountId: string) => ({ accountId, keyId: 'operator', keyPrefix: 'operator', scopes: [...SCOPES], writes: 'direct' as const, source: 'merchant' as const });
 
 async function listAccounts(s: OperatorServices, input: { q?: string; limit: number; cursor?: string }) {
   const { values, bind } = sqlParameters();

@@ -35,6 +35,11 @@ export interface Caller {
   scopes: readonly Scope[];
   /** EXTENSIONS 7: "approval" when this key's writes wait for a person (approvals.ts). */
   writes: 'direct' | 'approval';
+  /**
+   * Whom the changes are attributed to in events (SPEC Webhooks, `source`): "api" for a key (when unset), "merchant"
+   * for the operator console, which acts as the merchant's own admin (issue 41: its actions showed as "api").
+   */
+  source?: 'merchant' | 'api';
 }
 
 export interface AuthenticatedKey extends Caller {

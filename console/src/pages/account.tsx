@@ -1,8 +1,8 @@
 // One account: its header and tabs; each tab is a page of its own.
 import { useState } from 'react';
-import { NavLink, Navigate, Route, Routes, useParams } from 'react-router';
+import { Link, NavLink, Navigate, Route, Routes, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { admin } from '../api';
+import { admin, ApiError } from '../api';
 import type { Account, OperatorInput } from '../api-types';
 import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
 import { KeysTab } from './keys';
@@ -36,7 +36,19 @@ export function useAccount(accountId: string) {
 export function AccountPage() {
   const { accountId = '' } = useParams();
   const account = useAccount(accountId);
-  const pending = usePendingApprovals(accountId).data?.length ?? 0;
+  const pending = usePendingApprovals(account.data ? accountId : undefined).data?.length ?? 0;
+  // Issue 41: an account that cannot be read is said once, without tabs and filters that would each fail again.
+  if (account.error) {
+    const missing = account.error instanceof ApiError && account.error.status === 404;
+    return (
+      <section className="stack">
+        <header className="page-head"><h1>{missing ? 'No such account' : 'Account unavailable'}</h1></header>
+        <ErrorNote error={account.error} />
+        <p><Link to="/accounts">← All accounts</Link></p>
+      </section>
+    );
+  }
+  if (!account.data) return <p className="muted">Loading…</p>;
   return (
     <section>
       <header className="page-head">
@@ -49,7 +61,6 @@ export function AccountPage() {
           )}
         </div>
       </header>
-      <ErrorNote error={account.error} />
       <nav className="tabs" aria-label="Account">
         {TABS.map(([path, label]) => (
           <NavLink key={path} to={`/accounts/${accountId}/${path}`}>

@@ -24,8 +24,9 @@ export function KeysTab({ accountId }: { accountId: string }) {
     onSuccess: () => queries.invalidateQueries({ queryKey: ['keys', accountId] }),
   });
   const active = keys.data?.filter((k) => !k.revoked_at).length ?? 0;
+  const presets = useServiceInfo().data?.presets ?? {};
   return (
-    <div className="grid two wide-left">
+    <div className="grid two keys">
       <div className="stack">
         <p className="muted">{active} of 10 active keys. A key is shown once, when it is issued; lists show its prefix.</p>
         <ErrorNote error={keys.error ?? revoke.error} />
@@ -35,13 +36,13 @@ export function KeysTab({ accountId }: { accountId: string }) {
           rows={keys.data && [...keys.data].reverse()}
           rowKey={(k) => k.id}
           columns={[
-            { header: 'Name', cell: (k) => <strong>{k.name}</strong> },
+            { header: 'Name', cell: (k) => <strong className="key-name">{k.name}</strong> },
             { header: 'Prefix', cell: (k) => <code>{k.prefix}…</code> },
-            { header: 'Scopes', cell: (k) => <span className="scopes">{k.scopes.join(' ')}</span> },
+            { header: 'Scopes', cell: (k) => <Scopes scopes={k.scopes} presets={presets} /> },
             { header: 'Writes', cell: (k) => (k.writes === 'approval' ? <Badge value="approval" /> : <span className="muted">direct</span>) },
             { header: 'Log', cell: (k) => <Link to={`/accounts/${accountId}/requests?key_prefix=${k.prefix}`}>requests</Link> },
-            { header: 'Last used', cell: (k) => <Time at={k.last_used_at} empty="never" /> },
-            { header: 'Created', cell: (k) => <Time at={k.created_at} /> },
+            { header: 'Last used', cell: (k) => <span className="nowrap"><Time at={k.last_used_at} empty="never" /></span> },
+            { header: 'Created', cell: (k) => <span className="nowrap"><Time at={k.created_at} /></span> },
             {
               header: '',
               cell: (k) =>
@@ -71,6 +72,29 @@ export function KeysTab({ accountId }: { accountId: string }) {
         )}
       </Dialog>
     </div>
+  );
+}
+
+/**
+ * A key's scopes in a line or two (issue 41: one per line, they took nine): the
+ * preset's name when they are exactly one, else each resource with read, write
+ * or both; every scope on hover.
+ */
+function Scopes({ scopes, presets }: { scopes: readonly string[]; presets: Record<string, readonly string[]> }) {
+  const sorted = [...scopes].sort().join(' ');
+  const preset = Object.entries(presets).find(([, list]) => [...list].sort().join(' ') === sorted)?.[0];
+  const access = new Map<string, string[]>();
+  for (const scope of scopes) {
+    const [resource, verb] = scope.includes(':') ? scope.split(':') : [scope, ''];
+    access.set(resource, [...(access.get(resource) ?? []), verb]);
+  }
+  const parts = [...access].map(([resource, verbs]) =>
+    verbs.includes('') ? resource : `${resource} ${verbs.includes('read') && verbs.includes('write') ? 'read/write' : verbs.join('/')}`,
+  );
+  return (
+    <span className="scopes" title={scopes.join(' ')}>
+      {preset ? <span className="nowrap"><strong>{preset}</strong> preset</span> : parts.join(' · ')}
+    </span>
   );
 }
 

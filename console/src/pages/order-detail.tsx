@@ -5,10 +5,11 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { runOperation } from '../api';
-import type { Order } from '../api-types';
+import type { Order, Shipment } from '../api-types';
 import { useCourierSlugs, useServiceInfo } from '../service-info';
 import { ORDER_STATUSES } from '../choices';
-import { Badge, ErrorNote, Json, money, Time } from '../components/ui';
+import { Badge, ErrorNote, money, Time } from '../components/ui';
+import { CourierProgress, deliveredTo, deliveryWords, Said, waybillPreviewWords } from '../components/said';
 import { TableScroll } from '../components/table';
 
 export function OrderDetail({ accountId }: { accountId: string }) {
@@ -43,7 +44,7 @@ export function OrderDetail({ accountId }: { accountId: string }) {
             <dt>Email</dt><dd>{o.customer.email ?? '—'}</dd>
             <dt>Phone</dt><dd>{o.customer.phone ?? '—'}</dd>
             <dt>Address</dt><dd>{[o.shipping.address, o.shipping.city, o.shipping.zip].filter(Boolean).join(', ') || '—'}</dd>
-            <dt>Chosen courier</dt><dd>{String(o.shipping.courier_slug ?? '—')} · {String(o.shipping.courier_delivery_mode ?? '')} {o.shipping.courier_office_id ? `office ${o.shipping.courier_office_id}` : ''}</dd>
+            <dt>Chosen courier</dt><dd>{String(o.shipping.courier_slug ?? '—')}{o.shipping.courier_delivery_mode ? ` · ${deliveryWords(o.shipping.courier_delivery_mode, o.shipping.courier_office_id)}` : ''}</dd>
             <dt>Payment</dt><dd>{o.payment_method} · <Badge value={o.payment_status} /></dd>
             <dt>Total</dt><dd>{money(o.total)}</dd>
             <dt>Tracking</dt><dd>{o.tracking_number ? (o.tracking_url ? <a href={o.tracking_url}>{o.tracking_number}</a> : o.tracking_number) : '—'}</dd>
@@ -79,6 +80,8 @@ function ShipmentCard({ accountId, order, onChange }: { accountId: string; order
     mutationFn: (dryRun: boolean) => runOperation(accountId, 'create_shipment', { order_id: order.id, courier, dry_run: dryRun || undefined }),
     onSuccess: (_r, dryRun) => !dryRun && onChange(),
   });
+  // The created waybill (201's data); a dry run answers the plan instead.
+  const made = create.variables === false ? (create.data as { data?: Shipment } | undefined)?.data : undefined;
   const live = order.shipment && ['pending', 'picked_up', 'in_transit', 'delivered'].includes(order.shipment.status);
   return (
     <section className="card stack" aria-label="Shipment">
@@ -105,7 +108,14 @@ function ShipmentCard({ accountId, order, onChange }: { accountId: string; order
           <button type="submit" disabled={create.isPending}>Create shipment</button>
         </form>
       )}
-      {create.data && create.variables && <Json value={create.data} />}
+      <CourierProgress courier={courier || order.shipping.courier_slug || 'the courier'} running={create.isPending && create.variables === false} what="Creating the waybill" />
+      {create.data && create.variables === true && 'courier' in create.data && <Said tone="preview">Preview: {waybillPreviewWords(create.data)}</Said>}
+      {made && (
+        <Said>
+          Waybill created: {made.courier_slug} <code>{made.tracking_number}</code>, {deliveredTo(made.delivery_mode, made.office_id)}
+          {made.cod_amount ? `, cash on delivery ${money(made.cod_amount)}` : ''}.
+        </Said>
+      )}
       <ErrorNote error={create.error} />
     </section>
   );

@@ -7,7 +7,15 @@ import { admin, downloadOperation, runOperation } from '../api';
 import type { Shipment } from '../api-types';
 import { useServiceInfo } from '../service-info';
 import { SHIPMENT_STATUSES } from '../choices';
-import { Badge, ErrorNote, Json, money, Time } from '../components/ui';
+import { Badge, ErrorNote, money, Time } from '../components/ui';
+import { CourierProgress, deliveryWords, Said } from '../components/said';
+
+/** cancel_shipment's answer, or its dry run, in a sentence. */
+function cancelWords(answer: { dry_run?: true; cancellable?: boolean; courier_confirmed?: boolean; note?: string | null }): string {
+  if (answer.dry_run) return answer.cancellable ? 'Preview: this waybill can be cancelled; nothing was sent to the courier.' : 'Preview: this waybill can no longer be cancelled.';
+  const done = answer.courier_confirmed ? 'Cancelled: the courier confirmed it.' : 'Cancelled here; the courier has no cancel call, so tell them yourself.';
+  return answer.note ? `${done} ${answer.note}` : done;
+}
 
 export function ShipmentDetail({ accountId }: { accountId: string }) {
   const { shipmentId = '' } = useParams();
@@ -47,7 +55,8 @@ export function ShipmentDetail({ accountId }: { accountId: string }) {
         </div>
       </header>
       <ErrorNote error={label.error ?? cancel.error} />
-      {cancel.data && <Json value={cancel.data} />}
+      <CourierProgress courier={s.courier_slug ?? 'the courier'} running={cancel.isPending && cancel.variables === false} what="Cancelling the waybill" />
+      {cancel.data && <Said tone={'dry_run' in cancel.data ? 'preview' : 'ok'}>{cancelWords(cancel.data)}</Said>}
       <div className="grid two">
         <section className="card stack" aria-label="Status history">
           <h3>Status history</h3>
@@ -70,7 +79,7 @@ export function ShipmentDetail({ accountId }: { accountId: string }) {
           <section className="card stack" aria-label="Parcel">
             <h3>Parcel</h3>
             <dl className="facts-grid">
-              <dt>Delivery</dt><dd>{s.delivery_mode} {s.office_id ? `office ${s.office_id}` : ''}</dd>
+              <dt>Delivery</dt><dd>{deliveryWords(s.delivery_mode, s.office_id)}</dd>
               <dt>Weight</dt><dd>{s.parcel_weight_g ? `${s.parcel_weight_g} g` : '—'}</dd>
               <dt>Cash on delivery</dt><dd>{money(s.cod_amount)}</dd>
               <dt>Created</dt><dd><Time at={s.created_at} /></dd>

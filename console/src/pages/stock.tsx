@@ -4,7 +4,8 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { runOperation } from '../api';
 import type { StockItem } from '../api-types';
-import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
+import { Badge, ErrorNote, Field, money, Time } from '../components/ui';
+import { Said } from '../components/said';
 import { Pager, Table } from '../components/table';
 import { Select } from '../components/select';
 import { useCursorPages } from '../components/paging';
@@ -82,13 +83,36 @@ function Movements({ accountId, productId, names }: { accountId: string; product
   );
 }
 
+/**
+ * record_stock_movement's answer (or its dry run) in a sentence, with the
+ * product's stock before and after (issue 41: the console showed the JSON).
+ */
+function movementWords({ answer, product, type }: { answer: object; product: StockItem | undefined; type: string }, dryRun: boolean): string {
+  const a = answer as { type?: string; qty?: number; applied?: number; new_cost?: number | null; enables_tracking?: boolean; unit_cost?: number | null };
+  const name = product?.name ?? 'the product';
+  const qty = (dryRun ? a.qty : a.applied) ?? 0;
+  const was = product?.tracked ? (product.stock_quantity ?? 0) : null;
+  const after = was === null ? qty : was + qty;
+  const counted = qty > 0 ? `+${qty}` : String(qty);
+  if (dryRun) {
+    const kind = type === 'delivery' ? `a delivery of ${qty}` : `a correction of ${counted}`;
+    const change = was === null ? `${name} starts being tracked with ${after} in stock` : `${name} goes from ${was} to ${after} in stock`;
+    return `Preview: ${kind}${a.unit_cost != null ? ` at ${money(a.unit_cost)} each` : ''}; ${change}. Nothing was recorded.`;
+  }
+  const stock = was === null ? `${name} is tracked now, ${after} in stock` : `${name}: ${was} → ${after} in stock`;
+  return `Recorded ${type === 'delivery' ? 'a delivery' : 'a correction'} of ${counted}. ${stock}${a.new_cost != null ? `, average cost ${money(a.new_cost)}` : ''}.`;
+}
+
 function RecordMovement({ accountId, products, selected }: { accountId: string; products: StockItem[]; selected: string }) {
   const queries = useQueryClient();
   const [form, setForm] = useState({ product_id: '', type: 'delivery', qty: '10', unit_cost: '', note: '' });
   const productId = form.product_id || selected || products[0]?.product_id || '';
   const record = useMutation({
-    mutationFn: (dryRun: boolean) =>
-      runOperation(accountId, 'record_stock_movement', {
+    // The product as it was when asked, so the sentence can say before and after.
+    mutationFn: async (dryRun: boolean) => ({
+      product: products.find((p) => p.product_id === productId),
+      type: form.type,
+      answer: await runOperation(accountId, 'record_stock_movement', {
         product_id: productId,
         type: form.type,
         qty: Number(form.qty),
@@ -96,6 +120,7 @@ function RecordMovement({ accountId, products, selected }: { accountId: string; 
         note: form.note,
         dry_run: dryRun || undefined,
       }),
+    }),
     onSuccess: (_r, dryRun) => {
       if (dryRun) return;
       queries.invalidateQueries({ queryKey: ['stock', accountId] });
@@ -135,7 +160,7 @@ function RecordMovement({ accountId, products, selected }: { accountId: string; 
         <button type="button" className="secondary" disabled={!productId || record.isPending} onClick={() => record.mutate(true)}>Preview</button>
         <button type="submit" disabled={!productId || record.isPending}>Record</button>
       </div>
-      {record.data && <Json value={record.data} />}
+      {record.data && record.variables !== undefined && <Said tone={record.variables ? 'preview' : 'ok'}>{movementWords(record.data, record.variables)}</Said>}
       <ErrorNote error={record.error} />
     </form>
   );

@@ -89,7 +89,7 @@ export const updateOrderOp = defineOperation({
       });
     }
     const result = await ctx.db.tx((tx) =>
-      changeOrder(tx, { notifier: ctx.notifier }, accountId, id, body, 'api'),
+      changeOrder(tx, { notifier: ctx.notifier }, accountId, id, body, ctx.caller.source ?? 'api'),
     );
     return JsonText.object({ data: result.text, status_changed: result.statusChanged, email_sent: result.emailSent });
   },

@@ -18,6 +18,7 @@ export function isCancellable(shipment: { status: string }): boolean {
 }
 
 export async function cancelShipment(deps: ShipmentDeps & OrderChangeDeps, accountId: string, shipmentId: string, reason: string | null) {
+  const source = deps.source ?? 'api';
   return deps.db.tx(async (tx: Sql) => {
     const shipment = await getShipment(tx, accountId, shipmentId, { lock: true });
     if (!isCancellable(shipment)) throw new AppError('conflict', `a ${shipment.status} shipment cannot be cancelled`, { kind: 'shipment_status' });
@@ -26,7 +27,7 @@ export async function cancelShipment(deps: ShipmentDeps & OrderChangeDeps, accou
     const confirmed = adapter.capabilities.cancel;
     if (confirmed) await adapter.cancelWaybill(await courierAccountFor(tx, deps.couriers, accountId, slug), shipment.tracking_number);
     const now = new Date().toISOString();
-    const event = { at: now, code: 'cancelled', label: reason ? `Cancelled by merchant: ${reason}` : 'Cancelled by merchant', source: 'api' };
+    const event = { at: now, code: 'cancelled', label: reason ? `Cancelled by merchant: ${reason}` : 'Cancelled by merchant', source };
     await tx.query(
       `UPDATE shipments SET status = 'cancelled', last_status_label = $3, last_status_at = $4, status_events = status_events || $5::jsonb,
               updated_at = now() WHERE account_id = $1 AND id = $2`,
@@ -36,12 +37,12 @@ export async function cancelShipment(deps: ShipmentDeps & OrderChangeDeps, accou
     await touchOrder(tx, accountId, shipment.order_id);
     const cancelled = await getShipment(tx, accountId, shipmentId);
     await emit(tx, accountId, 'shipment.cancelled', {
-      shipment: cancelled, order_id: shipment.order_id, courier_cancelled: confirmed, courier_confirmed: confirmed, source: 'api',
+      shipment: cancelled, order_id: shipment.order_id, courier_cancelled: confirmed, courier_confirmed: confirmed, source,
     });
     // SPEC order table: a shipped order is freed for a new waybill when no live shipment remains.
     const order = await findOrder(tx, accountId, shipment.order_id);
     if (order?.status === 'shipped' && !(await liveShipmentOf(tx, accountId, order.id))) {
-      await changeOrder(tx, deps, accountId, order.id, { status: 'processing' }, 'api');
+      await changeOrder(tx, deps, accountId, order.id, { status: 'processing' }, source);
     }
     return { data: cancelled, courier_cancelled: confirmed, courier_confirmed: confirmed, note: confirmed ? null : localOnlyNote(slug) };
   });

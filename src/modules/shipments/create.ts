@@ -106,6 +106,8 @@ export interface ShipmentDeps {
   couriers: CourierAdapters;
   /** Test hook (operator faults, outside production): fail the commit after the courier accepted. */
   failNextCommit: () => boolean;
+  /** Whom the events are attributed to: the caller's source ("api" when unset). */
+  source?: 'merchant' | 'api';
 }
 
 export async function createShipment(deps: ShipmentDeps, accountId: string, input: CreateShipmentInput) {
@@ -133,11 +135,11 @@ export async function createShipment(deps: ShipmentDeps, accountId: string, inpu
         ],
       );
       const shipment = await getShipment(tx, accountId, id);
-      await emit(tx, accountId, 'shipment.created', { shipment, order_id: order.id, source: 'api' });
+      await emit(tx, accountId, 'shipment.created', { shipment, order_id: order.id, source: deps.source ?? 'api' });
       // GAPS: the order's courier, tracking number and tracking URL are set from the waybill (the orders room writes them).
       await recordWaybill(tx, accountId, order, {
         courier: plan.courier, tracking_number: waybill.trackingNumber, tracking_url: adapter.trackingUrl(waybill.trackingNumber),
-      }, 'api');
+      }, deps.source ?? 'api');
       if (deps.failNextCommit()) throw new Error('injected failure after the courier accepted the waybill');
       return shipment;
     });

@@ -23,6 +23,7 @@ const depsOf = (ctx: OperationContext): ShipmentDeps & { notifier: OperationCont
   db: ctx.db,
   couriers: ctx.couriers,
   notifier: ctx.notifier,
+  source: ctx.caller.source,
   failNextCommit: () => {
     const fail = ctx.faults.failNextShipmentCommit;
     ctx.faults.failNextShipmentCommit = false;
