@@ -93,7 +93,11 @@ function Scopes({ scopes, presets }: { scopes: readonly string[]; presets: Recor
   );
   return (
     <span className="scopes" title={scopes.join(' ')}>
-      {preset ? <span className="nowrap"><strong>{preset}</strong> preset</span> : parts.join(' · ')}
+      {preset ? (
+        <span className="nowrap"><strong>{preset}</strong> preset</span>
+      ) : (
+        parts.map((part, i) => <span key={part}>{i > 0 && ' · '}<span className="nowrap">{part}</span></span>)
+      )}
     </span>
   );
 }
