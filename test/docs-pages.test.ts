@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestService, http, freshTenant, type TestService } from './helpers/harness.ts';
 import { GUIDES } from '../src/transports/guides.ts';
+import { assertResponseMatches } from './helpers/openapi-validator.ts';
 
 let svc: TestService;
 const BASE = 'https://merx.example.test';
@@ -157,5 +158,24 @@ test('a curl sample runs as written once its placeholders are filled: the body i
     const body = /-d '((?:[^']|'\\'')*)'/.exec(op['x-codeSamples'][0].source)![1].replace(/'\\''/g, "'");
     const res = await http(svc.url, method.toUpperCase(), pathTemplate, { token: key, rawBody: body, headers: { 'content-type': 'application/json', 'X-Merx-Dry-Run': '1' } });
     assert.ok(res.status < 300, `${op.operationId}: the sample body is accepted (${res.status} ${res.text})`);
+  }
+});
+
+test('the public documents cite no internal section ("EXTENSIONS 6", "SPEC"), and a simple read lists only the refusals it gives', async () => {
+  for (const path of ['/api/v1/openapi.json', '/admin/api/openapi.json', '/docs/mcp/openapi.json']) {
+    const text = (await http(svc.url, 'GET', path)).text;
+    assert.doesNotMatch(text, /\b(EXTENSIONS|SPEC|GAPS|DESIGN|OPERATOR_API)\b/, path);
+  }
+  const doc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
+  assert.deepEqual(Object.keys(doc.paths['/api/v1/orders'].get.responses), ['200', '304', '400', '401', '403', '429', 'default']);
+  assert.deepEqual(Object.keys(doc.paths['/api/v1/orders/{id}'].get.responses), ['200', '304', '400', '401', '403', '404', '429', 'default']);
+  assert.ok(doc.paths['/api/v1/shipments'].post.responses['502'], 'a waybill is the courier\'s work: 502 listed');
+  assert.equal(doc.paths['/api/v1/orders'].get.responses['502'], undefined);
+  // What any request can meet is still documented, once: the default answer, in the error shape.
+  const tooBig = await http(svc.url, 'GET', '/api/v1/orders', { headers: { 'x-filler': 'x'.repeat(20_000) } });
+  assert.equal(tooBig.status, 431);
+  assertResponseMatches(doc, 'get', '/api/v1/orders', tooBig);
+  for (const item of Object.values(doc.paths) as Array<Record<string, any>>) {
+    for (const op of Object.values(item)) assert.match(op.responses.default?.description ?? '', /^Any other refusal, in the same shape: .*500 internal_error/, op.operationId);
   }
 });

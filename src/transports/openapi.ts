@@ -4,6 +4,7 @@ import type { TObject, TSchema } from 'typebox';
 import { ErrorBody } from '../platform/schema.ts';
 import { withComponentRefs } from './schema-refs.ts';
 import { codeSamples } from './code-samples.ts';
+import { withPublicText } from './public-text.ts';
 import type { DescribedRoute } from './described-route.ts';
 
 export type { DescribedRoute };
@@ -112,6 +113,22 @@ const RETRY_AFTER = {
   'Retry-After': { description: 'Seconds to wait before trying again (429; 503 unavailable).', schema: { type: 'integer' } },
 };
 
+const isWrite = (route: DescribedRoute) => (route.annotations ? route.annotations.readOnlyHint === false : route.method !== 'GET');
+
+/** Whether a refusal is one this route gives for its own reasons (its input, its key, its rows, its courier, its feature). */
+function refusalApplies(route: DescribedRoute, code: string): boolean {
+  switch (code) {
+    case '400': return !!(route.params || route.query || route.body);
+    case '401': case '403': case '429': return !route.public;
+    case '404': return !!route.params || (isWrite(route) && !!route.body);
+    case '409': return isWrite(route);
+    // Waybills and labels are the courier's work.
+    case '502': return route.tags?.[0] === 'Shipments' && (isWrite(route) || (route.produces !== undefined && route.produces !== 'application/json'));
+    case '503': return !!route.feature;
+    default: return false;
+  }
+}
+
 export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[]) {
   const components: Record<string, unknown> = {};
   const errorSchema = withComponentRefs(ErrorBody, components, false);
@@ -160,9 +177,19 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
             content: { 'application/json': { schema: approval } },
           };
     }
+    const rare: string[] = [];
     for (const [code, description] of Object.entries(info.errorStatuses)) {
+      if (!refusalApplies(route, code)) {
+        rare.push(`${code} ${description}`);
+        continue;
+      }
       const errorHeaders = code === '429' || code === '503' ? { ...headers, ...RETRY_AFTER } : headers;
       responses[code] = { description, headers: errorHeaders, content: { 'application/json': { schema: errorSchema } } };
+    }
+    // Issue 41: a simple read listed 14 statuses. The ones this route gives for its own reasons are listed; what any
+    // request can meet (a wrong method, a slow or huge request, an unreachable database) is one `default`, same shape.
+    if (rare.length) {
+      responses.default = { description: `Any other refusal, in the same shape: ${rare.join('; ')}.`, headers: { ...headers, ...RETRY_AFTER }, content: { 'application/json': { schema: errorSchema } } };
     }
     if (versioning && takesIdempotencyKey(route)) {
       responses['412'] = { description: versioning.preconditionFailed, headers: { ...headers, ...etagHeader }, content: { 'application/json': { schema: errorSchema } } };
@@ -210,7 +237,7 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
       },
     ]),
   );
-  return {
+  return withPublicText({
     openapi: '3.1.0',
     info: { title: info.title, version: info.version, description: info.description },
     servers: [{ url: info.serverUrl }],
@@ -221,5 +248,5 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
       schemas: components,
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
     },
-  };
+  });
 }
