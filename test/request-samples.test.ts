@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, http, type TestService } from './helpers/harness.ts';
-import { assertResponseMatches } from './helpers/openapi-validator.ts';
+import { assertResponseMatches, validateResponse } from './helpers/openapi-validator.ts';
 import { parseCurl, sendEverySample, type SentSample } from './helpers/sample-requests.ts';
 
 let svc: TestService;
@@ -46,4 +46,34 @@ test('the samples hold values a reader recognises: no schema placeholders, no ou
   assert.deepEqual(JSON.parse(movement.body!), { product_id: '<product_id>', type: 'delivery', qty: 10 });
   const webhook = JSON.parse(parseCurl(doc.paths['/api/v1/webhooks'].post['x-codeSamples'][0].source).body!);
   assert.equal(webhook.url, `${doc.servers[0].url}/api/webhooks/sink`, 'a URL the service takes: its own debug sink');
+});
+
+test('every JSON success has a response sample recorded from a running service, and it validates against its own schema', async () => {
+  const doc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
+  const missing: string[] = [];
+  for (const [template, item] of Object.entries(doc.paths) as Array<[string, Record<string, any>]>) {
+    for (const [method, op] of Object.entries(item)) {
+      const successes = Object.entries(op.responses as Record<string, any>).filter(([code]) => /^2/.test(code));
+      if (!successes.some(([, r]) => r.content?.['application/json'])) continue; // the PDF label
+      // The operation's own success carries the sample (a write's 202 may be an approval, its 200 a dry run).
+      const found = successes.find(([, r]) => r.content?.['application/json']?.example !== undefined);
+      if (!found) {
+        missing.push(op.operationId);
+        continue;
+      }
+      const [status, success] = found;
+      const json = success.content['application/json'];
+      const outcome = validateResponse(doc, method, template, Number(status), json.example, 'application/json');
+      assert.ok(outcome.valid, `${op.operationId}: its sample no longer validates (npm run samples:responses): ${outcome.errors.join('; ')}`);
+    }
+  }
+  assert.deepEqual(missing, [], 'operations without a recorded sample: npm run samples:responses');
+  // Real answers, not the schema's placeholders, in this instance's addresses.
+  const order = doc.paths['/api/v1/orders/{id}'].get.responses['200'].content['application/json'].example.data;
+  assert.equal(typeof order.number, 'number');
+  assert.ok(order.number > 0 && ['pending', 'paid'].includes(order.payment_status), JSON.stringify(order));
+  const shipment = doc.paths['/api/v1/orders/{id}/shipment'].get.responses['200'].content['application/json'].example.data;
+  assert.match(shipment.tracking_number, /\w{6,}/);
+  const sink = doc.paths['/api/v1/webhooks'].post.responses['201'].content['application/json'].example.data.url;
+  assert.ok(sink.startsWith(`${doc.servers[0].url}/api/webhooks/sink?id=`), sink);
 });

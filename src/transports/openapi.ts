@@ -5,6 +5,7 @@ import { ErrorBody } from '../platform/schema.ts';
 import { withComponentRefs } from './schema-refs.ts';
 import { codeSamples } from './code-samples.ts';
 import { withPublicText } from './public-text.ts';
+import { responseSample } from './response-samples.ts';
 import type { DescribedRoute } from './described-route.ts';
 
 export type { DescribedRoute };
@@ -146,8 +147,14 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     const successHeaders = route.location
       ? { ...headers, ...declared, Location: { description: `Where the created resource is read: ${openApiPath(route.location)}.`, schema: { type: 'string' } } }
       : { ...headers, ...etagHeader, ...declared };
+    // A recorded answer of the running service as the sample (issue 41), where the document shows samples.
+    const example = info.codeSamples ? responseSample(route.name, status, info.serverUrl) : undefined;
     const responses: Record<string, unknown> = {
-      [status]: { description: 'Success', headers: successHeaders, content: { [route.produces ?? 'application/json']: { schema: output } } },
+      [status]: {
+        description: 'Success',
+        headers: successHeaders,
+        content: { [route.produces ?? 'application/json']: { schema: output, ...(example === undefined ? {} : { example }) } },
+      },
     };
     if (route.dryRunOutput) {
       const preview = { description: 'Dry-run preview', content: { 'application/json': { schema: withComponentRefs(route.dryRunOutput, components, true) } } };
@@ -155,7 +162,9 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
         responses['200'] = {
           description: 'Success, or the dry-run preview when the dry-run header is set',
           headers: successHeaders,
-          content: { 'application/json': { schema: { anyOf: [output, (preview.content['application/json'] as { schema: unknown }).schema] } } },
+          content: {
+            'application/json': { schema: { anyOf: [output, (preview.content['application/json'] as { schema: unknown }).schema] }, ...(example === undefined ? {} : { example }) },
+          },
         };
       } else {
         responses['200'] = { ...preview, headers: { ...headers, ...etagHeader } };
@@ -169,7 +178,7 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
         ? {
             description: `${own.description}; or, ${info.approvals.accepted}`,
             headers: own.headers,
-            content: { 'application/json': { schema: { anyOf: [own.content['application/json'].schema, approval] } } },
+            content: { 'application/json': { ...own.content['application/json'], schema: { anyOf: [own.content['application/json'].schema, approval] } } },
           }
         : {
             description: info.approvals.accepted,

@@ -69,7 +69,9 @@ export async function sendEverySample(svc: TestService): Promise<SentSample[]> {
     const values: Record<string, string> = {};
     const resource = template.split('/')[3] ?? '';
     if (url.includes('<id>') || url.includes('id=')) {
-      if (resource === 'orders') values.id = await order();
+      // An order's shipment is read of an order that has one.
+      if (resource === 'orders' && template.endsWith('/shipment')) values.id = (await api('GET', `/api/v1/shipments/${await shipment()}`)).data.order_id;
+      else if (resource === 'orders') values.id = await order();
       else if (resource === 'shipments') values.id = await shipment();
       else if (resource === 'products') values.id = await product();
       else if (resource === 'segments') values.id = await segment();
