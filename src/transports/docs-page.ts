@@ -64,6 +64,7 @@ export function renderReferencePage(page: ReferencePage): string {
 <style>
 ${SITE_CSS}
 #reference{padding-top:52px}
+#reference pre,#reference pre code{white-space:pre-wrap!important;overflow-wrap:anywhere}
 @media (max-width:760px){#reference{padding-top:84px}}
 noscript{display:block;padding:80px 20px}
 </style>
