@@ -13,6 +13,8 @@ import { startHttpsReceiver } from '../test/helpers/https-receiver.ts';
 import { checkWidth, readSink, type FitOptions } from '../test/browser/console-fit.ts';
 import { webhookOpsScreens } from './webhook-ops-screens.ts';
 import { walkDocs } from '../test/browser/docs-walk.ts';
+import { walkRoughEdges } from '../test/browser/rough-edges.ts';
+import { startSlowCourier } from '../test/helpers/slow-courier.ts';
 
 const missing = chromiumMissing();
 if (missing) throw new Error(missing);
@@ -38,8 +40,16 @@ try {
   ];
   // EXTENSIONS 7: an agent's write through the approvals inbox, and the request log.
   narrow.push(...(await runApprovalFlow({ browser, baseUrl, adminToken: ADMIN_TOKEN, shotsDir: dir })).screenshots);
-  // Issue 41: the docs site, guides and reference, at 1440 and 390 px.
+  // Issue 41: the docs site, guides and reference, at 1440 and 390 px; the console's rough edges, courier_a answering 3 s late.
   narrow.push(...(await walkDocs({ browser, baseUrl, shotsDir: dir })));
+  const slow = await startSlowCourier(3_000);
+  const slowSvc = await startTestService({ PUBLIC_BASE_URL: 'http://localhost:3000', COURIER_A_URL: `${slow.url}/courier_a` });
+  try {
+    narrow.push(...(await walkRoughEdges({ browser, baseUrl: slowSvc.url.replace('127.0.0.1', 'localhost'), adminToken: ADMIN_TOKEN, shotsDir: dir })).screenshots);
+  } finally {
+    await slowSvc.close();
+    await slow.close();
+  }
   for (const file of [...result.screenshots, ...narrow]) {
     // Smaller files for the repository, where Debian's pngquant is installed (apt-get install pngquant).
     if (fs.existsSync('/usr/bin/pngquant')) execFileSync('/usr/bin/pngquant', ['--force', '--skip-if-larger', '--quality=70-90', '--ext', '.png', file]);

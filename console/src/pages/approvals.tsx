@@ -129,7 +129,7 @@ function ApprovalDetail({ accountId, approval, onClose }: { accountId: string; a
         <button type="button" className="secondary small" onClick={onClose}>Close</button>
       </header>
       <p className="muted">
-        Asked <Time at={approval.requested_at} /> by <strong className="key-name">{approval.key_name ?? 'a deleted key'}</strong>{' '}
+        Asked <Time at={approval.requested_at} /> by <strong>{approval.key_name ?? 'a deleted key'}</strong>{' '}
         (<code>{approval.key_prefix}…</code>), expires <Time at={approval.expires_at} />
         {approval.decided_at && <> · {approval.status === 'rejected' ? 'rejected' : 'approved'} by {approval.decided_by} <Time at={approval.decided_at} /></>}
         {approval.reason && <> · “{approval.reason}”</>}
