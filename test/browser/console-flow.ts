@@ -188,7 +188,8 @@ export async function runConsoleFlow(options: FlowOptions): Promise<FlowResult> 
     const movement = page.getByRole('form', { name: 'Record a movement' });
     await movement.getByLabel('Quantity').fill('25');
     await movement.getByRole('button', { name: 'Preview' }).click();
-    await movement.getByText('"enables_tracking": true').waitFor(WAIT);
+    // Said in words (issue 41): the first delivery starts tracking the product.
+    await movement.getByRole('status').getByText(/starts being tracked with 25 in stock\. Nothing was recorded\./).waitFor(WAIT);
     await movement.getByRole('button', { name: 'Record' }).click();
     await page.getByRole('table', { name: 'Movements' }).getByText('+25').waitFor(WAIT);
     await page.getByRole('table', { name: 'Stock' }).locator('tr', { hasText: 'Product 1' }).first().getByText('25', { exact: true }).waitFor(WAIT);
