@@ -167,8 +167,8 @@ test('the public documents cite no internal section ("EXTENSIONS 6", "SPEC"), an
     assert.doesNotMatch(text, /\b(EXTENSIONS|SPEC|GAPS|DESIGN|OPERATOR_API)\b/, path);
   }
   const doc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
-  assert.deepEqual(Object.keys(doc.paths['/api/v1/orders'].get.responses), ['200', '304', '400', '401', '403', '429', 'default']);
-  assert.deepEqual(Object.keys(doc.paths['/api/v1/orders/{id}'].get.responses), ['200', '304', '400', '401', '403', '404', '429', 'default']);
+  assert.deepEqual(Object.keys(doc.paths['/api/v1/orders'].get.responses), ['200', '304', '400', '401', '403', '429', '503', 'default']);
+  assert.deepEqual(Object.keys(doc.paths['/api/v1/orders/{id}'].get.responses), ['200', '304', '400', '401', '403', '404', '429', '503', 'default']);
   assert.ok(doc.paths['/api/v1/shipments'].post.responses['502'], 'a waybill is the courier\'s work: 502 listed');
   assert.equal(doc.paths['/api/v1/orders'].get.responses['502'], undefined);
   // What any request can meet is still documented, once: the default answer, in the error shape.

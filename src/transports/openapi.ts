@@ -120,12 +120,13 @@ const isWrite = (route: DescribedRoute) => (route.annotations ? route.annotation
 function refusalApplies(route: DescribedRoute, code: string): boolean {
   switch (code) {
     case '400': return !!(route.params || route.query || route.body);
-    case '401': case '403': case '429': return !route.public;
+    case '401': case '403': return !route.public;
+    // Any route may be shed under load (429 or 503 with Retry-After; docs/operations.md, load shedding).
+    case '429': case '503': return true;
     case '404': return !!route.params || (isWrite(route) && !!route.body);
     case '409': return isWrite(route);
     // Waybills and labels are the courier's work.
     case '502': return route.tags?.[0] === 'Shipments' && (isWrite(route) || (route.produces !== undefined && route.produces !== 'application/json'));
-    case '503': return !!route.feature;
     default: return false;
   }
 }
@@ -195,8 +196,8 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
       const errorHeaders = code === '429' || code === '503' ? { ...headers, ...RETRY_AFTER } : headers;
       responses[code] = { description, headers: errorHeaders, content: { 'application/json': { schema: errorSchema } } };
     }
-    // Issue 41: a simple read listed 14 statuses. The ones this route gives for its own reasons are listed; what any
-    // request can meet (a wrong method, a slow or huge request, an unreachable database) is one `default`, same shape.
+    // Issue 41: a simple read listed 15 statuses. The ones this route gives for its own reasons, and load shedding's
+    // 429 and 503, are listed; the rest any request can meet (a wrong method, a slow or huge request) is one `default`.
     if (rare.length) {
       responses.default = { description: `Any other refusal, in the same shape: ${rare.join('; ')}.`, headers: { ...headers, ...RETRY_AFTER }, content: { 'application/json': { schema: errorSchema } } };
     }
