@@ -34,7 +34,9 @@ import { accountRoutes } from './operator/accounts-routes.ts';
 import { storefrontRoutes } from './operator/storefront-routes.ts';
 import { outsideRoutes } from './operator/outside-routes.ts';
 import { agentsRoutes } from './operator/agents-routes.ts';
+import { connectedAppsRoutes } from './operator/connected-apps-routes.ts';
 import { registerConsole } from './operator/console.ts';
+import { registerOAuthServer } from './operator/oauth-server.ts';
 import { consoleRoutes } from './operator/console-routes.ts';
 import { clientErrorHandler, drainRefusedBody, frameworkErrorHandler } from './transports/client-error.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from './platform/json-depth.ts';
@@ -48,7 +50,7 @@ export const operations: Operation[] = [
 ];
 /** Routes outside the API-key operations (no key; each checks its own token or id). */
 export const publicRoutes = (): PublicRoute[] => [sinkRoute, ...courierPushRoutes()];
-export const adminRoutes: AdminRoute[] = [...accountRoutes, ...agentsRoutes, ...storefrontRoutes, ...outsideRoutes, ...consoleRoutes(operations)];
+export const adminRoutes: AdminRoute[] = [...accountRoutes, ...agentsRoutes, ...connectedAppsRoutes, ...storefrontRoutes, ...outsideRoutes, ...consoleRoutes(operations)];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -237,6 +239,7 @@ export async function buildApp(services: OperatorServices, options: { reactions?
   registerMcp(app, services, operations);
   registerAdminRoutes(app, services, adminRoutes);
   registerPublicRoutes(app, services, publicRoutes());
+  registerOAuthServer(app, services);
   // COURIER_MODE=live never mounts the simulator.
   if (services.courierSimulator) registerCourierSimulator(app, services.courierSimulator);
   registerConsole(app);

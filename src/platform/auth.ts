@@ -13,13 +13,7 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 
 export function generateApiKey(): { key: string; prefix: string; hash: string } {
   // 40 characters of base62 from rejection-free bytes: ~238 bits of entropy.
-  let body = '';
-  while (body.length < 40) {
-    for (const byte of crypto.randomBytes(64)) {
-      if (byte < 248 && body.length < 40) body += ALPHABET[byte % 62];
-    }
-  }
-  const key = KEY_PREFIX + body;
+  const key = randomToken(KEY_PREFIX);
   return { key, prefix: key.slice(0, PUBLIC_PREFIX_LENGTH), hash: hashApiKey(key) };
 }
 
@@ -44,6 +38,39 @@ export interface Caller {
 
 export interface AuthenticatedKey extends Caller {
   plan: string;
+  /** An OAuth access token's end (ms since the epoch); an API key has none. */
+  expiresAt?: number;
+}
+
+/** EXTENSIONS 10: OAuth access and refresh tokens (src/modules/oauth/), told from API keys by their shape. */
+export const ACCESS_TOKEN_PREFIX = 'merx_at_';
+export const REFRESH_TOKEN_PREFIX = 'merx_rt_';
+export const MCP_PATH = '/api/mcp';
+/** RFC 9728 protected resource metadata of /api/mcp (src/operator/oauth-server.ts). */
+export const RESOURCE_METADATA_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`;
+
+/** EXTENSIONS 10: a 401 from /api/mcp points to its resource metadata, so a client finds the authorization server. */
+export function resourceMetadataChallenge(publicBaseUrl: string): string {
+  return `Bearer resource_metadata="${publicBaseUrl}${RESOURCE_METADATA_PATH}"`;
+}
+
+/** A grant's public prefix in the request log: `merx_oa` and 4 characters. */
+export const GRANT_KEY_PREFIX = 'merx_oa';
+const ACCESS_TOKEN_SHAPE = /^merx_at_[A-Za-z0-9]{40}$/;
+
+export function isAccessTokenShaped(token: string): boolean {
+  return ACCESS_TOKEN_SHAPE.test(token);
+}
+
+/** 40 characters of base62 after `prefix` (~238 bits), as API keys are made. */
+export function randomToken(prefix: string): string {
+  let body = '';
+  while (body.length < 40) {
+    for (const byte of crypto.randomBytes(64)) {
+      if (byte < 248 && body.length < 40) body += ALPHABET[byte % 62];
+    }
+  }
+  return prefix + body;
 }
 
 export function bearerToken(header: string | undefined): string | null {
@@ -71,6 +98,28 @@ export async function lookupKey(sql: Sql, keyHash: string): Promise<Authenticate
   if (!row) throw unauthorized();
   if (!row.active) throw unauthorized('the account behind this key is deactivated');
   return { keyId: row.id, accountId: row.account_id, keyPrefix: row.prefix, scopes: row.scopes, writes: row.writes, plan: row.plan };
+}
+
+/**
+ * EXTENSIONS 10: an OAuth access token, live and unexpired, as the grant's
+ * backing key (its prefix, scopes, approval mode) and its account, or 401.
+ */
+export async function lookupAccessToken(sql: Sql, tokenHash: string): Promise<AuthenticatedKey> {
+  const { rows } = await sql.query<{
+    id: string; account_id: string; prefix: string; scopes: Scope[]; writes: 'direct' | 'approval'; plan: string; active: boolean; expires_ms: number;
+  }>(
+    `SELECT k.id, k.account_id, k.prefix, k.scopes, k.writes, a.plan, a.active, (extract(epoch FROM t.expires_at) * 1000)::float8 AS expires_ms
+       FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id JOIN api_keys k ON k.id = g.key_id JOIN accounts a ON a.id = k.account_id
+      WHERE t.token_hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > now() AND k.revoked_at IS NULL`,
+    [tokenHash],
+    { prepared: true },
+  );
+  const row = rows[0];
+  if (!row) throw unauthorized('missing, expired or revoked access token');
+  if (!row.active) throw unauthorized('the account behind this token is deactivated');
+  return {
+    keyId: row.id, accountId: row.account_id, keyPrefix: row.prefix, scopes: row.scopes, writes: row.writes, plan: row.plan, expiresAt: row.expires_ms,
+  };
 }
 
 /** Admits a caller holding any of `scopes`; a refusal names the first. */

@@ -23,7 +23,7 @@
 // everything known is forgotten when the connection is back.
 import type { Db } from './db.ts';
 import { isUnavailableError } from './db-health.ts';
-import { bearerToken, hashApiKey, isKeyShaped, lookupKey, type AuthenticatedKey } from './auth.ts';
+import { bearerToken, hashApiKey, isAccessTokenShaped, isKeyShaped, lookupAccessToken, lookupKey, type AuthenticatedKey } from './auth.ts';
 import { AppError, unauthorized } from './errors.ts';
 import type { AuthFailureLimit } from './rate-limit.ts';
 
@@ -108,23 +108,26 @@ export class KeyCache {
    */
   async authenticate(header: string | undefined, clientAddress = 'unknown'): Promise<AuthenticatedKey> {
     const token = bearerToken(header);
-    if (!token || !isKeyShaped(token)) throw unauthorized();
+    // EXTENSIONS 10: an OAuth access token is cached, announced and revoked as its grant's backing key is.
+    const accessToken = !!token && isAccessTokenShaped(token);
+    if (!token || (!accessToken && !isKeyShaped(token))) throw unauthorized();
     const hash = hashApiKey(token);
     const now = Date.now();
-    const known = this.entries.get(hash);
+    let known = this.entries.get(hash);
+    if (known?.key.expiresAt !== undefined && known.key.expiresAt <= now) known = undefined;
     // Issue 38: with no primary no revocation can commit, so what this instance knows still holds.
     const primaryAway = !this.listening && this.db.health.isDown;
-    const key = known && (primaryAway || (this.listening && known.expires > now)) ? known : await this.lookupOrKnown(hash, now, clientAddress, known);
+    const key = known && (primaryAway || (this.listening && known.expires > now)) ? known : await this.lookupOrKnown(hash, accessToken, now, clientAddress, known);
     this.touchLastUsed(key.key.keyId, now);
     return key.key;
   }
 
   /** The key looked up; what this instance knew of it when the primary went away before the health monitor saw it. */
-  private async lookupOrKnown(hash: string, now: number, clientAddress: string, known: Entry | undefined): Promise<Entry> {
+  private async lookupOrKnown(hash: string, accessToken: boolean, now: number, clientAddress: string, known: Entry | undefined): Promise<Entry> {
     await this.failures?.refuseIfLimited(`api-key:${clientAddress}`);
     try {
-      const found = await this.lookup(hash, now, clientAddress);
-      const entry = { key: found.key, expires: now + TTL_MS };
+      const found = await this.lookup(hash, accessToken, now, clientAddress);
+      const entry = { key: found.key, expires: Math.min(now + TTL_MS, found.key.expiresAt ?? Infinity) };
       if (found.storable) this.remember(hash, entry);
       else this.entries.delete(hash);
       return entry;
@@ -136,14 +139,14 @@ export class KeyCache {
   }
 
   /** The key from the database, or its refusal (remembered for UNKNOWN_TTL_MS, and counted against the address). */
-  private async lookup(hash: string, now: number, clientAddress: string): Promise<{ key: AuthenticatedKey; storable: boolean }> {
+  private async lookup(hash: string, accessToken: boolean, now: number, clientAddress: string): Promise<{ key: AuthenticatedKey; storable: boolean }> {
     const known = this.refused.get(hash);
     if (known && known.expires > now) return this.fail(clientAddress, known.error);
     this.refused.delete(hash);
     const generation = this.generation;
     this.lookups++;
     try {
-      const key = await lookupKey(this.db, hash);
+      const key = await (accessToken ? lookupAccessToken : lookupKey)(this.db, hash);
       return { key, storable: this.listening && generation === this.generation };
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'unauthorized') throw err;

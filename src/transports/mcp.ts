@@ -1,7 +1,7 @@
 // POST /api/mcp: a thin JSON-RPC 2.0 layer over the operation registry
 // (DESIGN: MCP). Stateless Streamable HTTP: JSON responses, no sessions.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { requirePlan, requireScope, type AuthenticatedKey } from '../platform/auth.ts';
+import { requirePlan, requireScope, resourceMetadataChallenge, type AuthenticatedKey } from '../platform/auth.ts';
 import { AppError, toAppError } from '../platform/errors.ts';
 import { admits, admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
 import type { StoredAnswer } from '../platform/idempotency.ts';
@@ -314,9 +314,18 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     return null;
   }
 
+  const mcpChallenge = resourceMetadataChallenge(services.config.publicBaseUrl);
+
   async function handle(request: FastifyRequest, reply: FastifyReply) {
     const arrivedAt = new Date(Date.now() - reply.elapsedTime);
-    const key = await services.keys.authenticate(request.headers.authorization, request.ip);
+    const key = await services.keys.authenticate(request.headers.authorization, request.ip).catch((err: unknown) => {
+      // EXTENSIONS 10: the 401 names the protected resource metadata (RFC 9728); SPEC's body is unchanged.
+      // A new error: the key cache hands out the same refusal to REST as well.
+      if (err instanceof AppError && err.code === 'unauthorized') {
+        throw new AppError('unauthorized', err.message, undefined, { headers: { ...err.headers, 'WWW-Authenticate': mcpChallenge } });
+      }
+      throw err;
+    });
     const read = readMessages(request);
     // GAPS check order: 429 before 400.
     const admitted = await countMessages(key, 'refused' in read ? 1 : read.messages.length, reply);

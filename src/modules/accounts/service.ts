@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import type { Sql } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
-import { generateApiKey } from '../../platform/auth.ts';
+import { GRANT_KEY_PREFIX, PUBLIC_PREFIX_LENGTH, generateApiKey, randomToken } from '../../platform/auth.ts';
 import type { Scope } from '../../platform/scopes.ts';
 
 /** SPEC Authentication 4. */
@@ -66,7 +66,7 @@ export async function issueKey(tx: Sql, accountId: string, name: string, scopes:
   const { rowCount } = await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
   if (!rowCount) throw notFound('account');
   const { rows: active } = await tx.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL',
+    "SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL AND kind = 'api_key'",
     [accountId],
   );
   if (active[0].n >= MAX_ACTIVE_KEYS) {
@@ -80,9 +80,25 @@ export async function issueKey(tx: Sql, accountId: string, name: string, scopes:
   return { data: rows[0], key: generated.key };
 }
 
+/**
+ * EXTENSIONS 10: the key an OAuth grant stands on (src/modules/oauth/grants.ts). It is no API key: no
+ * bearer hashes to it, it is not listed with the account's keys and takes none of their ten slots; its
+ * prefix names the grant in the request log.
+ */
+export async function issueGrantKey(tx: Sql, accountId: string, clientName: string, scopes: Scope[], writes: 'direct' | 'approval') {
+  const id = crypto.randomUUID();
+  const prefix = randomToken(GRANT_KEY_PREFIX).slice(0, PUBLIC_PREFIX_LENGTH);
+  const { rows } = await tx.query<{ id: string; prefix: string }>(
+    `INSERT INTO api_keys (id, account_id, name, prefix, key_hash, scopes, writes, kind)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'oauth_grant') RETURNING id, prefix`,
+    [id, accountId, clientName.slice(0, 200), prefix, `grant:${id}`, [...new Set(scopes)], writes],
+  );
+  return rows[0];
+}
+
 export async function listKeys(sql: Sql, accountId: string) {
   await getAccount(sql, accountId);
-  const { rows } = await sql.query(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`, [accountId]);
+  const { rows } = await sql.query(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 AND kind = 'api_key' ORDER BY created_at, id`, [accountId]);
   return rows;
 }
 

@@ -61,7 +61,7 @@ export interface OutgoingDelivery {
  * CPU, so one is kept until the file changes (checked at most once a second).
  */
 let cachedContext: { stamp: string; context: tls.SecureContext | undefined; checkedAt: number } | null = null;
-function trustedContext(): { stamp: string; context: tls.SecureContext | undefined } {
+export function trustedContext(): { stamp: string; context: tls.SecureContext | undefined } {
   const file = process.env.NODE_EXTRA_CA_CERTS;
   if (!file) return { stamp: '', context: undefined };
   const now = Date.now();
@@ -79,7 +79,7 @@ function trustedContext(): { stamp: string; context: tls.SecureContext | undefin
   }
 }
 
-function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
+export function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
   return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     if (options?.all) callback(null, [{ address, family }]);
     else callback(null, address, family);
