@@ -4,6 +4,7 @@
 // token, tools, a call, refresh, revocation), and every refusal §10 lists.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -228,10 +229,20 @@ test('authorize: a wrong credential answers 401 with the page and redirects nowh
     assert.equal(empty.location, null);
     assert.match(empty.text, /at least one scope/);
   }
-  // Asked orders:read and orders:write, held orders:read: the grant is orders:read.
-  const code = await consent(base, request, t.key);
-  const { verifier } = pkce();
-  assert.ok(code && verifier);
+});
+
+test('granted = asked, chosen and held: a key holding orders:read that is asked orders:read and orders:write grants orders:read', async () => {
+  const t = await freshTenant(base, { scopes: ['orders:read'] });
+  const { tokens } = await connectedClient(base, t.key);
+  assert.equal(tokens.scope, 'orders:read');
+  assert.equal(tokens.token_type, 'Bearer');
+  assert.equal(tokens.expires_in, 3600);
+  // Token secrets are kept only as hashes.
+  const kept = (value: string) => svc.service.db.query('SELECT 1 FROM oauth_tokens WHERE token_hash = $1', [value]).then((r) => r.rows.length);
+  for (const secret of [tokens.access_token, tokens.refresh_token]) {
+    assert.equal(await kept(secret), 0);
+    assert.equal(await kept(crypto.createHash('sha256').update(secret).digest('hex')), 1);
+  }
 });
 
 test('the operator token consents for the account it names', async () => {
@@ -325,7 +336,8 @@ test('scopes outside the grant answer 403 scope_missing; the account plan rules 
   assert.equal(rest.body.error.code, 'scope_missing');
   const mcp = await rpc(base, tokens.access_token, toolCall('list_webhooks', {}));
   assert.equal(mcp.status, 200);
-  assert.ok(mcp.body.error || mcp.body.result?.isError, mcp.text);
+  assert.equal(mcp.body.result.isError, true, mcp.text);
+  assert.deepEqual(mcp.body.result.structuredContent, { error: 'SCOPE', reason: 'this API key lacks the scope webhooks:read' });
   await operator(base).call('PATCH', `/accounts/${t.accountId}`, { plan: 'free' });
   const free = await http(base, 'GET', '/api/v1/orders', { token: tokens.access_token });
   assert.equal(free.status, 403);
