@@ -9,6 +9,7 @@ import { startTestService, http, ADMIN_TOKEN } from '../test/helpers/harness.ts'
 import { chromiumMissing, launchChromium } from '../test/helpers/browser.ts';
 import { runConsoleFlow } from '../test/browser/console-flow.ts';
 import { runApprovalFlow } from '../test/browser/approval-flow.ts';
+import { runConsentFlow } from '../test/browser/consent-flow.ts';
 import { startHttpsReceiver } from '../test/helpers/https-receiver.ts';
 import { checkWidth, readSink, type FitOptions } from '../test/browser/console-fit.ts';
 import { webhookOpsScreens } from './webhook-ops-screens.ts';
@@ -49,6 +50,14 @@ try {
   } finally {
     await slowSvc.close();
     await slow.close();
+  }
+  // EXTENSIONS 10: the OAuth consent page and Connected apps, on a service whose PUBLIC_BASE_URL is its own address (the resource is checked).
+  const consentPort = Number(process.env.PORT ?? '31480') + 1;
+  const consentSvc = await startTestService({ PORT: String(consentPort), PUBLIC_BASE_URL: `http://127.0.0.1:${consentPort}` });
+  try {
+    for (const width of [1440, 390]) narrow.push(...(await runConsentFlow({ browser, baseUrl: consentSvc.url, adminToken: ADMIN_TOKEN, width, shotsDir: dir })).screenshots);
+  } finally {
+    await consentSvc.close();
   }
   for (const file of [...result.screenshots, ...narrow]) {
     // Smaller files for the repository, where Debian's pngquant is installed (apt-get install pngquant).

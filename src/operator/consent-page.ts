@@ -26,6 +26,7 @@ h1{font-size:20px;margin:0 0 4px}p.sub{color:var(--muted);margin:0 0 16px;overfl
 fieldset{border:1px solid var(--line);border-radius:var(--radius);margin:0 0 16px;padding:12px}
 legend{font-weight:600;padding:0 4px}
 label.scope{display:flex;gap:8px;align-items:center;padding:4px 0;font-family:ui-monospace,monospace;font-size:14px}
+label.choice{display:flex;gap:8px;align-items:center;padding:4px 0}
 label.field{display:block;font-weight:600;margin:0 0 4px}
 input[type=password],input[type=text]{width:100%;padding:10px;border:1px solid var(--line);border-radius:6px;font:inherit}
 .hint{color:var(--muted);font-size:13px;margin:4px 0 12px}
@@ -57,8 +58,8 @@ ${view.error ? `<p class="error" role="alert">${escape(view.error)}</p>` : ''}
 <fieldset><legend>Scopes to grant</legend>${scopes}
 <p class="hint">Only the scopes your API key holds can be granted.</p></fieldset>
 <fieldset><legend>Writes</legend>
-<label class="scope"><input type="radio" name="approval" value="on" checked> Writes wait for my approval</label>
-<label class="scope"><input type="radio" name="approval" value="off"> Writes run at once</label>
+<label class="choice"><input type="radio" name="approval" value="on" checked> Writes wait for my approval</label>
+<label class="choice"><input type="radio" name="approval" value="off"> Writes run at once</label>
 <p class="hint">Changes the app asks for appear in the console's approvals inbox; nothing changes until you approve.</p></fieldset>
 <label class="field" for="credential">API key of the shop, or the operator token</label>
 <input id="credential" type="password" name="credential" autocomplete="off" required>

@@ -6,6 +6,7 @@ import { admin, ApiError } from '../api';
 import type { Account, OperatorInput } from '../api-types';
 import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
 import { KeysTab } from './keys';
+import { ConnectedAppsTab } from './connected-apps';
 import { WebhooksTab } from './webhooks';
 import { OrdersTab } from './orders';
 import { OrderDetail } from './order-detail';
@@ -21,6 +22,7 @@ const TABS = [
   ['stock', 'Stock'],
   ['webhooks', 'Webhooks'],
   ['keys', 'API keys'],
+  ['apps', 'Connected apps'],
   ['approvals', 'Approvals'],
   ['requests', 'Request log'],
   ['messages', 'Messages'],
@@ -78,6 +80,7 @@ export function AccountPage() {
         <Route path="stock" element={<StockTab accountId={accountId} />} />
         <Route path="webhooks/*" element={<WebhooksTab accountId={accountId} />} />
         <Route path="keys" element={<KeysTab accountId={accountId} />} />
+        <Route path="apps" element={<ConnectedAppsTab accountId={accountId} />} />
         <Route path="approvals" element={<ApprovalsTab accountId={accountId} />} />
         <Route path="requests" element={<RequestLogTab accountId={accountId} />} />
         <Route path="events/:eventId" element={<EventDetail accountId={accountId} />} />
