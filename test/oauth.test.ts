@@ -12,6 +12,7 @@ import { ADMIN_TOKEN, freshTenant, http, operator, startTestService, type TestSe
 import { freePort } from './helpers/service-child.ts';
 import { connectSdk } from './helpers/sdk-client.ts';
 import { rpc, toolCall } from './helpers/mcp.ts';
+import { assertResponseMatches } from './helpers/openapi-validator.ts';
 import {
   MemoryProvider, REDIRECT_URI, authorizationRequest, connectedClient, consent, form, pkce, registerClient,
 } from './helpers/oauth.ts';
@@ -56,6 +57,13 @@ test('protected resource metadata at both well-known paths, and the 401 of /api/
   const rest = await http(base, 'GET', '/api/v1/orders');
   assert.equal(rest.status, 401);
   assert.equal(rest.headers.get('www-authenticate'), 'Bearer realm="Merx API"');
+});
+
+test('the OAuth and well-known routes are documented in docs, not in the API\'s OpenAPI document', async () => {
+  const doc = (await http(base, 'GET', '/api/v1/openapi.json')).body;
+  const paths = Object.keys(doc.paths);
+  assert.ok(paths.length > 10);
+  assert.deepEqual(paths.filter((p) => p.startsWith('/oauth') || p.startsWith('/.well-known')), []);
 });
 
 test('authorization server metadata (RFC 8414) exactly as EXTENSIONS 10 lists it', async () => {
@@ -366,7 +374,11 @@ test('connected apps: the operator lists them (client, scopes, approval mode, cr
   const { clientId, tokens } = await connectedClient(base, t.key, { scope: 'orders:read' });
   assert.equal((await http(base, 'GET', '/api/v1/orders', { token: tokens.access_token })).status, 200);
   const op = operator(base);
-  const apps = (await op.call('GET', `/accounts/${t.accountId}/connected-apps`)).data;
+  // The operator routes are in the operator's OpenAPI document, and their answers match it.
+  const operatorDoc = (await http(base, 'GET', '/admin/api/openapi.json')).body;
+  const listed = await http(base, 'GET', `/admin/api/accounts/${t.accountId}/connected-apps`, { token: ADMIN_TOKEN });
+  assertResponseMatches(operatorDoc, 'GET', `/admin/api/accounts/${t.accountId}/connected-apps`, listed);
+  const apps = listed.body.data;
   assert.equal(apps.length, 1);
   const app = apps[0];
   assert.equal(app.client_id, clientId);
@@ -389,13 +401,15 @@ test('connected apps: the operator lists them (client, scopes, approval mode, cr
   const used = (await op.call('GET', `/accounts/${t.accountId}/connected-apps`)).data[0];
   assert.ok(used.last_used_at, 'last used is stamped');
 
-  const revoked = await op.call('POST', `/connected-apps/${app.id}/revoke`);
-  assert.equal(revoked.data.revoked, true);
+  const revokedRes = await http(base, 'POST', `/admin/api/connected-apps/${app.id}/revoke`, { token: ADMIN_TOKEN });
+  assertResponseMatches(operatorDoc, 'POST', `/admin/api/connected-apps/${app.id}/revoke`, revokedRes);
+  assert.equal(revokedRes.body.data.revoked, true);
   assert.equal((await http(base, 'GET', '/api/v1/orders', { token: tokens.access_token })).status, 401);
   assert.equal((await rpc(base, tokens.access_token, toolCall('list_orders', {}))).status, 401);
   assert.deepEqual((await op.call('GET', `/accounts/${t.accountId}/connected-apps`)).data, []);
   const unknown = await http(base, 'POST', '/admin/api/connected-apps/00000000-0000-4000-8000-000000000000/revoke', { token: ADMIN_TOKEN });
   assert.equal(unknown.status, 404);
+  assertResponseMatches(operatorDoc, 'POST', '/admin/api/connected-apps/00000000-0000-4000-8000-000000000000/revoke', unknown);
 });
 
 test('a client metadata document on a private address is refused by the webhook URL policy (error page, no redirect)', async () => {
