@@ -2,6 +2,7 @@
 // document. The document is fetched under the webhook URL policy: here the
 // operator allows 127.0.0.1 (WEBHOOK_ALLOW_HOSTS, as the webhook tests do), so
 // the receiver can serve it; without that, test/oauth.test.ts shows the refusal.
+// Last, on a service of its own: the consent form's failed-credential limit.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, freshTenant, operator, type TestService } from './helpers/harness.ts';
@@ -75,4 +76,22 @@ test('a metadata document that never answers is given up after 5 s (400 page)', 
   const shown = await page(endpoint.url);
   assert.equal(shown.status, 400);
   assert.match(shown.text, /could not be fetched/);
+});
+
+test('wrong credentials on the consent form count as failed authentications: past the limit 429, with the page', async () => {
+  const limited = await startTestService({ AUTH_FAILURES_PER_WINDOW: '3', PUBLIC_BASE_URL: 'http://127.0.0.1:1' });
+  try {
+    const clientId = (await (await fetch(`${limited.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT_URI] }) })).json()).client_id;
+    const request = { ...authorizationRequest('http://127.0.0.1:1', clientId, pkce().challenge), credential: 'merx_wrongwrongwrongwrongwrongwrongwrongwrong', decision: 'approve' };
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await form(limited.url, '/oauth/authorize', request)).status);
+    assert.deepEqual(statuses.slice(0, 3), [401, 401, 401]);
+    const last = await form(limited.url, '/oauth/authorize', request);
+    assert.equal(last.status, 429);
+    assert.ok(last.headers.get('retry-after'));
+    assert.match(last.headers.get('content-type')!, /text\/html/);
+    assert.equal(last.location, null);
+  } finally {
+    await limited.close();
+  }
 });

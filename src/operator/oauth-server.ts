@@ -12,7 +12,7 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { SCOPES, isScope, type Scope } from '../platform/scopes.ts';
 import { MCP_PATH, RESOURCE_METADATA_PATH, hashApiKey, isKeyShaped, lookupKey } from '../platform/auth.ts';
-import { AppError } from '../platform/errors.ts';
+import { AppError, toAppError } from '../platform/errors.ts';
 import { registerPaths } from '../transports/http-paths.ts';
 import { getAccount } from '../modules/accounts/service.ts';
 import { OAuthError } from '../modules/oauth/oauth-error.ts';
@@ -176,19 +176,18 @@ export function registerOAuthServer(app: FastifyInstance, services: OperatorServ
     });
     scope.setErrorHandler(async (error: Error, request, reply) => {
       if (error instanceof OAuthError) return reply.code(error.status).header('Cache-Control', 'no-store').send(error.toBody());
-      if (error instanceof AppError && (error.code === 'rate_limited' || error.status === 429 || error.status === 503)) {
-        reply.headers(error.headers);
-        if (request.url.startsWith('/oauth/authorize')) return sendPage(reply, error.status, errorPage(error.message));
-        return reply.code(error.status).send({ error: error.status === 429 ? 'slow_down' : 'temporarily_unavailable', error_description: error.message });
-      }
-      if (error instanceof AppError && error.status < 500) {
-        return reply.code(error.status).headers(error.headers).send({ error: 'invalid_request', error_description: error.message });
-      }
-      // Fastify's own refusals (a body too large, unparsable JSON).
+      // Fastify's own refusals (a body too large, a content type it cannot read, unparsable JSON).
       const statusCode = (error as Error & { statusCode?: number }).statusCode;
-      if (statusCode && statusCode < 500) return reply.code(statusCode).send({ error: 'invalid_request', error_description: error.message });
-      request.log.error({ err: error }, 'oauth request failed');
-      return reply.code(500).send({ error: 'server_error', error_description: 'the server could not answer; try again' });
+      if (!(error instanceof AppError) && statusCode && statusCode < 500) {
+        return reply.code(statusCode).send({ error: 'invalid_request', error_description: error.message });
+      }
+      // 429 (failed credentials past the limit), 503 (the database away, load shedding), 500.
+      const refusal = toAppError(error);
+      if (refusal.status >= 500 && refusal.code === 'internal_error') request.log.error({ err: error }, 'oauth request failed');
+      reply.headers(refusal.headers);
+      if (request.url.startsWith('/oauth/authorize')) return sendPage(reply, refusal.status, errorPage(refusal.status === 500 ? 'Merx could not answer; try again.' : refusal.message));
+      const code = refusal.status === 429 || refusal.status === 503 ? 'temporarily_unavailable' : refusal.status < 500 ? 'invalid_request' : 'server_error';
+      return reply.code(refusal.status).send({ error: code, error_description: refusal.status === 500 ? 'the server could not answer; try again' : refusal.message });
     });
 
     scope.get(RESOURCE_METADATA_PATH, async () => resourceMetadata);
