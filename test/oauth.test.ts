@@ -422,3 +422,17 @@ test('a client metadata document on a private address is refused by the webhook 
     assert.match(await res.text(), /URL policy/);
   }
 });
+
+test('retention: codes and access tokens a day past their end are deleted; refresh tokens stay while their grant does', async () => {
+  const t = await freshTenant(base);
+  const { tokens } = await connectedClient(base, t.key);
+  const hash = (secret: string) => crypto.createHash('sha256').update(secret).digest('hex');
+  const grant = (await svc.service.db.query<{ grant_id: string }>('SELECT grant_id FROM oauth_tokens WHERE token_hash = $1', [hash(tokens.access_token)])).rows[0].grant_id;
+  await svc.service.db.query(`UPDATE oauth_tokens SET expires_at = now() - interval '2 days' WHERE token_hash = $1`, [hash(tokens.access_token)]);
+  await svc.service.db.query(`UPDATE oauth_codes SET expires_at = now() - interval '2 days' WHERE grant_id = $1`, [grant]);
+  await operator(base).call('POST', '/jobs/retention/run', {});
+  const left = await svc.service.db.query<{ kind: string }>('SELECT kind FROM oauth_tokens WHERE grant_id = $1', [grant]);
+  assert.deepEqual(left.rows.map((r) => r.kind), ['refresh']);
+  assert.equal((await svc.service.db.query('SELECT 1 FROM oauth_codes WHERE grant_id = $1', [grant])).rows.length, 0);
+  assert.equal((await http(base, 'GET', '/api/v1/orders', { token: tokens.access_token })).status, 401);
+});

@@ -4,7 +4,8 @@ import { pruneEvents } from '../modules/events/retention.ts';
 import { pruneIdempotencyKeys } from '../platform/idempotency.ts';
 import { pruneRetiredSecrets } from '../modules/webhooks/subscriptions.ts';
 import { pruneRequestLogs } from '../platform/request-log.ts';
+import { pruneOAuth } from '../modules/oauth/retention.ts';
 
 export async function runRetention(db: Db, now: Date): Promise<number> {
-  return (await pruneEvents(db, now)) + (await pruneIdempotencyKeys(db, now)) + (await pruneRetiredSecrets(db, now)) + (await pruneRequestLogs(db, now));
+  return (await pruneEvents(db, now)) + (await pruneIdempotencyKeys(db, now)) + (await pruneRetiredSecrets(db, now)) + (await pruneRequestLogs(db, now)) + (await pruneOAuth(db, now));
 }
