@@ -378,7 +378,8 @@ test('POST /api/mcp without a valid key is 401 with WWW-Authenticate and the RES
   for (const token of cases) {
     const res = await rpc(svc.url, token, request('initialize', initParams('2025-06-18')));
     assert.equal(res.status, 401);
-    assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="Merx API"');
+    // EXTENSIONS 10: the challenge names the protected resource metadata (RFC 9728); the body is SPEC's.
+    assert.match(res.headers.get('www-authenticate')!, /^Bearer resource_metadata="http:\/\/[^"]+\/\.well-known\/oauth-protected-resource\/api\/mcp"$/);
     assert.match(res.headers.get('content-type') ?? '(none)', /^application\/json/, 'the JSON error body is labelled as JSON');
     assert.equal(res.body.error.code, 'unauthorized');
     assert.equal(typeof res.body.error.message, 'string');
