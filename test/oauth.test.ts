@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError, auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ADMIN_TOKEN, freshTenant, http, operator, startTestService, type TestService } from './helpers/harness.ts';
 import { freePort } from './helpers/service-child.ts';
 import { connectSdk } from './helpers/sdk-client.ts';
@@ -133,15 +133,18 @@ test('the official SDK client: discovery from the 401, registration, PKCE, conse
     await client.close();
   }
 
-  // Refresh rotates; the previous access token lives until it expires.
-  const refreshed = await form(base, '/oauth/token', {
-    grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: provider.clientInformation()!.client_id, resource: `${base}/api/mcp`,
-  });
-  assert.equal(refreshed.status, 200, refreshed.text);
+  // Refresh through the SDK (its auth() refreshes when it holds a refresh token): it rotates; the previous access token lives until it expires.
+  assert.equal(await auth(provider, { serverUrl: url }), 'AUTHORIZED');
+  const refreshed = { body: provider.tokens()! };
   assert.notEqual(refreshed.body.refresh_token, tokens.refresh_token);
+  assert.notEqual(refreshed.body.access_token, tokens.access_token);
   assert.equal(refreshed.body.scope, 'orders:read shipments:read');
   assert.equal((await http(base, 'GET', '/api/v1/orders', { token: tokens.access_token })).status, 200);
   assert.equal((await http(base, 'GET', '/api/v1/orders', { token: refreshed.body.access_token })).status, 200);
+  const again = new Client({ name: 'oauth-test', version: '1.0.0' });
+  await again.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+  assert.equal((await again.callTool({ name: 'list_orders', arguments: { limit: 1 } })).isError, false);
+  await again.close();
 
   // Revocation (RFC 7009) of the refresh token ends the grant and every access token of it, on both transports.
   const revoked = await form(base, '/oauth/revoke', { token: refreshed.body.refresh_token, client_id: provider.clientInformation()!.client_id });
