@@ -18,6 +18,7 @@ import { webhookOperations } from './modules/webhooks/operations.ts';
 import { productOperations } from './modules/products/operations.ts';
 import { inventoryOperations } from './modules/inventory/operations.ts';
 import { shipmentOperations } from './modules/shipments/operations.ts';
+import { shipmentBatchOperations } from './modules/shipments/batch-operations.ts';
 import { customerOperations } from './modules/customers/operations.ts';
 import { bridgeOperations } from './modules/bridge/operations.ts';
 import { eventOperations } from './modules/events/operations.ts';
@@ -45,7 +46,7 @@ import { newRequestId } from './platform/request-log.ts';
 
 /** Every public operation, in the order the docs list them. */
 export const operations: Operation[] = [
-  ...orderOperations, ...shipmentOperations, ...productOperations, ...inventoryOperations, ...customerOperations,
+  ...orderOperations, ...shipmentOperations, ...shipmentBatchOperations, ...productOperations, ...inventoryOperations, ...customerOperations,
   ...webhookOperations, ...eventOperations, ...bridgeOperations, ...agentOperations,
 ];
 /** Routes outside the API-key operations (no key; each checks its own token or id). */

@@ -20,6 +20,7 @@ import { RequestLog } from './platform/request-log.ts';
 import type { OperatorServices } from './operator/route.ts';
 import { buildApp } from './app.ts';
 import { DeliveryEngine } from './modules/webhooks/engine.ts';
+import { BatchRunner } from './modules/shipments/batch-runner.ts';
 import { createMetricsRegistry } from './platform/metrics.ts';
 import { startSchedules } from './workers/schedule.ts';
 import { createCourierAdapters } from './couriers/adapters.ts';
@@ -80,6 +81,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       faults: { lookupFails: false, failNextShipmentCommit: false },
       notifier,
       deliveries,
+      batches: new BatchRunner(),
       couriers,
       courierSimulator,
       log,
@@ -98,6 +100,8 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     // In simulator mode the couriers live in this process: the adapters and the push URL use the real listening address.
     if (courierSimulator) couriers.setSelfOrigin(`http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
     const stopSchedules = config.workers ? startSchedules(services) : () => {};
+    // EXTENSIONS 8: batches run wherever the workers run; every such instance shares every batch.
+    if (config.workers) await services.batches.start(services);
     return {
       app,
       db,
@@ -106,6 +110,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       services,
       async close() {
         stopSchedules();
+        await services.batches.stop();
         await app.close();
         await services.requestLog.flushed();
         await deliveries.stop();

@@ -55,17 +55,19 @@ export interface CourierAdapter {
   fetchStatuses(account: CourierAccount, trackingNumbers: string[]): Promise<CourierEvent[]>;
 }
 
-export type CourierFailure = 'timeout' | 'unavailable' | 'refused' | 'auth' | 'bad_response' | 'not_supported';
+/** `throttled`: the courier answered 429 (too many requests); like `unavailable` (a 5xx), trying again later may help. */
+export type CourierFailure = 'timeout' | 'unavailable' | 'throttled' | 'refused' | 'auth' | 'bad_response' | 'not_supported';
 
 /** 502 courier_error with details.reason and details.detail (SPEC Shipments). */
 export function courierError(slug: string, reason: CourierFailure, detail: string): AppError {
-  const retryable = reason === 'timeout' || reason === 'unavailable';
+  const retryable = reason === 'timeout' || reason === 'unavailable' || reason === 'throttled';
   return new AppError('courier_error', `${slug}: ${reasonText[reason]}`, { reason, detail }, { retryable });
 }
 
 const reasonText: Record<CourierFailure, string> = {
   timeout: 'the courier did not answer in time',
   unavailable: 'the courier is unavailable',
+  throttled: 'the courier is receiving too many requests',
   refused: 'the courier refused the request',
   auth: 'the courier rejected the integration credentials',
   bad_response: 'the courier answered something unexpected',

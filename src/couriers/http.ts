@@ -81,6 +81,7 @@ async function courierFetch(slug: string, options: CourierHttpOptions, url: stri
 export function failureFor(status: number): CourierFailure | null {
   if (status >= 200 && status < 300) return null;
   if (status === 401 || status === 403) return 'auth';
+  if (status === 429) return 'throttled';
   if (status >= 500) return 'unavailable';
   if (status >= 300 && status < 400) return 'bad_response';
   return 'refused';

@@ -6,6 +6,7 @@ import { listSinkCaptures } from '../modules/webhooks/sink.ts';
 import { JOBS } from '../workers/schedule.ts';
 import { recordCourierEvent } from '../couriers/simulator/routes.ts';
 import type { NormalizedStatus } from '../couriers/adapter.ts';
+import { SIM_MODES, type SimMode } from '../couriers/simulator/simulated-courier.ts';
 import { CourierSlugSchema as Slug, SHIPMENT_STATUSES } from '../modules/shipments/schema.ts';
 import { putIntegration } from '../modules/shipments/integrations.ts';
 import { requireAccount } from '../modules/storefront/service.ts';
@@ -83,16 +84,45 @@ export const outsideRoutes = [
     method: 'POST',
     path: '/courier-sim/:slug/mode',
     tags: ['Outside world'],
-    summary: 'Make a simulated courier accept, refuse or not answer',
-    description: 'ok: accepts; refuse: the courier says no; down: the courier does not answer (callers time out).',
+    summary: 'Make a simulated courier accept, refuse, not answer, throttle or fail',
+    description:
+      'ok: accepts; refuse: the courier says no; down: the courier does not answer (callers time out); throttle: 429 with Retry-After: 1; ' +
+      'error: 500. With times, only the next that many calls get the mode, then the courier returns to ok.',
     params: Closed({ slug: Slug }),
-    body: Closed({ mode: Type.Unsafe<'ok' | 'refuse' | 'down'>({ type: 'string', enum: ['ok', 'refuse', 'down'] }) }),
+    body: Closed({
+      mode: Type.Unsafe<SimMode>({ type: 'string', enum: [...SIM_MODES] }),
+      times: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Only the next this many calls get the mode.' })),
+    }),
     output: Closed({ data: Closed({ slug: Type.String(), mode: Type.String() }) }),
-    handler: async (s, { slug, mode }) => {
+    handler: async (s, { slug, mode, times }) => {
       const simulator = simulatorOf(s);
       if (!(slug in simulator.modes)) throw new AppError('not_found', `the simulator does not play ${slug}`);
-      simulator.modes[slug] = mode;
+      simulator.setMode(slug, mode, times);
       return { data: { slug, mode } };
+    },
+  }),
+  adminRoute({
+    name: 'courier_calls',
+    method: 'GET',
+    path: '/courier-sim/:slug/calls',
+    tags: ['Outside world'],
+    summary: "A simulated courier's last 1,000 calls",
+    description:
+      'Oldest first: when each call arrived (at), which operation (create, cancel, label, track), the HTTP status answered and how long the ' +
+      'answer took (both null while the call is open, and status null when the caller gave up first). Shows order and concurrency from outside.',
+    params: Closed({ slug: Slug }),
+    output: Closed({
+      data: Type.Array(Closed({
+        at: Type.String({ format: 'date-time' }),
+        operation: Type.String(),
+        status: Type.Union([Type.Integer(), Type.Null()]),
+        duration_ms: Type.Union([Type.Number(), Type.Null()]),
+      })),
+    }),
+    handler: async (s, { slug }) => {
+      const simulator = simulatorOf(s);
+      if (!(slug in simulator.modes)) throw new AppError('not_found', `the simulator does not play ${slug}`);
+      return { data: simulator.callsOf(slug) };
     },
   }),
   adminRoute({

@@ -1,4 +1,4 @@
-// The built-in courier simulator: make each courier accept, refuse or not answer.
+// The built-in courier simulator: make each courier accept, refuse, not answer, throttle or fail.
 import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { admin } from '../api';
@@ -12,6 +12,8 @@ const MODES = [
   ['ok', 'Accepts'],
   ['refuse', 'Refuses (courier says no)'],
   ['down', 'Down (does not answer)'],
+  ['throttle', 'Throttles (answers 429)'],
+  ['error', 'Fails (answers 500)'],
 ] as const satisfies ReadonlyArray<readonly [Mode, string]>;
 
 export function CouriersPage() {

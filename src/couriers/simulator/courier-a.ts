@@ -21,8 +21,9 @@ export const simulatedCourierA: SimulatedCourier = {
     const aAuth = (req: FastifyRequest) => req.headers.authorization === `Bearer ${CREDENTIALS.api_token}`;
     const aDeny = { status: 401, body: { error: { code: 'UNAUTHORIZED', message: 'invalid API token' } } };
     app.post(`${base}/v1/shipments`, async (req, reply) => {
-      if (!gate(SLUG, aAuth, aDeny, req, reply)) return reply;
-      if (state.modes[SLUG] === 'refuse') return reply.code(422).send({ error: { code: 'REJECTED', message: 'address not serviceable' } });
+      const mode = gate(SLUG, 'create', aAuth, aDeny, req, reply);
+      if (!mode) return reply;
+      if (mode === 'refuse') return reply.code(422).send({ error: { code: 'REJECTED', message: 'address not serviceable' } });
       const body = req.body as any;
       const parcel = state.register({
         slug: SLUG,
@@ -36,8 +37,9 @@ export const simulatedCourierA: SimulatedCourier = {
       return reply.code(201).send({ shipmentNumber: parcel.trackingNumber, price: { amount: 4.5 + parcel.weightKg * 0.5, currency: 'EUR' } });
     });
     app.post(`${base}/v1/shipments/:n/cancel`, async (req, reply) => {
-      if (!gate(SLUG, aAuth, aDeny, req, reply)) return reply;
-      if (state.modes[SLUG] === 'refuse') return reply.code(409).send({ error: { code: 'NOT_CANCELLABLE', message: 'cancellation refused' } });
+      const mode = gate(SLUG, 'cancel', aAuth, aDeny, req, reply);
+      if (!mode) return reply;
+      if (mode === 'refuse') return reply.code(409).send({ error: { code: 'NOT_CANCELLABLE', message: 'cancellation refused' } });
       const parcel = parcelOf(SLUG, (req.params as { n: string }).n);
       if (!parcel) return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'unknown shipment' } });
       if (['DELIVERED', 'RETURNED', 'REFUSED'].includes(String(lastCode(parcel)))) {
@@ -47,14 +49,16 @@ export const simulatedCourierA: SimulatedCourier = {
       return { cancelled: true };
     });
     app.get(`${base}/v1/shipments/:n/label`, async (req, reply) => {
-      if (!gate(SLUG, aAuth, aDeny, req, reply)) return reply;
-      if (state.modes[SLUG] === 'refuse') return reply.code(422).send({ error: { code: 'REJECTED', message: 'label unavailable' } });
+      const mode = gate(SLUG, 'label', aAuth, aDeny, req, reply);
+      if (!mode) return reply;
+      if (mode === 'refuse') return reply.code(422).send({ error: { code: 'REJECTED', message: 'label unavailable' } });
       const parcel = parcelOf(SLUG, (req.params as { n: string }).n);
       if (!parcel) return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'unknown shipment' } });
       return reply.type('application/pdf').send(await label(parcel));
     });
     app.post(`${base}/v1/tracking`, async (req, reply) => {
-      if (!gate(SLUG, aAuth, aDeny, req, reply)) return reply;
+      const mode = gate(SLUG, 'track', aAuth, aDeny, req, reply);
+      if (!mode) return reply;
       const numbers: string[] = (req.body as any)?.shipmentNumbers ?? [];
       return {
         results: numbers.map((n) => parcelOf(SLUG, n)).filter((p): p is Parcel => p !== null).map((p) => ({

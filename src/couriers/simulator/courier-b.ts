@@ -19,8 +19,9 @@ export const simulatedCourierB: SimulatedCourier = {
     const bDeny = { status: 200, body: { ok: false, error: 'invalid api key or client id' } };
     const bRefused = () => ({ ok: false, error: 'receiver address rejected by the network' });
     app.post(`${base}/api/waybill/create`, async (req, reply) => {
-      if (!gate(SLUG, bAuth, bDeny, req, reply)) return reply;
-      if (state.modes[SLUG] === 'refuse') return bRefused();
+      const mode = gate(SLUG, 'create', bAuth, bDeny, req, reply);
+      if (!mode) return reply;
+      if (mode === 'refuse') return bRefused();
       const body = req.body as any;
       const parcel = state.register({
         slug: SLUG,
@@ -34,8 +35,9 @@ export const simulatedCourierB: SimulatedCourier = {
       return { ok: true, waybill: { awb: parcel.trackingNumber, price_cents: 390 + Math.round(parcel.weightKg * 40) } };
     });
     app.delete(`${base}/api/waybill/:awb`, async (req, reply) => {
-      if (!gate(SLUG, bAuth, bDeny, req, reply)) return reply;
-      if (state.modes[SLUG] === 'refuse') return { ok: false, error: 'cancellation not possible' };
+      const mode = gate(SLUG, 'cancel', bAuth, bDeny, req, reply);
+      if (!mode) return reply;
+      if (mode === 'refuse') return { ok: false, error: 'cancellation not possible' };
       const parcel = parcelOf(SLUG, (req.params as { awb: string }).awb);
       if (!parcel) return { ok: false, error: 'unknown awb' };
       if ([40, 50, 60].includes(Number(lastCode(parcel)))) return { ok: false, error: 'waybill already finished' };
@@ -43,14 +45,16 @@ export const simulatedCourierB: SimulatedCourier = {
       return { ok: true };
     });
     app.get(`${base}/api/waybill/:awb/pdf`, async (req, reply) => {
-      if (!gate(SLUG, bAuth, bDeny, req, reply)) return reply;
-      if (state.modes[SLUG] === 'refuse') return { ok: false, error: 'label service unavailable for this waybill' };
+      const mode = gate(SLUG, 'label', bAuth, bDeny, req, reply);
+      if (!mode) return reply;
+      if (mode === 'refuse') return { ok: false, error: 'label service unavailable for this waybill' };
       const parcel = parcelOf(SLUG, (req.params as { awb: string }).awb);
       if (!parcel) return { ok: false, error: 'unknown awb' };
       return reply.type('application/pdf').send(await label(parcel));
     });
     app.get(`${base}/api/tracking`, async (req, reply) => {
-      if (!gate(SLUG, bAuth, bDeny, req, reply)) return reply;
+      const mode = gate(SLUG, 'track', bAuth, bDeny, req, reply);
+      if (!mode) return reply;
       const awbs = String((req.query as { awb?: string }).awb ?? '').split(',').filter(Boolean);
       return {
         ok: true,

@@ -22,8 +22,9 @@ export const simulatedCourierC: SimulatedCourier = {
       req.headers.authorization === `Basic ${Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.password}`).toString('base64')}`;
     const cDeny = { status: 401, body: { message: 'bad credentials' } };
     app.post(`${base}/parcels`, async (req, reply) => {
-      if (!gate(SLUG, cAuth, cDeny, req, reply)) return reply;
-      if (state.modes[SLUG] === 'refuse') return reply.code(422).send({ message: 'consignee address invalid' });
+      const mode = gate(SLUG, 'create', cAuth, cDeny, req, reply);
+      if (!mode) return reply;
+      if (mode === 'refuse') return reply.code(422).send({ message: 'consignee address invalid' });
       const body = req.body as any;
       const parcel = state.register({
         slug: SLUG,
@@ -37,8 +38,9 @@ export const simulatedCourierC: SimulatedCourier = {
       return reply.code(201).send({ parcel: { barcode: parcel.trackingNumber, tariff: 3.9 } });
     });
     app.get(`${base}/parcels/:barcode/sticker`, async (req, reply) => {
-      if (!gate(SLUG, cAuth, cDeny, req, reply)) return reply;
-      if (state.modes[SLUG] === 'refuse') return reply.code(422).send({ message: 'sticker unavailable' });
+      const mode = gate(SLUG, 'label', cAuth, cDeny, req, reply);
+      if (!mode) return reply;
+      if (mode === 'refuse') return reply.code(422).send({ message: 'sticker unavailable' });
       const parcel = parcelOf(SLUG, (req.params as { barcode: string }).barcode);
       if (!parcel) return reply.code(404).send({ message: 'unknown parcel' });
       return reply.type('application/pdf').send(await label(parcel));

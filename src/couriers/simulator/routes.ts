@@ -34,16 +34,28 @@ function label(parcel: Parcel) {
 export function registerCourierSimulator(app: FastifyInstance, state: SimulatorState, prefix = PREFIX): void {
   const kit: SimulatorKit = {
     state,
-    gate(slug, authorised, deny, req: FastifyRequest, reply: FastifyReply) {
-      if (state.modes[slug] === 'down') {
+    gate(slug, operation, authorised, deny, req: FastifyRequest, reply: FastifyReply) {
+      const done = state.logCall(slug, operation);
+      // A held call is closed by the caller giving up: no status.
+      reply.raw.on('close', () => done(reply.raw.writableFinished ? reply.raw.statusCode : null));
+      const mode = state.takeMode(slug);
+      if (mode === 'down') {
         hold(reply);
-        return false;
+        return null;
+      }
+      if (mode === 'throttle') {
+        void reply.code(429).header('Retry-After', '1').send({ error: 'too many requests' });
+        return null;
+      }
+      if (mode === 'error') {
+        void reply.code(500).send({ error: 'internal error' });
+        return null;
       }
       if (!authorised(req)) {
         void reply.code(deny.status).send(deny.body);
-        return false;
+        return null;
       }
-      return true;
+      return mode;
     },
     parcelOf(slug, tracking) {
       const parcel = state.parcels.get(tracking);

@@ -4,8 +4,23 @@
 import type { FastifyInstance } from 'fastify';
 import type { NormalizedStatus } from '../adapter.ts';
 
-/** OPERATOR_API courier-sim mode: ok accepts, refuse says no, down does not answer. */
-export type SimMode = 'ok' | 'refuse' | 'down';
+/**
+ * OPERATOR_API courier-sim mode: ok accepts, refuse says no, down does not
+ * answer, throttle answers 429 (Retry-After: 1), error answers 500.
+ */
+export const SIM_MODES = ['ok', 'refuse', 'down', 'throttle', 'error'] as const;
+export type SimMode = (typeof SIM_MODES)[number];
+
+/** What a simulated courier calls its operations in the call log. */
+export type SimOperation = 'create' | 'cancel' | 'label' | 'track';
+
+/** OPERATOR_API courier-sim calls: one call as the courier saw it (status and duration null while it is open). */
+export interface SimCall {
+  at: string;
+  operation: string;
+  status: number | null;
+  duration_ms: number | null;
+}
 
 export interface RawEvent {
   at: string;
@@ -35,8 +50,12 @@ export interface ParcelBook {
 /** What the simulator offers a courier's simulated routes. */
 export interface SimulatorKit {
   state: ParcelBook;
-  /** Mode and credentials first, as a courier's gateway would; false when it already answered. */
-  gate(slug: string, authorised: (req: any) => boolean, deny: { status: number; body: unknown }, req: any, reply: any): boolean;
+  /**
+   * Logs the call, then mode and credentials first, as a courier's gateway
+   * would: the mode this call gets (`times` counted down), or null when the
+   * gate already answered (down, throttle, error, bad credentials).
+   */
+  gate(slug: string, operation: SimOperation, authorised: (req: any) => boolean, deny: { status: number; body: unknown }, req: any, reply: any): SimMode | null;
   /** The parcel with this number, when it is this courier's. */
   parcelOf(slug: string, trackingNumber: string): Parcel | null;
   lastCode(parcel: Parcel): string | number | undefined;

@@ -3,7 +3,7 @@
 // (POST /_sim/{slug}/mode {mode}) since the operator API lives in the service.
 import Fastify from 'fastify';
 import { registerCourierSimulator } from './routes.ts';
-import type { SimMode } from './simulated-courier.ts';
+import { SIM_MODES, type SimMode } from './simulated-courier.ts';
 import { SIMULATED_COURIERS } from './simulated-couriers.ts';
 import { SimulatorState } from './state.ts';
 
@@ -17,12 +17,18 @@ export async function standaloneSimulator(port: number, host = '127.0.0.1') {
   registerCourierSimulator(app, state, '');
   app.post('/_sim/:slug/mode', async (request, reply) => {
     const { slug } = request.params as { slug: string };
-    const mode = (request.body as { mode?: SimMode } | undefined)?.mode;
-    if (!(slug in state.modes) || !mode || !['ok', 'refuse', 'down'].includes(mode)) {
-      return reply.code(400).send({ error: `expected /_sim/${Object.keys(state.modes).join('|')}/mode with {mode: ok|refuse|down}` });
+    const { mode, times } = (request.body ?? {}) as { mode?: SimMode; times?: number };
+    const countOk = times === undefined || (Number.isInteger(times) && times >= 1);
+    if (!(slug in state.modes) || !mode || !SIM_MODES.includes(mode) || !countOk) {
+      return reply.code(400).send({ error: `expected /_sim/${Object.keys(state.modes).join('|')}/mode with {mode: ${SIM_MODES.join('|')}, times?: integer >= 1}` });
     }
-    state.modes[slug] = mode;
+    state.setMode(slug, mode, times);
     return { slug, mode };
+  });
+  app.get('/_sim/:slug/calls', async (request, reply) => {
+    const { slug } = request.params as { slug: string };
+    if (!(slug in state.modes)) return reply.code(404).send({ error: `the simulator does not play ${slug}` });
+    return { data: state.callsOf(slug) };
   });
   await app.listen({ port, host });
   const address = app.server.address();
