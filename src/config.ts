@@ -35,6 +35,8 @@ export interface Config {
   /** Couriers' base URLs in live mode, by variable: every COURIER_<X>_URL set (each courier's provider names its own). */
   courierUrls: Record<string, string>;
   courierTimeoutMs: number;
+  /** EXTENSIONS 8: how long a claimed batch item stays this instance's without renewal (a dead instance's items wait this long). */
+  batchLeaseSec: number;
   /** How long a client has to send a whole request, headers and body (REQUEST_TIMEOUT_MS; issue 27): then 408 request_timeout. */
   requestTimeoutMs: number;
   /** SPEC Limits by default; an operator may raise them (benchmarks, dedicated deployments). */
@@ -217,6 +219,7 @@ export function loadConfig(env: Env = process.env): Config {
     courierMode: oneOf(env, 'COURIER_MODE', ['simulator', 'live'] as const, production ? 'live' : 'simulator'),
     courierUrls: courierUrls(env),
     courierTimeoutMs: integer(env, 'COURIER_TIMEOUT_MS', 10_000, 100, 120_000),
+    batchLeaseSec: integer(env, 'BATCH_LEASE_SEC', 15, 1, 600),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     rateLimits: {
       restPerMinute: integer(env, 'RATE_LIMIT_REST_PER_MINUTE', 300, 1, 100_000_000),

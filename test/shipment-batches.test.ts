@@ -287,3 +287,230 @@ test('items: the list envelope in item order, limit 1..200 (default 50), cursor,
   const foreign = await http(svc.url, 'GET', `/api/v1/shipment-batches/${otherBatch.id}/items?limit=1`, { token: t.key });
   assertError(await http(svc.url, 'GET', `${path}?cursor=${encodeURIComponent(foreign.body.next_cursor)}`, { token: t.key }), 400, 'validation_failed');
 });
+
+// ---------------------------------------------------------------- cancel, labels, the running limit
+
+/**
+ * A batch that stays running: courier_a answers every call 429, so its first
+ * 4 items wait between retries (3.5 s of backoff) and the rest wait for a slot.
+ */
+async function hangingBatch(key: string, orders: string[]) {
+  await simMode(svc.url, 'courier_a', 'throttle');
+  const batch = await startBatch(svc.url, key, orders.map((order_id) => ({ order_id })));
+  const running = await waitFor(svc.url, key, batch.id, () => true);
+  return { batch, running };
+}
+
+test('cancel: items not started fail conflict batch_cancelled at once, items in flight finish; a finished batch answers unchanged', async () => {
+  const t = await shipTenant(svc);
+  const orders = await ordersFor(svc, t.accountId, 'courier_a', 10);
+  try {
+    const { batch } = await hangingBatch(t.key, orders);
+    // Wait until the first four are in flight (retrying the throttled courier).
+    for (;;) {
+      const r = await svc.service.db.query(`SELECT count(*)::int AS n FROM shipment_batch_items WHERE batch_id = $1 AND status = 'running'`, [batch.id]);
+      if (r.rows[0].n === 4) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const res = await http(svc.url, 'POST', `/api/v1/shipment-batches/${batch.id}/cancel`, { token: t.key, body: {} });
+    assert.equal(res.status, 200, res.text);
+    const cancelled = res.body.data;
+    assertBatch(cancelled, 'cancel answer');
+    assert.equal(cancelled.state, 'cancelled');
+    assert.deepEqual([cancelled.pending, cancelled.succeeded, cancelled.failed], [4, 0, 6], 'pending counts only the items in flight');
+    assert.equal(cancelled.finished_at, null, 'items in flight still run');
+    const notStarted = await allItems(svc.url, t.key, batch.id, 'status=failed');
+    assert.equal(notStarted.length, cancelled.failed);
+    for (const item of notStarted) {
+      assert.equal(item.error.code, 'conflict');
+      assert.equal(item.error.details.reason, 'batch_cancelled');
+    }
+    await simMode(svc.url, 'courier_a', 'ok');
+    const finished = await waitFinished(svc.url, t.key, batch.id);
+    assert.equal(finished.state, 'cancelled', 'stays cancelled when the last item finishes');
+    assert.equal(finished.pending, 0);
+    // The items in flight finished: the courier took them once it stopped throttling.
+    assert.deepEqual([finished.succeeded, finished.failed], [4, 6]);
+    assert.deepEqual((await allItems(svc.url, t.key, batch.id, 'status=succeeded')).map((i) => i.index), [0, 1, 2, 3]);
+    const again = await http(svc.url, 'POST', `/api/v1/shipment-batches/${batch.id}/cancel`, { token: t.key, body: {} });
+    assert.deepEqual(again.body, { data: finished }, 'a finished batch answers unchanged');
+  } finally {
+    await simMode(svc.url, 'courier_a', 'ok');
+  }
+  const done = await startBatch(svc.url, t.key, [{ order_id: crypto.randomUUID() }]);
+  const finished = await waitFinished(svc.url, t.key, done.id);
+  const res = await http(svc.url, 'POST', `/api/v1/shipment-batches/${done.id}/cancel`, { token: t.key, body: {} });
+  assert.deepEqual(res.body, { data: finished });
+  assert.equal(finished.state, 'done');
+});
+
+/** The bytes of a page's content stream(s), as pdf-lib holds them. */
+function pageContent(page: PDFPage): Buffer {
+  const contents = page.node.Contents();
+  const streams = contents && 'asArray' in contents ? (contents as any).asArray().map((ref: any) => page.doc.context.lookup(ref)) : [contents];
+  return Buffer.concat(streams.map((s: any) => Buffer.from((s as PDFRawStream).contents)));
+}
+
+test('labels: one application/pdf of every succeeded label in item order, pages unchanged; 409 batch_running, 409 no_labels', async () => {
+  const t = await shipTenant(svc);
+  const orders = [
+    ...(await ordersFor(svc, t.accountId, 'courier_b', 1)),
+    ...(await ordersFor(svc, t.accountId, 'courier_a', 1)),
+    ...(await ordersFor(svc, t.accountId, 'courier_c', 2)),
+  ];
+  const ids = [orders[0], crypto.randomUUID(), orders[1], orders[2], orders[3]];
+  const batch = await startBatch(svc.url, t.key, ids.map((order_id) => ({ order_id })));
+  await waitFinished(svc.url, t.key, batch.id);
+  const res = await fetch(`${svc.url}/api/v1/shipment-batches/${batch.id}/labels`, { headers: { authorization: `Bearer ${t.key}` } });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/pdf/);
+  assert.equal(res.headers.get('content-disposition'), `attachment; filename="batch-${batch.id}.pdf"`);
+  const merged = await PDFDocument.load(Buffer.from(await res.arrayBuffer()));
+  const items = (await allItems(svc.url, t.key, batch.id, 'status=succeeded'));
+  assert.equal(items.length, 4);
+  assert.equal(merged.getPageCount(), 4, 'one page per label');
+  for (const [n, item] of items.entries()) {
+    const shipment = await shipmentNow(svc, t.key, item.shipment_id);
+    const single = await fetchLabel(svc, t.key, item.shipment_id);
+    const label = await PDFDocument.load(single.bytes);
+    const page = merged.getPage(n);
+    assert.deepEqual(page.getSize(), label.getPage(0).getSize(), `page ${n}: size unchanged`);
+    const content = pageContent(page);
+    assert.ok(content.equals(pageContent(label.getPage(0))), `page ${n}: the single label's content, unchanged`);
+    assert.ok(pdfText(content).includes(shipment.tracking_number), `page ${n} is item ${item.index}'s label`);
+  }
+
+  const none = await startBatch(svc.url, t.key, [{ order_id: crypto.randomUUID() }]);
+  await waitFinished(svc.url, t.key, none.id);
+  const empty = assertError(await http(svc.url, 'GET', `/api/v1/shipment-batches/${none.id}/labels`, { token: t.key }), 409, 'conflict');
+  assert.equal(empty.details.reason, 'no_labels');
+
+  try {
+    const { batch: hanging } = await hangingBatch(t.key, await ordersFor(svc, t.accountId, 'courier_a', 2));
+    const running = assertError(await http(svc.url, 'GET', `/api/v1/shipment-batches/${hanging.id}/labels`, { token: t.key }), 409, 'conflict');
+    assert.equal(running.details.reason, 'batch_running');
+    await simMode(svc.url, 'courier_a', 'ok');
+    await waitFinished(svc.url, t.key, hanging.id);
+  } finally {
+    await simMode(svc.url, 'courier_a', 'ok');
+  }
+});
+
+test('at most 2 running batches per account: a third gives 429 rate_limited with details.retry_after_sec; once one finishes there is room', async () => {
+  const t = await shipTenant(svc);
+  try {
+    const { batch: first } = await hangingBatch(t.key, await ordersFor(svc, t.accountId, 'courier_a', 5));
+    const second = await startBatch(svc.url, t.key, (await ordersFor(svc, t.accountId, 'courier_a', 5)).map((order_id) => ({ order_id })));
+    const third = await createBatch(svc.url, t.key, [{ order_id: crypto.randomUUID() }]);
+    const error = assertError(third, 429, 'rate_limited');
+    assert.ok(Number.isInteger(error.details.retry_after_sec) && error.details.retry_after_sec > 0);
+    assert.equal(third.headers.get('retry-after'), String(error.details.retry_after_sec));
+    // Another account is not held back; a dry run stores nothing and is not counted.
+    const other = await shipTenant(svc);
+    const elsewhere = await startBatch(svc.url, other.key, [{ order_id: crypto.randomUUID() }]);
+    assert.equal((await createBatch(svc.url, t.key, [{ order_id: crypto.randomUUID() }], DRY)).status, 200);
+    await http(svc.url, 'POST', `/api/v1/shipment-batches/${first.id}/cancel`, { token: t.key, body: {} });
+    const now = await createBatch(svc.url, t.key, [{ order_id: crypto.randomUUID() }]);
+    assert.equal(now.status, 202, `a cancelled batch no longer counts as running: ${now.text}`);
+    await simMode(svc.url, 'courier_a', 'ok');
+    for (const id of [first.id, second.id, now.body.data.id]) await waitFinished(svc.url, t.key, id);
+    await waitFinished(svc.url, other.key, elsewhere.id);
+  } finally {
+    await simMode(svc.url, 'courier_a', 'ok');
+  }
+});
+
+// ---------------------------------------------------------------- the courier's 429 and 500, order and concurrency
+
+test("a courier's 429 and 500 are retried up to 3 times with backoff; the 4th failure fails the item courier_error", async () => {
+  const t = await shipTenant(svc);
+  const [a1, a2] = await ordersFor(svc, t.accountId, 'courier_a', 2);
+  const [b1] = await ordersFor(svc, t.accountId, 'courier_b', 1);
+  const [c1] = await ordersFor(svc, t.accountId, 'courier_c', 1);
+  const before = { a: (await creates('courier_a')).length, b: (await creates('courier_b')).length, c: (await creates('courier_c')).length };
+  try {
+    await simMode(svc.url, 'courier_a', 'throttle', 3); // 3 answers of 429 spread over the two items: both get through
+    await simMode(svc.url, 'courier_b', 'error'); // every call 500: 1 + 3 retries, then courier_error
+    await simMode(svc.url, 'courier_c', 'error', 3); // the third retry succeeds
+    const batch = await startBatch(svc.url, t.key, [a1, a2, b1, c1].map((order_id) => ({ order_id })));
+    const done = await waitFinished(svc.url, t.key, batch.id);
+    assert.deepEqual([done.succeeded, done.failed], [3, 1]);
+    const items = await allItems(svc.url, t.key, batch.id);
+    assert.deepEqual(items.map((i) => i.status), ['succeeded', 'succeeded', 'failed', 'succeeded']);
+    assert.equal(items[2].error.code, 'courier_error');
+    assert.equal(items[2].error.details.reason, 'unavailable');
+    const a = (await creates('courier_a')).slice(before.a);
+    assert.deepEqual(a.map((c) => c.status).sort(), [201, 201, 429, 429, 429]);
+    const b = (await creates('courier_b')).slice(before.b);
+    assert.deepEqual(b.map((c) => c.status), [500, 500, 500, 500], 'one call and 3 retries');
+    const c = (await creates('courier_c')).slice(before.c);
+    assert.deepEqual(c.map((call) => call.status), [500, 500, 500, 201]);
+    // Backoff: each retry waits longer than the one before.
+    const gaps = b.slice(1).map((call, i) => Date.parse(call.at) - Date.parse(b[i].at));
+    assert.ok(gaps[0] >= 400 && gaps[1] > gaps[0] && gaps[2] > gaps[1], `growing waits: ${gaps}`);
+    // The single route answers a 429 the same way (no retry there): courier_error, throttled.
+    await simMode(svc.url, 'courier_a', 'throttle', 1);
+    const [a3] = await ordersFor(svc, t.accountId, 'courier_a', 1);
+    const single = assertError(await createShipment(svc, t.key, { order_id: a3 }), 502, 'courier_error');
+    assert.equal(single.details.reason, 'throttled');
+  } finally {
+    for (const slug of ['courier_a', 'courier_b', 'courier_c'] as const) await simMode(svc.url, slug, 'ok');
+  }
+});
+
+test('items start in request order and at most 4 calls per courier are in flight for one batch (seen in the call log)', async () => {
+  const t = await shipTenant(svc);
+  const a = await ordersFor(svc, t.accountId, 'courier_a', 10);
+  const b = await ordersFor(svc, t.accountId, 'courier_b', 10);
+  const interleaved = a.flatMap((id, i) => [id, b[i]]);
+  const before = { a: (await simCalls(svc.url, 'courier_a')).length, b: (await simCalls(svc.url, 'courier_b')).length };
+  try {
+    // Couriers that hold every call until the service gives up (800 ms): calls overlap as much as the batch lets them.
+    await simMode(svc.url, 'courier_a', 'down');
+    await simMode(svc.url, 'courier_b', 'down');
+    const batch = await startBatch(svc.url, t.key, interleaved.map((order_id) => ({ order_id })));
+    const done = await waitFinished(svc.url, t.key, batch.id);
+    assert.equal(done.failed, 20);
+    for (const [slug, from] of [['courier_a', before.a], ['courier_b', before.b]] as const) {
+      const calls = (await simCalls(svc.url, slug)).slice(from);
+      assert.equal(calls.length, 10, `${slug}: one call per item (a timeout is not retried)`);
+      const most = mostInFlight(calls);
+      assert.ok(most <= 4, `${slug}: at most 4 calls in flight, saw ${most}`);
+      // PGlite runs one transaction at a time (the courier is called inside the order's lock), so only PostgreSQL shows 4 at once.
+      if (POSTGRES) assert.equal(most, 4, `${slug}: the batch uses its 4 slots`);
+    }
+    const { rows } = await svc.service.db.query<{ idx: number; started_at: string }>(
+      'SELECT idx, started_at FROM shipment_batch_items WHERE batch_id = $1 ORDER BY idx', [batch.id],
+    );
+    for (let i = 1; i < rows.length; i++) {
+      assert.ok(Date.parse(rows[i].started_at) >= Date.parse(rows[i - 1].started_at), `item ${i} started no earlier than item ${i - 1}`);
+    }
+  } finally {
+    await simMode(svc.url, 'courier_a', 'ok');
+    await simMode(svc.url, 'courier_b', 'ok');
+  }
+});
+
+// ---------------------------------------------------------------- MCP
+
+test('MCP: create_shipment_batch, get_shipment_batch, list_shipment_batch_items, cancel_shipment_batch (every tool names the batch id)', async () => {
+  const t = await shipTenant(svc);
+  const orders = await ordersFor(svc, t.accountId, 'courier_c', 2);
+  const created = await callTool(svc.url, t.key, 'create_shipment_batch', { items: orders.map((order_id) => ({ order_id })) });
+  assert.equal(created.isError, false, JSON.stringify(created.structuredContent));
+  const batch = created.structuredContent.data;
+  assertBatch(batch);
+  await waitFinished(svc.url, t.key, batch.id);
+  const read = await callTool(svc.url, t.key, 'get_shipment_batch', { id: batch.id });
+  assert.deepEqual(read.structuredContent, (await getBatch(svc.url, t.key, batch.id)).body);
+  const items = await callTool(svc.url, t.key, 'list_shipment_batch_items', { id: batch.id, status: 'succeeded', limit: 1 });
+  assert.deepEqual(items.structuredContent, (await http(svc.url, 'GET', `/api/v1/shipment-batches/${batch.id}/items?status=succeeded&limit=1`, { token: t.key })).body);
+  const cancelled = await callTool(svc.url, t.key, 'cancel_shipment_batch', { id: batch.id });
+  assert.deepEqual(cancelled.structuredContent, read.structuredContent, 'a finished batch is answered unchanged');
+  const dry = await callTool(svc.url, t.key, 'create_shipment_batch', { items: [{ order_id: orders[0] }], dry_run: true });
+  assert.equal(dry.structuredContent.items[0].error.code, 'conflict');
+  const bad = await callTool(svc.url, t.key, 'create_shipment_batch', { items: [{ order_id: orders[0] }, { order_id: orders[0] }] });
+  assert.equal(bad.isError, true);
+  assert.equal(bad.structuredContent.error, 'VALIDATION_FAILED');
+  assert.match(bad.structuredContent.reason, /items\[1\]\.order_id repeats items\[0\]/);
+});

@@ -26,9 +26,6 @@ export const PER_COURIER = 4;
 /** EXTENSIONS 8: a courier's 429 or 5xx is tried again this many times before the item fails courier_error. */
 export const COURIER_RETRIES = 3;
 const BACKOFF_MS = [500, 1000, 2000];
-/** A claim lives this long unless renewed; renewed every RENEW_MS while its item runs. */
-const LEASE_SEC = 15;
-const RENEW_MS = 5_000;
 /** The safety net: a look for runnable work this often (missed notifications, leases of a dead instance). */
 const SWEEP_MS = 5_000;
 /** A graceful stop waits this long for items in flight; the rest are taken over when their leases run out. */
@@ -55,7 +52,9 @@ export class BatchRunner {
     this.services = services;
     this.stopped = false;
     this.unlisten = await services.db.listen(BATCH_CHANNEL, () => this.wake());
-    this.timers = [setInterval(() => this.wake(), SWEEP_MS), setInterval(() => this.renew(), RENEW_MS)];
+    // A claim lives config.batchLeaseSec (BATCH_LEASE_SEC, 15 s) unless renewed; it is renewed three times in that while its item runs.
+    const renewMs = (services.config.batchLeaseSec * 1000) / 3;
+    this.timers = [setInterval(() => this.wake(), Math.min(SWEEP_MS, services.config.batchLeaseSec * 1000)), setInterval(() => this.renew(), renewMs)];
     for (const timer of this.timers) timer.unref();
     this.wake();
   }
@@ -89,7 +88,7 @@ export class BatchRunner {
     const { db } = this.services!;
     for (const batch of await runnableBatches(db)) {
       if (this.stopped) return;
-      const claimed = await db.tx((tx) => claimItems(tx, batch.id, PER_COURIER, LEASE_SEC));
+      const claimed = await db.tx((tx) => claimItems(tx, batch.id, PER_COURIER, this.services!.config.batchLeaseSec));
       for (const item of claimed) {
         const run: Promise<void> = this.runItem(batch, item)
           .catch((err) => this.services!.log.error({ err, batch: item.batchId, index: item.index }, 'shipment batch item failed to record'))
@@ -104,7 +103,7 @@ export class BatchRunner {
 
   private renew(): void {
     if (!this.inFlight.size) return;
-    renewLeases(this.services!.db, [...this.inFlight.values()], LEASE_SEC)
+    renewLeases(this.services!.db, [...this.inFlight.values()], this.services!.config.batchLeaseSec)
       .catch((err) => this.services!.log.warn({ err }, 'renewing shipment batch leases failed'));
   }
 
