@@ -70,6 +70,14 @@ const CHECKS: Record<string, Check> = {
     run: false, why: 'backs up and restores the operator\'s own PostgreSQL (a destructive restore)',
   },
   'docs/operations.md: # two instances on one PostgreSQL and one Redis': { run: false, why: 'a production layout: hosts db and cache, live couriers, two long-running servers' },
+  'docs/shipping-a-day.md: B=http://localhost:3000': { run: true, expect: /^\{"would_ship":[1-9]\d*,"would_fail":\[/ },
+  'docs/shipping-a-day.md: BATCH=$(curl -s -X POST $B/api/v1/shipment-batches -H "Authorization: Bearer $KEY" -H \'content-type: application/json\' \\': {
+    run: true, expect: /^\{"id":"[0-9a-f-]{36}","state":"done","total":20,"succeeded":[1-9]\d*,/,
+  },
+  'docs/shipping-a-day.md: curl -s -o labels.pdf -w \'%{http_code} %{content_type}\\n\' $B/api/v1/shipment-batches/$BATCH/labels -H "Authorization: Bearer $KEY"': {
+    run: true, expect: /^200 application\/pdf$/m,
+  },
+  'docs/shipping-a-day.md: curl -s "$B/api/v1/shipment-batches/$BATCH/items?status=failed&limit=200" -H "Authorization: Bearer $KEY" \\': { run: true, expect: /^\d+\n/ },
   'docs/webhooks.md: npx merx listen --forward-to http://localhost:4000/hooks --key $KEY': { run: true, cwd: 'repo', forever: true, expect: /Ready\. Ctrl-C stops\./ },
 };
 
@@ -98,6 +106,14 @@ before(async () => {
   const sent = await api('POST', `/api/v1/webhooks/${hook.body.data.id}/test`, svc.key);
   assert.equal(sent.body.data?.status, 'delivered', JSON.stringify(sent.body));
   const [capture] = (await api('GET', `/admin/api/webhooks/${hook.body.data.id}/sink`, svc.token)).body.data;
+  // Ship a day's orders: BATCH is "the batch's id from step 2", a finished batch (here of five new orders past the ones the README and integrator-safety walks use).
+  const later = await api('GET', '/api/v1/orders?status=new&limit=10', svc.key);
+  const batch = await api('POST', '/api/v1/shipment-batches', svc.key, { items: later.body.data.slice(5).map((o: { id: string }) => ({ order_id: o.id })) });
+  assert.equal(batch.status, 202, JSON.stringify(batch.body));
+  for (let i = 0; !(await api('GET', `/api/v1/shipment-batches/${batch.body.data.id}`, svc.key)).body.data.finished_at; i++) {
+    assert.ok(i < 600, 'the docs batch finishes');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   fs.writeFileSync(path.join(work, 'body.json'), capture.body);
   env = {
     ...Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !k.startsWith('NODE_TEST')) as [string, string][]),
@@ -110,6 +126,7 @@ before(async () => {
     EVENT: capture.headers['x-merx-event-id'],
     MERX_KEY: svc.key,
     B: svc.base, // integrator-safety: "every example below uses B for the base URL"
+    BATCH: batch.body.data.id,
   };
 });
 

@@ -33,6 +33,8 @@ const SPEC_TOOLS = [
   'list_delivery_attempts', 'recover_webhook_deliveries', 'get_recovery', 'cancel_recovery', 'get_webhook_health',
   // EXTENSIONS 7: listed for every key
   'list_request_logs', 'get_approval',
+  // EXTENSIONS 8
+  'create_shipment_batch', 'get_shipment_batch', 'list_shipment_batch_items', 'cancel_shipment_batch',
 ];
 const ALL_SCOPES = [
   'orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'inventory:write', 'products:read', 'products:write',

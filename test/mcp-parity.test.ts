@@ -68,6 +68,11 @@ const EXTENSION_TOOLS: Record<string, string[]> = {
   get_recovery: ['webhooks:read'],
   cancel_recovery: ['webhooks:write'],
   get_webhook_health: ['webhooks:read'],
+  // EXTENSIONS 8
+  create_shipment_batch: ['shipments:write'],
+  get_shipment_batch: ['shipments:read'],
+  list_shipment_batch_items: ['shipments:read'],
+  cancel_shipment_batch: ['shipments:write'],
 };
 const TOOL_SCOPES: Record<string, string[]> = { ...Object.fromEntries(Object.entries(SPEC_TOOLS).map(([name, scope]) => [name, [scope]])), ...EXTENSION_TOOLS };
 const READ_TOOLS = Object.keys(TOOL_SCOPES).filter((name) => /^(list|get|verify)_/.test(name));
@@ -114,6 +119,10 @@ const REST_TWINS: Record<string, Array<{ method: string; path: string }>> = {
   get_recovery: [{ method: 'get', path: '/api/v1/webhooks/{id}/recoveries/{recovery_id}' }],
   cancel_recovery: [{ method: 'post', path: '/api/v1/webhooks/{id}/recoveries/{recovery_id}/cancel' }],
   get_webhook_health: [{ method: 'get', path: '/api/v1/webhooks/{id}/health' }],
+  create_shipment_batch: [{ method: 'post', path: '/api/v1/shipment-batches' }],
+  get_shipment_batch: [{ method: 'get', path: '/api/v1/shipment-batches/{id}' }],
+  list_shipment_batch_items: [{ method: 'get', path: '/api/v1/shipment-batches/{id}/items' }],
+  cancel_shipment_batch: [{ method: 'post', path: '/api/v1/shipment-batches/{id}/cancel' }],
 };
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';

@@ -40,12 +40,12 @@ test('write operations take Idempotency-Key and document Idempotent-Replayed on 
   }
 });
 
-test('creates that can be read back document Location on their 201', () => {
+test('creates that can be read back document Location on their 201 (a shipment batch, accepted to run, on its 202)', () => {
   for (const op of operations.filter((o) => o.location)) {
-    const created = deref(doc, operationOf(op.method, op.path).responses['201']);
+    const created = deref(doc, operationOf(op.method, op.path).responses[String(op.successStatus)]);
     assert.ok(created.headers.Location, `${op.name}: Location`);
   }
-  assert.deepEqual(operations.filter((o) => o.location).map((o) => o.name).sort(), ['create_product', 'create_shipment']);
+  assert.deepEqual(operations.filter((o) => o.location).map((o) => o.name).sort(), ['create_product', 'create_shipment', 'create_shipment_batch']);
 });
 
 test('the webhooks section describes a delivery: X-Merx-* and webhook-* headers, and the event envelope', () => {

@@ -106,6 +106,16 @@ export const resourceFactories: Record<string, (t: Tenant) => Promise<string>> =
     const { rows } = await t.svc.service.db.query<{ id: string }>(`SELECT id FROM webhook_recoveries WHERE webhook_id = $1 AND state = 'running'`, [newest.id]);
     return rows[0].id;
   },
+  // EXTENSIONS 8: a finished batch whose one item got a waybill (so its labels answer 200), on a fresh checkout order.
+  'shipment-batches': async (t) => {
+    const order = await resourceFactories.orders(t);
+    const id = (await api(t, 'POST', '/api/v1/shipment-batches', { items: [{ order_id: order }] })).data.id;
+    for (let i = 0; i < 400; i++) {
+      if ((await api(t, 'GET', `/api/v1/shipment-batches/${id}`)).data.finished_at) return id;
+      await sleep(25);
+    }
+    throw new Error(`fixture shipment batch ${id} did not finish`);
+  },
   // The account itself (bridge business_id).
   accounts: async (t) => t.accountId,
   briefs: async (t) => (await tool(t, 'submit_brief', briefInput())).brief_id,
@@ -135,6 +145,8 @@ export interface Sample {
    * list (page_id on list_orders) do not belong here.
    */
   targets?: Record<string, string>;
+  /** Resource kinds this operation needs made otherwise than resourceFactories makes them (a running batch for a cancel). */
+  factories?: Record<string, (t: Tenant) => Promise<string>>;
 }
 
 /**
@@ -155,6 +167,9 @@ export const samples: Record<string, Sample> = {
   create_shipment: { targets: { order_id: 'orders' }, body: () => ({ weight_g: 1500 }) },
   cancel_shipment: { body: () => ({ reason: 'cancelled by the registry walk' }) },
   get_shipment: { targets: { id: 'shipments' } },
+  create_shipment_batch: { body: async (t) => ({ items: [{ order_id: await resourceFactories.orders(t), weight_g: 1500 }] }) },
+  // A batch still running (its one item claimed for an hour by nobody, written straight into the tables): a finished one is answered unchanged.
+  cancel_shipment_batch: { body: () => ({}), factories: { 'shipment-batches': runningBatch } },
   create_segment: { body: () => ({ name: 'Big spenders', filters: { minTotal: 100, hasEmail: true } }) },
   update_segment: { body: () => ({ name: 'Renamed by the walk' }) },
   delete_segment: {},
@@ -177,6 +192,23 @@ export const samples: Record<string, Sample> = {
   // What a receiver saw of a request that carried no signature: a valid question whose answer is missing_headers.
   verify_webhook_signature: { body: () => ({ headers: { 'content-type': 'application/json' }, body: '{}' }) },
 };
+
+/** A running shipment batch whose only item is in flight, held by no instance for an hour. */
+async function runningBatch(t: Tenant): Promise<string> {
+  const id = crypto.randomUUID();
+  const order = await resourceFactories.orders(t);
+  await t.svc.service.db.query(
+    `INSERT INTO shipment_batches (id, account_id, key_id, key_prefix, scopes, total)
+     SELECT $1, account_id, id, prefix, scopes, 1 FROM api_keys WHERE key_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')`,
+    [id, t.key],
+  );
+  await t.svc.service.db.query(
+    `INSERT INTO shipment_batch_items (batch_id, idx, order_id, body, status, claim_token, lease_until, started_at, runs)
+     VALUES ($1, 0, $2, $3, 'running', $4, now() + interval '1 hour', now(), 1)`,
+    [id, order, JSON.stringify({ order_id: order }), crypto.randomUUID()],
+  );
+  return id;
+}
 
 /** An approval asked by the tenant's key (written straight into the table: the tenant's key writes directly). */
 export async function approvalOf(t: Tenant, key = t.key): Promise<string> {
@@ -264,7 +296,7 @@ export async function createTargets(op: Operation, t: Tenant): Promise<Record<st
   const missing = missingFixtures(op);
   if (missing.length) throw new Error(missing.join('; '));
   const ids: Record<string, string> = {};
-  for (const target of targetArgs(op)) ids[target.name] = await resourceFactories[target.kind](t);
+  for (const target of targetArgs(op)) ids[target.name] = await (samples[op.name]?.factories?.[target.kind] ?? resourceFactories[target.kind])(t);
   const plain = await samples[op.name]?.params?.(t);
   return { ...plain, ...ids };
 }

@@ -62,3 +62,6 @@ export async function* allPages<T>(
     cursor = data.next_cursor;
   }
 }
+
+export { createShipmentBatch, waitForBatch, MerxError } from './batches.js';
+export type { ShipmentBatch, ShipmentBatchItem, ShipmentBatchItemBody, CreateBatchOptions, WaitOptions } from './batches.js';

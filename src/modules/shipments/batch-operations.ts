@@ -33,7 +33,11 @@ export const createShipmentBatchOp = defineOperation({
     'approval the batch asks once, its effects counted per courier.',
   body: Closed({
     items: Type.Array(
-      Type.Unsafe<BatchItemBody>({ description: 'Exactly the body of POST /api/v1/shipments: {order_id, courier?, delivery_mode?, office_id?, weight_g?, dim_cm?}.' }),
+      // Any JSON value is taken here, so that the batch's own check names the first item that is no object (details.detail).
+      Type.Unsafe<BatchItemBody>({
+        type: ['object', 'array', 'string', 'number', 'boolean', 'null'],
+        description: 'An object: exactly the body of POST /api/v1/shipments, {order_id, courier?, delivery_mode?, office_id?, weight_g?, dim_cm?}.',
+      }),
       { description: '1..1000 items.' },
     ),
   }),
