@@ -199,7 +199,7 @@ async function runningBatch(t: Tenant): Promise<string> {
   const order = await resourceFactories.orders(t);
   await t.svc.service.db.query(
     `INSERT INTO shipment_batches (id, account_id, key_id, key_prefix, scopes, total)
-     SELECT $1, account_id, id, prefix, scopes, 1 FROM api_keys WHERE key_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')`,
+     SELECT $1, account_id, id::text, prefix, scopes, 1 FROM api_keys WHERE key_hash = encode(sha256(convert_to($2, 'UTF8')), 'hex')`,
     [id, t.key],
   );
   await t.svc.service.db.query(

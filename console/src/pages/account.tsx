@@ -12,6 +12,7 @@ import { OrdersTab } from './orders';
 import { OrderDetail } from './order-detail';
 import { ShipmentsTab } from './shipments';
 import { ShipmentDetail } from './shipment-detail';
+import { BatchDetail } from './batch-detail';
 import { StockTab } from './stock';
 import { ApprovalsTab, usePendingApprovals } from './approvals';
 import { EventDetail, RequestLogTab } from './request-log';
@@ -77,6 +78,7 @@ export function AccountPage() {
         <Route path="orders/:orderId" element={<OrderDetail accountId={accountId} />} />
         <Route path="shipments" element={<ShipmentsTab accountId={accountId} />} />
         <Route path="shipments/:shipmentId" element={<ShipmentDetail accountId={accountId} />} />
+        <Route path="batches/:batchId" element={<BatchDetail accountId={accountId} />} />
         <Route path="stock" element={<StockTab accountId={accountId} />} />
         <Route path="webhooks/*" element={<WebhooksTab accountId={accountId} />} />
         <Route path="keys" element={<KeysTab accountId={accountId} />} />

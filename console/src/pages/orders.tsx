@@ -1,7 +1,10 @@
 // Orders of an account: the public list's filters, keyset paged, so 100k
 // orders page as fast as ten. Filters live in the URL: a view can be shared.
+// Orders chosen here (one by one, or every order matching the filters, up to
+// 1,000) get their waybills in one shipment batch (EXTENSIONS 8).
+import { useState } from 'react';
 import { useNavigate } from 'react-router';
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { runOperation } from '../api';
 import { useCourierSlugs } from '../service-info';
 import { ORDER_STATUSES, SHIPMENT_STATUSES } from '../choices';
@@ -24,6 +27,19 @@ export function OrdersTab({ accountId }: { accountId: string }) {
     queryFn: () => runOperation(accountId, 'list_orders', { ...filter, limit, cursor: pages.cursor }),
     placeholderData: (previous) => previous,
   });
+  const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set());
+  const toggle = (id: string) => setChosen((now) => {
+    const next = new Set(now);
+    if (!next.delete(id)) next.add(id);
+    return next;
+  });
+  const everyMatching = useMutation({ mutationFn: () => ordersMatching(accountId, filter), onSuccess: (ids) => setChosen(new Set(ids)) });
+  const ship = useMutation({
+    mutationFn: () => runOperation(accountId, 'create_shipment_batch', { items: [...chosen].map((order_id) => ({ order_id })) }),
+    onSuccess: (answer) => navigate(`/accounts/${accountId}/batches/${(answer as { data: { id: string } }).data.id}`),
+  });
+  const shown = list.data?.data ?? [];
+  const allShown = shown.length > 0 && shown.every((o) => chosen.has(o.id));
   return (
     <div className="stack">
       <form className="filters" aria-label="Order filters" onSubmit={(e) => e.preventDefault()}>
@@ -36,7 +52,17 @@ export function OrdersTab({ accountId }: { accountId: string }) {
         <label className="compact">To <input type="date" value={filter.to} onChange={(e) => set('to', e.target.value)} /></label>
         <Select label="Per page" value={String(limit)} options={['25', '50', '100', '200']} onChange={(v) => set('limit', v)} all={null} />
       </form>
-      <ErrorNote error={list.error} />
+      <div className="row" role="group" aria-label="Choose orders to ship">
+        <span data-testid="chosen-orders">{chosen.size} chosen</span>
+        <button type="button" className="secondary" onClick={() => everyMatching.mutate()} disabled={everyMatching.isPending}>
+          {everyMatching.isPending ? 'Choosing…' : `Choose every order matching (up to ${BATCH_MAX.toLocaleString('en')})`}
+        </button>
+        {chosen.size > 0 && <button type="button" className="secondary" onClick={() => setChosen(new Set())}>Clear</button>}
+        <button type="button" onClick={() => ship.mutate()} disabled={chosen.size === 0 || chosen.size > BATCH_MAX || ship.isPending}>
+          Create waybills{chosen.size ? ` (${chosen.size})` : ''}
+        </button>
+      </div>
+      <ErrorNote error={list.error ?? everyMatching.error ?? ship.error} />
       <Table
         label="Orders"
         empty="No orders match these filters."
@@ -44,6 +70,12 @@ export function OrdersTab({ accountId }: { accountId: string }) {
         rowKey={(o) => o.id}
         onOpen={(o) => navigate(`/accounts/${accountId}/orders/${o.id}`)}
         columns={[
+          {
+            header: 'Choose',
+            cell: (o) => (
+              <input type="checkbox" aria-label={`Choose order ${o.number ?? o.id}`} checked={chosen.has(o.id)} onChange={() => toggle(o.id)} onClick={(e) => e.stopPropagation()} />
+            ),
+          },
           { header: '#', cell: (o) => <strong>{o.number ?? '—'}</strong>, className: 'num' },
           { header: 'Created', cell: (o) => <Time at={o.created_at} /> },
           { header: 'Customer', cell: (o) => o.customer.name ?? o.customer.email ?? '—' },
@@ -54,7 +86,31 @@ export function OrdersTab({ accountId }: { accountId: string }) {
           { header: 'Shipment', cell: (o) => (o.shipment ? <Badge value={o.shipment.status} /> : <span className="muted">—</span>) },
         ]}
       />
+      {shown.length > 0 && (
+        <label className="compact">
+          <input type="checkbox" checked={allShown} onChange={() => setChosen((now) => {
+            const next = new Set(now);
+            for (const o of shown) (allShown ? next.delete(o.id) : next.add(o.id));
+            return next;
+          })} /> every order on this page
+        </label>
+      )}
       <Pager pages={pages} list={list.data} />
     </div>
   );
+}
+
+/** EXTENSIONS 8: a batch takes up to 1,000 orders. */
+const BATCH_MAX = 1000;
+
+/** The ids of every order the filters match, page after page, up to a batch's 1,000. */
+async function ordersMatching(accountId: string, filter: Record<string, string>): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await runOperation(accountId, 'list_orders', { ...filter, limit: 200, cursor });
+    ids.push(...page.data.map((o) => o.id));
+    cursor = page.has_more ? (page.next_cursor ?? undefined) : undefined;
+  } while (cursor && ids.length < BATCH_MAX);
+  return ids.slice(0, BATCH_MAX);
 }

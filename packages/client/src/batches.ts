@@ -7,14 +7,14 @@ import type { MerxClient, Schemas } from './index.js';
 export type ShipmentBatch = Schemas['ShipmentBatch'];
 export type ShipmentBatchItem = Schemas['ShipmentBatchItem'];
 /** One item: exactly the body of `POST /api/v1/shipments`. */
-export interface ShipmentBatchItemBody {
+export type ShipmentBatchItemBody = {
   order_id: string;
   courier?: string;
   delivery_mode?: 'office' | 'home';
   office_id?: string | number;
   weight_g?: number;
   dim_cm?: Record<string, number>;
-}
+};
 
 /** An error answer of Merx, thrown: `status` and the `{error}` body. */
 export class MerxError extends Error {

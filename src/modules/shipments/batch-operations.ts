@@ -36,6 +36,7 @@ export const createShipmentBatchOp = defineOperation({
       // Any JSON value is taken here, so that the batch's own check names the first item that is no object (details.detail).
       Type.Unsafe<BatchItemBody>({
         type: ['object', 'array', 'string', 'number', 'boolean', 'null'],
+        additionalProperties: true,
         description: 'An object: exactly the body of POST /api/v1/shipments, {order_id, courier?, delivery_mode?, office_id?, weight_g?, dim_cm?}.',
       }),
       { description: '1..1000 items.' },

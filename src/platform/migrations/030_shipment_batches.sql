@@ -8,7 +8,8 @@
 CREATE TABLE shipment_batches (
   id uuid PRIMARY KEY,
   account_id uuid NOT NULL REFERENCES accounts(id),
-  key_id uuid NOT NULL,
+  -- The key the batch was created with (the console's operator runs as "operator").
+  key_id text NOT NULL,
   key_prefix text NOT NULL,
   scopes text[] NOT NULL,
   state text NOT NULL DEFAULT 'running' CHECK (state IN ('running', 'done', 'cancelled')),
