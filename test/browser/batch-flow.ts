@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import { operator } from '../helpers/harness.ts';
+import { shot, signedInPage } from './console-fit.ts';
 
 export interface BatchFlowOptions {
   browser: Browser;
@@ -29,19 +30,8 @@ export async function runBatchFlow(options: BatchFlowOptions) {
   await op.checkout(account.id, { shipping: shipping(null) });
   await op.checkout(account.id, { shipping: shipping('courier_c') });
   const screenshots: string[] = [];
-  const context = await options.browser.newContext({ viewport: { width: 1440, height: 900 }, baseURL: options.baseUrl, acceptDownloads: true });
-  const page = await context.newPage();
-  const shot = async (name: string) => {
-    const file = path.join(options.shotsDir, `${name}.png`);
-    await page.waitForLoadState('networkidle').catch(() => {});
-    await page.screenshot({ path: file, fullPage: false });
-    screenshots.push(file);
-  };
+  const { context, page } = await signedInPage(options.browser, options.baseUrl, options.adminToken, 1440, 900);
   try {
-    await page.goto('/admin');
-    await page.getByLabel('Operator token').fill(options.adminToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Accounts', exact: true }).waitFor(WAIT);
 
     // One by one: two orders chosen, then the choice cleared.
     await page.goto(`/admin/accounts/${account.id}/orders`);
@@ -55,7 +45,7 @@ export async function runBatchFlow(options: BatchFlowOptions) {
     await page.getByLabel('Status').selectOption('new');
     await page.getByRole('button', { name: /Choose every order matching/ }).click();
     await page.getByTestId('chosen-orders').filter({ hasText: '8 chosen' }).waitFor(WAIT);
-    await shot('batch-orders-chosen');
+    await shot(page, options.shotsDir, 'batch-orders-chosen', screenshots);
     await page.getByRole('button', { name: 'Create waybills (8)' }).click();
 
     // The batch page: live counts until it finishes, then each item's result.
@@ -70,7 +60,7 @@ export async function runBatchFlow(options: BatchFlowOptions) {
     const items = page.getByRole('table', { name: 'Batch items' });
     await items.getByText('Something is missing or wrong: courier is required').waitFor(WAIT);
     await items.getByText(/Something is missing or wrong: the account has not enabled courier_c/).waitFor(WAIT);
-    await shot('batch-done');
+    await shot(page, options.shotsDir, 'batch-done', screenshots);
 
     // One PDF of the six labels.
     const [download] = await Promise.all([page.waitForEvent('download', WAIT), page.getByRole('button', { name: 'Download labels' }).click()]);
@@ -89,7 +79,7 @@ export async function runBatchFlow(options: BatchFlowOptions) {
     await page.getByTestId('batch-pending').filter({ hasText: /^0$/ }).waitFor(WAIT);
     assert.equal(await page.getByTestId('batch-total').textContent(), '2');
     assert.equal(await page.getByTestId('batch-succeeded').textContent(), '1', 'courier_c now ships; the order with no courier still fails');
-    await shot('batch-retry');
+    await shot(page, options.shotsDir, 'batch-retry', screenshots);
     return { accountId: account.id, batchId, retryId, labels, screenshots };
   } catch (err) {
     await page.screenshot({ path: path.join(options.shotsDir, 'failure.png'), fullPage: true }).catch(() => {});

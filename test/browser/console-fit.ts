@@ -31,7 +31,8 @@ export async function signedInPage(browser: Browser, baseUrl: string, adminToken
   return { context, page };
 }
 
-async function shot(page: Page, dir: string | undefined, name: string, files: string[]) {
+/** A screenshot of the page once the network is quiet, kept in `files` (none without a `dir`). */
+export async function shot(page: Page, dir: string | undefined, name: string, files: string[]) {
   if (!dir) return;
   const file = path.join(dir, `${name}.png`);
   await page.waitForLoadState('networkidle').catch(() => {});
