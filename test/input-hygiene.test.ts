@@ -185,8 +185,9 @@ const paged = operations.filter((op) => op.query?.properties && 'cursor' in op.q
 /**
  * The events feed's cursor is a commit position, not (created_at, id) (EXTENSIONS 1): any created_at cursor is foreign
  * to it. The request log's is sealed to the key, not the account (EXTENSIONS 7): an account-sealed cursor is foreign too.
+ * A shipment batch's items are paged by their place in the batch (EXTENSIONS 8): a created_at cursor is foreign to them.
  */
-const keysetCursor = (op: Operation) => op.name !== 'list_events' && op.name !== 'list_request_logs';
+const keysetCursor = (op: Operation) => !['list_events', 'list_request_logs', 'list_shipment_batch_items'].includes(op.name);
 
 for (const op of paged) {
   test(`${label(op)}: a cursor holding a created_at outside years 0001..9999 is 400 validation_failed (MCP -32602)`, async () => {

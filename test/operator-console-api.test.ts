@@ -40,7 +40,7 @@ test('GET /info: the database, couriers and their simulator modes, jobs, presets
     assert.equal(info.sink_url, `${svc.service.services.config.publicBaseUrl}/api/webhooks/sink`);
     assert.deepEqual(info.couriers.find((c: any) => c.slug === 'courier_b'), { slug: 'courier_b', mode: 'refuse', status_updates: 'poll', cancel: true });
     assert.deepEqual(info.couriers.find((c: any) => c.slug === 'courier_c'), { slug: 'courier_c', mode: 'ok', status_updates: 'push', cancel: false });
-    assert.deepEqual(info.jobs.sort(), ['courier-poll', 'low-stock', 'retention', 'webhook-deliveries']);
+    assert.deepEqual(info.jobs.sort(), ['courier-poll', 'low-stock', 'retention', 'shipment-batches', 'webhook-deliveries']);
     assert.deepEqual(info.presets.fulfilment.length, 9);
     assert.deepEqual(info.operations.map((o: any) => o.name), operations.map((o) => o.name));
     assert.deepEqual(info.operations.find((o: any) => o.name === 'create_shipment'), {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestService, type TestService } from './helpers/harness.ts';
+import { startTestService, operator, type TestService } from './helpers/harness.ts';
 import { events, shipTenant } from './helpers/shipments.ts';
 import { allItems, ordersFor, simCalls, simMode, startBatch, waitFinished, waitFor } from './helpers/batches.ts';
 
@@ -94,5 +94,24 @@ test('two instances on one database share one batch: both run items, none runs t
   } finally {
     await one.close();
     await two.close();
+  }
+});
+
+test('an instance without workers (WORKERS=0) runs no batch on its own; the operator job shipment-batches runs its items now', async () => {
+  const svc = await startTestService({ ...ENV, WORKERS: '0' });
+  try {
+    const t = await shipTenant(svc);
+    const orders = await ordersFor(svc, t.accountId, 'courier_b', 3);
+    const batch = await startBatch(svc.url, t.key, orders.map((order_id) => ({ order_id })));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const waiting = await waitFor(svc.url, t.key, batch.id, () => true);
+    assert.deepEqual([waiting.state, waiting.pending], ['running', 3], 'nobody runs it');
+    const ran = await operator(svc.url).call('POST', '/jobs/shipment-batches/run', {});
+    assert.deepEqual(ran, { data: { job: 'shipment-batches', processed: 3 } });
+    const done = await waitFinished(svc.url, t.key, batch.id);
+    assert.deepEqual([done.state, done.succeeded], ['done', 3]);
+    assert.deepEqual(await operator(svc.url).call('POST', '/jobs/shipment-batches/run', {}), { data: { job: 'shipment-batches', processed: 0 } });
+  } finally {
+    await svc.close();
   }
 });

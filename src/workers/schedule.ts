@@ -18,6 +18,8 @@ export const JOBS: Record<string, (services: Services, now: Date) => Promise<num
   'courier-poll': (s) => runCourierPoll(s.db, s.couriers, { notifier: s.notifier }, s.log),
   'low-stock': (s, now) => runLowStockCheck(s.db, now),
   retention: (s, now) => runRetention(s.db, now),
+  // EXTENSIONS 8: every shipment-batch item this instance may claim, run now (the runner does this on its own where workers run).
+  'shipment-batches': (s) => s.batches.runNow(s),
 };
 
 export function startSchedules(services: Services): () => void {

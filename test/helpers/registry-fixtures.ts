@@ -110,6 +110,8 @@ export const resourceFactories: Record<string, (t: Tenant) => Promise<string>> =
   'shipment-batches': async (t) => {
     const order = await resourceFactories.orders(t);
     const id = (await api(t, 'POST', '/api/v1/shipment-batches', { items: [{ order_id: order }] })).data.id;
+    // A service without workers (the fuzzer's) runs batches only when asked: the operator's job runs the item now.
+    await t.op.call('POST', '/jobs/shipment-batches/run', {});
     for (let i = 0; i < 400; i++) {
       if ((await api(t, 'GET', `/api/v1/shipment-batches/${id}`)).data.finished_at) return id;
       await sleep(25);

@@ -44,7 +44,10 @@ export class BatchRunner {
   private readonly inFlight = new Map<Promise<void>, ClaimedItem>();
   private running: Promise<void> | null = null;
   private again = false;
+  /** Not woken: before start() and after stop(). */
   private stopped = true;
+  /** stop() was called: an item between its courier's tries gives its claim up instead of trying again. */
+  private stopping = false;
   private timers: NodeJS.Timeout[] = [];
   private unlisten: (() => Promise<void>) | null = null;
 
@@ -61,6 +64,7 @@ export class BatchRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     this.timers.forEach(clearInterval);
     await this.unlisten?.().catch(() => {});
     await this.running;
@@ -101,6 +105,27 @@ export class BatchRunner {
     }
   }
 
+  /**
+   * OPERATOR_API jobs (`shipment-batches`): runs, in this call, every item
+   * this instance may claim, until none is left; how many ran. For an
+   * instance without workers (WORKERS=0), or to finish work now; any runner
+   * on another instance shares the items as usual.
+   */
+  async runNow(services: Services): Promise<number> {
+    this.services ??= services;
+    let ran = 0;
+    for (;;) {
+      const runs: Array<Promise<void>> = [];
+      for (const batch of await runnableBatches(services.db)) {
+        const claimed = await services.db.tx((tx) => claimItems(tx, batch.id, PER_COURIER, services.config.batchLeaseSec));
+        runs.push(...claimed.map((item) => this.runItem(batch, item)));
+      }
+      if (!runs.length) return ran;
+      await Promise.all(runs);
+      ran += runs.length;
+    }
+  }
+
   private renew(): void {
     if (!this.inFlight.size) return;
     renewLeases(this.services!.db, [...this.inFlight.values()], this.services!.config.batchLeaseSec)
@@ -122,7 +147,7 @@ export class BatchRunner {
         const error = toAppError(err);
         if (worthRetrying(error) && attempt < COURIER_RETRIES) {
           // Stopping: the claim's lease runs out and the item is run again, by this batch's next claimer.
-          if (this.stopped) return;
+          if (this.stopping) return;
           await sleep(BACKOFF_MS[attempt]);
           continue;
         }
