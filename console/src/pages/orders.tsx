@@ -71,12 +71,16 @@ export function OrdersTab({ accountId }: { accountId: string }) {
         onOpen={(o) => navigate(`/accounts/${accountId}/orders/${o.id}`)}
         columns={[
           {
-            header: 'Choose',
+            header: '#',
+            // The box to choose the order shares the number's column: from 900 px the table still fits whole.
             cell: (o) => (
-              <input type="checkbox" aria-label={`Choose order ${o.number ?? o.id}`} checked={chosen.has(o.id)} onChange={() => toggle(o.id)} onClick={(e) => e.stopPropagation()} />
+              <span className="chosen-cell">
+                <input type="checkbox" aria-label={`Choose order ${o.number ?? o.id}`} checked={chosen.has(o.id)} onChange={() => toggle(o.id)} onClick={(e) => e.stopPropagation()} />
+                <strong>{o.number ?? '—'}</strong>
+              </span>
             ),
+            className: 'num',
           },
-          { header: '#', cell: (o) => <strong>{o.number ?? '—'}</strong>, className: 'num' },
           { header: 'Created', cell: (o) => <Time at={o.created_at} /> },
           { header: 'Customer', cell: (o) => o.customer.name ?? o.customer.email ?? '—' },
           { header: 'Total', cell: (o) => money(o.total), className: 'num' },
