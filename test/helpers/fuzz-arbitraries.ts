@@ -151,7 +151,8 @@ function hostileValue(schema: Schema, ctx: FuzzContext, name: string, depth: num
   }
   if (types.includes('integer') || types.includes('number')) options.push(fc.constantFrom(...EXTREME_NUMBERS));
   if (types.includes('object') && depth < 3) {
-    const base = validValue(schema, ctx, name, depth).map((v) => (v && typeof v === 'object' ? v : {}));
+    // A schema of several types (an object or anything else) may give an array: the object variants start from {} then.
+    const base = validValue(schema, ctx, name, depth).map((v) => (v && typeof v === 'object' && !Array.isArray(v) ? v : {}));
     options.push(
       base.map((v) => ({ ...(v as object), ['unknown_field']: 1 })),
       base.map((v) => ({ ...(v as object), ['k\u0000ey']: 'v' })),
