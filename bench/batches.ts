@@ -14,6 +14,7 @@ import { PDFDocument } from 'pdf-lib';
 import { benchTools, setting } from './bench-tools.ts';
 import { startServiceProcess } from './service-process.ts';
 import { mergePdfs } from '../src/modules/shipments/batch-labels.ts';
+import { mostInFlight } from '../test/helpers/batches.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const ORDERS = setting('BENCH_BATCH_ORDERS', 1000);
@@ -38,20 +39,6 @@ async function operator(base: string, method: string, route: string, body?: unkn
   const res = await call(base, TOKEN, method, `/admin/api${route}`, body);
   if (res.status >= 300) throw new Error(`operator ${method} ${route} -> ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
-}
-
-/** The most calls open at one moment, from arrival times and durations. */
-function mostInFlight(calls: Array<{ at: string; duration_ms: number | null }>): number {
-  const edges: Array<[number, number]> = [];
-  for (const c of calls) {
-    const start = Date.parse(c.at);
-    edges.push([start, 1], [start + (c.duration_ms ?? 0), -1]);
-  }
-  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let open = 0;
-  let most = 0;
-  for (const [, d] of edges) most = Math.max(most, (open += d));
-  return most;
 }
 
 /** The service's resident set in MB (Linux /proc). */
