@@ -12,6 +12,7 @@ import { PDFDocument } from 'pdf-lib';
 import { startTestService, http, operator, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 import { chromiumMissing, launchChromium } from './helpers/browser.ts';
 import { runBatchFlow } from './browser/batch-flow.ts';
+import { events } from './helpers/shipments.ts';
 import { CONSOLE_DIST } from '../src/operator/console.ts';
 
 const missing = chromiumMissing() ?? (fs.existsSync(path.join(CONSOLE_DIST, 'index.html')) ? null : 'console/dist is not built: npm run build:console');
@@ -48,4 +49,8 @@ test('Orders page: choose orders, Create waybills; the batch page counts live, s
   assert.deepEqual(retry.body.data.map((i: any) => i.order_id), failedBefore.body.data.map((i: any) => i.order_id), 'the retry is the failed items, in order');
   const orders = await http(svc.url, 'GET', '/api/v1/orders?limit=50', { token: key });
   assert.equal(orders.body.data.filter((o: any) => o.shipment).length, 7);
+  // The console acts as the merchant's admin: its batches' waybills are the merchant's, as a waybill it creates alone is.
+  const shipped = await events(svc, result.accountId, 'shipment.created');
+  assert.equal(shipped.length, 7);
+  for (const event of shipped) assert.equal(event.data.source, 'merchant');
 });

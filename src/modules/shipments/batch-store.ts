@@ -56,8 +56,8 @@ export async function insertBatch(tx: Sql, caller: Caller, items: BatchItemBody[
   }
   const id = crypto.randomUUID();
   await tx.query(
-    'INSERT INTO shipment_batches (id, account_id, key_id, key_prefix, scopes, total) VALUES ($1, $2, $3, $4, $5, $6)',
-    [id, caller.accountId, caller.keyId, caller.keyPrefix, [...caller.scopes], items.length],
+    'INSERT INTO shipment_batches (id, account_id, key_id, key_prefix, scopes, source, total) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [id, caller.accountId, caller.keyId, caller.keyPrefix, [...caller.scopes], caller.source === 'merchant' ? 'merchant' : null, items.length],
   );
   await tx.query(
     `INSERT INTO shipment_batch_items (batch_id, idx, order_id, body)
@@ -74,15 +74,15 @@ export interface RunnableBatch {
 }
 
 export async function runnableBatches(sql: Sql): Promise<RunnableBatch[]> {
-  const { rows } = await sql.query<{ id: string; account_id: string; key_id: string; key_prefix: string; scopes: Scope[] }>(
-    `SELECT id, account_id, key_id, key_prefix, scopes FROM shipment_batches b
+  const { rows } = await sql.query<{ id: string; account_id: string; key_id: string; key_prefix: string; scopes: Scope[]; source: 'merchant' | null }>(
+    `SELECT id, account_id, key_id, key_prefix, scopes, source FROM shipment_batches b
       WHERE finished_at IS NULL
         AND EXISTS (SELECT 1 FROM shipment_batch_items i WHERE i.batch_id = b.id AND (i.status = 'pending' OR (i.status = 'running' AND i.lease_until <= now())))
       ORDER BY created_at`,
   );
   return rows.map((r) => ({
     id: r.id,
-    caller: { accountId: r.account_id, keyId: r.key_id, keyPrefix: r.key_prefix, scopes: r.scopes, writes: 'direct' as const },
+    caller: { accountId: r.account_id, keyId: r.key_id, keyPrefix: r.key_prefix, scopes: r.scopes, writes: 'direct' as const, ...(r.source ? { source: r.source } : {}) },
   }));
 }
 

@@ -12,6 +12,8 @@ CREATE TABLE shipment_batches (
   key_id text NOT NULL,
   key_prefix text NOT NULL,
   scopes text[] NOT NULL,
+  -- Whom the items' events are attributed to, as the creating call's were: null (a key: "api") or 'merchant' (the console).
+  source text CHECK (source = 'merchant'),
   state text NOT NULL DEFAULT 'running' CHECK (state IN ('running', 'done', 'cancelled')),
   total integer NOT NULL CHECK (total BETWEEN 1 AND 1000),
   created_at timestamptz(3) NOT NULL DEFAULT now(),
