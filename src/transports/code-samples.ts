@@ -45,6 +45,8 @@ const BODY_SAMPLES: Record<string, unknown | ((serverUrl: string) => unknown)> =
   // This service's debug sink: a subscription that works as pasted (the operator API shows what it caught); your endpoint in production.
   create_webhook: (serverUrl: string) => ({ url: `${serverUrl}/api/webhooks/sink`, events: ['order.created', 'order.status_changed'] }),
   update_order: { status: 'confirmed', admin_notes: 'Called the customer: the address is right' },
+  // EXTENSIONS 8: each item is the body of POST /api/v1/shipments; one order here (a batch takes up to 1,000, none twice).
+  create_shipment_batch: { items: [{ order_id: '<order_id>' }] },
   update_product: { price: 13.9 },
   update_webhook: { events: ['order.created', 'order.status_changed', 'shipment.status_changed'] },
   verify_webhook_signature: {

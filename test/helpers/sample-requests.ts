@@ -39,6 +39,12 @@ export async function sendEverySample(svc: TestService): Promise<SentSample[]> {
   const order = async () => (await op.checkout(account.id)).id as string;
   const product = async () => (await op.createProduct(account.id, { name: 'Enamel mug 350 ml', sku: `MUG-${++made}` })).id as string;
   const shipment = async () => (await api('POST', '/api/v1/shipments', { order_id: await order() })).data.id as string;
+  // A finished batch of one order (its labels are ready).
+  const batch = async () => {
+    const id = (await api('POST', '/api/v1/shipment-batches', { items: [{ order_id: await order() }] })).data.id as string;
+    for (let i = 0; i < 400 && !(await api('GET', `/api/v1/shipment-batches/${id}`)).data.finished_at; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    return id;
+  };
   const segment = async () => (await api('POST', '/api/v1/segments', { name: `Repeat customers ${++made}` })).data.id as string;
   const webhook = async () => (await api('POST', '/api/v1/webhooks', { url: `${svc.service.services.config.publicBaseUrl}/api/webhooks/sink`, events: ['order.created'] })).data.id as string;
   // A subscription whose endpoint refuses connections: its deliveries fail, so they can be retried and recovered.
@@ -73,6 +79,7 @@ export async function sendEverySample(svc: TestService): Promise<SentSample[]> {
       if (resource === 'orders' && template.endsWith('/shipment')) values.id = (await api('GET', `/api/v1/shipments/${await shipment()}`)).data.order_id;
       else if (resource === 'orders') values.id = await order();
       else if (resource === 'shipments') values.id = await shipment();
+      else if (resource === 'shipment-batches') values.id = await batch();
       else if (resource === 'products') values.id = await product();
       else if (resource === 'segments') values.id = await segment();
       else if (resource === 'approvals') values.id = await approval();
