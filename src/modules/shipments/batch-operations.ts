@@ -10,7 +10,8 @@ import { checkEnvelope, previewItems } from './batch-envelope.ts';
 import { createBatchEffects } from './effects.ts';
 import { batchLabels } from './batch-labels.ts';
 
-const TAGS = ['Shipment batches'];
+// Shipment operations, listed with the single ones in the reference.
+const TAGS = ['Shipments'];
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const BatchIdParams = Closed({ id: Uuid({ description: 'Shipment batch id.' }) });
 
