@@ -23,6 +23,7 @@ import { customerOperations } from './modules/customers/operations.ts';
 import { bridgeOperations } from './modules/bridge/operations.ts';
 import { eventOperations } from './modules/events/operations.ts';
 import { agentOperations } from './modules/agents/operations.ts';
+import { exportOperations } from './modules/exports/operations.ts';
 import { courierPushRoutes } from './modules/shipments/status-sync.ts';
 import { registerCourierSimulator } from './couriers/simulator/routes.ts';
 import { sinkRoute } from './modules/webhooks/sink.ts';
@@ -47,7 +48,7 @@ import { newRequestId } from './platform/request-log.ts';
 /** Every public operation, in the order the docs list them. */
 export const operations: Operation[] = [
   ...orderOperations, ...shipmentOperations, ...shipmentBatchOperations, ...productOperations, ...inventoryOperations, ...customerOperations,
-  ...webhookOperations, ...eventOperations, ...bridgeOperations, ...agentOperations,
+  ...webhookOperations, ...eventOperations, ...bridgeOperations, ...agentOperations, ...exportOperations,
 ];
 /** Routes outside the API-key operations (no key; each checks its own token or id). */
 export const publicRoutes = (): PublicRoute[] => [sinkRoute, ...courierPushRoutes()];

@@ -14,6 +14,7 @@ import { sendJsonText } from '../transports/json-answer.ts';
 import { registerPaths } from '../transports/http-paths.ts';
 import { serializableSchema } from '../transports/schema-refs.ts';
 import { EVERY_ACCOUNT } from '../platform/read-routing.ts';
+import { StreamAnswer } from '../platform/stream-answer.ts';
 
 export const OPERATOR_BASE = '/admin/api';
 
@@ -125,6 +126,8 @@ export function registerAdminRoutes(app: FastifyInstance, services: OperatorServ
         validateQuery(query);
         validateBody(body);
         const answer = await noteAccountWrite(services, route, params, () => route.handler(services, { ...body, ...query, ...params }));
+        // An export run from the console (EXTENSIONS 8): the stream as it is read.
+        if (answer instanceof StreamAnswer) return reply.type(answer.contentType).send(answer.body);
         if (answer instanceof FileAnswer) {
           return reply.type(answer.type).header('Content-Disposition', `attachment; filename="${answer.filename}"`).send(answer.body);
         }

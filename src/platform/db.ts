@@ -37,6 +37,8 @@ export interface Sql {
 
 export interface TxOptions {
   readOnly?: boolean;
+  /** One snapshot for every statement of the transaction (an export's rows and its events cursor, EXTENSIONS 8). */
+  repeatableRead?: boolean;
 }
 
 /** Who needs to know whether notifications can be missed (a cache that must not outlive one): see listen(). */

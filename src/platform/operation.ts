@@ -107,6 +107,8 @@ export interface OperationSpec<
   etag?: Versioned;
   /** A binary answer (REST only): the handler returns {body, filename}. */
   produces?: 'application/pdf';
+  /** A streamed answer (REST only, EXTENSIONS 8 exports): the media types it may have; the handler returns a StreamAnswer. */
+  streams?: string[];
   /**
    * The handler commits on its own, around a call to the outside world (a
    * courier, a subscriber's endpoint) that must not run inside an open

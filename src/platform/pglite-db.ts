@@ -41,6 +41,7 @@ export class PgliteDb implements Db {
   async tx<T>(fn: (tx: Sql) => Promise<T>, options: TxOptions = {}): Promise<T> {
     const committed: Array<() => void> = [];
     const result = await this.pglite.transaction(async (t) => {
+      if (options.repeatableRead) await t.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
       if (options.readOnly) await t.query('SET TRANSACTION READ ONLY');
       return fn({
         afterCommit: (task) => committed.push(task),

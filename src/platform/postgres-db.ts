@@ -218,7 +218,7 @@ export class PostgresDb implements Db {
     client.on('error', onError);
     const committed: Array<() => void> = [];
     try {
-      await client.query(options.readOnly ? 'BEGIN READ ONLY' : 'BEGIN');
+      await client.query(`BEGIN${options.repeatableRead ? ' ISOLATION LEVEL REPEATABLE READ' : ''}${options.readOnly ? ' READ ONLY' : ''}`);
       const tx: Sql = {
         afterCommit: (task) => committed.push(task),
         reactions: this.reactions,

@@ -17,6 +17,8 @@ export interface DescribedRoute {
   successStatus?: number;
   scope?: string | null;
   produces?: string;
+  /** A streamed answer's media types (each documented as a stream of text). */
+  streams?: string[];
   /** Needs no API key. */
   public?: boolean;
   /** The MCP tool that runs this operation; null for REST only. Left out of documents that have no MCP side. */

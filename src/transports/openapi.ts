@@ -152,9 +152,11 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     const example = info.codeSamples ? responseSample(route.name, status, info.serverUrl) : undefined;
     const responses: Record<string, unknown> = {
       [status]: {
-        description: 'Success',
+        description: route.streams ? 'Success: a stream' : 'Success',
         headers: successHeaders,
-        content: { [route.produces ?? 'application/json']: { schema: output, ...(example === undefined ? {} : { example }) } },
+        content: Object.fromEntries(
+          (route.streams ?? [route.produces ?? 'application/json']).map((media) => [media.split(';')[0], { schema: output, ...(example === undefined ? {} : { example }) }]),
+        ),
       },
     };
     if (route.dryRunOutput) {

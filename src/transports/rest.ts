@@ -17,6 +17,9 @@ import { APPROVAL_HEADER, type ApprovalAnswer } from '../platform/approvals.ts';
 import { concretePath, RequestTrace } from '../platform/request-log.ts';
 import { registerPaths } from './http-paths.ts';
 import { serializableSchema } from './schema-refs.ts';
+import { StreamAnswer } from '../platform/stream-answer.ts';
+import { pipeline } from 'node:stream';
+import { createGzip } from 'node:zlib';
 
 export const DRY_RUN_HEADER = 'x-merx-dry-run';
 const DRY_RUN_VALUES = new Set(['1', 'true', 'yes']);
@@ -121,6 +124,7 @@ function operationRoute(services: Services, op: Operation) {
       const ifNoneMatch = isWrite(op) ? undefined : headerValue(request, IF_NONE_MATCH_HEADER);
       if (ifNoneMatch !== undefined && ifNoneMatchHits(ifNoneMatch, etag)) return reply.code(304).send();
     }
+    if (result instanceof StreamAnswer) return sendStream(request, reply, result);
     if (op.produces && !dryRun) {
       const file = result as { body: Buffer; filename: string };
       return reply.type(op.produces).header('Content-Disposition', `attachment; filename="${file.filename}"`).send(file.body);
@@ -134,6 +138,28 @@ function operationRoute(services: Services, op: Operation) {
     if (result instanceof JsonText) return sendJsonText(reply, result);
     return result;
   };
+}
+
+/**
+ * A streamed answer, gzipped when the client accepts gzip (EXTENSIONS 8). An
+ * error of the body after the headers went out makes Fastify destroy the
+ * socket: the chunked response ends without its last chunk, so the client
+ * sees a broken transfer.
+ */
+function sendStream(request: FastifyRequest, reply: FastifyReply, answer: StreamAnswer) {
+  reply.type(answer.contentType).header('Vary', 'Accept-Encoding');
+  if (!acceptsGzip(headerValue(request, 'accept-encoding'))) return reply.send(answer.body);
+  // pipeline: an error or a close on either side destroys the other (the body's transaction then ends).
+  return reply.header('Content-Encoding', 'gzip').send(pipeline(answer.body, createGzip(), () => {}));
+}
+
+/** Accept-Encoding names gzip (or *) with a weight above zero. */
+export function acceptsGzip(header: string | undefined): boolean {
+  return (header ?? '').split(',').some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return (coding === 'gzip' || coding === 'x-gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
+  });
 }
 
 /** EXTENSIONS 7: the write was not performed; it waits for a person (202, Location of the approval). */
@@ -232,7 +258,7 @@ export function registerOperations(app: FastifyInstance, services: Services, ope
       config: { operation: op },
       // In onRequest, before the body is read: a bad key is a 401 even when the body is malformed.
       onRequest: (request, reply) => admit(services, op, request, reply),
-      schema: op.produces ? {} : { response: { [status]: serializableSchema(op.output) } },
+      schema: op.produces || op.streams ? {} : { response: { [status]: serializableSchema(op.output) } },
       handler: operationRoute(services, op),
       onSend: answersWithEtag(op) && !op.etag ? [tagAnswer, noteErrorCode] : [noteErrorCode],
       onResponse: async (request, reply) => logRequest(services, op, request, reply),

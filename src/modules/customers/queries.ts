@@ -2,7 +2,7 @@
 // order first; the unfiltered total is a kept count. PostgreSQL writes the Customer view (issue 12).
 import type { Sql } from '../../platform/db.ts';
 import { isoTime, jsonNumber, jsonObject, type JsonView } from '../../platform/json-view.ts';
-import { readOffsetPage } from '../../platform/read-sql.ts';
+import { readOffsetPage, type Filter } from '../../platform/read-sql.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import { sqlParameters } from '../../platform/paging.ts';
 import { substringSearch } from '../../platform/search.ts';
@@ -24,19 +24,28 @@ export const CUSTOMER_VIEW: JsonView = {
   }),
 };
 
-export async function listCustomers(sql: Sql, accountId: string, input: { limit?: number; offset?: number; q?: string }): Promise<JsonText> {
-  const limit = input.limit ?? 50;
-  const offset = input.offset ?? 0;
+/** The customer list's order: the most recent order first, then the key. */
+export const CUSTOMER_ORDER = 'c.last_order_at DESC, c.key';
+
+/** The customer list's filters (its page and export's). */
+export function customerListFilter(accountId: string, input: { q?: string }): Filter {
   const { values, bind } = sqlParameters(accountId);
   const where = ['c.account_id = $1'];
   if (input.q) where.push(...substringSearch(CUSTOMER_SEARCH, input.q, bind));
+  return { where, values, bind };
+}
+
+export async function listCustomers(sql: Sql, accountId: string, input: { limit?: number; offset?: number; q?: string }): Promise<JsonText> {
+  const limit = input.limit ?? 50;
+  const offset = input.offset ?? 0;
+  const { where, values } = customerListFilter(accountId, input);
   const conditions = where.join(' AND ');
   // Unfiltered, the total is the account's kept count (aggregates.ts, migration 017), not a count of its customers.
   const totalSql = input.q
     ? `SELECT count(*)::int AS total FROM customer_aggregates c WHERE ${conditions}`
     : 'SELECT coalesce(sum(customers), 0)::int AS total FROM customer_counts WHERE account_id = $1';
   const [data, count] = await Promise.all([
-    readOffsetPage(sql, CUSTOMER_VIEW, ['account_id', 'key'], conditions, values, { orderBy: 'c.last_order_at DESC, c.key', limit, offset }),
+    readOffsetPage(sql, CUSTOMER_VIEW, ['account_id', 'key'], conditions, values, { orderBy: CUSTOMER_ORDER, limit, offset }),
     sql.query<{ total: number }>(totalSql, input.q ? values : [accountId]),
   ]);
   const total = count.rows[0].total;

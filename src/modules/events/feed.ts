@@ -22,13 +22,21 @@ const scopeOf = (event: string): Scope => SCOPE_OF_RESOURCE[event.split('.')[0]]
 export interface FeedPosition {
   xid: string;
   seq: number;
+  /**
+   * EXTENSIONS 8: the snapshot of an export (pg_snapshot text, xmin:xmax:xip,...).
+   * The export's rows hold every transaction that snapshot sees, and those did
+   * not all commit in xid order, so "after the cursor" is: after the position
+   * and not visible in the snapshot. Kept until the feed passes the snapshot's
+   * xmax, past which no transaction is visible in it.
+   */
+  snapshot?: string;
 }
 
-const CURSOR_SHAPE = /^f1\.(\d{1,20})\.(\d{1,19})$/;
+const CURSOR_SHAPE = /^f1\.(\d{1,20})\.(\d{1,19})(?:\.(\d{1,20}:\d{1,20}:[\d,]{0,5000}))?$/;
 
 /** Sealed to the account like every list cursor (issue 27, cursor-seal.ts). */
 export function encodeFeedCursor(seal: ScopedSeal, position: FeedPosition): string {
-  return seal.seal(`f1.${position.xid}.${position.seq}`);
+  return seal.seal(`f1.${position.xid}.${position.seq}${position.snapshot ? `.${position.snapshot}` : ''}`);
 }
 
 export function decodeFeedCursor(seal: ScopedSeal, cursor: string): FeedPosition {
@@ -36,7 +44,24 @@ export function decodeFeedCursor(seal: ScopedSeal, cursor: string): FeedPosition
   if (!match) {
     throw new AppError('validation_failed', 'cursor is not an events-feed cursor this API issued; pass next_cursor unchanged');
   }
-  return { xid: match[1], seq: Number(match[2]) };
+  return { xid: match[1], seq: Number(match[2]), snapshot: match[3] };
+}
+
+/**
+ * EXTENSIONS 8: the feed cursor at the snapshot of the transaction `sql` is
+ * (repeatable read; called as its first statement, which takes the snapshot).
+ * Every event below the snapshot's xmin is visible in it, so the position is
+ * (xmin, 0); the events above are told apart by the snapshot itself.
+ */
+export async function snapshotFeedCursor(sql: Sql, seal: ScopedSeal): Promise<string> {
+  const { rows } = await sql.query<{ s: string; xmin: string }>('SELECT pg_current_snapshot()::text AS s, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin');
+  return encodeFeedCursor(seal, { xid: rows[0].xmin, seq: 0, snapshot: rows[0].s });
+}
+
+/** The position after `last`, carrying the snapshot while events it may have seen can still follow. */
+function positionAfter(last: FeedPosition, snapshot: string | undefined): FeedPosition {
+  const xmax = snapshot?.split(':')[1];
+  return xmax !== undefined && BigInt(last.xid) < BigInt(xmax) ? { xid: last.xid, seq: last.seq, snapshot } : { xid: last.xid, seq: last.seq };
 }
 
 /** The event names a caller asked for (all it may see when `type` is absent); 403 for a name outside its scopes, then 400 for an unknown one. */
@@ -86,6 +111,7 @@ export async function readFeed(sql: Sql, accountId: string, cursors: CursorSeal,
   const { values, bind } = sqlParameters(accountId, query.types);
   const conditions = ['e.account_id = $1', 'e.event = ANY($2::text[])', 'e.xid < horizon.xid'];
   if (after) conditions.push(`(e.xid, e.seq) > (${bind(after.xid)}::xid8, ${bind(after.seq)}::bigint)`);
+  if (after?.snapshot) conditions.push(`NOT pg_visible_in_snapshot(e.xid, ${bind(after.snapshot)}::pg_snapshot)`);
   if (query.since !== undefined) conditions.push(`e.created_at >= ${bind(parseStrictDate('since', query.since))}::timestamptz`);
   if (query.order_id !== undefined) conditions.push(`e.order_id = ${bind(query.order_id)}::uuid`);
   const { rows } = await sql.query<{ xid: string; seq: number; envelope: Static<typeof Envelope> }>(
@@ -104,7 +130,7 @@ export async function readFeed(sql: Sql, accountId: string, cursors: CursorSeal,
     data: page.map((row) => row.envelope),
     has_more: hasMore,
     // EXTENSIONS 1: unlike other lists, the cursor survives the last page, so a consumer can poll with it.
-    next_cursor: last ? encodeFeedCursor(seal, last) : (query.cursor ?? null),
+    next_cursor: last ? encodeFeedCursor(seal, positionAfter(last, after?.snapshot)) : (query.cursor ?? null),
   };
 }
 

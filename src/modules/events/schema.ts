@@ -1,6 +1,6 @@
 // EXTENSIONS 1, the events feed: the same envelopes webhooks deliver.
 import { Type } from 'typebox';
-import { Closed, Cursor, DateTime, Limit, Nullable, StrictDate, Uuid } from '../../platform/schema.ts';
+import { Closed, DateTime, Limit, Nullable, StrictDate, Uuid } from '../../platform/schema.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
 
 export const Envelope = Closed(
@@ -17,7 +17,8 @@ export const Envelope = Closed(
 
 export const EventsQuery = Closed({
   limit: Type.Optional(Limit(50)),
-  cursor: Type.Optional(Cursor()),
+  // An export's cursor (EXTENSIONS 8) carries its snapshot's running transactions: longer than a list's.
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 8192, description: "Opaque cursor: the previous page's `next_cursor`, or an export's `Merx-Events-Cursor`." })),
   type: Type.Optional(
     Type.String({ minLength: 1, maxLength: 500, description: `Comma-separated event names: ${SUBSCRIBABLE_EVENTS.join(', ')}.` }),
   ),

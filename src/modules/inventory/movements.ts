@@ -8,7 +8,7 @@ import { parseStrictDate } from '../../platform/dates.ts';
 import { sqlParameters } from '../../platform/paging.ts';
 import { writeProductStock, writeVariantStock } from '../products/stock-levels.ts';
 import { isoTime, jsonObject, type JsonView } from '../../platform/json-view.ts';
-import { readPage } from '../../platform/read-sql.ts';
+import { readPage, type Filter } from '../../platform/read-sql.ts';
 import type { CursorSeal } from '../../platform/cursor-seal.ts';
 import type { JsonText } from '../../platform/json-text.ts';
 
@@ -135,6 +135,11 @@ export const MOVEMENT_VIEW: JsonView = {
 };
 
 export function listMovements(sql: Sql, accountId: string, input: ListMovementsInput, cursors: CursorSeal): Promise<JsonText> {
+  return readPage(sql, MOVEMENT_VIEW, movementListFilter(accountId, input), { limit: input.limit ?? 50, cursor: input.cursor, seal: cursors.scopedTo(accountId) });
+}
+
+/** The ledger list's filters (its page and export's), newest first on (created_at, id). */
+export function movementListFilter(accountId: string, input: Omit<ListMovementsInput, 'limit' | 'cursor'>): Filter {
   const { values, bind } = sqlParameters(accountId);
   const where = ['m.account_id = $1'];
   if (input.product_id) where.push(`m.product_id = ${bind(input.product_id)}`);
@@ -142,5 +147,5 @@ export function listMovements(sql: Sql, accountId: string, input: ListMovementsI
   if (input.type) where.push(`m.type = ${bind(input.type)}`);
   if (input.from) where.push(`m.created_at >= ${bind(parseStrictDate('from', input.from, 'start'))}`);
   if (input.to) where.push(`m.created_at <= ${bind(parseStrictDate('to', input.to, 'end'))}`);
-  return readPage(sql, MOVEMENT_VIEW, { where, values, bind }, { limit: input.limit ?? 50, cursor: input.cursor, seal: cursors.scopedTo(accountId) });
+  return { where, values, bind };
 }

@@ -52,8 +52,14 @@ export async function getOrder(sql: Sql, accountId: string, orderId: string): Pr
   return order;
 }
 
+/** The order list's filters (its page and export's), newest first on (created_at, id); `limit` and `cursor` are the page's. */
+export async function orderListFilter(sql: Sql, accountId: string, input: Omit<ListOrdersInput, 'limit' | 'cursor'>): Promise<Filter> {
+  const productPages = input.product_id ? await pagesSelling(sql, accountId, input.product_id) : [];
+  return listFilters(accountId, input, productPages);
+}
+
 /** Builds the WHERE clause of the order list; each filter is served by an index (bench/RESULTS-explain.md). */
-function listFilters(accountId: string, input: ListOrdersInput, productPages: string[]): Filter {
+function listFilters(accountId: string, input: Omit<ListOrdersInput, 'limit' | 'cursor'>, productPages: string[]): Filter {
   const { values, bind } = sqlParameters(accountId);
   const where = ['o.account_id = $1'];
   if (input.status) where.push(`o.status = ${bind(input.status)}`);
@@ -81,8 +87,7 @@ function listFilters(accountId: string, input: ListOrdersInput, productPages: st
 
 /** A page of the list, newest first, as JSON text. */
 export async function listOrders(sql: Sql, accountId: string, input: ListOrdersInput, cursors: CursorSeal): Promise<JsonText> {
-  const productPages = input.product_id ? await pagesSelling(sql, accountId, input.product_id) : [];
-  return readPage(sql, orderView.read, listFilters(accountId, input, productPages), {
+  return readPage(sql, orderView.read, await orderListFilter(sql, accountId, input), {
     limit: input.limit ?? 50,
     cursor: input.cursor,
     seal: cursors.scopedTo(accountId),

@@ -3,7 +3,7 @@
 import type { Sql } from '../../platform/db.ts';
 import { notFound } from '../../platform/errors.ts';
 import { sqlParameters } from '../../platform/paging.ts';
-import { readOne, readPage } from '../../platform/read-sql.ts';
+import { readOne, readPage, type Filter } from '../../platform/read-sql.ts';
 import type { CursorSeal } from '../../platform/cursor-seal.ts';
 import { productView } from './view.ts';
 import { valueOf, type JsonText } from '../../platform/json-text.ts';
@@ -24,11 +24,16 @@ export async function getProduct(sql: Sql, accountId: string, productId: string)
   return valueOf<ProductView>(await getProductText(sql, accountId, productId));
 }
 
-export function listProducts(sql: Sql, accountId: string, input: ListProductsInput, cursors: CursorSeal): Promise<JsonText> {
+/** The product list's filters (its page and export's), newest first on (created_at, id). */
+export function productListFilter(accountId: string, input: Omit<ListProductsInput, 'limit' | 'cursor'>): Filter {
   const { values, bind } = sqlParameters(accountId);
   const where = ['p.account_id = $1'];
   if ((input.status ?? 'active') === 'active') where.push('p.active');
   if (input.delivery_type) where.push(`p.delivery_type = ${bind(input.delivery_type)}`);
   if (input.sku) where.push(`p.sku = ${bind(input.sku)}`);
-  return readPage(sql, productView.read, { where, values, bind }, { limit: input.limit ?? 50, cursor: input.cursor, seal: cursors.scopedTo(accountId) });
+  return { where, values, bind };
+}
+
+export function listProducts(sql: Sql, accountId: string, input: ListProductsInput, cursors: CursorSeal): Promise<JsonText> {
+  return readPage(sql, productView.read, productListFilter(accountId, input), { limit: input.limit ?? 50, cursor: input.cursor, seal: cursors.scopedTo(accountId) });
 }

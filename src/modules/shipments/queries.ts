@@ -4,7 +4,8 @@ import type { Sql } from '../../platform/db.ts';
 import { notFound } from '../../platform/errors.ts';
 import { sqlParameters } from '../../platform/paging.ts';
 import { JsonText } from '../../platform/json-text.ts';
-import { readOne, readPage } from '../../platform/read-sql.ts';
+import { readOne, readPage, type Filter } from '../../platform/read-sql.ts';
+import { parseStrictDate } from '../../platform/dates.ts';
 import type { CursorSeal } from '../../platform/cursor-seal.ts';
 import { shipmentView } from './view.ts';
 
@@ -35,6 +36,16 @@ export function listShipments(
   if (filter.status) where.push(`s.status = ${bind(filter.status)}`);
   if (filter.courier) where.push(`s.courier_slug = ${bind(filter.courier)}`);
   return readPage(sql, shipmentView.read, { where, values, bind }, { limit: filter.limit, cursor: filter.cursor, seal: cursors.scopedTo(accountId) });
+}
+
+/** EXTENSIONS 8: an export's shipments (SPEC has no shipment list): status, courier, created at or after `since`; newest first. */
+export function shipmentExportFilter(accountId: string, input: { status?: string; courier?: string; since?: string }): Filter {
+  const { values, bind } = sqlParameters(accountId);
+  const where = ['s.account_id = $1'];
+  if (input.status) where.push(`s.status = ${bind(input.status)}`);
+  if (input.courier) where.push(`s.courier_slug = ${bind(input.courier)}`);
+  if (input.since) where.push(`s.created_at >= ${bind(parseStrictDate('since', input.since, 'start'))}`);
+  return { where, values, bind };
 }
 
 /** GAPS: a live shipment blocks a new one; cancelled, refused and returned do not. */

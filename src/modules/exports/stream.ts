@@ -1,0 +1,111 @@
+// EXTENSIONS 8: an export streamed from one snapshot. One REPEATABLE READ
+// transaction takes the snapshot (and the events-feed cursor at it) with its
+// first statement, then a server-side cursor (DECLARE ... FETCH, inside that
+// transaction, so it works through a transaction pooler) is fetched a chunk
+// at a time, only when the response has room for more: nothing is gathered
+// in memory. The transaction ends with the stream; a stream that fails or is
+// cut off errors the body, and the transport then ends the response without
+// its final chunk.
+import { Readable, finished } from 'node:stream';
+import type { Db, Sql } from '../../platform/db.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { ScopedSeal } from '../../platform/cursor-seal.ts';
+import { snapshotFeedCursor } from '../events/feed.ts';
+import type { ExportSource } from './sources.ts';
+import { csvColumns, csvHeader, csvRow } from './csv.ts';
+
+export type ExportFormat = 'jsonl' | 'csv';
+
+export const MEDIA_TYPES: Record<ExportFormat, string> = { jsonl: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' };
+
+/** Rows a FETCH reads: an order's document is 1-3 kB, so a chunk of a few megabytes at most. */
+const FETCH_ROWS = 1000;
+
+export interface ExportRequest {
+  source: ExportSource;
+  accountId: string;
+  seal: ScopedSeal;
+  format: ExportFormat;
+  filters: Record<string, unknown>;
+  startingAfter?: string;
+  /** Run first in the transaction: the key's slot across instances (slots.ts). */
+  claim?: (tx: Sql) => Promise<void>;
+}
+
+/** What the transport sends: the header's cursor, then the body. */
+export interface OpenExport {
+  eventsCursor: string;
+  body: Readable;
+  format: ExportFormat;
+}
+
+/**
+ * Opens the export: resolves once the snapshot is taken and the request
+ * checked (a refusal rejects, before any byte is sent); the transaction then
+ * lives as long as the body.
+ */
+export function openExport(db: Db, request: ExportRequest): Promise<OpenExport> {
+  return new Promise((resolve, reject) => {
+    let opened = false;
+    db.tx(
+      async (tx) => {
+        // The snapshot is the first statement's: the cursor and every row below are read in it.
+        const eventsCursor = await snapshotFeedCursor(tx, request.seal);
+        await request.claim?.(tx);
+        await declareCursor(tx, request);
+        const body = bodyOf(tx, request);
+        opened = true;
+        resolve({ eventsCursor, body, format: request.format });
+        // Rejects on an error or a premature close: the transaction rolls back (it only read).
+        await new Promise<void>((done, fail) => finished(body, (err) => (err ? fail(err) : done())));
+      },
+      { repeatableRead: true, readOnly: true },
+    ).catch((err) => {
+      if (!opened) reject(err);
+    });
+  });
+}
+
+async function declareCursor(tx: Sql, { source, accountId, filters, startingAfter }: ExportRequest): Promise<void> {
+  const filter = await source.filter(tx, accountId, filters);
+  const where = [...filter.where];
+  if (startingAfter !== undefined) {
+    const { rows } = await tx.query(source.after.lookup, [accountId, startingAfter]);
+    if (!rows[0]) {
+      throw new AppError('validation_failed', `starting_after is not ${source.key.described} of a record of this account (${source.resource})`);
+    }
+    where.push(source.after.condition(filter.bind, rows[0]));
+  }
+  const view = source.view;
+  await tx.query(
+    `DECLARE merx_export NO SCROLL CURSOR FOR
+       SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where.join(' AND ')} ORDER BY ${source.order}`,
+    filter.values,
+  );
+}
+
+/** The body: chunks of lines, each FETCHed when the reader asks for more (backpressure). */
+function bodyOf(tx: Sql, request: ExportRequest): Readable {
+  const columns = request.format === 'csv' ? csvColumns(request.source.record) : [];
+  const line = request.format === 'csv' ? (json: string) => csvRow(columns, json) : (json: string) => `${json}\n`;
+  let header = request.format === 'csv' ? csvHeader(columns) : '';
+  return new Readable({
+    highWaterMark: 1 << 20,
+    read() {
+      tx.query<{ v: string }>(`FETCH ${FETCH_ROWS} FROM merx_export`).then(
+        ({ rows }) => {
+          if (!rows.length) {
+            if (header) this.push(header);
+            this.push(null);
+            return;
+          }
+          let chunk = header;
+          header = '';
+          for (const row of rows) chunk += line(row.v);
+          this.push(chunk);
+        },
+        (err) => this.destroy(err),
+      );
+    },
+  });
+}
