@@ -181,7 +181,7 @@ test('gzip when the client accepts it; the same bytes once unzipped', async () =
 });
 
 test('the response is documented: the OpenAPI document describes the stream media types and the cursor header', async () => {
-  const doc = (await http(svc.url, 'GET', '/openapi.json')).body;
+  const doc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
   for (const resource of ['orders', 'shipments', 'products', 'customers', 'stock-movements']) {
     const get = doc.paths[`/api/v1/exports/${resource}`]?.get;
     assert.ok(get, resource);
