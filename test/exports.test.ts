@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
-import { startTestService, http, freshTenant, type TestService } from './helpers/harness.ts';
+import { startTestService, http, freshTenant, type HttpResult, type TestService } from './helpers/harness.ts';
 import { assertError } from './helpers/contract.ts';
 import { checkoutWith, ship, shipTenant } from './helpers/shipments.ts';
 import { drainFeed } from './helpers/events-feed.ts';
@@ -29,7 +29,7 @@ async function listAll(key: string, path: string): Promise<string[]> {
   let offset = 0;
   for (;;) {
     const sep = path.includes('?') ? '&' : '?';
-    const page = await http(svc.url, 'GET', `${path}${sep}limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}${path.startsWith('/api/v1/customers') ? `&offset=${offset}` : ''}`, { token: key });
+    const page: HttpResult = await http(svc.url, 'GET', `${path}${sep}limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}${path.startsWith('/api/v1/customers') ? `&offset=${offset}` : ''}`, { token: key });
     assert.equal(page.status, 200, page.text);
     items.push(...page.body.data.map((d: unknown) => JSON.stringify(d)));
     offset += page.body.data.length;

@@ -19,7 +19,18 @@ export type WebhookDelivery = Schemas['WebhookDelivery'];
 /** `{error: {code, message, scope?, details?}}`: the body of every error answer. */
 export type ApiError = Schemas['Error'];
 
-export type MerxClient = Client<paths>;
+import { exportRecords, type ExportFilters, type ExportRecords, type ExportResource, type RecordExport } from './exports.js';
+
+export { exportRecords, MerxExportError, type ExportFilters, type ExportRecords, type ExportResource, type RecordExport } from './exports.js';
+
+export type MerxClient = Client<paths> & {
+  /**
+   * EXTENSIONS 8: every record of an export, parsed, resuming with starting_after after a dropped connection:
+   *   const orders = merx.exportRecords('orders', { status: 'new' });
+   *   for await (const order of orders) …; then follow the feed from orders.eventsCursor.
+   */
+  exportRecords<R extends ExportResource>(resource: R, filters?: ExportFilters<R>): RecordExport<ExportRecords[R]>;
+};
 
 export interface MerxClientOptions extends Omit<ClientOptions, 'baseUrl'> {
   /** Where Merx runs, without /api/v1: `https://merx.example.com` or `http://localhost:3000`. */
@@ -31,10 +42,14 @@ export interface MerxClientOptions extends Omit<ClientOptions, 'baseUrl'> {
 export function createMerxClient(options: MerxClientOptions): MerxClient {
   const { apiKey, baseUrl, headers, ...rest } = options;
   if (!/^merx_/.test(apiKey ?? '')) throw new TypeError('apiKey must be a Merx API key (merx_…)');
-  return createClient<paths>({
+  const client = createClient<paths>({
     ...rest,
     baseUrl: baseUrl.replace(/\/+$/, ''),
     headers: { ...(headers as Record<string, string> | undefined), Authorization: `Bearer ${apiKey}` },
+  });
+  return Object.assign(client, {
+    exportRecords: <R extends ExportResource>(resource: R, filters?: ExportFilters<R>) =>
+      exportRecords({ baseUrl, apiKey, fetch: rest.fetch as typeof fetch | undefined }, resource, filters),
   });
 }
 

@@ -49,10 +49,10 @@ function filtersOf(query: TObject | undefined): Record<string, TSchema> {
   return rest;
 }
 
-/** Newest first on (created_at, id): after a record is strictly older in that order. */
-function newestFirst(table: string, alias: string): ExportSource['after'] {
+/** Newest first on (created_at, id): after a record is strictly older in that order. `lookup` finds the record's (created_at, id). */
+function newestFirst(lookup: string, alias: string): ExportSource['after'] {
   return {
-    lookup: `SELECT created_at, id FROM ${table} WHERE account_id = $1 AND id = $2`,
+    lookup,
     condition: (bind, row) => `(${alias}.created_at, ${alias}.id) < (${bind(row.created_at)}::timestamptz, ${bind(row.id)}::uuid)`,
   };
 }
@@ -70,7 +70,7 @@ export const EXPORT_SOURCES: ExportSource[] = [
     filter: (sql, accountId, input) => orderListFilter(sql, accountId, input),
     order: NEWEST('o'),
     key: ID,
-    after: newestFirst('orders', 'o'),
+    after: newestFirst('SELECT created_at, id FROM orders WHERE account_id = $1 AND id = $2', 'o'),
   },
   {
     resource: 'shipments',
@@ -85,7 +85,7 @@ export const EXPORT_SOURCES: ExportSource[] = [
     filter: (_sql, accountId, input) => shipmentExportFilter(accountId, input),
     order: NEWEST('s'),
     key: ID,
-    after: newestFirst('shipments', 's'),
+    after: newestFirst('SELECT created_at, id FROM shipments WHERE account_id = $1 AND id = $2', 's'),
   },
   {
     resource: 'products',
@@ -96,7 +96,7 @@ export const EXPORT_SOURCES: ExportSource[] = [
     filter: (_sql, accountId, input) => productListFilter(accountId, input),
     order: NEWEST('p'),
     key: ID,
-    after: newestFirst('products', 'p'),
+    after: newestFirst('SELECT created_at, id FROM products WHERE account_id = $1 AND id = $2', 'p'),
   },
   {
     resource: 'customers',
@@ -126,6 +126,6 @@ export const EXPORT_SOURCES: ExportSource[] = [
     filter: (_sql, accountId, input) => movementListFilter(accountId, input),
     order: NEWEST('m'),
     key: ID,
-    after: newestFirst('stock_movements', 'm'),
+    after: newestFirst('SELECT created_at, id FROM stock_movements WHERE account_id = $1 AND id = $2', 'm'),
   },
 ];
