@@ -61,6 +61,10 @@ const CHECKS: Record<string, Check> = {
   'docs/integrator-safety.md: curl -s -X POST $B/api/v1/webhooks/$HOOK/verify-signature -H "Authorization: Bearer $KEY" -H \'content-type: application/json\' \\': {
     run: true, expect: /"valid":true,"scheme":"merx","diagnosis":"ok"/,
   },
+  'docs/exports.md: B=http://localhost:3000': { run: true, expect: /^\s*\d+\s*\n\{"data":\[[^]*"next_cursor":"/ },
+  'docs/exports.md: curl -s --compressed -H "Authorization: Bearer $KEY" "http://localhost:3000/api/v1/exports/orders?format=csv&status=new" -o new-orders.csv': {
+    run: true, expect: /^id,number,order_number,status,[^\n]*customer\.name[^]*\r\n[0-9a-f-]{36},/,
+  },
   'docs/mcp.md: curl -s -X POST http://localhost:3000/admin/api/accounts/$ACCOUNT/keys -H "Authorization: Bearer $TOKEN" \\': { run: true, expect: /"key":"merx_/ },
   'docs/mcp.md: claude mcp add --transport http merx https://merx.example.com/api/mcp --header "Authorization: Bearer $MERX_KEY"': {
     run: false, why: 'configures Claude Code (not installed here) for a deployment at the reader\'s own host',

@@ -5,8 +5,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { startTestService, http, operator, type TestService } from './helpers/harness.ts';
-import { shipTenant } from './helpers/shipments.ts';
+import { checkoutWith, shipTenant } from './helpers/shipments.ts';
+
+const ROOT = path.join(import.meta.dirname, '..');
 import { drainFeed } from './helpers/events-feed.ts';
 import { exportOf, linesOf } from './helpers/exports.ts';
 import { exportRecords, MerxExportError } from '../packages/client/src/exports.ts';
@@ -92,4 +97,25 @@ test('exportRecords gives a refusal back as MerxExportError with the status and 
     for await (const _ of exportRecords({ baseUrl: svc.url, apiKey: t.key }, 'customers')) void _;
   };
   await assert.rejects(iterate(), (err: unknown) => err instanceof MerxExportError && err.status === 403 && (err.body as any).error.code === 'scope_missing');
+});
+
+test('the TypeScript sample of docs/exports.md runs as written: it loads the orders and follows the feed from the cursor', async () => {
+  const t = await shipTenant(svc, { scopes: ['orders:read', 'orders:write'] });
+  const order = await checkoutWith(svc, t.accountId, 'courier_a');
+  const sample = /^```ts\n([\s\S]*?)^```/m.exec(fs.readFileSync(path.join(ROOT, 'docs/exports.md'), 'utf8'))![1];
+  // Inside the repository, so that `merx-client` resolves to the workspace package (its dist, as npm would install it).
+  const dir = fs.mkdtempSync(path.join(ROOT, 'test', '.docs-sample-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'sample.ts'), sample);
+    const later = spawn(process.execPath, [path.join(dir, 'sample.ts')], { env: { ...process.env, MERX_URL: svc.url, MERX_KEY: t.key } });
+    let out = '';
+    later.stdout.on('data', (c) => (out += c));
+    later.stderr.on('data', (c) => (out += c));
+    const code = await new Promise((resolve) => later.on('close', resolve));
+    assert.equal(code, 0, out);
+    assert.match(out, /^loaded 1 orders; resumed 0 times$/m, out);
+    void order;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -19,6 +19,7 @@ export const GUIDES: Guide[] = [
   { file: 'webhooks.md', title: 'Receiving webhooks', slug: 'webhooks' },
   { file: 'integrator-safety.md', title: 'Integrator safety', slug: 'integrator-safety' },
   { file: 'shipping-a-day.md', title: "Ship a day's orders", slug: 'shipping-a-day' },
+  { file: 'exports.md', title: 'Load everything, then follow', slug: 'exports' },
   { file: 'mcp.md', title: 'MCP clients', slug: 'mcp' },
   { file: 'operations.md', title: 'Running Merx', slug: 'operations' },
   { file: 'operator-console.md', title: 'Operator console', slug: 'operator-console' },
