@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
-import { startTestService, http, freshTenant, type HttpResult, type TestService } from './helpers/harness.ts';
+import { startTestService, http, freshTenant, ADMIN_TOKEN, type HttpResult, type TestService } from './helpers/harness.ts';
 import { assertError } from './helpers/contract.ts';
 import { checkoutWith, ship, shipTenant } from './helpers/shipments.ts';
 import { drainFeed } from './helpers/events-feed.ts';
@@ -192,4 +192,21 @@ test('the response is documented: the OpenAPI document describes the stream medi
   const t = await tenantWithOrders(1);
   for (const format of ['jsonl', 'csv']) assertResponseMatches(doc, 'GET', '/api/v1/exports/orders', await exportOf(svc.url, t.key, 'orders', { format }));
   assertResponseMatches(doc, 'GET', '/api/v1/exports/orders', await exportOf(svc.url, t.key, 'orders', { limit: 1 }));
+});
+
+test("the console's export: the operator runs an export operation with the list page's filters and gets the stream", async () => {
+  const t = await tenantWithOrders(2);
+  await t.op.setStatus(t.orders[0].id, 'confirmed');
+  const res = await http(svc.url, 'POST', `/admin/api/accounts/${t.accountId}/operations/export_orders`, {
+    token: ADMIN_TOKEN,
+    body: { arguments: { status: 'confirmed', format: 'csv' } },
+  });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(res.headers.get('content-type'), 'text/csv; charset=utf-8');
+  const rows = parseCsv(res.text);
+  assert.equal(rows.length, 2);
+  assert.equal(rows[1][rows[0].indexOf('id')], t.orders[0].id);
+  const jsonl = await http(svc.url, 'POST', `/admin/api/accounts/${t.accountId}/operations/export_shipments`, { token: ADMIN_TOKEN, body: { arguments: {} } });
+  assert.equal(jsonl.status, 200, jsonl.text);
+  assert.equal(jsonl.headers.get('content-type'), 'application/x-ndjson');
 });

@@ -71,10 +71,10 @@ export async function runOperation<N extends OperationName, A extends Arguments 
   return answer as OperationAnswer<N, A>;
 }
 
-/** Runs an operation that answers a file (the PDF label) and hands it to the browser. */
-export async function downloadOperation(accountId: string, name: OperationName, args: Record<string, unknown>): Promise<void> {
-  const res = await request('POST', urlOf('/admin/api/accounts/{id}/operations/{name}', { id: accountId, name }), { arguments: args });
-  const filename = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'download';
+/** Runs an operation that answers a file (the PDF label, an export) and hands it to the browser. */
+export async function downloadOperation(accountId: string, name: OperationName, args: Record<string, unknown>, fallbackName = 'download'): Promise<void> {
+  const res = await request('POST', urlOf('/admin/api/accounts/{id}/operations/{name}', { id: accountId, name }), { arguments: withoutEmpty(args) });
+  const filename = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? fallbackName;
   const url = URL.createObjectURL(await res.blob());
   const link = Object.assign(document.createElement('a'), { href: url, download: filename });
   link.click();

@@ -12,6 +12,7 @@ import { Badge, ErrorNote, money, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
 import { Select } from '../components/select';
 import { useCursorPages, useUrlFilters } from '../components/paging';
+import { ExportButton } from '../components/export-button';
 
 const FILTERS = ['status', 'payment', 'courier', 'shipment_status', 'q', 'from', 'to', 'limit'] as const;
 
@@ -52,6 +53,7 @@ export function OrdersTab({ accountId }: { accountId: string }) {
         <label className="compact">To <input type="date" value={filter.to} onChange={(e) => set('to', e.target.value)} /></label>
         <Select label="Per page" value={String(limit)} options={['25', '50', '100', '200']} onChange={(v) => set('limit', v)} all={null} />
       </form>
+      <ExportButton accountId={accountId} operation="export_orders" filters={filter} name="orders" />
       <div className="row" role="group" aria-label="Choose orders to ship">
         <span data-testid="chosen-orders">{chosen.size} chosen</span>
         <button type="button" className="secondary" onClick={() => everyMatching.mutate()} disabled={everyMatching.isPending}>

@@ -8,6 +8,7 @@ import { Badge, ErrorNote, money, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
 import { Select } from '../components/select';
 import { useCursorPages, useUrlFilters } from '../components/paging';
+import { ExportButton } from '../components/export-button';
 
 export function ShipmentsTab({ accountId }: { accountId: string }) {
   const couriers = useCourierSlugs();
@@ -27,6 +28,7 @@ export function ShipmentsTab({ accountId }: { accountId: string }) {
         <Select label="Status" value={status} options={SHIPMENT_STATUSES} onChange={(v) => set('status', v)} />
         <Select label="Courier" value={courier} options={couriers} onChange={(v) => set('courier', v)} />
       </form>
+      <ExportButton accountId={accountId} operation="export_shipments" filters={{ status, courier }} name="shipments" />
       <ErrorNote error={list.error} />
       <Table
         label="Shipments"

@@ -6,6 +6,7 @@ import { runOperation } from '../api';
 import type { StockItem } from '../api-types';
 import { Badge, ErrorNote, Field, money, Time } from '../components/ui';
 import { Said } from '../components/said';
+import { ExportButton } from '../components/export-button';
 import { Pager, Table } from '../components/table';
 import { Select } from '../components/select';
 import { useCursorPages } from '../components/paging';
@@ -63,6 +64,7 @@ function Movements({ accountId, productId, names }: { accountId: string; product
       <header className="row spread">
         <h3>Movements {productId && <span className="muted">of {names.get(productId)}</span>}</h3>
         <Select label="Type" value={type} options={MOVEMENT_TYPES} onChange={setType} />
+        <ExportButton accountId={accountId} operation="export_stock_movements" filters={{ product_id: productId, type }} name="stock-movements" />
       </header>
       <ErrorNote error={list.error} />
       <Table
