@@ -210,3 +210,11 @@ test("the console's export: the operator runs an export operation with the list 
   assert.equal(jsonl.status, 200, jsonl.text);
   assert.equal(jsonl.headers.get('content-type'), 'application/x-ndjson');
 });
+
+test('an export counts as one request against the rate limit, however many records it streams', async () => {
+  const t = await tenantWithOrders(3);
+  const first = await exportOf(svc.url, t.key, 'orders');
+  const second = await exportOf(svc.url, t.key, 'orders');
+  assert.equal(linesOf(second.text).length, 3);
+  assert.equal(Number(first.headers.get('x-ratelimit-remaining')) - Number(second.headers.get('x-ratelimit-remaining')), 1);
+});
