@@ -14,7 +14,7 @@ export const EVENTS_CURSOR_HEADER = 'Merx-Events-Cursor';
 const DESCRIPTION =
   'Streams every record that following the list route\'s pages would return, in the list\'s order and with its filters (limit, offset and ' +
   'cursor are not taken: 400), as JSON Lines (format=jsonl, the default: each line byte for byte the record\'s `data` in its REST read) or ' +
-  'CSV (format=csv: RFC 4180, a header row, scalar fields in SPEC\'s order, nested objects SPEC lists flattened with a dot, other objects and ' +
+  'CSV (format=csv: RFC 4180, a header row, scalar fields in the record\'s documented order, nested objects with documented fields flattened with a dot, other objects and ' +
   'arrays as JSON text, null as an empty cell). The whole stream is one snapshot of the account; the `Merx-Events-Cursor` header is an ' +
   'events-feed cursor at that snapshot: every change committed before it is in the rows, and GET /api/v1/events?cursor=<it> gives exactly ' +
   'the events committed after it. Accept-Encoding: gzip gives a gzipped stream. A stream cut short ends without its final chunk (a client ' +
