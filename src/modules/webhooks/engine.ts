@@ -21,7 +21,7 @@ import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './send
 import { ThreadedSenders } from './threaded-senders.ts';
 import { deliveryAttemptId, liveSecrets } from './signature.ts';
 import {
-  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, recordOutcome, releaseFirstAttempts,
+  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, unclaim, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, recordOutcome, releaseFirstAttempts,
   recordRoutineOutcomes, settle, type ClaimedDelivery, type NewDelivery, type RoutineOutcome, type Settlement,
 } from './deliveries.ts';
 import { Lanes } from './lanes.ts';
@@ -60,6 +60,8 @@ const STOP_WAIT_MS = ATTEMPT_TIMEOUT_MS + 2_000;
 /** PostgreSQL's serialization failure and deadlock: a batch that hit one is simply run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
 
+const eventTime = (d: ClaimedDelivery) => Date.parse(String(d.envelope?.created_at ?? '')) || 0;
+
 export interface AttemptResult {
   outcome: AttemptOutcome;
   settlement: Settlement;
@@ -89,7 +91,13 @@ export class DeliveryEngine {
   /** The fan-out's deliveries, once committed: their first attempts are sent now, by this instance (app.ts wires it). */
   readonly committed = (created: NewDelivery[]) => {
     if (!this.taking || this.stopping) return;
-    for (const d of created) this.firstAttempts.push(d.webhookId, d);
+    let viaWorker = false;
+    for (const d of created) {
+      if (d.viaWorker) viaWorker = true;
+      else this.firstAttempts.push(d.webhookId, d);
+    }
+    // EXTENSIONS 9: a flowed subscription's first attempt is the workers' (due now), through the claim that asks the flow.
+    if (viaWorker) this.announcer.announce(Date.now());
     // Another instance's worker takes these over only if this one does not send them within the grace.
     this.announcer.announce(Date.now() + FIRST_ATTEMPT_GRACE_SEC * 1000);
   };
@@ -123,6 +131,11 @@ export class DeliveryEngine {
       this.recoveries = new RecoveryRunner(this.db, (d) => this.resend(d), this.log);
       this.recoveries.start();
     }
+  }
+
+  /** EXTENSIONS 9: held deliveries may start now (a resume): every instance's worker runs a pass at once. */
+  wake(): void {
+    this.announcer.announce(Date.now());
   }
 
   /** A recovery was just started: claim it now rather than at the next poll (another instance's runner may take it as well). */
@@ -203,19 +216,41 @@ export class DeliveryEngine {
   async runDue(now: Date): Promise<number> {
     let processed = 0;
     const running = new Set<Promise<unknown>>();
+    // EXTENSIONS 9: a flowed subscription's attempts go one after another, in the order claimed (oldest due first).
+    const chains = new Map<string, Promise<unknown>>();
     for (;;) {
       while (running.size > WORKER_IN_FLIGHT - WORKER_BATCH) await Promise.race(running);
       const batch = this.stopping ? [] : await claimDue(this.bookkeeping, now.toISOString(), WORKER_BATCH);
       if (batch.length === 0) break;
       processed += batch.length;
+      // RETURNING keeps no order: a flowed subscription's rows are put back in the order of their events.
+      if (batch.some((d) => d.flowed)) batch.sort((x, y) => eventTime(x) - eventTime(y));
       for (const d of batch) {
-        const work = this.track(this.attempt(d, 'automatic', now));
+        let work: Promise<unknown>;
+        if (d.flowed) {
+          work = this.track((chains.get(d.webhook_id) ?? Promise.resolve()).then(() => this.attemptFlowed(d, now)));
+          chains.set(d.webhook_id, work);
+        } else {
+          work = this.track(this.attempt(d, 'automatic', now));
+        }
         running.add(work);
         void work.finally(() => running.delete(work));
       }
     }
     await Promise.all(running);
     return processed;
+  }
+
+  /**
+   * A claimed attempt of a flowed subscription, asked again just before it
+   * starts: a pause (or back-pressure) that came after the claim hands the
+   * row back unspent, and the worker takes it when the flow lets it.
+   */
+  private async attemptFlowed(delivery: ClaimedDelivery, now: Date): Promise<AttemptResult | null> {
+    // A stopping instance hands back what it has not started (another instance, or the next process, sends it).
+    if (this.stopping) return (await unclaim(this.db, delivery, false), null);
+    if (await unclaim(this.db, delivery, true)) return null;
+    return this.attempt(delivery, 'automatic', now);
   }
 
   /** The retry endpoint: an immediate attempt with the same event id and a fresh signature. */
