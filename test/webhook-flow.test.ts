@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { http, freshTenant, startTestService, type TestService } from './helpers/harness.ts';
 import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { callTool, callToolError } from './helpers/mcp.ts';
+import { backPressureUntil } from '../src/modules/webhooks/flow.ts';
 import { createWebhook, deliveriesOf, eventually, isolatedDatabase, runDeliveryJob, touchOrder, type IsolatedDatabase } from './helpers/webhooks.ts';
 
 let svc: TestService;
@@ -183,4 +184,80 @@ test('paused: events wait as pending (no attempt spent, none dead), retry and te
   // Nothing more arrives: each event exactly once.
   const ids = endpoint.requests.map(eventIdOf);
   assert.equal(new Set(ids).size, ids.length);
+});
+
+test('Retry-After: seconds or an HTTP date, capped at an hour, only on 429 and 503', () => {
+  const now = Date.parse('2026-11-28T12:00:00.000Z');
+  const at = (code: number | null, value?: string) => backPressureUntil(code, value === undefined ? {} : { 'retry-after': value }, now)?.toISOString() ?? null;
+  assert.equal(at(429, '30'), '2026-11-28T12:00:30.000Z');
+  assert.equal(at(503, ' 5 '), '2026-11-28T12:00:05.000Z');
+  assert.equal(at(429, 'Sat, 28 Nov 2026 12:02:00 GMT'), '2026-11-28T12:02:00.000Z');
+  assert.equal(at(429, '86400'), '2026-11-28T13:00:00.000Z', 'capped at 3600 s');
+  assert.equal(at(503, 'Sun, 29 Nov 2026 12:00:00 GMT'), '2026-11-28T13:00:00.000Z', 'a date capped too');
+  for (const [code, value] of [[429, '0'], [429, 'Sat, 28 Nov 2026 11:00:00 GMT'], [429, 'soon'], [429, '-5'], [429, '1.5'], [429, undefined], [500, '30'], [200, '30'], [null, '30']] as const) {
+    assert.equal(at(code, value), null, `${code} ${value}`);
+  }
+});
+
+for (const [label, header] of [
+  ['in seconds', () => '2'],
+  ['as an HTTP date', () => new Date(Date.now() + 3_000).toUTCString()],
+] as const) {
+  test(`back-pressure (${label}): a 429 holds the next delivery until Retry-After, spending nothing; it then goes at once`, async (t) => {
+    const endpoint = receiver.endpoint();
+    const { key, sub, order, flow } = await setup(t, endpoint);
+    const value = header();
+    endpoint.script([{ status: 429, body: 'slow down', headers: { 'retry-after': value } }], { status: 200 });
+    await touchOrder(svc.url, key, order.id, 'answered 429');
+    await endpoint.waitFor(1);
+    const pressed = await eventually(async () => {
+      const f = await flow();
+      return f.retry_after_until ? f : null;
+    }, 'retry_after_until set');
+    const until = Date.parse(pressed.retry_after_until);
+    if (/GMT/.test(value)) assert.equal(until, Date.parse(value));
+    else assert.ok(until > Date.now() - 1000 && until <= Date.now() + 2_000);
+
+    // A second event's delivery is due, and held: no attempt spent.
+    await touchOrder(svc.url, key, order.id, 'held by back-pressure');
+    const all = await deliveriesOf(svc.url, key, sub.id);
+    const [second, first] = all;
+    assert.equal(first.last_status_code, 429);
+    assert.equal(first.status, 'pending');
+    assert.equal(first.attempt, 1, 'the 429 was a failed attempt, retried on its schedule');
+    if (Date.now() < until - 300) {
+      assert.equal(second.attempt, 0);
+      assert.equal((await flow()).held, 1);
+    }
+    // It goes once the time has passed (the worker wakes for it), as attempt 1, not before.
+    const received = await endpoint.waitFor(2);
+    assert.equal(received.length, 2);
+    const delivered = await eventually(async () => {
+      const d = (await deliveriesOf(svc.url, key, sub.id)).find((x: any) => x.id === second.id);
+      return d.status === 'delivered' ? d : null;
+    }, 'the held delivery delivered');
+    assert.equal(delivered.attempt, 1);
+    const attempts = await http(svc.url, 'GET', `/api/v1/webhook-deliveries/${second.id}/attempts`, { token: key });
+    assert.equal(attempts.status, 200, attempts.text);
+    assert.equal(attempts.body.data.length, 1);
+    assert.ok(Date.parse(attempts.body.data[0].started_at) >= until, 'not before retry_after_until');
+    assert.equal((await flow()).retry_after_until, null, 'null once passed');
+    // The 429'd delivery still waits for its backoff: not held, not counted.
+    assert.equal((await flow()).held, 0);
+  });
+}
+
+test('back-pressure is capped at an hour: a 503 with Retry-After: 86400 holds until an hour after the answer', async (t) => {
+  const endpoint = receiver.endpoint();
+  const { key, order, flow } = await setup(t, endpoint);
+  endpoint.script([{ status: 503, headers: { 'retry-after': '86400' } }], { status: 200 });
+  const before = Date.now();
+  await touchOrder(svc.url, key, order.id, 'answered 503');
+  await endpoint.waitFor(1);
+  const f = await eventually(async () => {
+    const f = await flow();
+    return f.retry_after_until ? f : null;
+  }, 'retry_after_until set');
+  const until = Date.parse(f.retry_after_until);
+  assert.ok(until >= before + 3_600_000 && until <= Date.now() + 3_600_000, f.retry_after_until);
 });

@@ -198,6 +198,15 @@ export async function claimFirstAttempts(sql: Sql, deliveryIds: string[]): Promi
 }
 
 /**
+ * EXTENSIONS 9: a queued first attempt this instance will not send now (its
+ * subscription is under back-pressure): back to attempt 0, due now, for the
+ * worker's claim, which holds it until the flow lets it start.
+ */
+export async function handToWorker(sql: Sql, deliveryId: string): Promise<void> {
+  await sql.query(`UPDATE webhook_deliveries SET attempt = 0, next_attempt_at = now() WHERE id = $1 AND ${NOT_YET_ATTEMPTED}`, [deliveryId]);
+}
+
+/**
  * First attempts a stopping instance had queued but not sent: back to
  * attempt 0, so that the worker that takes them over after the grace sends
  * them as attempt 1.

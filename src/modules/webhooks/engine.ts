@@ -21,7 +21,7 @@ import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './send
 import { ThreadedSenders } from './threaded-senders.ts';
 import { deliveryAttemptId, liveSecrets } from './signature.ts';
 import {
-  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, unclaim, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, recordOutcome, releaseFirstAttempts,
+  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, unclaim, handToWorker, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, recordOutcome, releaseFirstAttempts,
   recordRoutineOutcomes, settle, type ClaimedDelivery, type NewDelivery, type RoutineOutcome, type Settlement,
 } from './deliveries.ts';
 import { Lanes } from './lanes.ts';
@@ -32,6 +32,7 @@ import { openSecret } from '../../platform/secret-box.ts';
 import crypto from 'node:crypto';
 import { attemptRow, insertAttempts, type AttemptRow, type AttemptTrigger } from './attempt-log.ts';
 import { RecoveryRunner } from './recovery-runner.ts';
+import { backPressureUntil, recordBackPressure } from './flow.ts';
 
 const WORKER_BATCH = 100;
 /** Worker attempts in flight at once (each pass); more are claimed as these finish. */
@@ -86,6 +87,12 @@ export class DeliveryEngine {
   private readonly firstAttempts: Lanes<NewDelivery>;
   private readonly claims: Batcher<string, ClaimedDelivery | null>;
   private readonly routine: Batcher<RoutineOutcome, boolean>;
+  /**
+   * EXTENSIONS 9: subscriptions this instance was told to wait for (Retry-After), until when (ms): its lanes
+   * hand their queued first attempts to the worker instead of sending them (the database holds the same time
+   * for every instance's claims).
+   */
+  private backPressure = new Map<string, number>();
   /** Not before start() nor after stop(): deliveries written then are the worker's, after their grace. */
   private taking = false;
   /** The fan-out's deliveries, once committed: their first attempts are sent now, by this instance (app.ts wires it). */
@@ -192,6 +199,15 @@ export class DeliveryEngine {
    */
   private async attemptFirstQueued(fresh: NewDelivery): Promise<void> {
     if (this.stopping) return;
+    const waitUntil = this.backPressure.get(fresh.webhookId);
+    if (waitUntil !== undefined) {
+      if (waitUntil > Date.now()) {
+        await handToWorker(this.db, fresh.id);
+        this.announcer.announce(waitUntil);
+        return;
+      }
+      this.backPressure.delete(fresh.webhookId);
+    }
     const sinceCommit = performance.now() - fresh.committedAt;
     const sinceEvent = Date.now() - Date.parse(String(fresh.delivery.envelope?.created_at));
     if (sinceCommit < FRESH_WITHIN_MS && sinceEvent < FRESH_EVENT_AGE_MS) {
@@ -279,6 +295,7 @@ export class DeliveryEngine {
     const sent = await this.sendOnce(delivery, deliveryAttemptId(delivery.id, delivery.attempt));
     if ('refused' in sent) return fail(sent.refused);
     const { outcome } = sent;
+    await this.noteBackPressure(delivery, outcome);
     const log = attemptRow(delivery, outcome, trigger, startedAt, performance.now() - started);
     const settlement = settle(delivery, outcome, manual);
     this.metrics.outcome(settlement);
@@ -289,6 +306,19 @@ export class DeliveryEngine {
     }
     if (settlement === 'retry_later') this.announcer.announce(now.getTime() + 1000 * (BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0));
     return { outcome, settlement };
+  }
+
+  /**
+   * EXTENSIONS 9: a 429 or 503 with Retry-After holds the subscription's other
+   * attempts (of every trigger but retry and test) until then, on every
+   * instance; the workers wake when it passes (DueTimer.nextDue).
+   */
+  private async noteBackPressure(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<void> {
+    const until = backPressureUntil(outcome.statusCode, outcome.responseHeaders, Date.now());
+    if (!until) return;
+    this.backPressure.set(delivery.webhook_id, Math.max(until.getTime(), this.backPressure.get(delivery.webhook_id) ?? 0));
+    await recordBackPressure(this.db, delivery.account_id, delivery.webhook_id, until);
+    this.announcer.announce(until.getTime());
   }
 
   /**
@@ -334,6 +364,7 @@ export class DeliveryEngine {
     const started = performance.now();
     const sent = this.stopping ? { refused: 'the service is stopping' } : await this.sendOnce(delivery, crypto.randomUUID());
     const outcome = 'refused' in sent ? { statusCode: null, error: sent.refused, responseBody: null } : sent.outcome;
+    await this.noteBackPressure(delivery, outcome);
     return { outcome, log: attemptRow(delivery, outcome, 'recovery', startedAt, performance.now() - started) };
   }
 

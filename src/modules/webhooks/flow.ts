@@ -93,3 +93,35 @@ export async function updateFlow(tx: Sql, accountId: string, webhookId: string, 
   }
   return { flow: await getFlow(tx, accountId, webhookId), resumed };
 }
+
+/** EXTENSIONS 9: a receiver's Retry-After is honoured up to an hour. */
+export const RETRY_AFTER_CAP_SEC = 3600;
+
+/**
+ * When a 429 or 503 answer's Retry-After lets the next attempt start: a
+ * number of seconds or an HTTP date (RFC 9110 10.2.3), capped at an hour;
+ * null for any other answer, a missing or unreadable header, or a time
+ * already past.
+ */
+export function backPressureUntil(statusCode: number | null, headers: Record<string, string> | null | undefined, nowMs: number): Date | null {
+  if (statusCode !== 429 && statusCode !== 503) return null;
+  const value = headers?.['retry-after']?.trim();
+  if (!value) return null;
+  let at: number;
+  if (/^\d+$/.test(value)) at = nowMs + Math.min(Number(value), RETRY_AFTER_CAP_SEC) * 1000;
+  else {
+    const date = Date.parse(value);
+    if (!Number.isFinite(date)) return null;
+    at = Math.min(date, nowMs + RETRY_AFTER_CAP_SEC * 1000);
+  }
+  return at > nowMs ? new Date(at) : null;
+}
+
+/** Holds the subscription's attempts until `until` (the later of two back-pressures wins). */
+export async function recordBackPressure(sql: Sql, accountId: string, webhookId: string, until: Date): Promise<void> {
+  await sql.query(
+    `INSERT INTO webhook_flows (webhook_id, account_id, retry_after_until) VALUES ($1, $2, $3)
+     ON CONFLICT (webhook_id) DO UPDATE SET retry_after_until = greatest(webhook_flows.retry_after_until, $3), updated_at = now()`,
+    [webhookId, accountId, until.toISOString()],
+  );
+}
