@@ -5,7 +5,7 @@
 // The service runs its worker (WORKERS=1), against a real HTTPS receiver.
 import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { http, freshTenant, startTestService, type TestService } from './helpers/harness.ts';
+import { ADMIN_TOKEN, http, freshTenant, startTestService, type TestService } from './helpers/harness.ts';
 import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { callTool, callToolError } from './helpers/mcp.ts';
 import { backPressureUntil } from '../src/modules/webhooks/flow.ts';
@@ -165,6 +165,10 @@ test('paused: events wait as pending (no attempt spent, none dead), retry and te
   assert.equal(JSON.parse(endpoint.requests[1].body).event, 'test');
   assert.equal(eventIdOf(endpoint.requests[2]), pending[0].event_id);
   assert.equal((await flow()).held, N - 1);
+  // /metrics counts them (every subscription's; this file holds no others now).
+  const metrics = await http(svc.url, 'GET', '/metrics', { token: ADMIN_TOKEN });
+  assert.equal(metrics.status, 200);
+  assert.equal(Number(/^merx_webhook_held_deliveries (\d+)$/m.exec(metrics.text)?.[1]), N - 1);
 
   // Resume: the held ones go out at once (the worker is woken; its next timed pass would be minutes away), oldest event first.
   const resumed = await patchFlow({ paused: false });
