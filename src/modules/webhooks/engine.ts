@@ -245,12 +245,12 @@ export class DeliveryEngine {
       for (const d of batch) {
         let work: Promise<unknown>;
         if (d.flowed) {
-          // Without a rate, the next attempt of the subscription waits for this one's outcome; with one, only for its
-          // reserved start (the slots keep the order and the pace).
-          let reserved!: () => void;
-          const booked = new Promise<void>((resolve) => (reserved = resolve));
-          work = this.track((chains.get(d.webhook_id) ?? Promise.resolve()).then(() => this.attemptFlowed(d, now, reserved)).finally(() => reserved()));
-          chains.set(d.webhook_id, d.rate_per_second ? booked : work);
+          // The next attempt of the subscription waits for this one's answer (not its bookkeeping), or with a rate only
+          // for its reserved start (the slots keep the order and the pace).
+          let next!: () => void;
+          const turn = new Promise<void>((resolve) => (next = resolve));
+          work = this.track((chains.get(d.webhook_id) ?? Promise.resolve()).then(() => this.attemptFlowed(d, now, next)).finally(() => next()));
+          chains.set(d.webhook_id, turn);
         } else {
           work = this.track(this.attempt(d, 'automatic', now));
         }
@@ -267,18 +267,18 @@ export class DeliveryEngine {
    * starts: a pause (or back-pressure) that came after the claim hands the
    * row back unspent, and the worker takes it when the flow lets it.
    */
-  private async attemptFlowed(delivery: ClaimedDelivery, now: Date, reserved: () => void): Promise<AttemptResult | null> {
+  private async attemptFlowed(delivery: ClaimedDelivery, now: Date, next: () => void): Promise<AttemptResult | null> {
     // A stopping instance hands back what it has not started (another instance, or the next process, sends it).
     if (this.stopping) return (await unclaim(this.db, delivery, false), null);
     if (delivery.rate_per_second) {
       const reservation = await reserveStart(this.db, delivery, LEASE_SEC);
-      reserved();
+      next();
       if (reservation && 'deferred' in reservation) return null;
       if (reservation?.waitMs) await sleep(reservation.waitMs);
       if (this.stopping) return (await unclaim(this.db, delivery, false), null);
     }
     if (await unclaim(this.db, delivery, true)) return null;
-    return this.attempt(delivery, 'automatic', now);
+    return this.attempt(delivery, 'automatic', now, next);
   }
 
   /** The retry endpoint: an immediate attempt with the same event id and a fresh signature. */
@@ -288,7 +288,8 @@ export class DeliveryEngine {
     return (await this.attempt(claimed, 'retry', new Date())) ?? { outcome: { statusCode: null, error: 'not sent', responseBody: null }, settlement: 'failed' };
   }
 
-  private async attempt(delivery: ClaimedDelivery, trigger: AttemptTrigger, now: Date): Promise<AttemptResult | null> {
+  /** `answered`: called once the attempt has its outcome, before it is recorded. */
+  private async attempt(delivery: ClaimedDelivery, trigger: AttemptTrigger, now: Date, answered?: () => void): Promise<AttemptResult | null> {
     const manual = trigger === 'retry';
     const startedAt = new Date();
     const started = performance.now();
@@ -307,7 +308,9 @@ export class DeliveryEngine {
     const sent = await this.sendOnce(delivery, deliveryAttemptId(delivery.id, delivery.attempt));
     if ('refused' in sent) return fail(sent.refused);
     const { outcome } = sent;
+    // Before the next attempt of a flowed subscription may start: a Retry-After in this answer holds it.
     await this.noteBackPressure(delivery, outcome);
+    answered?.();
     const log = attemptRow(delivery, outcome, trigger, startedAt, performance.now() - started);
     const settlement = settle(delivery, outcome, manual);
     this.metrics.outcome(settlement);
