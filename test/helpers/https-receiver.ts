@@ -22,8 +22,6 @@ export interface ReceivedRequest {
   body: string;
   /** The reply this request got (`hang` when it never got one). */
   reply: Reply;
-  /** Date.now() when the request began to arrive (its headers read): the receiver's own clock. */
-  receivedAt: number;
 }
 
 export type Reply =
@@ -112,7 +110,6 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
   const endpoints = new Map<string, State>();
 
   const server = https.createServer({ key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) }, (req, res) => {
-    const receivedAt = Date.now();
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -120,7 +117,7 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
       const state = endpoints.get(pathname);
       const reply: Reply = state ? (state.replies.shift() ?? state.fallback) : { status: 404, body: 'no such endpoint' };
       const rawBody = Buffer.concat(chunks);
-      const record: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, rawBody, body: rawBody.toString('utf8'), reply, receivedAt };
+      const record: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, rawBody, body: rawBody.toString('utf8'), reply };
       all.push(record);
       if (state) {
         state.requests.push(record);

@@ -22,7 +22,7 @@ export const BACKOFF_SEC = [60, 300, 1800, 7200, 43200];
 /** The worker takes over a first attempt only after this grace. */
 export const FIRST_ATTEMPT_GRACE_SEC = 60;
 /** How long an attempt in flight keeps others away from its row (> the 10 s attempt timeout). */
-export const LEASE_SEC = 120;
+const LEASE_SEC = 120;
 
 /**
  * A delivery just committed, awaiting its first attempt, with all that attempt
@@ -143,8 +143,6 @@ export interface ClaimedDelivery {
   resource_version: number | null;
   /** EXTENSIONS 9: its subscription has flow settings (attempts go one at a time per subscription, and ask flowHolds just before). */
   flowed?: boolean;
-  /** EXTENSIONS 9: its subscription's rate, when set (each start reserves a slot: flow.ts reserveStart). */
-  rate_per_second?: number | null;
 }
 
 const CLAIMED_COLUMNS = 'id, account_id, webhook_id, event_id, event, status, attempt, resource_version';
@@ -156,8 +154,7 @@ function withContext(claim: string): string {
 
 function contextOf(rows: string): string {
   return `WITH claimed AS (${rows})
-    SELECT c.*, EXISTS (SELECT 1 FROM webhook_flows f WHERE f.webhook_id = c.webhook_id) AS flowed,
-           (SELECT f.rate_per_second FROM webhook_flows f WHERE f.webhook_id = c.webhook_id) AS rate_per_second, s.url, s.secret, s.active AS subscription_active, a.email AS merchant_email, a.name AS merchant_name,
+    SELECT c.*, EXISTS (SELECT 1 FROM webhook_flows f WHERE f.webhook_id = c.webhook_id) AS flowed, s.url, s.secret, s.active AS subscription_active, a.email AS merchant_email, a.name AS merchant_name,
            s.previous_secret, s.previous_secret_expires_at, ${envelopeJson('e')} AS envelope
       FROM claimed c
       JOIN webhook_subscriptions s ON s.id = c.webhook_id

@@ -21,7 +21,7 @@ import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './send
 import { ThreadedSenders } from './threaded-senders.ts';
 import { deliveryAttemptId, liveSecrets } from './signature.ts';
 import {
-  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, LEASE_SEC, unclaim, handToWorker, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, recordOutcome, releaseFirstAttempts,
+  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, unclaim, handToWorker, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, recordOutcome, releaseFirstAttempts,
   recordRoutineOutcomes, settle, type ClaimedDelivery, type NewDelivery, type RoutineOutcome, type Settlement,
 } from './deliveries.ts';
 import { Lanes } from './lanes.ts';
@@ -32,7 +32,7 @@ import { openSecret } from '../../platform/secret-box.ts';
 import crypto from 'node:crypto';
 import { attemptRow, insertAttempts, type AttemptRow, type AttemptTrigger } from './attempt-log.ts';
 import { RecoveryRunner } from './recovery-runner.ts';
-import { backPressureUntil, recordBackPressure, reserveStart } from './flow.ts';
+import { backPressureUntil, recordBackPressure } from './flow.ts';
 
 const WORKER_BATCH = 100;
 /** Worker attempts in flight at once (each pass); more are claimed as these finish. */
@@ -61,7 +61,6 @@ const STOP_WAIT_MS = ATTEMPT_TIMEOUT_MS + 2_000;
 /** PostgreSQL's serialization failure and deadlock: a batch that hit one is simply run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const eventTime = (d: ClaimedDelivery) => Date.parse(String(d.envelope?.created_at ?? '')) || 0;
 
 export interface AttemptResult {
@@ -245,8 +244,7 @@ export class DeliveryEngine {
       for (const d of batch) {
         let work: Promise<unknown>;
         if (d.flowed) {
-          // The next attempt of the subscription waits for this one's answer (not its bookkeeping), or with a rate only
-          // for its reserved start (the slots keep the order and the pace).
+          // The next attempt of the subscription waits for this one's answer (not its bookkeeping).
           let next!: () => void;
           const turn = new Promise<void>((resolve) => (next = resolve));
           work = this.track((chains.get(d.webhook_id) ?? Promise.resolve()).then(() => this.attemptFlowed(d, now, next)).finally(() => next()));
@@ -270,13 +268,6 @@ export class DeliveryEngine {
   private async attemptFlowed(delivery: ClaimedDelivery, now: Date, next: () => void): Promise<AttemptResult | null> {
     // A stopping instance hands back what it has not started (another instance, or the next process, sends it).
     if (this.stopping) return (await unclaim(this.db, delivery, false), null);
-    if (delivery.rate_per_second) {
-      const reservation = await reserveStart(this.db, delivery, LEASE_SEC);
-      next();
-      if (reservation && 'deferred' in reservation) return null;
-      if (reservation?.waitMs) await sleep(reservation.waitMs);
-      if (this.stopping) return (await unclaim(this.db, delivery, false), null);
-    }
     if (await unclaim(this.db, delivery, true)) return null;
     return this.attempt(delivery, 'automatic', now, next);
   }

@@ -32,11 +32,9 @@ export const updateWebhookFlowOp = defineOperation({
   path: '/api/v1/webhooks/:id/flow',
   scope: 'webhooks:write',
   tags: TAGS,
-  summary: "Pause or resume a subscription's deliveries, or set its rate",
+  summary: "Pause or resume a subscription's deliveries",
   description:
-    'Takes paused and rate_per_second (circuit_breaker is not accepted by this build: 400 with details.allowed). ' +
-    'With rate_per_second set, at most that many attempts start for the subscription in any one second, counted across every ' +
-    'instance (paced evenly, a little under the rate); the others wait in order, spending no attempt. ' +
+    'Takes paused (rate_per_second and circuit_breaker are not accepted by this build: 400 with details.allowed). ' +
     'While paused no first, automatic or recovery attempt starts: events still create pending deliveries, no attempt is spent and none ' +
     'is marked dead for the pause; the retry and test endpoints still send. On resume the held deliveries start at once, oldest event ' +
     'first, each as the attempt it was due for. Dry run returns the current flow and the changes.',

@@ -34,7 +34,6 @@ export interface Flow {
 
 export interface FlowChanges {
   paused?: boolean;
-  rate_per_second?: number | null;
 }
 
 const iso = (v: unknown) => (v == null ? null : new Date(v as string).toISOString());
@@ -78,14 +77,12 @@ export async function updateFlow(tx: Sql, accountId: string, webhookId: string, 
   const before = await getFlow(tx, accountId, webhookId);
   await tx.query('SELECT id FROM webhook_subscriptions WHERE id = $1 FOR UPDATE', [webhookId]);
   await tx.query(
-    `INSERT INTO webhook_flows (webhook_id, account_id, paused, paused_at, rate_per_second)
-     VALUES ($1, $2, coalesce($3, false), CASE WHEN $3 THEN now() END, $4)
+    `INSERT INTO webhook_flows (webhook_id, account_id, paused, paused_at) VALUES ($1, $2, coalesce($3, false), CASE WHEN $3 THEN now() END)
      ON CONFLICT (webhook_id) DO UPDATE SET
        paused = coalesce($3, webhook_flows.paused),
        paused_at = CASE WHEN $3 IS NULL THEN webhook_flows.paused_at WHEN $3 THEN coalesce(webhook_flows.paused_at, now()) END,
-       rate_per_second = CASE WHEN $5 THEN $4 ELSE webhook_flows.rate_per_second END,
        updated_at = now()`,
-    [webhookId, accountId, changes.paused ?? null, changes.rate_per_second ?? null, 'rate_per_second' in changes],
+    [webhookId, accountId, changes.paused ?? null],
   );
   const resumed = before.paused && changes.paused === false;
   if (resumed) {
@@ -127,50 +124,4 @@ export async function recordBackPressure(sql: Sql, accountId: string, webhookId:
      ON CONFLICT (webhook_id) DO UPDATE SET retry_after_until = greatest(webhook_flows.retry_after_until, $3), updated_at = now()`,
     [webhookId, accountId, until.toISOString()],
   );
-}
-
-/**
- * Attempts are paced a little under the rate, so that a timer firing late or
- * a slower connection never lets a receiver see more than rate_per_second
- * starts within one second.
- */
-const RATE_MARGIN = 1.05;
-
-/** A rated subscription's starts are reserved at most this far ahead; later ones go back to the database until then. */
-const RESERVE_AHEAD_SEC = 5;
-
-export type Reservation = { waitMs: number } | { deferred: true } | null;
-
-/**
- * EXTENSIONS 9, the rate across instances, without Redis: the subscription's
- * row holds the next free start (rate_next_start_at, by the database's
- * clock). Reserving takes that slot and moves it on by 1/rate (a row lock:
- * instances reserve one after the other), and extends the claimed delivery's
- * lease past the slot, so no other worker takes it while it waits; the answer
- * is how long to wait (ms, by the database's clock). A slot further than
- * RESERVE_AHEAD_SEC away is not taken: the delivery goes back, on the attempt
- * it had, due when that slot comes (`deferred`), so a pause or a lower rate
- * never finds many starts booked ahead. Null: the subscription has no rate.
- */
-export async function reserveStart(sql: Sql, delivery: { id: string; webhook_id: string; attempt: number }, leaseSec: number): Promise<Reservation> {
-  const { rows } = await sql.query<{ wait_ms: number | null; deferred: boolean }>(
-    `WITH f AS (
-       SELECT webhook_id, rate_per_second, greatest(rate_next_start_at, clock_timestamp()) AS slot
-         FROM webhook_flows WHERE webhook_id = $1 AND rate_per_second IS NOT NULL FOR UPDATE
-     ), r AS (
-       UPDATE webhook_flows w SET rate_next_start_at = f.slot + make_interval(secs => $4::float8 / f.rate_per_second)
-         FROM f WHERE w.webhook_id = f.webhook_id AND f.slot <= clock_timestamp() + make_interval(secs => $6)
-       RETURNING f.slot
-     ), lease AS (
-       UPDATE webhook_deliveries d
-          SET next_attempt_at = CASE WHEN r.slot IS NULL THEN f.slot ELSE r.slot + make_interval(secs => $5) END,
-              attempt = CASE WHEN r.slot IS NULL THEN d.attempt - 1 ELSE d.attempt END
-         FROM f LEFT JOIN r ON true WHERE d.id = $2 AND d.attempt = $3
-     )
-     SELECT (extract(epoch FROM r.slot - clock_timestamp()) * 1000)::float8 AS wait_ms, r.slot IS NULL AS deferred FROM f LEFT JOIN r ON true`,
-    [delivery.webhook_id, delivery.id, delivery.attempt, RATE_MARGIN, leaseSec, RESERVE_AHEAD_SEC],
-  );
-  const row = rows[0];
-  if (!row) return null;
-  return row.deferred ? { deferred: true } : { waitMs: Math.max(0, Number(row.wait_ms)) };
 }

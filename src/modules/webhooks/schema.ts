@@ -116,11 +116,10 @@ export const Flow = Closed(
 );
 
 /**
- * The changes this build takes: `paused` and `rate_per_second`. The circuit
- * breaker (EXTENSIONS 9) is not enforced yet, so it is not accepted either
- * (400 with details.allowed) rather than stored and ignored.
+ * The changes this build takes: `paused`. rate_per_second and circuit_breaker
+ * (EXTENSIONS 9) are not enforced yet, so they are not accepted either (400
+ * with details.allowed) rather than stored and ignored.
  */
 export const UpdateFlowBody = Closed({
   paused: Type.Optional(Type.Boolean({ description: 'true pauses; false resumes (held deliveries start at once, oldest event first).' })),
-  rate_per_second: Type.Optional(Nullable('integer', { minimum: 1, maximum: 1000, description: '1..1000 attempts started per second, across every instance; null for no limit.' })),
 });

@@ -12,8 +12,5 @@ CREATE TABLE webhook_flows (
   circuit_opened_at timestamptz,
   next_probe_at timestamptz,
   retry_after_until timestamptz,
-  -- The rate's next free start (database clock): each attempt reserves the slot 1/rate after the one before, on
-  -- whichever instance, so starts are spaced across every instance without Redis (webhooks/flow.ts reserveStart).
-  rate_next_start_at timestamptz,
   updated_at timestamptz NOT NULL DEFAULT now()
 );
