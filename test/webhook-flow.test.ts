@@ -131,6 +131,8 @@ test('paused: events wait as pending (no attempt spent, none dead), retry and te
   // One delivery before the pause, so the subscription is known to work.
   await touchOrder(svc.url, key, order.id, 'before');
   await endpoint.waitFor(1);
+  // Its outcome is recorded in the background: wait for it, so that only the held ones are pending below.
+  await eventually(async () => (await deliveriesOf(svc.url, key, sub.id)).every((d: any) => d.status === 'delivered'), 'the first delivery recorded');
   assert.equal((await patchFlow({ paused: true })).status, 200);
 
   const N = 8;
