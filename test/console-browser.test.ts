@@ -156,7 +156,7 @@ test('j and k move through a list as soon as it is shown, and leave typing in a 
   assert.deepEqual(report.searchKept, { focused: true, value: 'jk' });
 });
 
-test('webhook operations in the console: health panel, deliveries filtered, a delivery\'s attempts, and a recovery from the Recover... dialog', { skip }, async () => {
+test('webhook operations in the console: health panel, the flow\'s pause/resume switch, deliveries filtered, a delivery\'s attempts, and a recovery from the Recover... dialog', { skip }, async () => {
   const op = operator(svc.url);
   const account = await op.createAccount();
   const key = await op.issueKey(account.id);
@@ -177,4 +177,7 @@ test('webhook operations in the console: health panel, deliveries filtered, a de
   const after = await http(svc.url, 'GET', `/api/v1/webhooks/${sub.id}/deliveries`, { token: key });
   assert.ok(after.body.data.every((d: any) => d.status === 'delivered'));
   assert.equal(endpoint.requests.length, 6, 'three failed first attempts, three recovered');
+  // The walk paused and resumed the flow from its switch: resumed, as the API says.
+  const flow = await http(svc.url, 'GET', `/api/v1/webhooks/${sub.id}/flow`, { token: key });
+  assert.equal(flow.body.data.paused, false);
 });

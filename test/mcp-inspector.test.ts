@@ -31,6 +31,8 @@ const SPEC_TOOLS = [
   'list_events', 'rotate_webhook_secret', 'verify_webhook_signature', 'get_webhook',
   // EXTENSIONS 6
   'list_delivery_attempts', 'recover_webhook_deliveries', 'get_recovery', 'cancel_recovery', 'get_webhook_health',
+  // EXTENSIONS 9
+  'get_webhook_flow', 'update_webhook_flow',
   // EXTENSIONS 7: listed for every key
   'list_request_logs', 'get_approval',
   // EXTENSIONS 8

@@ -73,6 +73,9 @@ const EXTENSION_TOOLS: Record<string, string[]> = {
   get_shipment_batch: ['shipments:read'],
   list_shipment_batch_items: ['shipments:read'],
   cancel_shipment_batch: ['shipments:write'],
+  // EXTENSIONS 9
+  get_webhook_flow: ['webhooks:read'],
+  update_webhook_flow: ['webhooks:write'],
 };
 const TOOL_SCOPES: Record<string, string[]> = { ...Object.fromEntries(Object.entries(SPEC_TOOLS).map(([name, scope]) => [name, [scope]])), ...EXTENSION_TOOLS };
 const READ_TOOLS = Object.keys(TOOL_SCOPES).filter((name) => /^(list|get|verify)_/.test(name));
@@ -123,6 +126,8 @@ const REST_TWINS: Record<string, Array<{ method: string; path: string }>> = {
   get_shipment_batch: [{ method: 'get', path: '/api/v1/shipment-batches/{id}' }],
   list_shipment_batch_items: [{ method: 'get', path: '/api/v1/shipment-batches/{id}/items' }],
   cancel_shipment_batch: [{ method: 'post', path: '/api/v1/shipment-batches/{id}/cancel' }],
+  get_webhook_flow: [{ method: 'get', path: '/api/v1/webhooks/{id}/flow' }],
+  update_webhook_flow: [{ method: 'patch', path: '/api/v1/webhooks/{id}/flow' }],
 };
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';

@@ -1,7 +1,8 @@
 // The console's webhook operations in a real browser (EXTENSIONS 6): a
 // subscription whose endpoint failed, its health panel, the deliveries
 // filtered and paged, a delivery's timeline of attempts, and a recovery from
-// the "Recover..." dialog (window, statuses, dry-run count, start, progress).
+// the "Recover..." dialog (window, statuses, dry-run count, start, progress),
+// and the flow's pause/resume switch (EXTENSIONS 9).
 // Used by test/console-browser.test.ts (which asserts on what it returns) and
 // by scripts/screenshots.ts (which keeps the pictures in docs/screenshots).
 import assert from 'node:assert/strict';
@@ -40,6 +41,18 @@ export async function walkWebhookOps(o: WebhookOpsOptions): Promise<{ screenshot
     await health.getByRole('img', { name: 'Outcome chart' }).first().waitFor(WAIT);
     await shot('webhook-health');
     assert.match((await health.textContent())!, /0% success, \d+ attempts/);
+
+    // EXTENSIONS 9, the flow: a pause/resume switch beside what is held.
+    const flow = page.getByRole('region', { name: 'Flow' });
+    const paused = flow.getByRole('switch', { name: 'Deliveries paused' });
+    await flow.getByText('sending', { exact: true }).waitFor(WAIT);
+    assert.equal(await paused.isChecked(), false);
+    assert.match((await flow.textContent())!, /0 held.*rate no limit.*circuit off/);
+    await paused.click();
+    await flow.getByText('paused', { exact: true }).waitFor(WAIT);
+    await shot('webhook-flow-paused');
+    await paused.click();
+    await flow.getByText('sending', { exact: true }).waitFor(WAIT);
 
     // Filters and pages: pending only, 2 a page... the page size is the console's; the filter narrows to order.updated.
     const timeline = page.getByRole('list', { name: 'Deliveries' });

@@ -189,6 +189,7 @@ export const samples: Record<string, Sample> = {
   rotate_webhook_secret: { body: () => ({ previous_secret_ttl_sec: 3600 }) },
   recover_webhook_deliveries: { body: () => ({ since: new Date(Date.now() - 3_600_000).toISOString(), statuses: ['failed', 'dead', 'pending'] }) },
   cancel_recovery: {},
+  update_webhook_flow: { body: () => ({ paused: true }) },
   // EXTENSIONS 7: any string is an approval id to look up (an unknown one is 404, like another key's).
   get_approval: { params: async (t) => ({ id: await approvalOf(t) }) },
   // What a receiver saw of a request that carried no signature: a valid question whose answer is missing_headers.

@@ -6,7 +6,7 @@ const TONE: Record<string, string> = {
   delivered: 'ok', active: 'ok', paid: 'ok', ok: 'ok', pro: 'info', business: 'info',
   pending: 'warn', new: 'info', confirmed: 'info', processing: 'info', picked_up: 'info', in_transit: 'info', shipped: 'info',
   failed: 'bad', dead: 'bad', cancelled: 'muted', refused: 'bad', returned: 'muted', refunded: 'muted', archived: 'muted',
-  inactive: 'muted', revoked: 'muted', free: 'muted', down: 'bad', refuse: 'warn', low: 'bad',
+  inactive: 'muted', paused: 'warn', revoked: 'muted', free: 'muted', down: 'bad', refuse: 'warn', low: 'bad',
 };
 
 export function Badge({ value, label }: { value: string | null | undefined; label?: string }) {

@@ -10,7 +10,7 @@ import { useServiceInfo } from '../service-info';
 import { Badge, CopyButton, Empty, ErrorNote, Json, Time } from '../components/ui';
 import { Dialog } from '../components/dialog';
 import { isSinkUrl, SubscriptionForm } from './webhook-form';
-import { AttemptTimeline, HealthPanel, RecoverDialog } from './webhook-ops';
+import { AttemptTimeline, FlowPanel, HealthPanel, RecoverDialog } from './webhook-ops';
 import { useCursorPages } from '../components/paging';
 import { DELIVERY_STATUSES } from '../choices';
 
@@ -26,6 +26,7 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
   const refresh = () => {
     queries.invalidateQueries({ queryKey: ['deliveries', subscription.id] });
     queries.invalidateQueries({ queryKey: ['health', subscription.id] });
+    queries.invalidateQueries({ queryKey: ['flow', subscription.id] });
     queries.invalidateQueries({ queryKey: ['attempts'] });
     queries.invalidateQueries({ queryKey: ['sink', subscription.id] });
     queries.invalidateQueries({ queryKey: ['webhooks', accountId] });
@@ -62,6 +63,7 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
         </div>
       </header>
       <ErrorNote error={action.error} />
+      <FlowPanel accountId={accountId} webhookId={subscription.id} onChange={refresh} />
       <HealthPanel accountId={accountId} webhookId={subscription.id} />
       <nav className="tabs small" aria-label="Subscription views">
         <button type="button" className={view === 'deliveries' ? 'active' : ''} onClick={() => setView('deliveries')}>Deliveries</button>

@@ -1,7 +1,7 @@
 // Webhook operations in the console (EXTENSIONS 6): a delivery's attempts,
 // a subscription's health, and "Recover..." for a window that failed.
 import { useEffect, useState } from 'react';
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { runOperation } from '../api';
 import type { HealthWindow, WebhookDelivery } from '../api-types';
 import { Badge, Empty, ErrorNote, Time } from '../components/ui';
@@ -116,6 +116,49 @@ export function HealthPanel({ accountId, webhookId }: { accountId: string; webho
         <WindowFacts title="Last hour" w={h.last_hour} />
         <WindowFacts title="Last day" w={h.last_day} />
       </div>
+    </section>
+  );
+}
+
+/**
+ * EXTENSIONS 9: the subscription's flow (paused or not, rate, circuit, what is
+ * held) and a pause/resume switch. The rate and the circuit breaker are shown,
+ * not set: this build does not take them yet.
+ */
+export function FlowPanel({ accountId, webhookId, onChange }: { accountId: string; webhookId: string; onChange: () => void }) {
+  const queries = useQueryClient();
+  const flow = useQuery({
+    queryKey: ['flow', webhookId],
+    queryFn: () => runOperation(accountId, 'get_webhook_flow', { id: webhookId }).then((r) => r.data),
+    refetchInterval: 10_000,
+  });
+  const toggle = useMutation({
+    mutationFn: (paused: boolean) => runOperation(accountId, 'update_webhook_flow', { id: webhookId, paused }),
+    onSuccess: (r) => queries.setQueryData(['flow', webhookId], r.data),
+    onSettled: onChange,
+  });
+  if (flow.error) return <ErrorNote error={flow.error} />;
+  const f = flow.data;
+  if (!f) return null;
+  return (
+    <section className="row health-facts" aria-label="Flow">
+      <label className="row">
+        <input
+          type="checkbox"
+          role="switch"
+          aria-label="Deliveries paused"
+          checked={f.paused}
+          disabled={toggle.isPending}
+          onChange={(e) => toggle.mutate(e.target.checked)}
+        />
+        <Badge value={f.paused ? 'paused' : 'active'} label={f.paused ? 'paused' : 'sending'} />
+      </label>
+      {f.paused_at ? <span className="muted">since <Time at={f.paused_at} /></span> : null}
+      <span data-testid="flow-held">{f.held} held</span>
+      <span className="muted">rate {f.rate_per_second === null ? 'no limit' : `${f.rate_per_second}/s`}</span>
+      <span className="muted">circuit {f.circuit_breaker ? f.circuit : 'off'}</span>
+      {f.retry_after_until ? <span className="muted">receiver asked to wait until <Time at={f.retry_after_until} /></span> : null}
+      <ErrorNote error={toggle.error} />
     </section>
   );
 }

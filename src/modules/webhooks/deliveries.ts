@@ -14,6 +14,7 @@ import type { AttemptOutcome } from './sender.ts';
 import { ATTEMPT_COLUMNS, ATTEMPT_RECORD, type AttemptRow } from './attempt-log.ts';
 import type { Static } from 'typebox';
 import type { Delivery } from './schema.ts';
+import { flowHolds } from './flow.ts';
 
 export const MAX_ATTEMPTS = 6;
 /** SPEC Receiver rules 4: delay before attempts 2..6. */
@@ -34,6 +35,12 @@ export interface NewDelivery {
   delivery: ClaimedDelivery;
   /** performance.now() when the transaction committed. */
   committedAt: number;
+  /**
+   * EXTENSIONS 9: its subscription has flow settings, so the row was written
+   * as attempt 0, due now, for the worker's claim (which asks flowHolds); the
+   * engine sends nothing itself, it only wakes the workers.
+   */
+  viaWorker: boolean;
 }
 
 /** EXTENSIONS 6: deliveries of these events carry X-Merx-Resource-Version (inventory.low_stock and test carry none). */
@@ -55,10 +62,11 @@ export async function fanOut(tx: Sql, event: EmittedEvent, committed: (created: 
   const { rows } = await tx.query<{
     id: string; webhook_id: string; url: string; secret: string; previous_secret: string | null;
     previous_secret_expires_at: string | null; merchant_email: string; merchant_name: string;
-    resource_version: number | null;
+    resource_version: number | null; via_worker: boolean;
   }>(
     `WITH s AS (
-       SELECT s.id, s.account_id, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, a.email, a.name
+       SELECT s.id, s.account_id, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, a.email, a.name,
+              EXISTS (SELECT 1 FROM webhook_flows f WHERE f.webhook_id = s.id) AS via_worker
          FROM webhook_subscriptions s JOIN accounts a ON a.id = s.account_id
         WHERE s.account_id = $1 AND s.active AND $3 = ANY(s.events)
      ), v AS (
@@ -66,11 +74,12 @@ export async function fanOut(tx: Sql, event: EmittedEvent, committed: (created: 
        SELECT CASE WHEN $5 THEN nextval('webhook_resource_versions') END AS version
      ), ins AS (
        INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event, attempt, next_attempt_at, resource_version)
-       SELECT gen_random_uuid(), s.account_id, s.id, $2, $3, 1, now() + make_interval(secs => $4), v.version FROM s, v
+       SELECT gen_random_uuid(), s.account_id, s.id, $2, $3, CASE WHEN s.via_worker THEN 0 ELSE 1 END,
+              CASE WHEN s.via_worker THEN now() ELSE now() + make_interval(secs => $4) END, v.version FROM s, v
        RETURNING id, webhook_id, resource_version
      )
      SELECT ins.id, ins.webhook_id, ins.resource_version, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at,
-            s.email AS merchant_email, s.name AS merchant_name
+            s.email AS merchant_email, s.name AS merchant_name, s.via_worker
        FROM ins JOIN s ON s.id = ins.webhook_id`,
     [event.account_id, event.id, event.event, FIRST_ATTEMPT_GRACE_SEC, versioned],
   );
@@ -82,6 +91,7 @@ export async function fanOut(tx: Sql, event: EmittedEvent, committed: (created: 
       id: r.id,
       webhookId: r.webhook_id,
       committedAt: 0,
+      viaWorker: r.via_worker,
       delivery: {
         id: r.id, account_id: event.account_id, webhook_id: r.webhook_id, event_id: event.id, event: event.event,
         status: 'pending', attempt: 1, url: r.url, secret: r.secret, previous_secret: r.previous_secret,
@@ -131,6 +141,8 @@ export interface ClaimedDelivery {
   body?: string;
   /** X-Merx-Resource-Version: the order's or shipment's version when the event committed; null for other events. */
   resource_version: number | null;
+  /** EXTENSIONS 9: its subscription has flow settings (attempts go one at a time per subscription, and ask flowHolds just before). */
+  flowed?: boolean;
 }
 
 const CLAIMED_COLUMNS = 'id, account_id, webhook_id, event_id, event, status, attempt, resource_version';
@@ -142,7 +154,7 @@ function withContext(claim: string): string {
 
 function contextOf(rows: string): string {
   return `WITH claimed AS (${rows})
-    SELECT c.*, s.url, s.secret, s.active AS subscription_active, a.email AS merchant_email, a.name AS merchant_name,
+    SELECT c.*, EXISTS (SELECT 1 FROM webhook_flows f WHERE f.webhook_id = c.webhook_id) AS flowed, s.url, s.secret, s.active AS subscription_active, a.email AS merchant_email, a.name AS merchant_name,
            s.previous_secret, s.previous_secret_expires_at, ${envelopeJson('e')} AS envelope
       FROM claimed c
       JOIN webhook_subscriptions s ON s.id = c.webhook_id
@@ -186,6 +198,15 @@ export async function claimFirstAttempts(sql: Sql, deliveryIds: string[]): Promi
 }
 
 /**
+ * EXTENSIONS 9: a queued first attempt this instance will not send now (its
+ * subscription is under back-pressure): back to attempt 0, due now, for the
+ * worker's claim, which holds it until the flow lets it start.
+ */
+export async function handToWorker(sql: Sql, deliveryId: string): Promise<void> {
+  await sql.query(`UPDATE webhook_deliveries SET attempt = 0, next_attempt_at = now() WHERE id = $1 AND ${NOT_YET_ATTEMPTED}`, [deliveryId]);
+}
+
+/**
  * First attempts a stopping instance had queued but not sent: back to
  * attempt 0, so that the worker that takes them over after the grace sends
  * them as attempt 1.
@@ -194,12 +215,17 @@ export async function releaseFirstAttempts(sql: Sql, deliveryIds: string[]): Pro
   await sql.query(`UPDATE webhook_deliveries SET attempt = 0 WHERE id = ANY($1::uuid[]) AND ${NOT_YET_ATTEMPTED}`, [deliveryIds]);
 }
 
-/** The worker's pass: due pending rows, SKIP LOCKED so several instances never take the same row. */
+/**
+ * The worker's pass: due pending rows, SKIP LOCKED so several instances never
+ * take the same row; none of a subscription whose flow holds it (EXTENSIONS 9).
+ * Oldest due first (a resume makes each held row due since its event: oldest event first).
+ */
 export async function claimDue(sql: Sql, now: string, limit: number): Promise<ClaimedDelivery[]> {
   const { rows } = await sql.query(
     withContext(`UPDATE webhook_deliveries SET attempt = attempt + 1, next_attempt_at = $1::timestamptz + make_interval(secs => $3), updated_at = now()
-      WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1::timestamptz
-                    ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)`),
+      WHERE id IN (SELECT d.id FROM webhook_deliveries d WHERE d.status = 'pending' AND d.next_attempt_at <= $1::timestamptz
+                      AND NOT ${flowHolds('d.webhook_id', '$1::timestamptz')}
+                    ORDER BY d.next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)`),
     [now, limit, LEASE_SEC],
   );
   return rows;
@@ -352,4 +378,19 @@ export async function getDeliveryText(sql: Sql, accountId: string, deliveryId: s
 /** The same view as an object, for code that decides on its fields. */
 export async function getDelivery(sql: Sql, accountId: string, deliveryId: string): Promise<Static<typeof Delivery>> {
   return valueOf<Static<typeof Delivery>>(await getDeliveryText(sql, accountId, deliveryId));
+}
+
+/**
+ * EXTENSIONS 9: a claimed attempt of a flowed subscription that is not to
+ * start now: back to due-now on the attempt it had, nothing spent. `onlyIfHeld`:
+ * only if the flow holds it now (a pause committed since the claim). True when
+ * handed back.
+ */
+export async function unclaim(sql: Sql, delivery: ClaimedDelivery, onlyIfHeld: boolean): Promise<boolean> {
+  const { rowCount } = await sql.query(
+    `UPDATE webhook_deliveries SET attempt = attempt - 1, next_attempt_at = now(), updated_at = now()
+      WHERE id = $1 AND attempt = $2 AND status = 'pending' AND (NOT $3 OR ${flowHolds('webhook_id')})`,
+    [delivery.id, delivery.attempt, onlyIfHeld],
+  );
+  return rowCount > 0;
 }

@@ -1,9 +1,10 @@
 // The delivery engine's Prometheus metrics (README "Operations"). Backlog,
-// oldest pending age and dead deliveries are read from the database when
+// oldest pending age, dead and held deliveries are read from the database when
 // /metrics is scraped, so they are the same whichever instance answers.
 import type { Registry } from 'prom-client';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Db } from '../../platform/db.ts';
+import { flowHolds } from './flow.ts';
 
 export interface DeliveryMetrics {
   outcome(settlement: string): void;
@@ -28,15 +29,16 @@ export function deliveryMetrics(registry: Registry | undefined, db: Db, queued: 
   });
   const inFlight = new Gauge({ name: 'merx_webhook_in_flight', help: 'Delivery attempts in flight in this instance, per target origin: sent, outcome not yet recorded', labelNames: ['origin'], registers });
   const state = async () => {
-    const { rows } = await db.query<{ due: number; oldest: number | null; dead: number }>(
+    const { rows } = await db.query<{ due: number; oldest: number | null; dead: number; held: number }>(
       `SELECT (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()) AS due,
               (SELECT extract(epoch FROM now() - min(created_at))::float8 FROM webhook_deliveries WHERE status = 'pending') AS oldest,
-              (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'dead') AS dead`,
+              (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'dead') AS dead,
+              (SELECT count(*)::int FROM webhook_deliveries d WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND ${flowHolds('d.webhook_id')}) AS held`,
     );
     return rows[0];
   };
-  let snapshot: Promise<{ due: number; oldest: number | null; dead: number }> | null = null;
-  // The three gauges of one scrape share one query.
+  let snapshot: Promise<{ due: number; oldest: number | null; dead: number; held: number }> | null = null;
+  // The gauges of one scrape share one query.
   const read = () => {
     snapshot ??= state().finally(() => setImmediate(() => (snapshot = null)));
     return snapshot;
@@ -63,6 +65,14 @@ export function deliveryMetrics(registry: Registry | undefined, db: Db, queued: 
     registers,
     async collect() {
       this.set((await read()).dead);
+    },
+  });
+  new Gauge({
+    name: 'merx_webhook_held_deliveries',
+    help: 'Deliveries due but held by their subscription\'s flow (a pause or a Retry-After), EXTENSIONS 9; also counted in the backlog',
+    registers,
+    async collect() {
+      this.set((await read()).held);
     },
   });
   return {

@@ -6,6 +6,7 @@
 // again, so an instance that died with attempts in flight is covered when
 // their leases run out.
 import type { Db } from '../../platform/db.ts';
+import { flowHolds } from './flow.ts';
 
 export const DUE_CHANNEL = 'merx_webhook_due';
 /** A safety net, not the mechanism: a pass at least this often even if a notification was missed. */
@@ -114,7 +115,12 @@ export class DueTimer {
   }
 
   private async nextDue(): Promise<number | null> {
-    const { rows } = await this.db.query<{ at: string | null }>(`SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`);
+    // EXTENSIONS 9: not a held delivery (it would wake the worker for nothing, again and again); the end of a
+    // Retry-After instead, and a resume wakes the workers itself.
+    const { rows } = await this.db.query<{ at: string | null }>(
+      `SELECT least((SELECT min(d.next_attempt_at) FROM webhook_deliveries d WHERE d.status = 'pending' AND NOT ${flowHolds('d.webhook_id')}),
+                    (SELECT min(retry_after_until) FROM webhook_flows WHERE retry_after_until > now())) AS at`,
+    );
     return rows[0]?.at ? Date.parse(rows[0].at) : null;
   }
 }

@@ -21,7 +21,7 @@ import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './send
 import { ThreadedSenders } from './threaded-senders.ts';
 import { deliveryAttemptId, liveSecrets } from './signature.ts';
 import {
-  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, recordOutcome, releaseFirstAttempts,
+  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, unclaim, handToWorker, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, recordOutcome, releaseFirstAttempts,
   recordRoutineOutcomes, settle, type ClaimedDelivery, type NewDelivery, type RoutineOutcome, type Settlement,
 } from './deliveries.ts';
 import { Lanes } from './lanes.ts';
@@ -32,6 +32,7 @@ import { openSecret } from '../../platform/secret-box.ts';
 import crypto from 'node:crypto';
 import { attemptRow, insertAttempts, type AttemptRow, type AttemptTrigger } from './attempt-log.ts';
 import { RecoveryRunner } from './recovery-runner.ts';
+import { backPressureUntil, recordBackPressure } from './flow.ts';
 
 const WORKER_BATCH = 100;
 /** Worker attempts in flight at once (each pass); more are claimed as these finish. */
@@ -60,6 +61,8 @@ const STOP_WAIT_MS = ATTEMPT_TIMEOUT_MS + 2_000;
 /** PostgreSQL's serialization failure and deadlock: a batch that hit one is simply run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
 
+const eventTime = (d: ClaimedDelivery) => Date.parse(String(d.envelope?.created_at ?? '')) || 0;
+
 export interface AttemptResult {
   outcome: AttemptOutcome;
   settlement: Settlement;
@@ -84,12 +87,24 @@ export class DeliveryEngine {
   private readonly firstAttempts: Lanes<NewDelivery>;
   private readonly claims: Batcher<string, ClaimedDelivery | null>;
   private readonly routine: Batcher<RoutineOutcome, boolean>;
+  /**
+   * EXTENSIONS 9: subscriptions this instance was told to wait for (Retry-After), until when (ms): its lanes
+   * hand their queued first attempts to the worker instead of sending them (the database holds the same time
+   * for every instance's claims).
+   */
+  private backPressure = new Map<string, number>();
   /** Not before start() nor after stop(): deliveries written then are the worker's, after their grace. */
   private taking = false;
   /** The fan-out's deliveries, once committed: their first attempts are sent now, by this instance (app.ts wires it). */
   readonly committed = (created: NewDelivery[]) => {
     if (!this.taking || this.stopping) return;
-    for (const d of created) this.firstAttempts.push(d.webhookId, d);
+    let viaWorker = false;
+    for (const d of created) {
+      if (d.viaWorker) viaWorker = true;
+      else this.firstAttempts.push(d.webhookId, d);
+    }
+    // EXTENSIONS 9: a flowed subscription's first attempt is the workers' (due now), through the claim that asks the flow.
+    if (viaWorker) this.announcer.announce(Date.now());
     // Another instance's worker takes these over only if this one does not send them within the grace.
     this.announcer.announce(Date.now() + FIRST_ATTEMPT_GRACE_SEC * 1000);
   };
@@ -123,6 +138,11 @@ export class DeliveryEngine {
       this.recoveries = new RecoveryRunner(this.db, (d) => this.resend(d), this.log);
       this.recoveries.start();
     }
+  }
+
+  /** EXTENSIONS 9: held deliveries may start now (a resume): every instance's worker runs a pass at once. */
+  wake(): void {
+    this.announcer.announce(Date.now());
   }
 
   /** A recovery was just started: claim it now rather than at the next poll (another instance's runner may take it as well). */
@@ -179,6 +199,15 @@ export class DeliveryEngine {
    */
   private async attemptFirstQueued(fresh: NewDelivery): Promise<void> {
     if (this.stopping) return;
+    const waitUntil = this.backPressure.get(fresh.webhookId);
+    if (waitUntil !== undefined) {
+      if (waitUntil > Date.now()) {
+        await handToWorker(this.db, fresh.id);
+        this.announcer.announce(waitUntil);
+        return;
+      }
+      this.backPressure.delete(fresh.webhookId);
+    }
     const sinceCommit = performance.now() - fresh.committedAt;
     const sinceEvent = Date.now() - Date.parse(String(fresh.delivery.envelope?.created_at));
     if (sinceCommit < FRESH_WITHIN_MS && sinceEvent < FRESH_EVENT_AGE_MS) {
@@ -203,19 +232,44 @@ export class DeliveryEngine {
   async runDue(now: Date): Promise<number> {
     let processed = 0;
     const running = new Set<Promise<unknown>>();
+    // EXTENSIONS 9: a flowed subscription's attempts go one after another, in the order claimed (oldest due first).
+    const chains = new Map<string, Promise<unknown>>();
     for (;;) {
       while (running.size > WORKER_IN_FLIGHT - WORKER_BATCH) await Promise.race(running);
       const batch = this.stopping ? [] : await claimDue(this.bookkeeping, now.toISOString(), WORKER_BATCH);
       if (batch.length === 0) break;
       processed += batch.length;
+      // RETURNING keeps no order: a flowed subscription's rows are put back in the order of their events.
+      if (batch.some((d) => d.flowed)) batch.sort((x, y) => eventTime(x) - eventTime(y));
       for (const d of batch) {
-        const work = this.track(this.attempt(d, 'automatic', now));
+        let work: Promise<unknown>;
+        if (d.flowed) {
+          // The next attempt of the subscription waits for this one's answer (not its bookkeeping).
+          let next!: () => void;
+          const turn = new Promise<void>((resolve) => (next = resolve));
+          work = this.track((chains.get(d.webhook_id) ?? Promise.resolve()).then(() => this.attemptFlowed(d, now, next)).finally(() => next()));
+          chains.set(d.webhook_id, turn);
+        } else {
+          work = this.track(this.attempt(d, 'automatic', now));
+        }
         running.add(work);
         void work.finally(() => running.delete(work));
       }
     }
     await Promise.all(running);
     return processed;
+  }
+
+  /**
+   * A claimed attempt of a flowed subscription, asked again just before it
+   * starts: a pause (or back-pressure) that came after the claim hands the
+   * row back unspent, and the worker takes it when the flow lets it.
+   */
+  private async attemptFlowed(delivery: ClaimedDelivery, now: Date, next: () => void): Promise<AttemptResult | null> {
+    // A stopping instance hands back what it has not started (another instance, or the next process, sends it).
+    if (this.stopping) return (await unclaim(this.db, delivery, false), null);
+    if (await unclaim(this.db, delivery, true)) return null;
+    return this.attempt(delivery, 'automatic', now, next);
   }
 
   /** The retry endpoint: an immediate attempt with the same event id and a fresh signature. */
@@ -225,7 +279,8 @@ export class DeliveryEngine {
     return (await this.attempt(claimed, 'retry', new Date())) ?? { outcome: { statusCode: null, error: 'not sent', responseBody: null }, settlement: 'failed' };
   }
 
-  private async attempt(delivery: ClaimedDelivery, trigger: AttemptTrigger, now: Date): Promise<AttemptResult | null> {
+  /** `answered`: called once the attempt has its outcome, before it is recorded. */
+  private async attempt(delivery: ClaimedDelivery, trigger: AttemptTrigger, now: Date, answered?: () => void): Promise<AttemptResult | null> {
     const manual = trigger === 'retry';
     const startedAt = new Date();
     const started = performance.now();
@@ -244,6 +299,9 @@ export class DeliveryEngine {
     const sent = await this.sendOnce(delivery, deliveryAttemptId(delivery.id, delivery.attempt));
     if ('refused' in sent) return fail(sent.refused);
     const { outcome } = sent;
+    // Before the next attempt of a flowed subscription may start: a Retry-After in this answer holds it.
+    await this.noteBackPressure(delivery, outcome);
+    answered?.();
     const log = attemptRow(delivery, outcome, trigger, startedAt, performance.now() - started);
     const settlement = settle(delivery, outcome, manual);
     this.metrics.outcome(settlement);
@@ -254,6 +312,19 @@ export class DeliveryEngine {
     }
     if (settlement === 'retry_later') this.announcer.announce(now.getTime() + 1000 * (BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0));
     return { outcome, settlement };
+  }
+
+  /**
+   * EXTENSIONS 9: a 429 or 503 with Retry-After holds the subscription's other
+   * attempts (of every trigger but retry and test) until then, on every
+   * instance; the workers wake when it passes (DueTimer.nextDue).
+   */
+  private async noteBackPressure(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<void> {
+    const until = backPressureUntil(outcome.statusCode, outcome.responseHeaders, Date.now());
+    if (!until) return;
+    this.backPressure.set(delivery.webhook_id, Math.max(until.getTime(), this.backPressure.get(delivery.webhook_id) ?? 0));
+    await recordBackPressure(this.db, delivery.account_id, delivery.webhook_id, until);
+    this.announcer.announce(until.getTime());
   }
 
   /**
@@ -299,6 +370,7 @@ export class DeliveryEngine {
     const started = performance.now();
     const sent = this.stopping ? { refused: 'the service is stopping' } : await this.sendOnce(delivery, crypto.randomUUID());
     const outcome = 'refused' in sent ? { statusCode: null, error: sent.refused, responseBody: null } : sent.outcome;
+    await this.noteBackPressure(delivery, outcome);
     return { outcome, log: attemptRow(delivery, outcome, 'recovery', startedAt, performance.now() - started) };
   }
 

@@ -11,6 +11,7 @@ import { storedWebhookUrl } from './sink-url.ts';
 import { getDelivery, getDeliveryText, insertDelivery } from './deliveries.ts';
 import { listDeliveryPage, nextLink } from './delivery-list.ts';
 import { attemptOperations } from './attempt-operations.ts';
+import { flowOperations } from './flow-operations.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import {
   checkEvents, createSubscription, deleteSubscription, findSubscription, getSubscription, getSubscriptionText, listSubscriptions, rotateSecret,
@@ -310,5 +311,5 @@ export const verifySignatureOp = defineOperation({
 
 export const webhookOperations = [
   listWebhooksOp, getWebhookOp, createWebhookOp, updateWebhookOp, deleteWebhookOp, listWebhookDeliveriesOp, testWebhookOp, retryDeliveryOp,
-  rotateSecretOp, verifySignatureOp, ...attemptOperations,
+  rotateSecretOp, verifySignatureOp, ...attemptOperations, ...flowOperations,
 ];

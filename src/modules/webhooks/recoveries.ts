@@ -8,6 +8,7 @@
 // made again: at most once per recovery). A recovered attempt changes the
 // delivery only when it succeeds; the automatic schedule is never spent.
 import crypto from 'node:crypto';
+import { flowHolds } from './flow.ts';
 import type { Sql } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 import { findSubscription } from './subscriptions.ts';
@@ -81,7 +82,7 @@ export async function claimRecoveries(sql: Sql, owner: string, limit: number): P
   return rows.map((r) => ({ id: r.id, wait_ms: r.wait_ms ?? 0 }));
 }
 
-export type Take = { deliveryId: string } | { finished: true } | { lost: true };
+export type Take = { deliveryId: string } | { finished: true } | { lost: true } | { held: true };
 
 /**
  * The next delivery of the recovery, oldest first, taken for good: the
@@ -91,6 +92,13 @@ export type Take = { deliveryId: string } | { finished: true } | { lost: true };
  * another instance holds it now.
  */
 export async function takeNext(sql: Sql, recoveryId: string, owner: string): Promise<Take> {
+  // EXTENSIONS 9: while the subscription's flow holds its attempts, the recovery waits where it is (its lease renewed).
+  const waiting = await sql.query(
+    `UPDATE webhook_recoveries w SET lease_until = now() + make_interval(secs => $3)
+      WHERE w.id = $1 AND w.state = 'running' AND w.lease_owner = $2 AND ${flowHolds('w.webhook_id')}`,
+    [recoveryId, owner, LEASE_SEC],
+  );
+  if (waiting.rowCount) return { held: true };
   const { rows } = await sql.query<{ delivery_id: string }>(
     `WITH r AS (
        SELECT r.* FROM webhook_recoveries r JOIN webhook_subscriptions s ON s.id = r.webhook_id

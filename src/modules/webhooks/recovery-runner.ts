@@ -69,6 +69,10 @@ export class RecoveryRunner {
     while (!this.stopping) {
       const startedAt = performance.now();
       const take = await takeNext(this.db, recoveryId, this.owner);
+      if ('held' in take) {
+        await sleep(POLL_MS);
+        continue;
+      }
       if (!('deliveryId' in take)) return;
       const delivery = await deliveryForResend(this.db, take.deliveryId);
       if (delivery) {

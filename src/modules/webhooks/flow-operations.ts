@@ -1,0 +1,56 @@
+// EXTENSIONS 9: the webhook flow resource (pause, rate, circuit breaker), on REST, MCP and OpenAPI.
+import { Type } from 'typebox';
+import { defineOperation } from '../../platform/operation.ts';
+import { Closed } from '../../platform/schema.ts';
+import { Flow, UpdateFlowBody, WebhookIdParams } from './schema.ts';
+import { getFlow, updateFlow } from './flow.ts';
+
+const TAGS = ['Webhooks'];
+
+export const getWebhookFlowOp = defineOperation({
+  name: 'get_webhook_flow',
+  method: 'GET',
+  path: '/api/v1/webhooks/:id/flow',
+  scope: 'webhooks:read',
+  tags: TAGS,
+  summary: "A subscription's flow: pause, rate, circuit and what is held",
+  description:
+    'paused and paused_at; rate_per_second (null: no limit); circuit_breaker, circuit, circuit_opened_at and next_probe_at; ' +
+    'retry_after_until (a receiver\'s Retry-After on 429 or 503, null once passed); held, the deliveries due but held. ' +
+    'A subscription never changed here has the defaults, which keep SPEC\'s delivery behaviour exactly.',
+  params: WebhookIdParams,
+  output: Closed({ data: Flow }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  // Written by the engine in the background (back-pressure), as the deliveries: from the primary.
+  readsFrom: 'primary',
+  handler: async (ctx, { id }) => ({ data: await getFlow(ctx.db, ctx.caller.accountId, id) }),
+});
+
+export const updateWebhookFlowOp = defineOperation({
+  name: 'update_webhook_flow',
+  method: 'PATCH',
+  path: '/api/v1/webhooks/:id/flow',
+  scope: 'webhooks:write',
+  tags: TAGS,
+  summary: "Pause or resume a subscription's deliveries",
+  description:
+    'Takes paused (rate_per_second and circuit_breaker are not accepted by this build: 400 with details.allowed). ' +
+    'While paused no first, automatic or recovery attempt starts: events still create pending deliveries, no attempt is spent and none ' +
+    'is marked dead for the pause; the retry and test endpoints still send. On resume the held deliveries start at once, oldest event ' +
+    'first, each as the attempt it was due for. Dry run returns the current flow and the changes.',
+  params: WebhookIdParams,
+  body: UpdateFlowBody,
+  output: Closed({ data: Flow }),
+  dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Flow, changes: Type.Record(Type.String(), Type.Unknown()) }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  handler: async (ctx, { id, ...changes }) => {
+    const accountId = ctx.caller.accountId;
+    if (ctx.dryRun) return { dry_run: true as const, data: await getFlow(ctx.db, accountId, id), changes };
+    const { flow, resumed } = await ctx.db.tx((tx) => updateFlow(tx, accountId, id, changes));
+    // Every instance's worker hears it and takes the held deliveries now, not at its next pass.
+    if (resumed) ctx.deliveries.wake();
+    return { data: flow };
+  },
+});
+
+export const flowOperations = [getWebhookFlowOp, updateWebhookFlowOp];

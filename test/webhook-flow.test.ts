@@ -1,0 +1,269 @@
+// EXTENSIONS 9, webhook flow: the Flow resource (REST and MCP, dry run,
+// refusals) and the pause: held deliveries spend no attempt and are never
+// marked dead, the retry and test endpoints still send, and a resume sends
+// every held event once, oldest first, at once (the worker woken, not polled).
+// The service runs its worker (WORKERS=1), against a real HTTPS receiver.
+import { test, before, after, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { ADMIN_TOKEN, http, freshTenant, startTestService, type TestService } from './helpers/harness.ts';
+import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint } from './helpers/https-receiver.ts';
+import { callTool, callToolError } from './helpers/mcp.ts';
+import { backPressureUntil } from '../src/modules/webhooks/flow.ts';
+import { createWebhook, deliveriesOf, eventually, isolatedDatabase, runDeliveryJob, touchOrder, type IsolatedDatabase } from './helpers/webhooks.ts';
+
+let svc: TestService;
+let receiver: HttpsReceiver;
+let database: IsolatedDatabase;
+
+before(async () => {
+  receiver = await startHttpsReceiver();
+  process.env.NODE_EXTRA_CA_CERTS = receiver.caFile;
+  database = await isolatedDatabase();
+  svc = await startTestService({ ...database.env, WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WORKERS: '1', RATE_LIMIT_REST_PER_MINUTE: '100000' });
+});
+after(async () => {
+  await svc?.close();
+  await receiver?.close();
+  await database?.drop();
+});
+
+const FLOW_FIELDS = [
+  'circuit', 'circuit_breaker', 'circuit_opened_at', 'held', 'next_probe_at', 'paused', 'paused_at', 'rate_per_second', 'retry_after_until', 'webhook_id',
+];
+
+async function setup(t: TestContext, endpoint: ReceiverEndpoint) {
+  const tenant = await freshTenant(svc.url);
+  const { data: sub } = await createWebhook(svc.url, tenant.key, { url: endpoint.url, events: ['order.updated'] });
+  const order = await tenant.op.checkout(tenant.accountId);
+  t.after(async () => {
+    await http(svc.url, 'DELETE', `/api/v1/webhooks/${sub.id}`, { token: tenant.key });
+  });
+  const flow = async () => {
+    const res = await http(svc.url, 'GET', `/api/v1/webhooks/${sub.id}/flow`, { token: tenant.key });
+    assert.equal(res.status, 200, res.text);
+    return res.body.data;
+  };
+  const patchFlow = (body: unknown, headers: Record<string, string> = {}) =>
+    http(svc.url, 'PATCH', `/api/v1/webhooks/${sub.id}/flow`, { token: tenant.key, body, headers });
+  return { ...tenant, sub, order, flow, patchFlow };
+}
+
+const eventIdOf = (r: { body: string }) => JSON.parse(r.body).id as string;
+
+test('the flow: defaults, a pause, its dry run, and the refusals', async (t) => {
+  const endpoint = receiver.endpoint();
+  const { key, sub, flow, patchFlow } = await setup(t, endpoint);
+
+  const initial = await flow();
+  assert.deepEqual(Object.keys(initial).sort(), FLOW_FIELDS);
+  assert.deepEqual(initial, {
+    webhook_id: sub.id, paused: false, paused_at: null, rate_per_second: null, circuit_breaker: false, circuit: 'closed',
+    circuit_opened_at: null, next_probe_at: null, retry_after_until: null, held: 0,
+  });
+
+  // Dry run: the current flow and the changes, nothing changed.
+  const dry = await patchFlow({ paused: true }, { 'x-merx-dry-run': '1' });
+  assert.equal(dry.status, 200, dry.text);
+  assert.deepEqual(dry.body, { dry_run: true, data: initial, changes: { paused: true } });
+  assert.deepEqual(await flow(), initial);
+
+  const paused = await patchFlow({ paused: true });
+  assert.equal(paused.status, 200, paused.text);
+  assert.equal(paused.body.data.paused, true);
+  assert.ok(Date.parse(paused.body.data.paused_at) <= Date.now());
+  assert.deepEqual(await flow(), paused.body.data);
+  // Pausing again keeps the time the pause began.
+  assert.equal((await patchFlow({ paused: true })).body.data.paused_at, paused.body.data.paused_at);
+  // An empty PATCH changes nothing.
+  assert.deepEqual((await patchFlow({})).body.data, paused.body.data);
+
+  const resumed = await patchFlow({ paused: false });
+  assert.equal(resumed.status, 200);
+  assert.equal(resumed.body.data.paused, false);
+  assert.equal(resumed.body.data.paused_at, null);
+
+  // Other fields (and, in this build, rate_per_second and circuit_breaker): 400 with details.allowed.
+  for (const body of [{ color: 'red' }, { rate_per_second: 5 }, { circuit_breaker: true }]) {
+    const res = await patchFlow(body);
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.equal(res.body.error.code, 'validation_failed');
+    assert.deepEqual(res.body.error.details.allowed, ['paused']);
+  }
+  for (const body of [{ paused: 'yes' }, { paused: null }]) {
+    const res = await patchFlow(body);
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.equal(res.body.error.code, 'validation_failed');
+  }
+
+  // Another account's subscription, an unknown one, a bad id.
+  const other = await freshTenant(svc.url);
+  for (const [path, status] of [[`/api/v1/webhooks/${sub.id}/flow`, 404], [`/api/v1/webhooks/${crypto.randomUUID()}/flow`, 404], ['/api/v1/webhooks/nope/flow', 400]] as const) {
+    assert.equal((await http(svc.url, 'GET', path, { token: other.key })).status, status, path);
+    assert.equal((await http(svc.url, 'PATCH', path, { token: other.key, body: { paused: true } })).status, status, path);
+  }
+  // Scopes: reading needs webhooks:read, changing webhooks:write.
+  const reader = await other.op.issueKey(other.accountId, { scopes: ['webhooks:read'] });
+  const mine = await http(svc.url, 'POST', '/api/v1/webhooks', { token: other.key, body: { url: endpoint.url, events: ['order.paid'] } });
+  assert.equal(mine.status, 201, mine.text);
+  assert.equal((await http(svc.url, 'GET', `/api/v1/webhooks/${mine.body.data.id}/flow`, { token: reader })).status, 200);
+  const refused = await http(svc.url, 'PATCH', `/api/v1/webhooks/${mine.body.data.id}/flow`, { token: reader, body: { paused: true } });
+  assert.equal(refused.status, 403);
+  await http(svc.url, 'DELETE', `/api/v1/webhooks/${mine.body.data.id}`, { token: other.key });
+
+  // MCP: the same resource and the same change.
+  const got = await callTool(svc.url, key, 'get_webhook_flow', { id: sub.id });
+  assert.equal(got.isError, false);
+  assert.deepEqual(got.structuredContent.data, await flow());
+  const changed = await callTool(svc.url, key, 'update_webhook_flow', { id: sub.id, paused: true });
+  assert.equal(changed.isError, false, JSON.stringify(changed.structuredContent));
+  assert.equal(changed.structuredContent.data.paused, true);
+  const dryMcp = await callTool(svc.url, key, 'update_webhook_flow', { id: sub.id, paused: false, dry_run: true });
+  assert.deepEqual(dryMcp.structuredContent, { dry_run: true, data: changed.structuredContent.data, changes: { paused: false } });
+  // MCP refuses an unknown argument as invalid params (-32602), as for every tool.
+  const bad = await callToolError(svc.url, key, 'update_webhook_flow', { id: sub.id, circuit_breaker: true });
+  assert.equal(bad.code, -32602);
+  assert.match(bad.message, /circuit_breaker/);
+});
+
+test('paused: events wait as pending (no attempt spent, none dead), retry and test still send, a resume sends each held event once, oldest first', async (t) => {
+  const endpoint = receiver.endpoint();
+  const { key, sub, order, flow, patchFlow } = await setup(t, endpoint);
+  // One delivery before the pause, so the subscription is known to work.
+  await touchOrder(svc.url, key, order.id, 'before');
+  await endpoint.waitFor(1);
+  // Its outcome is recorded in the background: wait for it, so that only the held ones are pending below.
+  await eventually(async () => (await deliveriesOf(svc.url, key, sub.id)).every((d: any) => d.status === 'delivered'), 'the first delivery recorded');
+  assert.equal((await patchFlow({ paused: true })).status, 200);
+
+  const N = 8;
+  const eventIds: string[] = [];
+  for (let i = 0; i < N; i++) {
+    await touchOrder(svc.url, key, order.id, `held ${i}`);
+  }
+  // Every event made its delivery, pending, on no attempt; the flow counts them held.
+  const held = await eventually(async () => {
+    const f = await flow();
+    return f.held === N ? f : null;
+  }, 'all deliveries held');
+  assert.equal(held.paused, true);
+  const pending = (await deliveriesOf(svc.url, key, sub.id, 50)).filter((d: any) => d.status === 'pending');
+  assert.equal(pending.length, N);
+  for (const d of pending) assert.equal(d.attempt, 0, 'a held delivery spends no attempt');
+  // Several worker passes, even with a clock a day ahead (past every backoff and lease), send nothing and kill nothing.
+  for (let i = 0; i < 2; i++) {
+    assert.equal(await runDeliveryJob(svc.url, new Date(Date.now() + 86_400_000)), 0);
+  }
+  assert.equal(endpoint.requests.length, 1, 'nothing sent while paused');
+  eventIds.push(...pending.map((d: any) => d.event_id).reverse());
+
+  // The test endpoint still sends (a person asked), and so does a retry, of a held delivery.
+  const tested = await http(svc.url, 'POST', `/api/v1/webhooks/${sub.id}/test`, { token: key });
+  assert.equal(tested.status, 200, tested.text);
+  assert.equal(tested.body.data.status, 'delivered');
+  const retried = await http(svc.url, 'POST', `/api/v1/webhook-deliveries/${pending[0].id}/retry`, { token: key });
+  assert.equal(retried.status, 200, retried.text);
+  assert.equal(retried.body.ok, true);
+  assert.equal(endpoint.requests.length, 3);
+  assert.equal(JSON.parse(endpoint.requests[1].body).event, 'test');
+  assert.equal(eventIdOf(endpoint.requests[2]), pending[0].event_id);
+  assert.equal((await flow()).held, N - 1);
+  // /metrics counts them (every subscription's; this file holds no others now).
+  const metrics = await http(svc.url, 'GET', '/metrics', { token: ADMIN_TOKEN });
+  assert.equal(metrics.status, 200);
+  assert.equal(Number(/^merx_webhook_held_deliveries (\d+)$/m.exec(metrics.text)?.[1]), N - 1);
+
+  // Resume: the held ones go out at once (the worker is woken; its next timed pass would be minutes away), oldest event first.
+  const resumed = await patchFlow({ paused: false });
+  assert.equal(resumed.status, 200);
+  await endpoint.waitFor(3 + N - 1);
+  const drained = endpoint.requests.slice(3).map(eventIdOf);
+  assert.deepEqual(drained, eventIds.filter((id) => id !== pending[0].event_id), 'each held event once, in the order of the events');
+  const settled = await eventually(async () => {
+    const all = await deliveriesOf(svc.url, key, sub.id, 50);
+    return all.every((d: any) => d.status === 'delivered') ? all : null;
+  }, 'every delivery delivered');
+  assert.equal(settled.length, N + 2);
+  for (const d of settled.filter((x: any) => x.event === 'order.updated' && x.id !== pending[0].id)) {
+    assert.equal(d.attempt, 1, 'sent as the first attempt it was due for');
+  }
+  assert.equal((await flow()).held, 0);
+  // Nothing more arrives: each event exactly once.
+  const ids = endpoint.requests.map(eventIdOf);
+  assert.equal(new Set(ids).size, ids.length);
+});
+
+test('Retry-After: seconds or an HTTP date, capped at an hour, only on 429 and 503', () => {
+  const now = Date.parse('2026-11-28T12:00:00.000Z');
+  const at = (code: number | null, value?: string) => backPressureUntil(code, value === undefined ? {} : { 'retry-after': value }, now)?.toISOString() ?? null;
+  assert.equal(at(429, '30'), '2026-11-28T12:00:30.000Z');
+  assert.equal(at(503, ' 5 '), '2026-11-28T12:00:05.000Z');
+  assert.equal(at(429, 'Sat, 28 Nov 2026 12:02:00 GMT'), '2026-11-28T12:02:00.000Z');
+  assert.equal(at(429, '86400'), '2026-11-28T13:00:00.000Z', 'capped at 3600 s');
+  assert.equal(at(503, 'Sun, 29 Nov 2026 12:00:00 GMT'), '2026-11-28T13:00:00.000Z', 'a date capped too');
+  for (const [code, value] of [[429, '0'], [429, 'Sat, 28 Nov 2026 11:00:00 GMT'], [429, 'soon'], [429, '-5'], [429, '1.5'], [429, undefined], [500, '30'], [200, '30'], [null, '30']] as const) {
+    assert.equal(at(code, value), null, `${code} ${value}`);
+  }
+});
+
+for (const [label, header] of [
+  ['in seconds', () => '2'],
+  ['as an HTTP date', () => new Date(Date.now() + 3_000).toUTCString()],
+] as const) {
+  test(`back-pressure (${label}): a 429 holds the next delivery until Retry-After, spending nothing; it then goes at once`, async (t) => {
+    const endpoint = receiver.endpoint();
+    const { key, sub, order, flow } = await setup(t, endpoint);
+    const value = header();
+    endpoint.script([{ status: 429, body: 'slow down', headers: { 'retry-after': value } }], { status: 200 });
+    await touchOrder(svc.url, key, order.id, 'answered 429');
+    await endpoint.waitFor(1);
+    const pressed = await eventually(async () => {
+      const f = await flow();
+      return f.retry_after_until ? f : null;
+    }, 'retry_after_until set');
+    const until = Date.parse(pressed.retry_after_until);
+    if (/GMT/.test(value)) assert.equal(until, Date.parse(value));
+    else assert.ok(until > Date.now() - 1000 && until <= Date.now() + 2_000);
+
+    // A second event's delivery is due, and held: no attempt spent.
+    await touchOrder(svc.url, key, order.id, 'held by back-pressure');
+    const all = await deliveriesOf(svc.url, key, sub.id);
+    const [second, first] = all;
+    assert.equal(first.last_status_code, 429);
+    assert.equal(first.status, 'pending');
+    assert.equal(first.attempt, 1, 'the 429 was a failed attempt, retried on its schedule');
+    if (Date.now() < until - 300) {
+      assert.equal(second.attempt, 0);
+      assert.equal((await flow()).held, 1);
+    }
+    // It goes once the time has passed (the worker wakes for it), as attempt 1, not before.
+    const received = await endpoint.waitFor(2);
+    assert.equal(received.length, 2);
+    const delivered = await eventually(async () => {
+      const d = (await deliveriesOf(svc.url, key, sub.id)).find((x: any) => x.id === second.id);
+      return d.status === 'delivered' ? d : null;
+    }, 'the held delivery delivered');
+    assert.equal(delivered.attempt, 1);
+    const attempts = await http(svc.url, 'GET', `/api/v1/webhook-deliveries/${second.id}/attempts`, { token: key });
+    assert.equal(attempts.status, 200, attempts.text);
+    assert.equal(attempts.body.data.length, 1);
+    assert.ok(Date.parse(attempts.body.data[0].started_at) >= until, 'not before retry_after_until');
+    assert.equal((await flow()).retry_after_until, null, 'null once passed');
+    // The 429'd delivery still waits for its backoff: not held, not counted.
+    assert.equal((await flow()).held, 0);
+  });
+}
+
+test('back-pressure is capped at an hour: a 503 with Retry-After: 86400 holds until an hour after the answer', async (t) => {
+  const endpoint = receiver.endpoint();
+  const { key, order, flow } = await setup(t, endpoint);
+  endpoint.script([{ status: 503, headers: { 'retry-after': '86400' } }], { status: 200 });
+  const before = Date.now();
+  await touchOrder(svc.url, key, order.id, 'answered 503');
+  await endpoint.waitFor(1);
+  const f = await eventually(async () => {
+    const f = await flow();
+    return f.retry_after_until ? f : null;
+  }, 'retry_after_until set');
+  const until = Date.parse(f.retry_after_until);
+  assert.ok(until >= before + 3_600_000 && until <= Date.now() + 3_600_000, f.retry_after_until);
+});
