@@ -21,7 +21,7 @@ const USAGE = `usage: merx <command> [options]
   serve                                           start the service (same as npm start)
   courier-sim [--port 3100]                       run the courier simulator on its own (COURIER_<A|B|C>_URL=http://host:port/courier_a ...)
   accounts create --name N --email E [--plan pro|business|free]
-  keys issue --account ID (--preset fulfilment|read_only|bridge | --scopes a,b) [--name N]
+  keys issue --account ID (--preset fulfilment|read_only|bridge | --scopes a,b) [--name N] [--expires-at TIME]
   keys revoke --key KEY_ID
   seed --account ID [--orders 1000] [--products 50] [--customers N] [--seed 1]
   secrets reseal                                  re-seal every secret at rest under the first key of ENCRYPTION_KEYS (key rotation)
@@ -79,7 +79,7 @@ async function run(argv: string[]) {
       preset: { type: 'string' }, scopes: { type: 'string' }, key: { type: 'string' }, orders: { type: 'string' },
       products: { type: 'string' }, customers: { type: 'string' }, seed: { type: 'string' }, help: { type: 'boolean' },
       port: { type: 'string' }, 'forward-to': { type: 'string' }, events: { type: 'string' }, 'base-url': { type: 'string' },
-      since: { type: 'string' },
+      since: { type: 'string' }, 'expires-at': { type: 'string' },
     },
   });
   const command = positionals.join(' ');
@@ -129,7 +129,7 @@ async function run(argv: string[]) {
         const unknown = scopes.filter((s) => !isScope(s));
         if (unknown.length) throw new Error(`unknown scopes: ${unknown.join(', ')}`);
       }
-      return print(await withDb((db) => db.tx((tx) => issueKey(tx, account, values.name ?? 'cli', scopes as never))));
+      return print(await withDb((db) => db.tx((tx) => issueKey(tx, account, values.name ?? 'cli', scopes as never, 'direct', values['expires-at'] ?? null))));
     }
     case 'keys revoke':
       return print({ data: await withDb((db) => db.tx((tx) => revokeKey(tx, need(values, 'key')))) });
