@@ -57,6 +57,11 @@ test('the console, signed in with the operator token: key, sink subscription, te
   // What the console did is real: the key works, the deliveries happened, the courier moved the shipment.
   const orders = await http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: result.apiKey });
   assert.equal(orders.status, 200);
+  // Issued "in 30 days" (issue 41): the operator API shows that expiry on the key.
+  const keys = await http(svc.url, 'GET', `/admin/api/accounts/${result.accountId}/keys`, { token: ADMIN_TOKEN });
+  const issued = keys.body.data.find((k: any) => k.prefix === result.apiKey.slice(0, 11));
+  const days = (Date.parse(issued.expires_at) - Date.parse(issued.created_at)) / 86_400_000;
+  assert.ok(days > 29.99 && days < 30.01, `expires 30 days after issue: ${issued.expires_at}`);
   const deliveries = await http(svc.url, 'GET', `/api/v1/webhooks/${result.webhookId}/deliveries`, { token: result.apiKey });
   const tests = deliveries.body.data.filter((d: any) => d.event === 'test');
   assert.deepEqual(tests.map((d: any) => [d.status, d.attempt, d.last_status_code]), [['delivered', 2, 200], ['delivered', 1, 200]], 'the failed one was retried');
