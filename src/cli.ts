@@ -13,7 +13,7 @@ import { seedAccount } from './operator/seed.ts';
 import { toAppError } from './platform/errors.ts';
 import { openSecretsAtRest, resealAll } from './platform/sealed-columns.ts';
 import type { SecretBox } from './platform/secret-box.ts';
-import { serverAddressOf } from './cli/server-address.ts';
+import { runningServerAddress, serverAddressOf } from './cli/server-address.ts';
 import { ListenError } from './cli/listen.ts';
 
 const USAGE = `usage: merx <command> [options]
@@ -27,7 +27,7 @@ const USAGE = `usage: merx <command> [options]
   secrets reseal                                  re-seal every secret at rest under the first key of ENCRYPTION_KEYS (key rotation)
   listen --forward-to URL [--events order.created,...] [--since TIME] [--base-url URL] [--key KEY]
                                                   forward the account's events to a local URL, signed as webhooks
-                                                  (--key defaults to MERX_API_KEY, --base-url to MERX_BASE_URL or http://localhost:3000)
+                                                  (--key defaults to MERX_API_KEY; --base-url to MERX_BASE_URL, else the server running from DATA_DIR, else http://localhost:PORT)
 Uses DATABASE_URL, else embedded PGlite in DATA_DIR (default ./data); listen uses the API only.`;
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -54,6 +54,21 @@ function explainBusyDataDir(err: DataDirInUseError, config: Config): Error {
       `      -H 'content-type: application/json' -d '{"name": "cli", "preset": "fulfilment"}'\n` +
       'or stop the server first. With DATABASE_URL (PostgreSQL) the CLI and any number of servers share the database.',
   );
+}
+
+/**
+ * Issue 41: where `merx listen` looks, and why, so it never targets :3000 silently: --base-url, MERX_BASE_URL,
+ * the server running from this DATA_DIR (it records its address), else PUBLIC_BASE_URL or http://localhost:PORT.
+ */
+function listenBaseUrl(given: string | undefined): [string, string] {
+  if (given) return [given, '--base-url'];
+  if (process.env.MERX_BASE_URL) return [process.env.MERX_BASE_URL, 'MERX_BASE_URL'];
+  const dataDir = process.env.DATA_DIR || './data';
+  const running = runningServerAddress(dataDir);
+  if (running) return [running, `the server running from ${dataDir}`];
+  if (process.env.PUBLIC_BASE_URL) return [process.env.PUBLIC_BASE_URL, 'PUBLIC_BASE_URL'];
+  const port = process.env.PORT || '3000';
+  return [`http://localhost:${port}`, `the default (no --base-url, MERX_BASE_URL or server running from ${dataDir})`];
 }
 
 async function withDb<T>(fn: (db: Db, secrets: SecretBox) => Promise<T>): Promise<T> {
@@ -102,9 +117,11 @@ async function run(argv: string[]) {
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());
+      const [baseUrl, baseUrlFrom] = listenBaseUrl(values['base-url']);
       return listen({
         forwardTo: need(values, 'forward-to'),
-        baseUrl: values['base-url'] ?? process.env.MERX_BASE_URL ?? 'http://localhost:3000',
+        baseUrl,
+        baseUrlFrom,
         key: values.key ?? process.env.MERX_API_KEY ?? '',
         events: (values.events ?? '').split(',').map((e) => e.trim()).filter(Boolean),
         since: values.since,
