@@ -13,6 +13,7 @@ import { startTestService, http, operator, ADMIN_TOKEN, type TestService } from 
 import { chromiumMissing, launchChromium } from './helpers/browser.ts';
 import { runConsoleFlow } from './browser/console-flow.ts';
 import { runApprovalFlow } from './browser/approval-flow.ts';
+import { runFirstDayScreens } from './browser/first-day-screens.ts';
 import { checkWidth, readSink, useKeyboard, type FitOptions } from './browser/console-fit.ts';
 import { walkWebhookOps } from './browser/console-webhook-ops.ts';
 import { createWebhook, eventually, sinkCaptures, sinkSubscription, touchOrder } from './helpers/webhooks.ts';
@@ -70,6 +71,11 @@ test('the console, signed in with the operator token: key, sink subscription, te
   const shipment = await http(svc.url, 'GET', `/api/v1/shipments/${result.shipmentId}`, { token: result.apiKey });
   assert.equal(shipment.body.data.status, 'delivered');
   assert.deepEqual(shipment.body.data.status_events.map((e: any) => e.label), ['Waybill created', 'In transit', 'Delivered to recipient']);
+});
+
+test('issue 41: the request log folds polls away with "Writes only" and "Errors only"; the keys tab shows an expiry', { skip }, async () => {
+  const result = await runFirstDayScreens({ browser, baseUrl: svc.url, adminToken: ADMIN_TOKEN, shotsDir: shots });
+  for (const file of result.screenshots) assert.ok(fs.statSync(file).size > 10_000, `${path.basename(file)} was taken`);
 });
 
 test("an agent's write: 202, the approvals inbox (count, the change in words, the diff, the order, the key by name, effects), approved with a reason, run once with Merx-Approval; a changed target warned; the request log", { skip }, async () => {
