@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { startService, type RunningService } from './server.ts';
 import { ensureDemoAccount, type DemoAccount } from './operator/demo.ts';
+import { tellTheTruth } from './operator/demo-truth.ts';
 import { isUnavailableError } from './platform/db-health.ts';
 import { recordServerAddress } from './cli/server-address.ts';
 
@@ -42,8 +43,11 @@ async function main() {
   ];
   if (config.seedDemo) {
     const demo = await ensureDemoAccount(service.db, config.dataDir);
+    // Issue 41: real waybills from the courier simulator and tracked stock, made once, when the account is new.
+    const truth = demo.created ? await tellTheTruth(service.services, demo.accountId) : null;
+    const made = truth ? ` (created with 250 orders, ${truth.shipments} shipped through the courier simulator, ${truth.tracked} products with stock)` : '';
     lines.push(
-      `  Demo account     ${demo.accountId}${demo.created ? ' (created with 250 orders)' : ''}`,
+      `  Demo account     ${demo.accountId}${made}`,
       `  Demo API key     ${demo.key}   (${demoKeyNote(demo)})`,
       '',
       `  Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/api/v1/orders?limit=2`,
