@@ -27,7 +27,8 @@ export function RequestLogTab({ accountId }: { accountId: string }) {
         path: { id: accountId },
         query: {
           ...values, since: toIso(values.since), until: toIso(values.until), cursor: pages.cursor, limit: 50,
-          writes: values.writes === 'true' || undefined, errors: values.errors === 'true' || undefined,
+          // Sent as the query string has them ("true"); the route reads them as booleans.
+          writes: values.writes || undefined, errors: values.errors || undefined,
         },
       }),
     refetchInterval: 5_000,
