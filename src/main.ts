@@ -32,7 +32,8 @@ async function main() {
   const config = loadConfig();
   const service = await startService(config);
   const base = config.port === 0 ? service.url : config.publicBaseUrl;
-  if (!config.databaseUrl) recordServerAddress(config.dataDir, base);
+  // Issue 41: on PostgreSQL too, so that `merx listen` run beside it finds the address (src/cli.ts listenBaseUrl).
+  recordServerAddress(config.dataDir, base);
   const lines = [
     '',
     `Merx is running (${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`})`,

@@ -129,6 +129,8 @@ before(async () => {
     TS: capture.headers['x-merx-timestamp'],
     EVENT: capture.headers['x-merx-event-id'],
     MERX_KEY: svc.key,
+    // `merx listen` without --base-url follows the server running from this DATA_DIR, as in a reader's clone.
+    DATA_DIR: svc.dataDir,
     B: svc.base, // integrator-safety: "every example below uses B for the base URL"
     BATCH: batch.body.data.id,
   };
