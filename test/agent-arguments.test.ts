@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import { startTestService, http, operator, freshTenant, type TestService } from './helpers/harness.ts';
 import { assertRefusal, rpc } from './helpers/mcp.ts';
 import { checkoutWith, shipTenant } from './helpers/shipments.ts';
+import { eventually } from './helpers/webhooks.ts';
 
 let svc: TestService;
 before(async () => {
@@ -85,8 +86,11 @@ test('idempotency_key as an argument: a retry replays on a direct key and asks o
   const retry = await call(t.key, 'update_order', { id: t.order.id, admin_notes: 'once' }, { idempotency_key: key });
   assert.equal(retry._meta.idempotent_replayed, true, 'the argument and _meta name the same key space');
   assert.deepEqual(retry.structuredContent, first.structuredContent);
-  const logs = await http(svc.url, 'GET', '/api/v1/request-logs?operation=update_order', { token: t.key });
-  assert.ok(logs.body.data.some((e: any) => e.idempotency_key === key && e.replayed), 'the request log shows the key');
+  // The request log shows the key (entries are written in batches, a moment after the answer).
+  await eventually(async () => {
+    const logs = await http(svc.url, 'GET', '/api/v1/request-logs?operation=update_order', { token: t.key });
+    return logs.body.data.some((e: any) => e.idempotency_key === key && e.replayed);
+  }, 'the replayed entry with its idempotency key');
   assertRefusal(await call(t.key, 'update_order', { id: t.order.id, admin_notes: 'x', idempotency_key: key }, { idempotency_key: `${key}-other` }), 'VALIDATION_FAILED');
   assertRefusal(await call(t.key, 'update_order', { id: t.order.id, admin_notes: 'x', idempotency_key: 'has space' }), 'VALIDATION_FAILED');
 
