@@ -11,6 +11,7 @@ import { runConsoleFlow } from '../test/browser/console-flow.ts';
 import { runApprovalFlow } from '../test/browser/approval-flow.ts';
 import { runConsentFlow } from '../test/browser/consent-flow.ts';
 import { runBatchFlow } from '../test/browser/batch-flow.ts';
+import { runFirstDayScreens } from '../test/browser/first-day-screens.ts';
 import { startHttpsReceiver } from '../test/helpers/https-receiver.ts';
 import { checkWidth, readSink, type FitOptions } from '../test/browser/console-fit.ts';
 import { webhookOpsScreens } from './webhook-ops-screens.ts';
@@ -62,6 +63,8 @@ try {
   }
   // EXTENSIONS 8: orders chosen, their waybills in one batch, the batch page, the failed retried.
   narrow.push(...(await runBatchFlow({ browser, baseUrl, adminToken: ADMIN_TOKEN, shotsDir: dir })).screenshots);
+  // Issue 41: the request log's writes and errors filters, and key expiry.
+  narrow.push(...(await runFirstDayScreens({ browser, baseUrl, adminToken: ADMIN_TOKEN, shotsDir: dir })).screenshots);
   for (const file of [...result.screenshots, ...narrow]) {
     // Smaller files for the repository, where Debian's pngquant is installed (apt-get install pngquant).
     if (fs.existsSync('/usr/bin/pngquant')) execFileSync('/usr/bin/pngquant', ['--force', '--skip-if-larger', '--quality=70-90', '--ext', '.png', file]);

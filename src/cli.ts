@@ -13,7 +13,7 @@ import { seedAccount } from './operator/seed.ts';
 import { toAppError } from './platform/errors.ts';
 import { openSecretsAtRest, resealAll } from './platform/sealed-columns.ts';
 import type { SecretBox } from './platform/secret-box.ts';
-import { serverAddressOf } from './cli/server-address.ts';
+import { runningServerAddress, serverAddressOf } from './cli/server-address.ts';
 import { ListenError } from './cli/listen.ts';
 
 const USAGE = `usage: merx <command> [options]
@@ -21,13 +21,13 @@ const USAGE = `usage: merx <command> [options]
   serve                                           start the service (same as npm start)
   courier-sim [--port 3100]                       run the courier simulator on its own (COURIER_<A|B|C>_URL=http://host:port/courier_a ...)
   accounts create --name N --email E [--plan pro|business|free]
-  keys issue --account ID (--preset fulfilment|read_only|bridge | --scopes a,b) [--name N]
+  keys issue --account ID (--preset fulfilment|read_only|bridge | --scopes a,b) [--name N] [--expires-at TIME]
   keys revoke --key KEY_ID
   seed --account ID [--orders 1000] [--products 50] [--customers N] [--seed 1]
   secrets reseal                                  re-seal every secret at rest under the first key of ENCRYPTION_KEYS (key rotation)
   listen --forward-to URL [--events order.created,...] [--since TIME] [--base-url URL] [--key KEY]
                                                   forward the account's events to a local URL, signed as webhooks
-                                                  (--key defaults to MERX_API_KEY, --base-url to MERX_BASE_URL or http://localhost:3000)
+                                                  (--key defaults to MERX_API_KEY; --base-url to MERX_BASE_URL, else the server running from DATA_DIR, else http://localhost:PORT)
 Uses DATABASE_URL, else embedded PGlite in DATA_DIR (default ./data); listen uses the API only.`;
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -56,6 +56,21 @@ function explainBusyDataDir(err: DataDirInUseError, config: Config): Error {
   );
 }
 
+/**
+ * Issue 41: where `merx listen` looks, and why, so it never targets :3000 silently: --base-url, MERX_BASE_URL,
+ * the server running from this DATA_DIR (it records its address), else PUBLIC_BASE_URL or http://localhost:PORT.
+ */
+function listenBaseUrl(given: string | undefined): [string, string] {
+  if (given) return [given, '--base-url'];
+  if (process.env.MERX_BASE_URL) return [process.env.MERX_BASE_URL, 'MERX_BASE_URL'];
+  const dataDir = process.env.DATA_DIR || './data';
+  const running = runningServerAddress(dataDir);
+  if (running) return [running, `the server running from ${dataDir}`];
+  if (process.env.PUBLIC_BASE_URL) return [process.env.PUBLIC_BASE_URL, 'PUBLIC_BASE_URL'];
+  const port = process.env.PORT || '3000';
+  return [`http://localhost:${port}`, `the default (no --base-url, MERX_BASE_URL or server running from ${dataDir})`];
+}
+
 async function withDb<T>(fn: (db: Db, secrets: SecretBox) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const db = await openDb(config).catch((err) => {
@@ -79,7 +94,7 @@ async function run(argv: string[]) {
       preset: { type: 'string' }, scopes: { type: 'string' }, key: { type: 'string' }, orders: { type: 'string' },
       products: { type: 'string' }, customers: { type: 'string' }, seed: { type: 'string' }, help: { type: 'boolean' },
       port: { type: 'string' }, 'forward-to': { type: 'string' }, events: { type: 'string' }, 'base-url': { type: 'string' },
-      since: { type: 'string' },
+      since: { type: 'string' }, 'expires-at': { type: 'string' },
     },
   });
   const command = positionals.join(' ');
@@ -102,9 +117,11 @@ async function run(argv: string[]) {
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());
+      const [baseUrl, baseUrlFrom] = listenBaseUrl(values['base-url']);
       return listen({
         forwardTo: need(values, 'forward-to'),
-        baseUrl: values['base-url'] ?? process.env.MERX_BASE_URL ?? 'http://localhost:3000',
+        baseUrl,
+        baseUrlFrom,
         key: values.key ?? process.env.MERX_API_KEY ?? '',
         events: (values.events ?? '').split(',').map((e) => e.trim()).filter(Boolean),
         since: values.since,
@@ -129,7 +146,7 @@ async function run(argv: string[]) {
         const unknown = scopes.filter((s) => !isScope(s));
         if (unknown.length) throw new Error(`unknown scopes: ${unknown.join(', ')}`);
       }
-      return print(await withDb((db) => db.tx((tx) => issueKey(tx, account, values.name ?? 'cli', scopes as never))));
+      return print(await withDb((db) => db.tx((tx) => issueKey(tx, account, values.name ?? 'cli', scopes as never, 'direct', values['expires-at'] ?? null))));
     }
     case 'keys revoke':
       return print({ data: await withDb((db) => db.tx((tx) => revokeKey(tx, need(values, 'key')))) });

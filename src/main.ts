@@ -1,7 +1,8 @@
 // Entry: config -> db -> migrate -> app -> listen; graceful shutdown.
 import { ConfigError, loadConfig } from './config.ts';
 import { startService, type RunningService } from './server.ts';
-import { ensureDemoAccount } from './operator/demo.ts';
+import { ensureDemoAccount, type DemoAccount } from './operator/demo.ts';
+import { tellTheTruth } from './operator/demo-truth.ts';
 import { isUnavailableError } from './platform/db-health.ts';
 import { recordServerAddress } from './cli/server-address.ts';
 
@@ -20,11 +21,19 @@ function operatorTokenLine(token: RunningService['adminToken']): string {
   return `generated at an earlier start; not in ${token.file ?? 'this DATA_DIR'} here: set ADMIN_TOKEN to choose one`;
 }
 
+/** Issue 41: what the demo key is and whether it lasts. */
+function demoKeyNote(demo: DemoAccount): string {
+  const what = "the demo account's API key, fulfilment scopes";
+  if (!demo.file) return `${what}; DATA_DIR=memory:// keeps nothing, so a new one at every start`;
+  return `${what}; ${demo.kept ? 'the same as at the last start' : 'new'}, kept in ${demo.file} for the next starts`;
+}
+
 async function main() {
   const config = loadConfig();
   const service = await startService(config);
   const base = config.port === 0 ? service.url : config.publicBaseUrl;
-  if (!config.databaseUrl) recordServerAddress(config.dataDir, base);
+  // Issue 41: on PostgreSQL too, so that `merx listen` run beside it finds the address (src/cli.ts listenBaseUrl).
+  recordServerAddress(config.dataDir, base);
   const lines = [
     '',
     `Merx is running (${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`})`,
@@ -34,10 +43,13 @@ async function main() {
     `  Operator token   ${operatorTokenLine(service.adminToken)}`,
   ];
   if (config.seedDemo) {
-    const demo = await ensureDemoAccount(service.db);
+    const demo = await ensureDemoAccount(service.db, config.dataDir);
+    // Issue 41: real waybills from the courier simulator and tracked stock, made once, when the account is new.
+    const truth = demo.created ? await tellTheTruth(service.services, demo.accountId) : null;
+    const made = truth ? ` (created with 250 orders, ${truth.shipments} shipped through the courier simulator, ${truth.tracked} products with stock)` : '';
     lines.push(
-      `  Demo account     ${demo.accountId}${demo.created ? ' (created with 250 orders)' : ''}`,
-      `  Demo API key     ${demo.key}   (fulfilment preset; a new one at every start)`,
+      `  Demo account     ${demo.accountId}${made}`,
+      `  Demo API key     ${demo.key}   (${demoKeyNote(demo)})`,
       '',
       `  Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/api/v1/orders?limit=2`,
     );
@@ -58,11 +70,26 @@ async function main() {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
+/** Issue 41: a database that cannot be reached names DATABASE_URL (its password hidden) and what to check. */
+function databaseHint(err: unknown): string {
+  const url = process.env.DATABASE_URL;
+  if (!url || !isUnavailableError(err)) return '';
+  let shown = url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    shown = parsed.toString();
+  } catch {
+    shown = '(not a URL)';
+  }
+  return `\n  while connecting to DATABASE_URL=${shown}: is PostgreSQL running and reachable there? Unset DATABASE_URL to use the embedded PGlite.`;
+}
+
 main().catch((err) => {
   if (err instanceof ConfigError) {
     process.stderr.write(`Configuration error: ${err.message}\n`);
   } else {
-    process.stderr.write(`Merx could not start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`Merx could not start: ${err instanceof Error ? err.message : String(err)}${databaseHint(err)}\n`);
   }
   process.exit(1);
 });

@@ -268,7 +268,7 @@ test('the key prefix is its first 11 characters (merx_ + 6); key lists never sho
   assert.match(key, /^merx_[A-Za-z0-9]+$/);
   assert.ok(key.length > 11 + 16, 'the key carries a long secret part');
   const view = issued.body.data;
-  assert.deepEqual(Object.keys(view).sort(), ['created_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'writes']); // EXTENSIONS 7: Key gains writes
+  assert.deepEqual(Object.keys(view).sort(), ['created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'writes']); // EXTENSIONS 7: Key gains writes; OPERATOR_API: expires_at
   assert.equal(view.prefix, key.slice(0, 11));
   assert.equal(view.prefix.length, 11);
   assert.ok(view.prefix.startsWith('merx_'));
@@ -282,7 +282,7 @@ test('the key prefix is its first 11 characters (merx_ + 6); key lists never sho
   assert.equal(list.status, 200);
   assert.equal(list.body.data.length, 1);
   for (const k of list.body.data) {
-    assert.deepEqual(Object.keys(k).sort(), ['created_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'writes']);
+    assert.deepEqual(Object.keys(k).sort(), ['created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'writes']);
   }
   assert.ok(!list.text.includes(key), 'the full key is not in the list');
   assert.ok(!list.text.includes(key.slice(11)), 'the secret part is not in the list');

@@ -13,6 +13,7 @@ import { startTestService, http, operator, ADMIN_TOKEN, type TestService } from 
 import { chromiumMissing, launchChromium } from './helpers/browser.ts';
 import { runConsoleFlow } from './browser/console-flow.ts';
 import { runApprovalFlow } from './browser/approval-flow.ts';
+import { runFirstDayScreens } from './browser/first-day-screens.ts';
 import { checkWidth, readSink, useKeyboard, type FitOptions } from './browser/console-fit.ts';
 import { walkWebhookOps } from './browser/console-webhook-ops.ts';
 import { createWebhook, eventually, sinkCaptures, sinkSubscription, touchOrder } from './helpers/webhooks.ts';
@@ -57,6 +58,11 @@ test('the console, signed in with the operator token: key, sink subscription, te
   // What the console did is real: the key works, the deliveries happened, the courier moved the shipment.
   const orders = await http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: result.apiKey });
   assert.equal(orders.status, 200);
+  // Issued "in 30 days" (issue 41): the operator API shows that expiry on the key.
+  const keys = await http(svc.url, 'GET', `/admin/api/accounts/${result.accountId}/keys`, { token: ADMIN_TOKEN });
+  const issued = keys.body.data.find((k: any) => k.prefix === result.apiKey.slice(0, 11));
+  const days = (Date.parse(issued.expires_at) - Date.parse(issued.created_at)) / 86_400_000;
+  assert.ok(days > 29.99 && days < 30.01, `expires 30 days after issue: ${issued.expires_at}`);
   const deliveries = await http(svc.url, 'GET', `/api/v1/webhooks/${result.webhookId}/deliveries`, { token: result.apiKey });
   const tests = deliveries.body.data.filter((d: any) => d.event === 'test');
   assert.deepEqual(tests.map((d: any) => [d.status, d.attempt, d.last_status_code]), [['delivered', 2, 200], ['delivered', 1, 200]], 'the failed one was retried');
@@ -65,6 +71,11 @@ test('the console, signed in with the operator token: key, sink subscription, te
   const shipment = await http(svc.url, 'GET', `/api/v1/shipments/${result.shipmentId}`, { token: result.apiKey });
   assert.equal(shipment.body.data.status, 'delivered');
   assert.deepEqual(shipment.body.data.status_events.map((e: any) => e.label), ['Waybill created', 'In transit', 'Delivered to recipient']);
+});
+
+test('issue 41: the request log folds polls away with "Writes only" and "Errors only"; the keys tab shows an expiry', { skip }, async () => {
+  const result = await runFirstDayScreens({ browser, baseUrl: svc.url, adminToken: ADMIN_TOKEN, shotsDir: shots });
+  for (const file of result.screenshots) assert.ok(fs.statSync(file).size > 10_000, `${path.basename(file)} was taken`);
 });
 
 test("an agent's write: 202, the approvals inbox (count, the change in words, the diff, the order, the key by name, effects), approved with a reason, run once with Merx-Approval; a changed target warned; the request log", { skip }, async () => {

@@ -42,7 +42,7 @@ const CHECKS: Record<string, Check> = {
   'docs/getting-started.md: npm install && npm start': { run: false, why: 'starts the service: this test starts it the same way' },
   'docs/getting-started.md: TOKEN=merx_admin_...   # the operator token': { run: true, expect: /"key":"merx_[A-Za-z0-9]+"/ },
   'docs/getting-started.md: KEY=merx_...': { run: true, expect: /^\{"data":\[\{"id":/ },
-  'docs/getting-started.md: npm pack ./packages/client            # in the Merx repository: writes merx-client-1.0.0.tgz': {
+  'docs/getting-started.md: npm pack ./packages/client --pack-destination /tmp   # in the Merx repository: writes /tmp/merx-client-1.0.0.tgz, nothing in the tree': {
     run: false,
     why: 'installs into a project of the reader\'s (/path/to/merx); test/client-package.test.ts packs and installs the tarball in throwaway projects',
   },
@@ -129,6 +129,8 @@ before(async () => {
     TS: capture.headers['x-merx-timestamp'],
     EVENT: capture.headers['x-merx-event-id'],
     MERX_KEY: svc.key,
+    // `merx listen` without --base-url follows the server running from this DATA_DIR, as in a reader's clone.
+    DATA_DIR: svc.dataDir,
     B: svc.base, // integrator-safety: "every example below uses B for the base URL"
     BATCH: batch.body.data.id,
   };

@@ -15,7 +15,7 @@ after(async () => {
 });
 
 const ACCOUNT_FIELDS = ['active', 'created_at', 'default_threshold', 'email', 'id', 'name', 'notification_settings', 'plan'];
-const KEY_FIELDS = ['created_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'writes'];
+const KEY_FIELDS = ['created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'writes'];
 const admin = (method: string, path: string, body?: unknown) => http(svc.url, method, `/admin/api${path}`, { token: ADMIN_TOKEN, body });
 
 function assertAccountView(account: any): void {

@@ -18,7 +18,11 @@ export interface ListenOptions {
   since?: string;
   /** Signing secret; a fresh one (64 hex characters, like a subscription's) when absent. */
   secret?: string;
+  /** The first wait after a page with nothing new; it doubles while the feed stays idle, up to maxIdleMs. */
   pollMs?: number;
+  maxIdleMs?: number;
+  /** Where baseUrl came from, for the first line (e.g. "--base-url", "MERX_BASE_URL"). */
+  baseUrlFrom?: string;
   /** Attempts per event before moving on. */
   attempts?: number;
   retryDelayMs?: number;
@@ -71,7 +75,10 @@ export async function listen(options: ListenOptions): Promise<void> {
   const since = options.since ?? new Date().toISOString();
   const attempts = options.attempts ?? 4;
   const retryDelayMs = options.retryDelayMs ?? 1000;
+  // Issue 41: each poll is a request log entry; an idle feed is polled ever less often (1, 2, 4, 8, then every
+  // 10 s), and at once again after a page that had events.
   const pollMs = options.pollMs ?? 1000;
+  const maxIdleMs = options.maxIdleMs ?? 10_000;
 
   const query = (cursor: string | null) => {
     const params = new URLSearchParams({ limit: '200', since });
@@ -132,7 +139,16 @@ export async function listen(options: ListenOptions): Promise<void> {
     }
   }
 
-  print(`Following ${base}/api/v1/events (${options.since ? `since ${options.since}` : 'from now'}; ${options.events.length ? options.events.join(', ') : 'every event the key can see'})`);
+  print(`Following ${base}/api/v1/events${options.baseUrlFrom ? ` (the base URL from ${options.baseUrlFrom})` : ''}: ` +
+    `${options.since ? `since ${options.since}` : 'from now'}; ${options.events.length ? options.events.join(', ') : 'every event the key can see'}`);
+  // Issue 41: "Ready." only once the service has answered this key; a first page that cannot be read stops here.
+  let first: FeedPage;
+  try {
+    first = await readPage(null);
+  } catch (err) {
+    if (err instanceof ListenError) throw err;
+    throw new ListenError(`cannot reach Merx at ${base} (${reasonOf(err)}): is it running? Pass --base-url (or MERX_BASE_URL) to follow another address`);
+  }
   print(`Forwarding each event to ${forwardTo}, signed as a Merx webhook with:`);
   print(`  secret (X-Merx-Signature, merx-client/webhooks)   ${secret}`);
   print(`  standard secret (webhook-signature, standardwebhooks) ${standardSecretOf(secret)}`);
@@ -140,10 +156,13 @@ export async function listen(options: ListenOptions): Promise<void> {
 
   let cursor: string | null = null;
   let serviceDown = false;
+  let idleMs = pollMs;
+  let pending: FeedPage | null = first;
   while (!options.signal?.aborted) {
     let page: FeedPage;
     try {
-      page = await readPage(cursor);
+      page = pending ?? (await readPage(cursor));
+      pending = null;
     } catch (err) {
       if (options.signal?.aborted) return;
       const status = (err as { status?: number }).status;
@@ -162,6 +181,8 @@ export async function listen(options: ListenOptions): Promise<void> {
     }
     // EXTENSIONS 1: next_cursor stays non-null past the last page; a page with nothing newer gives back the cursor it was given.
     cursor = page.next_cursor ?? cursor;
-    if (!page.has_more) await sleep(pollMs, options.signal);
+    if (page.has_more) continue;
+    idleMs = page.data.length ? pollMs : Math.min(idleMs * 2, maxIdleMs);
+    await sleep(page.data.length ? pollMs : idleMs, options.signal);
   }
 }

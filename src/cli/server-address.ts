@@ -24,3 +24,15 @@ export function serverAddressOf(dataDir: string, pid: number): string | null {
     return null;
   }
 }
+
+/** Issue 41: the base URL a server still running recorded in `dataDir` (its process alive), or null. */
+export function runningServerAddress(dataDir: string): string | null {
+  try {
+    const recorded = JSON.parse(fs.readFileSync(path.join(dataDir, FILE), 'utf8'));
+    if (typeof recorded.pid !== 'number' || typeof recorded.base_url !== 'string') return null;
+    process.kill(recorded.pid, 0); // throws when no such process runs
+    return recorded.base_url;
+  } catch {
+    return null;
+  }
+}

@@ -39,6 +39,7 @@ const Key = Closed(
     created_at: DateTime(),
     last_used_at: NullableDateTime(),
     revoked_at: NullableDateTime(),
+    expires_at: NullableDateTime({ description: 'Past this instant the key answers 401 saying it expired; null: it never expires.' }),
   },
   { $id: 'Key' },
 );
@@ -117,14 +118,15 @@ export const accountRoutes = [
       preset: Type.Optional(Type.Unsafe<keyof typeof PRESETS>({ type: 'string', enum: Object.keys(PRESETS) })),
       scopes: Type.Optional(Type.Array(Type.Unsafe<Scope>({ type: 'string', enum: [...SCOPES] }), { minItems: 1 })),
       writes: Type.Optional(Writes),
+      expires_at: Type.Optional(DateTime({ description: 'When the key stops working (a date-time in the future); omitted: never.' })),
     }),
     output: Closed({ data: Key, key: Type.String({ description: 'The full key, shown only here.' }) }),
     successStatus: 201,
-    handler: async (s, { id, name, preset, scopes, writes }) => {
+    handler: async (s, { id, name, preset, scopes, writes, expires_at }) => {
       if ((preset === undefined) === (scopes === undefined)) {
         throw new AppError('validation_failed', 'give either preset or scopes (there is no default preset)');
       }
-      return s.db.tx((tx) => issueKey(tx, id, name, preset ? PRESETS[preset] : scopes!, writes ?? 'direct'));
+      return s.db.tx((tx) => issueKey(tx, id, name, preset ? PRESETS[preset] : scopes!, writes ?? 'direct', expires_at ?? null));
     },
   }),
   adminRoute({

@@ -47,7 +47,7 @@ export const agentsRoutes = [
     summary: "An account's request log (every key), newest first",
     description:
       'One entry per REST request and MCP tool call made with a valid key of the account, whatever its answer (EXTENSIONS 7). Filters: ' +
-      'key_prefix, operation, status (404 or a class such as 4xx), since, until. Kept 30 days.',
+      'key_prefix, operation, status (404 or a class such as 4xx), writes, errors, since, until. Kept 30 days.',
     params: AccountId,
     query: Closed({ ...RequestLogQueryFields, key_prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })) }),
     output: ListOf(RequestLogEntry),

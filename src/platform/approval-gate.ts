@@ -9,7 +9,7 @@ import { preconditionFailed } from './etag.ts';
 import { jsonOf } from './json-text.ts';
 import { isWrite } from './operation.ts';
 import {
-  ApprovalAnswer, approvalOfIdempotencyKey, lockApprovalFor, markExecuted, recordApproval, recordResultStatus,
+  ApprovalAnswer, approvalOfIdempotencyKey, lockApprovalFor, markExecuted, recordOrReuseApproval, recordResultStatus,
 } from './approvals.ts';
 import { boundTo, checkPrecondition, contextOf, enforceAccountLimit, type ExecuteOptions } from './operation-steps.ts';
 
@@ -24,7 +24,8 @@ const bindsEtag = (op: Operation) => op.etag !== undefined && isWrite(op) && op.
  * transaction, so they describe one state of the shop. A refusal the dry run
  * gives (404, 400, 409, 412) is the answer, and nothing is asked: there is
  * nothing to approve. The same Idempotency-Key asking again gets the same
- * approval back.
+ * approval back; so does the same request asked again without one while its
+ * approval is pending (recordOrReuseApproval).
  */
 export async function askApproval(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions) {
   const request = { accountId: caller.accountId, keyId: caller.keyId, operation: op.name, arguments: input, idempotencyKey: options.idempotencyKey ?? null };
@@ -42,7 +43,7 @@ export async function askApproval(services: Services, op: Operation, caller: Cal
     },
     { readOnly: true },
   );
-  return recordApproval(services.db, { ...request, ...described });
+  return recordOrReuseApproval(services.db, { ...request, ...described });
 }
 
 /** An operation that does not describe its effects: the fields its preview says would change, or its summary. */

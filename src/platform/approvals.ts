@@ -11,7 +11,7 @@
 // operation that commits on its own (a courier call) marks the approval used
 // before it runs: at most once, never twice.
 import crypto from 'node:crypto';
-import type { Sql } from './db.ts';
+import type { Db, Sql } from './db.ts';
 import { AppError, notFound } from './errors.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { isoTime } from './json-view.ts';
@@ -115,6 +115,31 @@ export async function recordApproval(sql: Sql, request: ApprovalRequest): Promis
   const existing = await approvalOfIdempotencyKey(sql, request);
   if (!existing) throw new AppError('conflict', 'idempotency_key_in_use: retry later', { reason: 'idempotency_key_in_use' });
   return new ApprovalAnswer(existing, true);
+}
+
+/**
+ * Issue 41 (EXTENSIONS 7): the same key asking again for the same write
+ * without an Idempotency-Key gets the approval still pending for it, not a
+ * second identical one. "The same" is the operation, the arguments (compared
+ * by meaning) and, for a versioned target, its ETag: once the target changed,
+ * the earlier approval would fail at execution, so a new one is asked. The
+ * look-up and the insert run under a transaction-scoped advisory lock on that
+ * identity, so two asks at once record one approval.
+ */
+export async function recordOrReuseApproval(db: Db, request: ApprovalRequest): Promise<ApprovalAnswer> {
+  if (request.idempotencyKey !== null) return recordApproval(db, request);
+  const canonical = canonicalJson(request.arguments);
+  return db.tx(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 41))', [`approval:${request.keyId}:${request.operation}:${canonical}`]);
+    const { rows } = await tx.query<ApprovalView>(
+      `SELECT ${APPROVAL_VIEW} FROM approvals
+        WHERE account_id = $1 AND status = 'pending' AND key_id = $2 AND operation = $3 AND arguments_canonical = $4
+          AND resource_etag IS NOT DISTINCT FROM $5 AND expires_at > now() AND idempotency_key IS NULL
+        ORDER BY requested_at DESC LIMIT 1`,
+      [request.accountId, request.keyId, request.operation, canonical, request.resourceEtag],
+    );
+    return rows[0] ? new ApprovalAnswer(rows[0], false) : recordApproval(tx, request);
+  });
 }
 
 /** An approval of this key (another key's is 404, as is anything that is not an approval id). */

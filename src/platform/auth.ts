@@ -38,7 +38,7 @@ export interface Caller {
 
 export interface AuthenticatedKey extends Caller {
   plan: string;
-  /** An OAuth access token's end (ms since the epoch); an API key has none. */
+  /** When the credential stops working (ms since the epoch): an OAuth access token's end, an API key's expires_at (issue 41); none: never. */
   expiresAt?: number;
 }
 
@@ -83,21 +83,48 @@ export function isKeyShaped(token: string): boolean {
   return KEY_SHAPE.test(token);
 }
 
-/** The key with this hash and its account, from the database (key-cache.ts keeps what it finds), or 401. */
+/**
+ * Issue 41: why a header that carries no usable key is refused, said plainly.
+ * Nothing here reads the database, so it tells nothing about which keys exist.
+ */
+export function unusableHeader(header: string | undefined): AppError {
+  if (!header) return unauthorized('no API key: send the header Authorization: Bearer <API key>');
+  const token = bearerToken(header);
+  if (token === null) return unauthorized('the Authorization header must read "Bearer <API key>" (one space, no quotes)');
+  if (token.startsWith('merx_admin_')) {
+    return unauthorized('this is the operator token: it opens /admin/api; /api/v1 and /api/mcp take an account\'s API key (merx_ and 40 letters and digits)');
+  }
+  return unauthorized('this is not a Merx API key: a key is merx_ followed by 40 letters and digits (check it was copied whole)');
+}
+
+/**
+ * The key with this hash and its account, from the database (key-cache.ts keeps what it finds), or 401.
+ * Issue 41: a revoked or an expired key is told so; only the holder of the whole key can learn it, so the
+ * answer reveals nothing its holder does not already have. An unknown key is told it is unknown.
+ */
 export async function lookupKey(sql: Sql, keyHash: string): Promise<AuthenticatedKey> {
   const { rows } = await sql.query<{
     id: string; account_id: string; prefix: string; scopes: Scope[]; writes: 'direct' | 'approval'; plan: string; active: boolean;
+    revoked_at: Date | null; expires_at: Date | null; expires_in_ms: number | null;
   }>(
-    `SELECT k.id, k.account_id, k.prefix, k.scopes, k.writes, a.plan, a.active
+    `SELECT k.id, k.account_id, k.prefix, k.scopes, k.writes, a.plan, a.active, k.revoked_at, k.expires_at,
+            (extract(epoch FROM k.expires_at - now()) * 1000)::float8 AS expires_in_ms
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
-      WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+      WHERE k.key_hash = $1`,
     [keyHash],
     { prepared: true },
   );
   const row = rows[0];
-  if (!row) throw unauthorized();
+  if (!row) throw unauthorized('unknown API key: no key of this value exists (it may belong to another Merx instance or database)');
+  if (row.revoked_at) throw unauthorized(`this API key (${row.prefix}) was revoked at ${new Date(row.revoked_at).toISOString()}`);
+  if (row.expires_in_ms !== null && row.expires_in_ms <= 0) {
+    throw unauthorized(`this API key (${row.prefix}) expired at ${new Date(row.expires_at!).toISOString()}`);
+  }
   if (!row.active) throw unauthorized('the account behind this key is deactivated');
-  return { keyId: row.id, accountId: row.account_id, keyPrefix: row.prefix, scopes: row.scopes, writes: row.writes, plan: row.plan };
+  const key: AuthenticatedKey = { keyId: row.id, accountId: row.account_id, keyPrefix: row.prefix, scopes: row.scopes, writes: row.writes, plan: row.plan };
+  // Counted from the database's clock, so an instance whose clock drifts still keeps the key no longer than it lives.
+  if (row.expires_in_ms !== null) key.expiresAt = Date.now() + row.expires_in_ms;
+  return key;
 }
 
 /**

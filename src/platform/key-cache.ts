@@ -23,7 +23,7 @@
 // everything known is forgotten when the connection is back.
 import type { Db } from './db.ts';
 import { isUnavailableError } from './db-health.ts';
-import { bearerToken, hashApiKey, isAccessTokenShaped, isKeyShaped, lookupAccessToken, lookupKey, type AuthenticatedKey } from './auth.ts';
+import { bearerToken, hashApiKey, isAccessTokenShaped, isKeyShaped, lookupAccessToken, lookupKey, unusableHeader, type AuthenticatedKey } from './auth.ts';
 import { AppError, unauthorized } from './errors.ts';
 import type { AuthFailureLimit } from './rate-limit.ts';
 
@@ -110,7 +110,7 @@ export class KeyCache {
     const token = bearerToken(header);
     // EXTENSIONS 10: an OAuth access token is cached, announced and revoked as its grant's backing key is.
     const accessToken = !!token && isAccessTokenShaped(token);
-    if (!token || (!accessToken && !isKeyShaped(token))) throw unauthorized();
+    if (!token || (!accessToken && !isKeyShaped(token))) throw unusableHeader(header);
     const hash = hashApiKey(token);
     const now = Date.now();
     let known = this.entries.get(hash);

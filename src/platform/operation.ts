@@ -182,5 +182,10 @@ export function defineOperation<
   O extends TSchema = TSchema,
   D extends TSchema | undefined = undefined,
 >(spec: OperationSpec<P, Q, B, O, D>): Operation {
+  if (!spec.annotations.readOnlyHint) writeNames.add(spec.name);
   return spec as unknown as Operation;
 }
+
+/** Issue 41: the request log's `writes` filter; every operation is defined when its module loads, before any request. */
+const writeNames = new Set<string>();
+export const writeOperationNames = (): string[] => [...writeNames];

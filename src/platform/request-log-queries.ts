@@ -6,6 +6,7 @@ import { AppError } from './errors.ts';
 import { isoTime } from './json-view.ts';
 import type { CursorSeal } from './cursor-seal.ts';
 import { decodeCursor, pageOf, sqlParameters } from './paging.ts';
+import { writeOperationNames } from './operation.ts';
 
 export interface RequestLogFilter {
   limit?: number;
@@ -16,6 +17,10 @@ export interface RequestLogFilter {
   since?: string;
   until?: string;
   key_prefix?: string;
+  /** Issue 41: only the write operations (true) or only the reads (false). */
+  writes?: boolean;
+  /** Issue 41: only the answers of status 400 and above (true) or only the others (false). */
+  errors?: boolean;
 }
 
 const STATUS = /^([1-5])(\d\d|xx)$/i;
@@ -59,6 +64,8 @@ export async function listRequestLogs(
     if (match[2].toLowerCase() === 'xx') where.push(`status BETWEEN ${bind(Number(match[1]) * 100)} AND ${bind(Number(match[1]) * 100 + 99)}`);
     else where.push(`status = ${bind(Number(filter.status))}`);
   }
+  if (filter.writes !== undefined) where.push(`${filter.writes ? '' : 'NOT '}(operation = ANY(${bind(writeOperationNames())}::text[]))`);
+  if (filter.errors !== undefined) where.push(filter.errors ? 'status >= 400' : 'status < 400');
   if (filter.since !== undefined) where.push(`at >= ${bind(new Date(filter.since).toISOString())}::timestamptz`);
   if (filter.until !== undefined) where.push(`at < ${bind(new Date(filter.until).toISOString())}::timestamptz`);
   const seal = cursors.scopedTo(`request-logs:${owner.keyId ?? owner.accountId}`);

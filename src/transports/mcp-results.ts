@@ -1,5 +1,5 @@
-// What an MCP tool call reads from params._meta (if_match, idempotency_key,
-// approval_id) and the tool results it answers: success with _meta (etag,
+// What an MCP tool call reads from params._meta or, issue 41, its arguments
+// (if_match, idempotency_key, approval_id) and the tool results it answers: success with _meta (etag,
 // request_id, the operation's own), a refusal, an approval, a stored answer.
 import { AppError, mcpRefusalCode, type ErrorCode } from '../platform/errors.ts';
 import { isWrite, type Operation } from '../platform/operation.ts';
@@ -23,11 +23,23 @@ export function withRequestId(result: ToolResult | JsonText, requestId: string):
   return { ...result, _meta: { ...result._meta, request_id: requestId } };
 }
 
-/** EXTENSIONS 7 on MCP: params._meta.approval_id names the approval a write runs under (as REST's Merx-Approval). */
-export function approvalIdOf(op: Operation, params: Record<string, unknown>): unknown {
+/**
+ * A write's control value: params._meta.<name> or the argument <name> (a model
+ * can set arguments, not _meta). Both given and different: 400.
+ */
+function controlOf(params: Record<string, unknown>, args: Record<string, unknown>, name: string): unknown {
   const meta = params._meta;
-  const value = meta && typeof meta === 'object' ? (meta as Record<string, unknown>).approval_id : undefined;
-  return isWrite(op) ? value : undefined;
+  const fromMeta = meta && typeof meta === 'object' ? (meta as Record<string, unknown>)[name] : undefined;
+  const fromArgs = args[name];
+  if (fromMeta !== undefined && fromArgs !== undefined && fromMeta !== fromArgs) {
+    throw new AppError('validation_failed', `_meta.${name} and the argument ${name} differ: give one of them, or the same value`);
+  }
+  return fromArgs ?? fromMeta;
+}
+
+/** EXTENSIONS 7 on MCP: approval_id (argument or _meta) names the approval a write runs under (as REST's Merx-Approval). */
+export function approvalIdOf(op: Operation, params: Record<string, unknown>, args: Record<string, unknown>): unknown {
+  return isWrite(op) ? controlOf(params, args, 'approval_id') : undefined;
 }
 
 /** EXTENSIONS 7: the write was not performed; the result is the approval (REST's 202 body), its id in _meta.approval_id. */
@@ -38,13 +50,13 @@ export function approvalResult(answer: ApprovalAnswer, requestId: string): ToolR
   return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: false, _meta: meta };
 }
 
-/** EXTENSIONS 3 on MCP: params._meta.if_match on the update tool of a versioned resource (an ETag, or *). */
-export function ifMatchOf(op: Operation, params: Record<string, unknown>): string | undefined {
-  const meta = params._meta;
-  const value = meta && typeof meta === 'object' ? (meta as Record<string, unknown>).if_match : undefined;
-  if (!op.etag || !isWrite(op) || value === undefined) return undefined;
+/** EXTENSIONS 3 on MCP: if_match (argument or _meta) on the update tool of a versioned resource (an ETag, or *). */
+export function ifMatchOf(op: Operation, params: Record<string, unknown>, args: Record<string, unknown>): string | undefined {
+  if (!op.etag || !isWrite(op)) return undefined;
+  const value = controlOf(params, args, 'if_match');
+  if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new AppError('validation_failed', '_meta.if_match must be the ETag a read returned in _meta.etag, or *');
+    throw new AppError('validation_failed', 'if_match must be the ETag a read returned in _meta.etag, or *');
   }
   return value;
 }
@@ -55,10 +67,10 @@ export function versionHeaders(op: Operation, output: unknown): Record<string, s
 }
 
 /** EXTENSIONS 2 on MCP: params._meta.idempotency_key on a write tool (checked), or undefined. */
-export function idempotencyKeyOf(op: Operation, params: Record<string, unknown>): string | undefined {
-  const meta = params._meta;
-  const value = meta && typeof meta === 'object' ? (meta as Record<string, unknown>).idempotency_key : undefined;
-  if (!isWrite(op) || value === undefined) return undefined;
+export function idempotencyKeyOf(op: Operation, params: Record<string, unknown>, args: Record<string, unknown>): string | undefined {
+  if (!isWrite(op)) return undefined;
+  const value = controlOf(params, args, 'idempotency_key');
+  if (value === undefined) return undefined;
   return checkIdempotencyKey(value);
 }
 

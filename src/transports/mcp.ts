@@ -64,7 +64,7 @@ function buildTools(operations: Operation[]): Map<string, Tool> {
   const tools = new Map<string, Tool>();
   for (const op of operations.filter((o) => o.mcp !== false)) {
     // Validated in the spelling REST shares (same verdicts, same words); shown in the portable one.
-    const validate = compileValidator(toolArgumentsSchema(op) as never, 'arguments');
+    const validate = compileValidator(toolArgumentsSchema(op, { controls: true }) as never, 'arguments');
     tools.set(op.name, { op, inputSchema: toolInputSchema(op), outputSchema: toolOutputSchema(op), validate });
   }
   return tools;
@@ -163,16 +163,17 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     } catch (err) {
       throw new RpcFailure(-32602, `invalid arguments for ${op.name}: ${(err as Error).message}`);
     }
-    const { dry_run: dryRun, ...rest } = input;
+    // The control arguments (issue 41) steer the call; they are not the operation's input.
+    const { dry_run: dryRun, approval_id: _a, idempotency_key: _i, if_match: _m, ...rest } = input;
     call.dryRun = dryRun === true && op.dryRunOutput !== undefined;
     let request: OperationRequest;
     try {
-      const ifMatch = ifMatchOf(op, params);
-      const approvalId = approvalIdOf(op, params);
+      const ifMatch = ifMatchOf(op, params, input);
+      const approvalId = approvalIdOf(op, params, input);
       if (approvalId !== undefined && typeof approvalId !== 'string') {
-        throw new AppError('validation_failed', '_meta.approval_id must be the id of the approval (structuredContent.data.id of the answer that asked for it)');
+        throw new AppError('validation_failed', 'approval_id must be the id of the approval (structuredContent.data.id of the answer that asked for it)');
       }
-      const idempotencyKey = idempotencyKeyOf(op, params);
+      const idempotencyKey = idempotencyKeyOf(op, params, input);
       call.idempotencyKey = idempotencyKey ?? null;
       request = {
         transport: 'mcp', op, caller: key, checkedInput: () => rest, sent: argumentParts(op, args as Record<string, unknown>), dryRun: call.dryRun,

@@ -1,13 +1,19 @@
 // GAPS MCP details: a tool's arguments are the REST parameters flattened into
-// one object under their REST names, plus dry_run on write tools.
+// one object under their REST names, plus dry_run on write tools. Issue 41: a
+// write tool also takes approval_id, idempotency_key and (on a versioned
+// resource) if_match as arguments, the _meta fields of the same names that a
+// model cannot set (mcp-results.ts controlOf reads either).
 import { Type, type TObject } from 'typebox';
 import { isWrite, type Operation } from '../platform/operation.ts';
 import { ApprovalAnswerBody } from '../platform/approval-schema.ts';
 import { serializableSchema } from './schema-refs.ts';
 import { portableSchema } from './portable-schema.ts';
 
-/** The arguments as validated: the REST parts merged, in the spelling the validators share with REST. */
-export function toolArgumentsSchema(op: Operation): Record<string, unknown> {
+/**
+ * The arguments as validated: the REST parts merged, in the spelling the validators share with REST.
+ * `controls`: with the MCP write tool's approval_id, idempotency_key and if_match (the console's runner has none).
+ */
+export function toolArgumentsSchema(op: Operation, options: { controls?: boolean } = {}): Record<string, unknown> {
   const parts = [op.params, op.query, op.body].filter((p): p is TObject => p !== undefined);
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
@@ -18,14 +24,22 @@ export function toolArgumentsSchema(op: Operation): Record<string, unknown> {
   if (op.dryRunOutput) {
     properties.dry_run = Type.Boolean({ description: 'true: validate and preview the result without writing anything or calling a courier.' });
   }
+  if (options.controls && isWrite(op)) Object.assign(properties, CONTROL_ARGUMENTS, op.etag ? { if_match: IF_MATCH } : {});
   const schema: Record<string, unknown> = { type: 'object', properties, additionalProperties: false };
   if (required.length) schema.required = required;
   return serializableSchema(schema as never) as Record<string, unknown>;
 }
 
+/** Kept short: every write tool carries them in tools/list. */
+const CONTROL_ARGUMENTS = {
+  approval_id: Type.String({ description: 'Id of the approved approval, to perform this write.' }),
+  idempotency_key: Type.String({ description: 'Same key, same answer: a retry runs once.' }),
+};
+const IF_MATCH = Type.String({ description: 'ETag from the read (_meta.etag): refused if changed since.' });
+
 /** The inputSchema tools/list shows: the same arguments, in portable JSON Schema. */
 export function toolInputSchema(op: Operation): Record<string, unknown> {
-  return portableSchema(toolArgumentsSchema(op)) as Record<string, unknown>;
+  return portableSchema(toolArgumentsSchema(op, { controls: true })) as Record<string, unknown>;
 }
 
 /** The inverse: a tool's flattened arguments split back into the REST request's path, query and body. */

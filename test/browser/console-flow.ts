@@ -87,6 +87,7 @@ export async function runConsoleFlow(options: FlowOptions): Promise<FlowResult> 
     // Issue an API key: shown once, with a copy button.
     await page.getByRole('link', { name: 'API keys' }).click();
     await page.getByLabel('Name').fill('warehouse ERP');
+    await page.getByLabel('Expires').selectOption({ label: 'in 30 days' });
     await page.getByRole('button', { name: 'Issue key' }).click();
     const issued = page.getByTestId('issued-key');
     await issued.waitFor(WAIT);
@@ -98,6 +99,7 @@ export async function runConsoleFlow(options: FlowOptions): Promise<FlowResult> 
     await shot('key-issued');
     await page.getByRole('button', { name: 'I have stored it' }).click();
     await page.getByRole('table', { name: 'API keys' }).getByText(`${apiKey.slice(0, 11)}…`).waitFor(WAIT);
+    await page.getByRole('table', { name: 'API keys' }).getByRole('row', { name: /warehouse ERP/ }).getByText('in 30 days').waitFor(WAIT);
 
     // A subscription on the debug sink, a test event, the timeline and the sink's capture.
     await page.getByRole('link', { name: 'Webhooks' }).click();

@@ -25,9 +25,16 @@ export interface StartedLikeNpmStart {
   stop(): Promise<void>;
 }
 
-export async function startLikeNpmStart(env: Record<string, string> = {}, options: { tty?: boolean } = {}): Promise<StartedLikeNpmStart> {
+/** `dataDir` and `databaseUrl` (a restart of the same data): used as they are, and left in place by stop(). */
+export interface NpmStartOptions {
+  tty?: boolean;
+  dataDir?: string;
+  databaseUrl?: string;
+}
+
+export async function startLikeNpmStart(env: Record<string, string> = {}, options: NpmStartOptions = {}): Promise<StartedLikeNpmStart> {
   const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'merx-npm-start-'));
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'merx-npm-start-'));
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !k.startsWith('NODE_TEST') && !['LOG_LEVEL', 'LOG_FORMAT', 'ADMIN_TOKEN', 'REDIS_URL', 'PUBLIC_BASE_URL'].includes(k)) childEnv[k] = v;
@@ -35,7 +42,8 @@ export async function startLikeNpmStart(env: Record<string, string> = {}, option
   // On PostgreSQL a database of its own: every start issues a new demo key and revokes the last one, so two of
   // these services on one database would revoke each other's.
   const { DATABASE_URL: wanted, ...rest } = env;
-  const database = (wanted ?? process.env.DATABASE_URL) ? await isolatedDatabase() : null;
+  const database = options.databaseUrl ? { env: { DATABASE_URL: options.databaseUrl }, drop: async () => {} }
+    : (wanted ?? process.env.DATABASE_URL) ? await isolatedDatabase() : null;
   // The operator token is given, not read off the banner (whose token line may say it differently).
   Object.assign(childEnv, { PORT: String(port), DATA_DIR: dataDir, WORKERS: '1', ADMIN_TOKEN: NPM_START_TOKEN, DATABASE_URL: database?.env.DATABASE_URL ?? '', ...database?.env, ...rest });
   const command = `${JSON.stringify(process.execPath)} src/main.ts`;
@@ -75,7 +83,7 @@ export async function startLikeNpmStart(env: Record<string, string> = {}, option
         await exited;
         clearTimeout(timer);
       }
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
       await database?.drop();
     },
   };

@@ -43,11 +43,14 @@ export function KeysTab({ accountId }: { accountId: string }) {
             { header: 'Log', cell: (k) => <Link to={`/accounts/${accountId}/requests?key_prefix=${k.prefix}`}>requests</Link> },
             { header: 'Last used', cell: (k) => <span className="nowrap"><Time at={k.last_used_at} empty="never" /></span> },
             { header: 'Created', cell: (k) => <span className="nowrap"><Time at={k.created_at} /></span> },
+            { header: 'Expires', cell: (k) => <span className="nowrap"><Time at={k.expires_at} empty="never" /></span> },
             {
               header: '',
               cell: (k) =>
                 k.revoked_at ? (
                   <Badge value="revoked" />
+                ) : k.expires_at && Date.parse(k.expires_at) <= Date.now() ? (
+                  <Badge value="expired" />
                 ) : (
                   <button type="button" className="danger small" onClick={() => confirm(`Revoke ${k.name} (${k.prefix}…)? It stops working at once.`) && revoke.mutate(k.id)}>
                     Revoke
@@ -67,6 +70,7 @@ export function KeysTab({ accountId }: { accountId: string }) {
               <CopyButton text={issued.key} />
             </div>
             <p className="muted">Scopes: {issued.data.scopes.join(', ')}</p>
+            {issued.data.expires_at && <p className="muted">Expires <Time at={issued.data.expires_at} />.</p>}
             <button type="button" onClick={() => setIssued(null)}>I have stored it</button>
           </div>
         )}
@@ -102,6 +106,10 @@ function Scopes({ scopes, presets }: { scopes: readonly string[]; presets: Recor
   );
 }
 
+const DAY_MS = 86_400_000;
+/** Lifetimes offered at issue (days); the operator API takes any future expires_at. */
+const LIFETIMES: Array<[string, string]> = [['never', 'never'], ['1', 'in 1 day'], ['7', 'in 7 days'], ['30', 'in 30 days'], ['90', 'in 90 days'], ['365', 'in 1 year']];
+
 function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issued: IssuedKey) => void }) {
   const info = useServiceInfo();
   const queries = useQueryClient();
@@ -109,12 +117,14 @@ function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issue
   const [preset, setPreset] = useState('fulfilment');
   const [custom, setCustom] = useState<string[]>([]);
   const [writes, setWrites] = useState<Key['writes']>('direct');
+  const [lifetime, setLifetime] = useState('never');
   const issue = useMutation({
-    mutationFn: () =>
-      admin('POST', '/admin/api/accounts/{id}/keys', {
-        path: { id: accountId },
-        body: preset === 'custom' ? { name, scopes: custom as KeyRequest['scopes'], writes } : { name, preset: preset as KeyRequest['preset'], writes },
-      }),
+    mutationFn: () => {
+      // The expiry is counted from the moment the operator presses the button.
+      const expires_at = lifetime === 'never' ? undefined : new Date(Date.now() + Number(lifetime) * DAY_MS).toISOString();
+      const scopes = preset === 'custom' ? { scopes: custom as KeyRequest['scopes'] } : { preset: preset as KeyRequest['preset'] };
+      return admin('POST', '/admin/api/accounts/{id}/keys', { path: { id: accountId }, body: { name, ...scopes, writes, expires_at } });
+    },
     onSuccess: (r) => {
       queries.invalidateQueries({ queryKey: ['keys', accountId] });
       setName('');
@@ -156,6 +166,13 @@ function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issue
         <select value={writes} onChange={(e) => setWrites(e.target.value as Key['writes'])} aria-label="Writes">
           <option value="direct">direct: writes happen at once</option>
           <option value="approval">approval: a person approves each write</option>
+        </select>
+      </Field>
+      <Field label="Expires" hint="After this the key answers 401 saying it expired.">
+        <select value={lifetime} onChange={(e) => setLifetime(e.target.value)} aria-label="Expires">
+          {LIFETIMES.map(([days, label]) => (
+            <option key={days} value={days}>{label}</option>
+          ))}
         </select>
       </Field>
       <ErrorNote error={issue.error} />

@@ -1,6 +1,7 @@
 // EXTENSIONS 7, the request log of one account: every REST request and MCP
 // tool call its keys made, whatever the answer, filtered by key, operation,
-// status class and time; an entry links to the events it committed.
+// status class and time, writes only and errors only (issue 41: polling reads
+// such as `merx listen`'s fold away); an entry links to the events it committed.
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { admin } from '../api';
@@ -8,7 +9,7 @@ import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
 import { useCursorPages, useUrlFilters } from '../components/paging';
 
-const FILTERS = ['key_prefix', 'operation', 'status', 'since', 'until'] as const;
+const FILTERS = ['key_prefix', 'operation', 'status', 'since', 'until', 'writes', 'errors'] as const;
 
 export function RequestLogTab({ accountId }: { accountId: string }) {
   const { values, set } = useUrlFilters(FILTERS);
@@ -24,7 +25,11 @@ export function RequestLogTab({ accountId }: { accountId: string }) {
     queryFn: () =>
       admin('GET', '/admin/api/accounts/{id}/request-logs', {
         path: { id: accountId },
-        query: { ...values, since: toIso(values.since), until: toIso(values.until), cursor: pages.cursor, limit: 50 },
+        query: {
+          ...values, since: toIso(values.since), until: toIso(values.until), cursor: pages.cursor, limit: 50,
+          // Sent as the query string has them ("true"); the route reads them as booleans.
+          writes: values.writes || undefined, errors: values.errors || undefined,
+        },
       }),
     refetchInterval: 5_000,
   });
@@ -48,6 +53,14 @@ export function RequestLogTab({ accountId }: { accountId: string }) {
             <option value="5xx">5xx</option>
           </select>
         </Field>
+        <label className="inline">
+          <input type="checkbox" checked={values.writes === 'true'} onChange={(e) => set('writes', e.target.checked ? 'true' : '')} />
+          Writes only
+        </label>
+        <label className="inline">
+          <input type="checkbox" checked={values.errors === 'true'} onChange={(e) => set('errors', e.target.checked ? 'true' : '')} />
+          Errors only
+        </label>
         <Field label="Since">
           <input type="datetime-local" value={values.since} onChange={(e) => set('since', e.target.value)} />
         </Field>

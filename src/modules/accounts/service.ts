@@ -23,7 +23,7 @@ export interface AccountInput {
 }
 
 const ACCOUNT_COLUMNS = 'id, name, email, plan, active, default_threshold, notification_settings, created_at';
-const KEY_COLUMNS = 'id, name, prefix, scopes, writes, created_at, last_used_at, revoked_at';
+const KEY_COLUMNS = 'id, name, prefix, scopes, writes, created_at, last_used_at, revoked_at, expires_at';
 
 export async function createAccount(tx: Sql, input: AccountInput) {
   const settings: NotificationSettings = { email_on_shipped: true, sms_on_shipped: false, ...input.notification_settings };
@@ -60,8 +60,16 @@ export async function updateAccount(tx: Sql, accountId: string, input: Partial<A
   return rows[0];
 }
 
-/** `writes`: EXTENSIONS 7, "approval" makes every write of the key wait for a person (default "direct"). */
-export async function issueKey(tx: Sql, accountId: string, name: string, scopes: Scope[], writes: 'direct' | 'approval' = 'direct') {
+/**
+ * `writes`: EXTENSIONS 7, "approval" makes every write of the key wait for a person (default "direct").
+ * `expiresAt` (issue 41): past it the key answers 401 saying it expired; it must lie in the future.
+ */
+export async function issueKey(
+  tx: Sql, accountId: string, name: string, scopes: Scope[], writes: 'direct' | 'approval' = 'direct', expiresAt: string | null = null,
+) {
+  if (expiresAt !== null && !(Date.parse(expiresAt) > Date.now())) {
+    throw new AppError('validation_failed', 'expires_at must be a date-time in the future');
+  }
   // Serialise key issue per account so two concurrent requests cannot both take the 10th slot.
   const { rowCount } = await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
   if (!rowCount) throw notFound('account');
@@ -74,8 +82,9 @@ export async function issueKey(tx: Sql, accountId: string, name: string, scopes:
   }
   const generated = generateApiKey();
   const { rows } = await tx.query(
-    `INSERT INTO api_keys (id, account_id, name, prefix, key_hash, scopes, writes) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${KEY_COLUMNS}`,
-    [crypto.randomUUID(), accountId, name, generated.prefix, generated.hash, [...new Set(scopes)], writes],
+    `INSERT INTO api_keys (id, account_id, name, prefix, key_hash, scopes, writes, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${KEY_COLUMNS}`,
+    [crypto.randomUUID(), accountId, name, generated.prefix, generated.hash, [...new Set(scopes)], writes, expiresAt],
   );
   return { data: rows[0], key: generated.key };
 }

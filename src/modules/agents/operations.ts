@@ -22,7 +22,7 @@ export const listRequestLogsOp = defineOperation({
   description:
     'One entry per REST request and per MCP tool call made with this key, whatever its answer: operation, path, status, error code, dry run, ' +
     'idempotency key, duration, the ids it named and the events it committed. Never a body, a query value, a header value or a secret. ' +
-    `Kept ${REQUEST_LOG_RETENTION_DAYS} days. Filters: operation, status (404, or a class such as 4xx), since, until. An entry may appear ` +
+    `Kept ${REQUEST_LOG_RETENTION_DAYS} days. Filters: operation, status (404, or a class such as 4xx), writes, errors, since, until. An entry may appear ` +
     'a moment after its answer: entries are written in batches.',
   query: RequestLogQuery,
   output: RequestLogPage,

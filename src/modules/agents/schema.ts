@@ -28,6 +28,8 @@ export const RequestLogQueryFields = {
   cursor: Type.Optional(Cursor()),
   operation: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only this operation (its MCP tool name).' })),
   status: Type.Optional(Type.String({ pattern: '^[1-5](\\d\\d|xx|XX)$', description: 'A status (404) or a class (4xx).' })),
+  writes: Type.Optional(Type.Boolean({ description: 'true: only writes (what changes data; dry runs included); false: only reads.' })),
+  errors: Type.Optional(Type.Boolean({ description: 'true: only answers of status 400 and above; false: only the others.' })),
   since: Type.Optional(StrictDate('Only entries at or after this instant.')),
   until: Type.Optional(StrictDate('Only entries before this instant.')),
 };

@@ -27,12 +27,18 @@ export const STOCK_ITEM_VIEW: JsonView = {
   }),
 };
 
+/**
+ * Issue 41: natural order of names, "Product 2" before "Product 11": the text before the first number, then that
+ * number's value, then the whole name. (ICU's numeric collation is not in every build PGlite and PostgreSQL ship.)
+ */
+export const NATURAL_NAME_ORDER = "substring(p.name from '^\\D*'), substring(p.name from '\\d+')::numeric NULLS FIRST, p.name, p.id";
+
 export async function stockLevels(sql: Sql, accountId: string, productId?: string): Promise<JsonText> {
   const { rows: account } = await sql.query<{ default_threshold: number }>('SELECT default_threshold FROM accounts WHERE id = $1', [accountId]);
   const defaultThreshold = account[0]?.default_threshold ?? 5;
   const params: unknown[] = [accountId, defaultThreshold];
   if (productId) params.push(productId);
   const where = `p.account_id = $1 AND p.active AND p.delivery_type = 'physical' ${productId ? 'AND p.id = $3' : ''}`;
-  const data = await readArray(sql, STOCK_ITEM_VIEW, where, params, 'p.name, p.id');
+  const data = await readArray(sql, STOCK_ITEM_VIEW, where, params, NATURAL_NAME_ORDER);
   return JsonText.object({ data, default_threshold: defaultThreshold });
 }
