@@ -8,6 +8,7 @@ import type { Services } from './services.ts';
 import type { Config } from '../config.ts';
 
 import type { JsonText } from './json-text.ts';
+import { withFieldsParam, type Projectable } from './fields.ts';
 
 export type { Caller };
 
@@ -105,6 +106,8 @@ export interface OperationSpec<
   annotations: ToolAnnotations;
   /** The answer's `data` is a versioned resource: ETag, If-Match (writes), If-None-Match (reads). */
   etag?: Versioned;
+  /** EXTENSIONS 10: the read takes `fields` (its query gains the parameter; the pipeline projects `data`). */
+  fields?: Projectable;
   /** A binary answer (REST only): the handler returns {body, filename}. */
   produces?: 'application/pdf';
   /**
@@ -180,5 +183,7 @@ export function defineOperation<
   O extends TSchema = TSchema,
   D extends TSchema | undefined = undefined,
 >(spec: OperationSpec<P, Q, B, O, D>): Operation {
+  // EXTENSIONS 10: `fields` is a query parameter like any other, so validation, MCP, OpenAPI and the client see it.
+  if (spec.fields) return { ...spec, query: withFieldsParam(spec.query) } as unknown as Operation;
   return spec as unknown as Operation;
 }

@@ -5,6 +5,7 @@ import { isWrite, type Operation } from '../platform/operation.ts';
 import { ApprovalAnswerBody } from '../platform/approval-schema.ts';
 import { serializableSchema } from './schema-refs.ts';
 import { portableSchema } from './portable-schema.ts';
+import { withoutRequired } from '../platform/fields.ts';
 
 /** The arguments as validated: the REST parts merged, in the spelling the validators share with REST. */
 export function toolArgumentsSchema(op: Operation): Record<string, unknown> {
@@ -50,5 +51,7 @@ const REFUSAL = {
 export function toolOutputSchema(op: Operation): Record<string, unknown> {
   // EXTENSIONS 7: a write by a key whose writes wait for a person answers the approval instead.
   const shapes = [op.output, op.dryRunOutput, isWrite(op) ? ApprovalAnswerBody : undefined].filter(Boolean).map((s) => serializableSchema(s as never));
+  // EXTENSIONS 10: an answer projected by `fields` has the same shapes without their required lists.
+  if (op.fields) shapes.push(withoutRequired(shapes[0]) as object);
   return portableSchema({ type: 'object', anyOf: [...shapes, REFUSAL] }) as Record<string, unknown>;
 }

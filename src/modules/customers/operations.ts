@@ -33,6 +33,7 @@ export const listCustomersOp = defineOperation({
     q: Type.Optional(Type.String({ maxLength: 100 })),
   }),
   output: Closed({ data: Type.Array(Customer), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), has_more: Type.Boolean() }),
+  fields: { id: 'key' },
   annotations: READ,
   handler: (ctx, input) => listCustomers(ctx.db, ctx.caller.accountId, input),
 });

@@ -23,6 +23,7 @@ export const listEventsOp = defineOperation({
     `Events are kept ${EVENT_RETENTION_DAYS} days; an older cursor gives 400 with details.reason cursor_expired.`,
   query: EventsQuery,
   output: EventFeedPage,
+  fields: { id: 'id' },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   // Issue 32: never from a read replica. A page's fence is the oldest transaction still running on the primary; a
   // replica's snapshot knows only those its replay has reached, and consumers poll right after they write.

@@ -26,6 +26,7 @@ export const getStockOp = defineOperation({
     'tracked: false means stock is not tracked for the product.',
   query: Closed({ product_id: Type.Optional(Uuid()) }),
   output: Closed({ data: Type.Array(StockItem), default_threshold: Type.Integer() }),
+  fields: { id: 'product_id' },
   annotations: READ,
   handler: async (ctx, { product_id }) => {
     return stockLevels(ctx.db, ctx.caller.accountId, product_id);
@@ -51,6 +52,7 @@ export const listMovementsOp = defineOperation({
     to: Type.Optional(StrictDate('created_at <= to (inclusive).')),
   }),
   output: ListOf(Movement),
+  fields: { id: 'id' },
   annotations: READ,
   handler: async (ctx, input) => {
     return listMovements(ctx.db, ctx.caller.accountId, input, ctx.cursors);

@@ -34,6 +34,7 @@ export const listOrdersOp = defineOperation({
     'shipment_status (of the latest waybill) and q (case-insensitive substring of customer name, phone, email or tracking number).',
   query: ListOrdersQuery,
   output: OrderList,
+  fields: { id: 'id' },
   annotations: READ,
   handler: (ctx, input) => listOrders(ctx.db, ctx.caller.accountId, input, ctx.cursors),
 });
@@ -49,6 +50,7 @@ export const getOrderOp = defineOperation({
   params: OrderIdParams,
   output: OrderEnvelope,
   etag: orderVersion,
+  fields: { id: 'id' },
   annotations: READ,
   handler: async (ctx, input) => JsonText.object({ data: await getOrderText(ctx.db, ctx.caller.accountId, input.id) }),
 });

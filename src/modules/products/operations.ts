@@ -34,6 +34,7 @@ export const listProductsOp = defineOperation({
     'Filter by delivery_type (physical or digital) or an exact sku. stock_quantity null means stock is not tracked.',
   query: ListProductsQuery,
   output: ProductList,
+  fields: { id: 'id' },
   annotations: READ,
   handler: (ctx, input) => listProducts(ctx.db, ctx.caller.accountId, input, ctx.cursors),
 });
@@ -49,6 +50,7 @@ export const getProductOp = defineOperation({
   params: ProductIdParams,
   output: ProductEnvelope,
   etag: productVersion,
+  fields: { id: 'id' },
   annotations: READ,
   handler: async (ctx, { id }) => JsonText.object({ data: await getProductText(ctx.db, ctx.caller.accountId, id) }),
 });

@@ -44,6 +44,7 @@ export const getOrderShipmentOp = defineOperation({
   // MCP reaches this through get_shipment (by order_id).
   mcp: false,
   mcpVia: 'get_shipment',
+  fields: { id: 'id' },
   annotations: READ,
   handler: async (ctx, input) => {
     await getOrder(ctx.db, ctx.caller.accountId, input.id);
@@ -121,6 +122,7 @@ export const getShipmentByIdOp = defineOperation({
   output: Closed({ data: Shipment }),
   mcp: false,
   mcpVia: 'get_shipment',
+  fields: { id: 'id' },
   annotations: READ,
   handler: async (ctx, { id }) => JsonText.object({ data: await getShipmentText(ctx.db, ctx.caller.accountId, id) }),
 });
@@ -138,6 +140,7 @@ export const getShipmentToolOp = defineOperation({
   query: Closed({ id: Type.Optional(Uuid({ description: 'Shipment id.' })), order_id: Type.Optional(Uuid({ description: 'Order id.' })) }),
   output: Closed({ data: Type.Union([Shipment, Type.Null()]) }),
   rest: false,
+  fields: { id: 'id' },
   annotations: READ,
   handler: async (ctx, { id, order_id }) => {
     if ((id === undefined) === (order_id === undefined)) throw new AppError('validation_failed', 'give exactly one of id and order_id');

@@ -164,6 +164,7 @@ export const listWebhookDeliveriesOp = defineOperation({
   query: DeliveriesQuery,
   output: Closed({ data: Type.Array(Delivery) }),
   answerHeaders: { Link: 'The next page: `</api/v1/webhooks/{id}/deliveries?...&cursor=...>; rel="next"`; absent on the last page.' },
+  fields: { id: 'id' },
   annotations: READ,
   // Issue 32: never from a read replica. Delivery state is written by the engine in the background, after the
   // request that caused it, with no read-your-writes mark and asynchronous commit: a replica may show it late.
