@@ -16,9 +16,8 @@ export interface Projectable {
   id: string;
 }
 
-export const FIELDS_DESCRIPTION =
-  'Comma-separated fields to return, e.g. id,status,customer.name (dotted: one level into an object). ' +
-  'Objects then carry only these plus their identifier; no ETag.';
+/** Short: twelve tools carry it (EXTENSIONS 10 token budgets); docs/mcp.md says the rest. */
+export const FIELDS_DESCRIPTION = 'Comma-separated fields to return; a.b for a field of object a.';
 
 export const FieldsParam = () => Type.String({ minLength: 1, maxLength: 2000, description: FIELDS_DESCRIPTION });
 

@@ -84,8 +84,14 @@ export interface OperationSpec<
   /** A deployment feature the operation needs; the registry refuses with 503 migration_pending while it is off. */
   feature?: FeatureGate;
   summary: string;
-  /** For people and for AI agents: what it does, when to use it, what dry_run does. */
+  /**
+   * What an AI agent reads in tools/list, and people first: what it does and
+   * what its dry run does, in a sentence or two (EXTENSIONS 10 counts every
+   * tool's tokens; the scope is added from `scope`).
+   */
   description: string;
+  /** For people: the full account (refusals, limits, edge cases), after `description` in the OpenAPI document and the tool docs. */
+  detail?: string;
   tags: string[];
   params?: P;
   query?: Q;
@@ -159,6 +165,11 @@ export function admittingScopes(op: Pick<Operation, 'scope' | 'alsoAdmittedBy'>)
 /** Whether a key with `scopes` may call the operation (an operation without a scope admits any valid key). */
 export function admits(op: Pick<Operation, 'scope' | 'alsoAdmittedBy'>, scopes: readonly Scope[]): boolean {
   return op.scope === null || admittingScopes(op).some((scope) => scopes.includes(scope));
+}
+
+/** The description people read (OpenAPI, docs): the agent's sentences, then the full account. */
+export function fullDescription(op: Pick<Operation, 'description' | 'detail'>): string {
+  return op.detail ? `${op.description}\n\n${op.detail}` : op.description;
 }
 
 /** Operations that change state: they take dry runs and idempotency keys. */

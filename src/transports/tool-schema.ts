@@ -1,10 +1,11 @@
 // GAPS MCP details: a tool's arguments are the REST parameters flattened into
 // one object under their REST names, plus dry_run on write tools.
 import { Type, type TObject } from 'typebox';
-import { isWrite, type Operation } from '../platform/operation.ts';
+import { admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
 import { ApprovalAnswerBody } from '../platform/approval-schema.ts';
 import { serializableSchema } from './schema-refs.ts';
 import { portableSchema } from './portable-schema.ts';
+import { compactSchema } from './compact-schema.ts';
 import { withoutRequired } from '../platform/fields.ts';
 
 /** The arguments as validated: the REST parts merged, in the spelling the validators share with REST. */
@@ -17,16 +18,24 @@ export function toolArgumentsSchema(op: Operation): Record<string, unknown> {
     required.push(...((part.required as string[] | undefined) ?? []));
   }
   if (op.dryRunOutput) {
-    properties.dry_run = Type.Boolean({ description: 'true: validate and preview the result without writing anything or calling a courier.' });
+    // What a dry run previews is in the tool's description; the name says the rest (EXTENSIONS 10, token budgets).
+    properties.dry_run = Type.Boolean();
   }
   const schema: Record<string, unknown> = { type: 'object', properties, additionalProperties: false };
   if (required.length) schema.required = required;
   return serializableSchema(schema as never) as Record<string, unknown>;
 }
 
-/** The inputSchema tools/list shows: the same arguments, in portable JSON Schema. */
+/** The inputSchema tools/list shows: the same arguments, in portable JSON Schema, compact (EXTENSIONS 10). */
 export function toolInputSchema(op: Operation): Record<string, unknown> {
-  return portableSchema(toolArgumentsSchema(op)) as Record<string, unknown>;
+  return compactSchema(portableSchema(toolArgumentsSchema(op))) as Record<string, unknown>;
+}
+
+/** What tools/list says of the tool: the operation's description and, in plain words, the scope it needs (EXTENSIONS 10). */
+export function toolDescription(op: Operation): string {
+  const scopes = admittingScopes(op);
+  if (!scopes.length) return `${op.description} Any key may call it.`;
+  return `${op.description} Scope: ${scopes.length > 1 ? `any of ${scopes.join(', ')}` : scopes[0]}.`;
 }
 
 /** The inverse: a tool's flattened arguments split back into the REST request's path, query and body. */
