@@ -40,6 +40,9 @@ test('token budgets (EXTENSIONS 10)', async (t) => {
     assert.equal(result.structuredContent.data.length, 50);
     const tokens = countTokens(result.content[0].text);
     t.diagnostic(`list_orders limit 50 fields ${ORDER_FIELDS}: ${tokens} tokens`);
+    // For the record (bench/RESULTS-token-budgets.md): the same page without fields.
+    const full = await callTool(svc.url, key, 'list_orders', { limit: 50 });
+    t.diagnostic(`list_orders limit 50 without fields: ${countTokens(full.content[0].text)} tokens`);
     assert.ok(tokens <= LIST_ORDERS_BUDGET, `content[0].text is ${tokens} tokens, over ${LIST_ORDERS_BUDGET}`);
   });
 });
