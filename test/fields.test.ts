@@ -168,3 +168,17 @@ test('the OpenAPI document and the tools describe fields on exactly these reads'
     assert.ok(validate(mcp.structuredContent), `${read.tool}: ${JSON.stringify(validate.errors)}`);
   }
 });
+
+test('the next page of a projected delivery list (Link rel="next") keeps the fields', async () => {
+  await checkoutWith(svc, accountId, 'courier_a');
+  const path = `/api/v1/webhooks/${webhookId}/deliveries?limit=1&fields=status`;
+  const first = await get(path);
+  assert.equal(first.status, 200, first.text);
+  const link = first.headers.get('link') ?? '';
+  const next = /^<([^>]+)>; rel="next"$/.exec(link)?.[1];
+  assert.ok(next && new URL(next, svc.url).searchParams.get('fields') === 'status', link);
+  const second = await get(next);
+  assert.equal(second.status, 200, second.text);
+  assert.deepEqual(second.body.data.map((d: any) => Object.keys(d)), [['id', 'status']]);
+  assert.notEqual(second.body.data[0].id, first.body.data[0].id);
+});

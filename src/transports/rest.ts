@@ -115,7 +115,12 @@ function operationRoute(services: Services, op: Operation) {
     if (outcome.kind === 'replay') return replay(reply, outcome.answer);
     if (outcome.kind === 'approval') return sendApproval(reply, outcome.answer);
     const { result, etag, extras, stored } = outcome;
-    if (outcome.projected) request.projected = true;
+    if (outcome.projected) {
+      request.projected = true;
+      // EXTENSIONS 10: the next page (RFC 8288 Link) of a projected list is asked for with the same fields.
+      const fields = (query as { fields?: string }).fields!;
+      if (extras.headers.link) extras.headers.link = extras.headers.link.replace(/^<([^>]*)>/, (_, url: string) => `<${url}&fields=${encodeURIComponent(fields)}>`);
+    }
     // An idempotent write's answer was stored with its effect (issue 27): those very bytes are sent.
     if (stored) return sendStored(reply, stored);
     if (Object.keys(extras.headers).length) reply.headers(extras.headers);
