@@ -2,7 +2,7 @@
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import { AppError, databaseUnavailable, toAppError } from './platform/errors.ts';
 import { UNAVAILABLE_RETRY_AFTER_SEC } from './platform/db-health.ts';
-import { answersWithEtag, type Operation } from './platform/operation.ts';
+import { answersWithEtag, fullDescription, type Operation } from './platform/operation.ts';
 import { registerOperations } from './transports/rest.ts';
 import { registerMcp } from './transports/mcp.ts';
 import { buildOpenApiDocument } from './transports/openapi.ts';
@@ -103,7 +103,7 @@ export function publicOpenApi(serverUrl: string) {
     [
       ...operations
         .filter((op) => op.rest !== false)
-        .map((op) => ({ ...op, cacheable: answersWithEtag(op), mcpTool: op.mcp === false ? (op.mcpVia ?? null) : op.name })),
+        .map((op) => ({ ...op, description: fullDescription(op), cacheable: answersWithEtag(op), mcpTool: op.mcp === false ? (op.mcpVia ?? null) : op.name })),
       ...publicRoutes().filter((r) => r.documented).map((r) => ({ ...r, public: true, mcpTool: null })),
       apiIndexRoute,
     ],

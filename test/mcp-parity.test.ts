@@ -16,6 +16,7 @@ import assert from 'node:assert/strict';
 import { startTestService, http, freshTenant, operator, type TestService } from './helpers/harness.ts';
 import { MCP_VERSIONS } from './helpers/mcp.ts';
 import { portableSchema } from '../src/transports/portable-schema.ts';
+import { compactSchema } from '../src/transports/compact-schema.ts';
 import { connectSdk, structuredOf, type SdkConnection } from './helpers/sdk-client.ts';
 import { SCOPES } from '../src/platform/scopes.ts';
 import { withPublicText } from '../src/transports/public-text.ts';
@@ -232,7 +233,9 @@ test('tools/list for an every-scope key lists exactly SPEC\'s tool table and the
     for (const x of tools) {
       assert.ok(typeof x.description === 'string' && x.description.length >= 40, `${x.name}: a description an agent can act on`);
       assert.equal(x.inputSchema.type, 'object', `${x.name}: inputSchema`);
-      assert.equal((x.inputSchema as any).additionalProperties, false, `${x.name}: unknown arguments are refused`);
+      // EXTENSIONS 10 token budgets: the shown schema leaves out additionalProperties: false; the server still refuses.
+      const unknown = await conn.client.callTool({ name: x.name, arguments: { not_an_argument: 1 } }).then(() => null, (err) => err);
+      assert.equal(unknown?.code, -32602, `${x.name}: unknown arguments are refused`);
       assert.ok(x.outputSchema && x.outputSchema.type === 'object', `${x.name}: outputSchema`);
       assert.ok(x.annotations, `${x.name}: annotations`);
       for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint'] as const) {
@@ -330,6 +333,8 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
         const orderId = twinOps[1].parameters.find((p: any) => p.name === 'id');
         expected.id = resolveRefs(id.schema, doc);
         expected.order_id = resolveRefs(orderId.schema, doc);
+        // EXTENSIONS 10: both routes take fields, and so does the tool.
+        expected.fields = resolveRefs(twinOps[0].parameters.find((p: any) => p.name === 'fields').schema, doc);
       } else {
         const o = twinOps[0];
         for (const p of o.parameters.filter((p: any) => p.in === 'path' || p.in === 'query')) {
@@ -344,8 +349,8 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
       // dry_run and (issue 41) the control arguments a model sets instead of _meta are MCP's own, not REST parameters.
       const mcpOwn = new Set(['dry_run', 'approval_id', 'idempotency_key', 'if_match']);
       const actual = Object.fromEntries(Object.entries(input.properties).filter(([k]) => !mcpOwn.has(k)).map(([k, v]) => [k, withoutDescription(v)]));
-      // The same schemas, in the portable spelling tools/list uses (anyOf for nullable types).
-      const wanted = Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, withoutDescription(portableSchema(v))]));
+      // The same schemas, in the portable spelling tools/list uses (anyOf for nullable types), compact (compact-schema.ts).
+      const wanted = Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, withoutDescription(compactSchema(portableSchema(v)))]));
       assert.deepEqual(actual, wanted, `${name}: arguments are the REST parameters and body, under their REST names and schemas`);
       assert.deepEqual([...(input.required ?? [])].sort(), [...required].sort(), `${name}: the same required arguments`);
 

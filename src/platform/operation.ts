@@ -8,6 +8,7 @@ import type { Services } from './services.ts';
 import type { Config } from '../config.ts';
 
 import type { JsonText } from './json-text.ts';
+import { withFieldsParam, type Projectable } from './fields.ts';
 
 export type { Caller };
 
@@ -83,8 +84,14 @@ export interface OperationSpec<
   /** A deployment feature the operation needs; the registry refuses with 503 migration_pending while it is off. */
   feature?: FeatureGate;
   summary: string;
-  /** For people and for AI agents: what it does, when to use it, what dry_run does. */
+  /**
+   * What an AI agent reads in tools/list, and people first: what it does and
+   * what its dry run does, in a sentence or two (EXTENSIONS 10 counts every
+   * tool's tokens; the scope is added from `scope`).
+   */
   description: string;
+  /** For people: the full account (refusals, limits, edge cases), after `description` in the OpenAPI document and the tool docs. */
+  detail?: string;
   tags: string[];
   params?: P;
   query?: Q;
@@ -105,6 +112,8 @@ export interface OperationSpec<
   annotations: ToolAnnotations;
   /** The answer's `data` is a versioned resource: ETag, If-Match (writes), If-None-Match (reads). */
   etag?: Versioned;
+  /** EXTENSIONS 10: the read takes `fields` (its query gains the parameter; the pipeline projects `data`). */
+  fields?: Projectable;
   /** A binary answer (REST only): the handler returns {body, filename}. */
   produces?: 'application/pdf';
   /** A streamed answer (REST only, EXTENSIONS 8 exports): the media types it may have; the handler returns a StreamAnswer. */
@@ -160,6 +169,11 @@ export function admits(op: Pick<Operation, 'scope' | 'alsoAdmittedBy'>, scopes: 
   return op.scope === null || admittingScopes(op).some((scope) => scopes.includes(scope));
 }
 
+/** The description people read (OpenAPI, docs): the agent's sentences, then the full account. */
+export function fullDescription(op: Pick<Operation, 'description' | 'detail'>): string {
+  return op.detail ? `${op.description}\n\n${op.detail}` : op.description;
+}
+
 /** Operations that change state: they take dry runs and idempotency keys. */
 export function isWrite(op: Operation): boolean {
   return !op.annotations.readOnlyHint;
@@ -183,6 +197,8 @@ export function defineOperation<
   D extends TSchema | undefined = undefined,
 >(spec: OperationSpec<P, Q, B, O, D>): Operation {
   if (!spec.annotations.readOnlyHint) writeNames.add(spec.name);
+  // EXTENSIONS 10: `fields` is a query parameter like any other, so validation, MCP, OpenAPI and the client see it.
+  if (spec.fields) return { ...spec, query: withFieldsParam(spec.query) } as unknown as Operation;
   return spec as unknown as Operation;
 }
 

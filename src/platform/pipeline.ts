@@ -19,6 +19,7 @@ import {
   claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type IdempotentRun, type RequestParts, type StoredAnswer,
 } from './idempotency.ts';
 import { dataOf } from './json-text.ts';
+import { itemSchemaOf, parseFields, projectAnswer, type Selection } from './fields.ts';
 import { answersWithEtag, isWrite, noExtras, type AnswerExtras, type Operation } from './operation.ts';
 import { ApprovalAnswer } from './approvals.ts';
 import { namedResources, type RequestTrace } from './request-log.ts';
@@ -62,7 +63,7 @@ export type Outcome =
    * it sends, or nothing). `stored`: the answer stored under the request's
    * key, to be sent as it is.
    */
-  | { kind: 'done'; result: unknown; etag: string | null; extras: AnswerExtras; stored?: StoredAnswer };
+  | { kind: 'done'; result: unknown; etag: string | null; extras: AnswerExtras; stored?: StoredAnswer; projected?: true };
 
 /** A refusal as stored under a key: its status, the headers a replay repeats, its body. */
 function refusalAnswer(error: AppError, origin: Transport): StoredAnswer {
@@ -83,6 +84,14 @@ function approvalAnswerOf(answer: ApprovalAnswer, origin: Transport): StoredAnsw
 const asksApproval = (request: Pick<OperationRequest, 'op' | 'caller' | 'dryRun' | 'approvalId'>) =>
   isWrite(request.op) && !request.dryRun && request.approvalId === undefined && request.caller.writes === 'approval';
 
+/** EXTENSIONS 10: the fields a read asks for, taken out of its input and read before the handler runs (an unknown name costs no query). */
+function fieldsSelection(op: Operation, input: Record<string, unknown>): Selection | null {
+  if (!op.fields || typeof input.fields !== 'string') return null;
+  const selection = parseFields(input.fields, itemSchemaOf(op.output), op.fields);
+  delete input.fields;
+  return selection;
+}
+
 export async function runOperation(services: Services, request: OperationRequest): Promise<Outcome> {
   const { op, caller, trace, dryRun, transport } = request;
   // Issue 38: while no primary takes writes, a write is refused at once (reads may still be served by a replica).
@@ -96,6 +105,7 @@ export async function runOperation(services: Services, request: OperationRequest
   const run = claim?.run;
   try {
     const input = request.checkedInput();
+    const selection = fieldsSelection(op, input);
     namedResources(trace, input);
     const extras = noExtras();
     let stored: StoredAnswer | undefined;
@@ -113,6 +123,8 @@ export async function runOperation(services: Services, request: OperationRequest
     if (op.successStatus === 201 && !dryRun) trace.addResource((dataOf(result) as { id?: unknown } | null)?.id);
     // An operation that commits on its own (ownTransactions) has its answer stored now, once.
     if (run && !stored) await run.finish((stored = request.answerOf(result, extras)));
+    // EXTENSIONS 10: a projected answer carries no ETag (it is not the resource's version).
+    if (selection) return { kind: 'done', result: projectAnswer(result, selection), etag: null, extras, projected: true };
     const etag = op.etag ? etagOfData(result) : answersWithEtag(op) ? storedAnswerEtag(result) : null;
     return { kind: 'done', result, etag, extras, stored };
   } catch (err) {

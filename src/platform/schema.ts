@@ -29,9 +29,9 @@ export const StrictDate = (description: string) =>
   Type.String({ format: 'strict-date', pattern: STRICT_DATE_PATTERN, description });
 
 export const Limit = (fallback = 50) =>
-  Type.Integer({ minimum: 1, maximum: 200, default: fallback, description: `Page size, 1..200 (default ${fallback}).` });
+  Type.Integer({ minimum: 1, maximum: 200, default: fallback });
 export const Cursor = () =>
-  Type.String({ minLength: 1, maxLength: 200, description: 'Opaque cursor: the `next_cursor` of the previous page.' });
+  Type.String({ minLength: 1, maxLength: 200, description: 'next_cursor of the previous page.' });
 
 export function ListOf<T extends TSchema>(item: T) {
   return Closed({

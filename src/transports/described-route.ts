@@ -35,6 +35,8 @@ export interface DescribedRoute {
   etag?: unknown;
   /** A read whose answer carries an ETag (of the resource if `etag`, else of its bytes) and honours If-None-Match with a 304. */
   cacheable?: boolean;
+  /** EXTENSIONS 10: the read takes `fields`; `id` is the identifier a projected object always keeps. */
+  fields?: { id: string };
   /** MCP annotations; a route that is not read-only takes the idempotency key header. */
   annotations?: { readOnlyHint: boolean };
 }

@@ -3,7 +3,7 @@
 // (every tool with its input schema). The tools come from the operation
 // registry, the same place tools/list gets them, so the listing cannot drift
 // from what the server serves. The guides are pages of their own (guide-page.ts).
-import type { Operation } from '../platform/operation.ts';
+import { fullDescription, type Operation } from '../platform/operation.ts';
 import { GUIDES, guideUrl } from './guides.ts';
 import type { GuideText } from './guide-page.ts';
 import { toolInputSchema } from './tool-schema.ts';
@@ -32,7 +32,7 @@ function toolsMarkdown(operations: Operation[]): string {
       '',
       `**${op.summary}** · scope \`${op.scope}\` · ${kind} · REST: ${restOf(op.name).join(' or ') || 'none (MCP only)'}`,
       '',
-      op.description,
+      fullDescription(op),
       '',
       `<SchemaDefinition schemaRef="#/components/schemas/${toolArgumentsComponent(op.name)}" showReadOnly={true} showWriteOnly={true} />`,
     ].join('\n');

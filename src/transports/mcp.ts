@@ -15,7 +15,7 @@ import { registerPaths } from './http-paths.ts';
 import {
   approvalIdOf, approvalResult, idempotencyKeyOf, ifMatchOf, refusalOf, resultOf, successOf, versionHeaders, withRequestId, type ToolResult,
 } from './mcp-results.ts';
-import { argumentParts, toolArgumentsSchema, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
+import { argumentParts, toolArgumentsSchema, toolDescription, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
 import { MCP_INSTRUCTIONS } from './mcp-instructions.ts';
 import { newRequestId, RequestTrace } from '../platform/request-log.ts';
 
@@ -232,7 +232,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
             .map((t) => ({
               name: t.op.name,
               title: t.op.summary,
-              description: t.op.description,
+              description: toolDescription(t.op),
               inputSchema: t.inputSchema,
               outputSchema: t.outputSchema,
               annotations: { title: t.op.summary, openWorldHint: false, ...t.op.annotations },

@@ -110,6 +110,11 @@ function scopeSentence(route: DescribedRoute): string {
   return `Required scope: any of ${all.join(', ')} (a key with none is refused naming \`${route.scope}\`).`;
 }
 
+/** EXTENSIONS 10: what `fields` does to the answer, said where the answer's schema is. */
+const projectionSentence = (id: string) =>
+  `Success. With \`fields\`, each object in \`data\` carries only the named fields and its identifier \`${id}\`, in the schema's order: ` +
+  'the required lists of the schema below do not apply to it (x-merx-fields), and the answer has no ETag.';
+
 const RETRY_AFTER = {
   'Retry-After': { description: 'Seconds to wait before trying again (429; 503 unavailable).', schema: { type: 'integer' } },
 };
@@ -152,7 +157,7 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     const example = info.codeSamples ? responseSample(route.name, status, info.serverUrl) : undefined;
     const responses: Record<string, unknown> = {
       [status]: {
-        description: route.streams ? 'Success: a stream' : 'Success',
+        description: route.streams ? 'Success: a stream' : route.fields ? projectionSentence(route.fields.id) : 'Success',
         headers: successHeaders,
         content: Object.fromEntries(
           (route.streams ?? [route.produces ?? 'application/json']).map((media) => [media.split(';')[0], { schema: output, ...(example === undefined ? {} : { example }) }]),
@@ -223,6 +228,7 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     };
     // null: any valid key (EXTENSIONS 7: the request log, approvals).
     if (route.scope !== undefined) operation['x-required-scope'] = route.scope;
+    if (route.fields) operation['x-merx-fields'] = { identifier: route.fields.id };
     if (route.alsoAdmittedBy?.length) operation['x-accepted-scopes'] = [route.scope, ...route.alsoAdmittedBy];
     if (route.mcpTool !== undefined) operation['x-mcp-tool'] = route.mcpTool;
     if (route.feature) operation['x-required-feature'] = route.feature.name;

@@ -32,6 +32,8 @@ declare module 'fastify' {
     trace?: RequestTrace;
     /** The error code of a refusal, read as it is sent. */
     errorCode?: string;
+    /** EXTENSIONS 10: the answer was projected by `fields`: it carries no ETag. */
+    projected?: boolean;
   }
   interface FastifyContextConfig {
     operation?: Operation;
@@ -116,6 +118,12 @@ function operationRoute(services: Services, op: Operation) {
     if (outcome.kind === 'replay') return replay(reply, outcome.answer);
     if (outcome.kind === 'approval') return sendApproval(reply, outcome.answer);
     const { result, etag, extras, stored } = outcome;
+    if (outcome.projected) {
+      request.projected = true;
+      // EXTENSIONS 10: the next page (RFC 8288 Link) of a projected list is asked for with the same fields.
+      const fields = (query as { fields?: string }).fields!;
+      if (extras.headers.link) extras.headers.link = extras.headers.link.replace(/^<([^>]*)>/, (_, url: string) => `<${url}&fields=${encodeURIComponent(fields)}>`);
+    }
     // An idempotent write's answer was stored with its effect (issue 27): those very bytes are sent.
     if (stored) return sendStored(reply, stored);
     if (Object.keys(extras.headers).length) reply.headers(extras.headers);
@@ -197,7 +205,7 @@ function sendStored(reply: FastifyReply, answer: StoredAnswer) {
  * with no body (issue 12).
  */
 async function tagAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
-  if (reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload;
+  if (reply.statusCode !== 200 || request.projected || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload;
   // Tagged by the handler from stored views' tags (issue 29); a 304 was answered there.
   if (reply.hasHeader(ETAG_HEADER)) return payload;
   const etag = etagOfAnswer(payload);

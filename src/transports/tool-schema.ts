@@ -4,10 +4,12 @@
 // resource) if_match as arguments, the _meta fields of the same names that a
 // model cannot set (mcp-results.ts controlOf reads either).
 import { Type, type TObject } from 'typebox';
-import { isWrite, type Operation } from '../platform/operation.ts';
+import { admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
 import { ApprovalAnswerBody } from '../platform/approval-schema.ts';
 import { serializableSchema } from './schema-refs.ts';
 import { portableSchema } from './portable-schema.ts';
+import { compactSchema } from './compact-schema.ts';
+import { withoutRequired } from '../platform/fields.ts';
 
 /**
  * The arguments as validated: the REST parts merged, in the spelling the validators share with REST.
@@ -22,7 +24,8 @@ export function toolArgumentsSchema(op: Operation, options: { controls?: boolean
     required.push(...((part.required as string[] | undefined) ?? []));
   }
   if (op.dryRunOutput) {
-    properties.dry_run = Type.Boolean({ description: 'true: validate and preview the result without writing anything or calling a courier.' });
+    // What a dry run previews is in the tool's description; the name says the rest (EXTENSIONS 10, token budgets).
+    properties.dry_run = Type.Boolean();
   }
   if (options.controls && isWrite(op)) Object.assign(properties, CONTROL_ARGUMENTS, op.etag ? { if_match: IF_MATCH } : {});
   const schema: Record<string, unknown> = { type: 'object', properties, additionalProperties: false };
@@ -37,9 +40,16 @@ const CONTROL_ARGUMENTS = {
 };
 const IF_MATCH = Type.String({ description: 'ETag from the read (_meta.etag): refused if changed since.' });
 
-/** The inputSchema tools/list shows: the same arguments, in portable JSON Schema. */
+/** The inputSchema tools/list shows: the same arguments, in portable JSON Schema, compact (EXTENSIONS 10). */
 export function toolInputSchema(op: Operation): Record<string, unknown> {
-  return portableSchema(toolArgumentsSchema(op, { controls: true })) as Record<string, unknown>;
+  return compactSchema(portableSchema(toolArgumentsSchema(op, { controls: true }))) as Record<string, unknown>;
+}
+
+/** What tools/list says of the tool: the operation's description and, in plain words, the scope it needs (EXTENSIONS 10). */
+export function toolDescription(op: Operation): string {
+  const scopes = admittingScopes(op);
+  if (!scopes.length) return `${op.description} Any key may call it.`;
+  return `${op.description} Scope: ${scopes.length > 1 ? `any of ${scopes.join(', ')}` : scopes[0]}.`;
 }
 
 /** The inverse: a tool's flattened arguments split back into the REST request's path, query and body. */
@@ -64,5 +74,7 @@ const REFUSAL = {
 export function toolOutputSchema(op: Operation): Record<string, unknown> {
   // EXTENSIONS 7: a write by a key whose writes wait for a person answers the approval instead.
   const shapes = [op.output, op.dryRunOutput, isWrite(op) ? ApprovalAnswerBody : undefined].filter(Boolean).map((s) => serializableSchema(s as never));
+  // EXTENSIONS 10: an answer projected by `fields` has the same shapes without their required lists.
+  if (op.fields) shapes.push(withoutRequired(shapes[0]) as object);
   return portableSchema({ type: 'object', anyOf: [...shapes, REFUSAL] }) as Record<string, unknown>;
 }

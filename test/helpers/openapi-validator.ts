@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Ajv, ValidateFunction, ErrorObject } from 'ajv';
+import { withoutRequired } from '../../src/platform/fields.ts';
 
 /** The 2020-12 flavour of Ajv (its instances have the core Ajv API). */
 type Ajv2020 = Ajv;
@@ -112,10 +113,26 @@ interface Compiled {
   cache: Map<string, ValidateFunction>;
 }
 const compiledDocs = new WeakMap<object, Compiled>();
+/** The same document with no required lists: what an answer projected by `fields` is held to (x-merx-fields). */
+const projectedDocs = new WeakMap<object, OpenApiDoc>();
 
 /** An Ajv 2020-12 instance that knows the document's components.schemas. */
 export function ajvFor(doc: OpenApiDoc): Ajv2020 {
   return compiled(doc).ajv;
+}
+
+/**
+ * EXTENSIONS 10: an operation marked `x-merx-fields` answers a request with
+ * `fields` with objects holding only the named fields and their identifier;
+ * its success response says the schema's required lists do not apply then.
+ * Such an answer is validated against the document with every required list
+ * lifted (types, enums and closed objects still hold); the identifier and the
+ * exact field list are the tests' own assertions.
+ */
+export function projectedDocument(doc: OpenApiDoc): OpenApiDoc {
+  let projected = projectedDocs.get(doc);
+  if (!projected) projectedDocs.set(doc, (projected = withoutRequired(doc) as OpenApiDoc));
+  return projected;
 }
 
 function compiled(doc: OpenApiDoc): Compiled {
@@ -226,18 +243,27 @@ export function validateResponse(
   return { valid, errors: valid ? [] : formatErrors(validate.errors), where: found.where };
 }
 
-/** Asserts that an HTTP answer (from the harness's http()) matches the document. */
+/** Asserts that an HTTP answer (from the harness's http()) matches the document; `projected`: the request carried `fields`. */
 export function assertResponseMatches(
   doc: OpenApiDoc,
   method: string,
   pathTemplateOrPath: string,
   res: { status: number; headers: Headers; body: unknown; text: string },
+  options: { projected?: boolean } = {},
 ): void {
   const contentType = res.headers.get('content-type') ?? 'application/json';
   const body = res.text === '' ? undefined : res.body;
-  const outcome = validateResponse(doc, method, pathTemplateOrPath, res.status, body, contentType);
+  const outcome = validateResponse(options.projected ? projectedFor(doc, method, pathTemplateOrPath) : doc, method, pathTemplateOrPath, res.status, body, contentType);
   assert.ok(
     outcome.valid,
     `${method} ${pathTemplateOrPath} -> ${res.status} does not match ${outcome.where ?? 'the document'}:\n  ${outcome.errors.join('\n  ')}\nbody: ${res.text.slice(0, 2000)}`,
   );
+}
+
+/** The projected document, for an operation that documents `fields` (x-merx-fields); any other operation is not allowed to project. */
+function projectedFor(doc: OpenApiDoc, method: string, pathTemplateOrPath: string): OpenApiDoc {
+  const template = doc.paths[pathTemplateOrPath] ? pathTemplateOrPath : findPathTemplate(doc, pathTemplateOrPath);
+  const operation = template ? doc.paths[template][method.toLowerCase()] : undefined;
+  assert.ok(operation?.['x-merx-fields'], `${method} ${pathTemplateOrPath} does not document fields (x-merx-fields)`);
+  return projectedDocument(doc);
 }

@@ -19,7 +19,8 @@ export const listRequestLogsOp = defineOperation({
   scope: null,
   tags: TAGS,
   summary: "This key's requests, newest first",
-  description:
+  description: 'This key\'s request log (30 days): operation, status, error, duration, ids, events. Never bodies or secrets.',
+  detail:
     'One entry per REST request and per MCP tool call made with this key, whatever its answer: operation, path, status, error code, dry run, ' +
     'idempotency key, duration, the ids it named and the events it committed. Never a body, a query value, a header value or a secret. ' +
     `Kept ${REQUEST_LOG_RETENTION_DAYS} days. Filters: operation, status (404, or a class such as 4xx), writes, errors, since, until. An entry may appear ` +
@@ -37,7 +38,8 @@ export const getApprovalOp = defineOperation({
   scope: null,
   tags: TAGS,
   summary: 'An approval this key asked for',
-  description:
+  description: 'An approval this key\'s write waits for; once approved, repeat the write with _meta.approval_id. It runs once.',
+  detail:
     'A write by a key issued with writes "approval" is not performed: it answers 202 (MCP: a result with _meta.approval_id) with an ' +
     'approval holding the dry-run preview and its effects. Poll this until status is approved (or rejected), then repeat the exact request ' +
     `with the header ${APPROVAL_HEADER}: <id> (MCP: _meta.approval_id); it runs once. Another key's approval is 404.`,

@@ -16,7 +16,8 @@ export const submitBriefOp = defineOperation({
   scope: 'submit_brief',
   tags: TAGS,
   summary: 'Submit a marketing brief (page, automation, campaign or segment)',
-  description:
+  description: 'Hands a brief to the merchant\'s team (a repeat returns the first); then get_status. Dry run: validates only.',
+  detail:
     "Hands a brief to the merchant's team; the bridge stops at a draft and publishing happens in the admin. Idempotent per " +
     '(business_id, operation, step, run): repeating a submission returns the first brief and its current status. business_id defaults to your ' +
     "key's account (another account's id answers NOT_FOUND). Follow it with get_status. Dry run validates without submitting.",
@@ -49,7 +50,8 @@ export const getStatusOp = defineOperation({
   scope: 'get_status',
   tags: TAGS,
   summary: 'Where a submitted brief stands',
-  description:
+  description: 'A brief\'s status (RECEIVED to LIVE, or REJECTED, FAILED), its admin_url and, once LIVE, the asset_id for get_facts.',
+  detail:
     'Status is RECEIVED, IN_WORK, AWAITING_APPROVAL, APPROVED, LIVE, REJECTED or FAILED (with reason and fail_code). admin_url is where the ' +
     'merchant reviews it; asset_id and public_url are set once it is LIVE (use asset_id with get_facts).',
   query: Closed({ brief_id: Uuid() }),
@@ -76,6 +78,8 @@ export const getFactsOp = defineOperation({
   tags: TAGS,
   summary: 'Counts for an asset in a time window, with provenance',
   description:
+    'Facts of a page, segment, automation or campaign between from and to: visits, purchases, registrations, attendees, segment size.',
+  detail:
     'For a page, segment, automation or campaign (asset_id from get_status, or a page/segment id): page_visits, purchases, registrations, ' +
     'attendees and segment_size between from and to (inclusive), each {value, source, computed_at}; value is null where a fact does not apply.',
   query: Closed({ asset_id: Uuid(), from: StrictDate('Window start (inclusive).'), to: StrictDate('Window end (inclusive).') }),

@@ -24,7 +24,8 @@ export const listCustomersOp = defineOperation({
   scope: 'customers:read',
   tags: TAGS,
   summary: 'List customers, most recent order first',
-  description:
+  description: 'Customers computed from orders (key: lower-cased email, else phone), offset-paged; q searches name, email and phone.',
+  detail:
     'Customers are computed from orders: key = lower-cased email, else phone. Cancelled, archived and refunded orders and imported contacts do not ' +
     'count. Offset paging with total; q matches name, email or phone (case-insensitive substring).',
   query: Closed({
@@ -33,6 +34,7 @@ export const listCustomersOp = defineOperation({
     q: Type.Optional(Type.String({ maxLength: 100 })),
   }),
   output: Closed({ data: Type.Array(Customer), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), has_more: Type.Boolean() }),
+  fields: { id: 'key' },
   annotations: READ,
   handler: (ctx, input) => listCustomers(ctx.db, ctx.caller.accountId, input),
 });
@@ -44,7 +46,9 @@ export const listSegmentsOp = defineOperation({
   scope: 'customers:read',
   tags: TAGS,
   summary: 'List all saved segments with their customer counts',
-  description: 'kind membership: an explicit list of customers; kind computed: the customers matching its filters now.',
+  description: 'Customer segments: membership (a list of customers) or computed (filters over orders).',
+  detail:
+    'kind membership: an explicit list of customers; kind computed: the customers matching its filters now.',
   output: Closed({ data: Type.Array(Segment) }),
   annotations: READ,
   handler: async (ctx) => JsonText.object({ data: await listSegments(ctx.db, ctx.caller.accountId) }),
@@ -60,6 +64,8 @@ export const createSegmentOp = defineOperation({
   tags: TAGS,
   summary: 'Create a segment',
   description:
+    'Creates a customer segment: computed from orders with filters, a membership list without. Dry run: the kind and, if computed, its count.',
+  detail:
     'Without filters the segment is a membership segment (its filters become {inSegment: <own id>}); with filters it is computed from orders. ' +
     'Filter keys: minTotal, maxTotal, minOrders, maxOrders, lastOrderBeforeDaysAgo, lastOrderAfterDate, lastOrderBeforeDate, productId, pageId, ' +
     'inSegment, hasEmail, hasPhone, hasAbandonedCart; unknown keys give 400. Dry run previews the kind and, for a computed segment, its count.',
@@ -95,7 +101,9 @@ export const updateSegmentOp = defineOperation({
   scope: 'customers:write',
   tags: TAGS,
   summary: 'Rename a segment or change its filters',
-  description: 'filters {} turns it into a membership segment. Dry run returns the current segment and the changes.',
+  description: 'Renames a segment or changes its filters ({} makes it a membership list). Dry run: the current segment and the changes.',
+  detail:
+    'filters {} turns it into a membership segment. Dry run returns the current segment and the changes.',
   params: SegmentIdParams,
   body: Closed({ name: Type.Optional(SegmentName), filters: Type.Optional(SegmentFilters) }),
   output: Closed({ data: Segment }),
@@ -116,7 +124,9 @@ export const deleteSegmentOp = defineOperation({
   scope: 'customers:write',
   tags: TAGS,
   summary: 'Delete a segment and its memberships',
-  description: 'Dry run returns the segment and how many memberships would go.',
+  description: 'Deletes a segment. Dry run: the segment and how many memberships would go.',
+  detail:
+    'Dry run returns the segment and how many memberships would go.',
   params: SegmentIdParams,
   output: Closed({ data: Closed({ id: Uuid(), deleted: Type.Literal(true), members_removed: Type.Integer() }) }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Segment, members_removed: Type.Integer() }),
@@ -139,7 +149,8 @@ export const addMembersOp = defineOperation({
   scope: 'customers:write',
   tags: TAGS,
   summary: 'Add customers to a membership segment',
-  description:
+  description: 'Adds customers ({email} or {phone}) to a membership segment; existing members are skipped. Dry run: the normalized keys.',
+  detail:
     'Each customer is {email} or {phone} (email wins, lower-cased); no prior order is needed. Existing members count as skipped. ' +
     'A computed segment gives 409 (details.kind filter_segment). Dry run previews the normalized keys.',
   params: SegmentIdParams,
@@ -167,7 +178,9 @@ export const removeMembersOp = defineOperation({
   scope: 'customers:write',
   tags: TAGS,
   summary: 'Remove customers from a membership segment',
-  description: 'Same body as adding; unknown keys are ignored. Dry run previews how many would go.',
+  description: 'Removes customers ({email} or {phone}) from a membership segment. Dry run: how many would go.',
+  detail:
+    'Same body as adding; unknown keys are ignored. Dry run previews how many would go.',
   params: SegmentIdParams,
   body: Members,
   output: Closed({ data: Closed({ removed: Type.Integer() }) }),
@@ -191,7 +204,9 @@ export const addNoteOp = defineOperation({
   scope: 'customers:write',
   tags: TAGS,
   summary: 'Add a note to a customer',
-  description: 'key is the customer key (lower-cased email, else phone; URL-encoded; up to 200 characters); no prior order is needed. text up to 2000 characters.',
+  description: 'Adds a note to a customer (key: lower-cased email, else phone). Dry run: validates, writes nothing.',
+  detail:
+    'key is the customer key (lower-cased email, else phone; URL-encoded; up to 200 characters); no prior order is needed. text up to 2000 characters.',
   params: Closed({ key: Type.String({ minLength: 1, maxLength: 200, description: 'Customer key, URL-encoded.' }) }),
   body: Closed({ text: Type.String({ minLength: 1, maxLength: 2000 }) }),
   output: Closed({ data: Note }),

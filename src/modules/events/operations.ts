@@ -14,6 +14,8 @@ export const listEventsOp = defineOperation({
   tags: ['Events'],
   summary: "The account's events, oldest first: reconcile without webhooks",
   description:
+    'Event envelopes as webhooks deliver them, each once in a stable order: follow next_cursor, then poll with it. Events of the key\'s read scopes; kept 30 days.',
+  detail:
     'The envelopes webhooks deliver ({id, event, created_at, account_id, api_version, data}, data byte for byte the same), whether or not ' +
     'any subscription exists; test events are not listed. A key sees order.* events with orders:read, shipment.* with shipments:read and ' +
     'inventory.low_stock with inventory:read. Filters: type (comma-separated names), since (created_at >=), order_id (events about that ' +
@@ -23,6 +25,7 @@ export const listEventsOp = defineOperation({
     `Events are kept ${EVENT_RETENTION_DAYS} days; an older cursor gives 400 with details.reason cursor_expired.`,
   query: EventsQuery,
   output: EventFeedPage,
+  fields: { id: 'id' },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   // Issue 32: never from a read replica. A page's fence is the oldest transaction still running on the primary; a
   // replica's snapshot knows only those its replay has reached, and consumers poll right after they write.

@@ -21,11 +21,13 @@ export const getStockOp = defineOperation({
   feature: INVENTORY,
   tags: TAGS,
   summary: 'Stock levels of active physical products',
-  description:
+  description: 'Stock of active physical products (or one, by product_id) with variants, low-stock threshold and whether it is low.',
+  detail:
     'Stock of every active physical product (or one, with product_id), with its variants, effective low-stock threshold and whether it is low. ' +
     'tracked: false means stock is not tracked for the product.',
   query: Closed({ product_id: Type.Optional(Uuid()) }),
   output: Closed({ data: Type.Array(StockItem), default_threshold: Type.Integer() }),
+  fields: { id: 'product_id' },
   annotations: READ,
   handler: async (ctx, { product_id }) => {
     return stockLevels(ctx.db, ctx.caller.accountId, product_id);
@@ -40,7 +42,9 @@ export const listMovementsOp = defineOperation({
   feature: INVENTORY,
   tags: TAGS,
   summary: 'The stock movement ledger, newest first',
-  description: 'Every stock change: sale, release, return (written by orders), delivery and correction. Filter by product_id, order_id, type, from/to.',
+  description: 'The stock ledger: sale, release and return (written by orders), delivery and correction.',
+  detail:
+    'Every stock change: sale, release, return (written by orders), delivery and correction. Filter by product_id, order_id, type, from/to.',
   query: Closed({
     limit: Type.Optional(Limit()),
     cursor: Type.Optional(Cursor()),
@@ -51,6 +55,7 @@ export const listMovementsOp = defineOperation({
     to: Type.Optional(StrictDate('created_at <= to (inclusive).')),
   }),
   output: ListOf(Movement),
+  fields: { id: 'id' },
   annotations: READ,
   handler: async (ctx, input) => {
     return listMovements(ctx.db, ctx.caller.accountId, input, ctx.cursors);
@@ -66,6 +71,8 @@ export const recordMovementOp = defineOperation({
   tags: TAGS,
   summary: 'Record a delivery or a stock correction',
   description:
+    'Records a delivery (qty > 0) or a correction (signed qty; below zero is 409); the first starts tracking. Dry run: the preview.',
+  detail:
     'type delivery (qty > 0, optional unit_cost updating the weighted average cost) or correction (signed qty; below zero is a 409 negative_stock). ' +
     'The first delivery on an untracked product enables stock tracking (so does a correction: a first stock count). sale, release and return are written by orders only. ' +
     'With variant_id, the variant and the product change by the same qty. Dry run previews, including enables_tracking.',

@@ -28,12 +28,15 @@ export const listOrdersOp = defineOperation({
   tags: ['Orders'],
   summary: 'List orders, newest first',
   description:
+    'Lists orders, newest first; pass next_cursor as cursor for the next page. Filters combine (AND); fields keeps answers small.',
+  detail:
     'Lists the account\'s orders newest first, with keyset paging (pass next_cursor as cursor; pages do not shift when new orders arrive). ' +
     'Archived orders are hidden unless status=archived. Filters combine with AND: status, payment (payment_status), from/to (created_at, inclusive), ' +
     'since (updated_at >= since: poll with the time of your last poll to fetch changes cheaply), page_id, product_id, courier (slug, or none = no tracking number), ' +
     'shipment_status (of the latest waybill) and q (case-insensitive substring of customer name, phone, email or tracking number).',
   query: ListOrdersQuery,
   output: OrderList,
+  fields: { id: 'id' },
   annotations: READ,
   handler: (ctx, input) => listOrders(ctx.db, ctx.caller.accountId, input, ctx.cursors),
 });
@@ -45,10 +48,13 @@ export const getOrderOp = defineOperation({
   scope: 'orders:read',
   tags: ['Orders'],
   summary: 'Get one order',
-  description: 'Returns one order by its id (a UUID, not the order number). Orders of other accounts answer not_found.',
+  description: 'One order by its id (a UUID, not the order number).',
+  detail:
+    'Returns one order by its id (a UUID, not the order number). Orders of other accounts answer not_found.',
   params: OrderIdParams,
   output: OrderEnvelope,
   etag: orderVersion,
+  fields: { id: 'id' },
   annotations: READ,
   handler: async (ctx, input) => JsonText.object({ data: await getOrderText(ctx.db, ctx.caller.accountId, input.id) }),
 });
@@ -61,6 +67,8 @@ export const updateOrderOp = defineOperation({
   tags: ['Orders'],
   summary: 'Update an order: status, tracking, courier, internal notes',
   description:
+    'Changes status, tracking, courier or admin_notes. shipped emails the customer unless notify_customer is false; cancelled, returned and refunded move stock. Dry run: the order and the changes.',
+  detail:
     'Changes any of status, tracking_number, tracking_url, courier and admin_notes; other fields are refused with details.allowed. ' +
     'Setting the current status again is a no-op (status_changed: false, no event). Changing status to shipped notifies the customer per the ' +
     "merchant's settings unless notify_customer is false; email_sent tells whether an email went out. cancelled releases reserved stock; " +

@@ -17,14 +17,14 @@ export const ListOrdersQuery = Closed({
   cursor: Type.Optional(Cursor()),
   status: Type.Optional(Type.Unsafe<OrderStatusName>({ ...OrderStatus, description: 'Without it, archived orders are hidden.' })),
   payment: Type.Optional(Type.String({ maxLength: 50, description: 'Matches payment_status, e.g. paid.' })),
-  from: Type.Optional(StrictDate('created_at >= from (inclusive; a date means 00:00:00Z).')),
-  to: Type.Optional(StrictDate('created_at <= to (inclusive; a date means the end of that day).')),
-  since: Type.Optional(StrictDate('updated_at >= since: the cheap poll for changes.')),
+  from: Type.Optional(StrictDate('created_at >= from (a date: its start).')),
+  to: Type.Optional(StrictDate('created_at <= to (a date: its end).')),
+  since: Type.Optional(StrictDate('updated_at >= since: poll for changes.')),
   page_id: Type.Optional(Uuid()),
-  product_id: Type.Optional(Uuid({ description: 'Orders of pages selling the product, or whose line items contain it.' })),
-  courier: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Courier slug, or `none` for orders without a tracking number.' })),
+  product_id: Type.Optional(Uuid({ description: 'Orders with this product (line items or page).' })),
+  courier: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Courier slug, or none: no tracking number.' })),
   shipment_status: Type.Optional(Type.Unsafe<(typeof SHIPMENT_STATUSES)[number]>({ type: 'string', enum: [...SHIPMENT_STATUSES] })),
-  q: Type.Optional(Type.String({ maxLength: 100, description: 'Case-insensitive substring of customer name, phone, email or tracking number.' })),
+  q: Type.Optional(Type.String({ maxLength: 100, description: 'Substring of customer name, phone, email or tracking number.' })),
 });
 export type ListOrdersInput = Static<typeof ListOrdersQuery>;
 

@@ -30,10 +30,13 @@ export const listProductsOp = defineOperation({
   tags: TAGS,
   summary: 'List products with their variants, newest first',
   description:
+    'Lists catalog products, newest first, paged by cursor. status=all includes deactivated ones. stock_quantity null: stock not tracked.',
+  detail:
     'Lists catalog products, newest first, keyset paged. status=active (default) hides deactivated products; status=all shows them. ' +
     'Filter by delivery_type (physical or digital) or an exact sku. stock_quantity null means stock is not tracked.',
   query: ListProductsQuery,
   output: ProductList,
+  fields: { id: 'id' },
   annotations: READ,
   handler: (ctx, input) => listProducts(ctx.db, ctx.caller.accountId, input, ctx.cursors),
 });
@@ -45,10 +48,13 @@ export const getProductOp = defineOperation({
   scope: 'products:read',
   tags: TAGS,
   summary: 'Get one product',
-  description: 'Returns one product with its variants; deactivated products are readable too.',
+  description: 'One product with its variants (deactivated ones too).',
+  detail:
+    'Returns one product with its variants; deactivated products are readable too.',
   params: ProductIdParams,
   output: ProductEnvelope,
   etag: productVersion,
+  fields: { id: 'id' },
   annotations: READ,
   handler: async (ctx, { id }) => JsonText.object({ data: await getProductText(ctx.db, ctx.caller.accountId, id) }),
 });
@@ -61,6 +67,8 @@ export const createProductOp = defineOperation({
   tags: TAGS,
   summary: 'Create a product',
   description:
+    'Creates a catalog product (name and price required); stock changes only through stock movements. Dry run: the record that would be created.',
+  detail:
     'Creates a catalog product; name and price are required. Stock, cost and images cannot be set here: stock moves only through ' +
     'inventory movements (the first delivery enables tracking). Unknown fields give 400 with details.allowed. ' +
     'Dry run returns the normalized record that would be created.',
@@ -83,7 +91,8 @@ export const updateProductOp = defineOperation({
   scope: 'products:write',
   tags: TAGS,
   summary: 'Change a product',
-  description:
+  description: 'Changes any writable fields of a product; active: false deactivates it. Dry run: the current product and the changes.',
+  detail:
     'Changes any subset of the writable fields. active: false deactivates the product; past orders keep it. ' +
     'Dry run returns the current product and the normalized changes.',
   params: ProductIdParams,

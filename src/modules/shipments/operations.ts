@@ -44,6 +44,7 @@ export const getOrderShipmentOp = defineOperation({
   // MCP reaches this through get_shipment (by order_id).
   mcp: false,
   mcpVia: 'get_shipment',
+  fields: { id: 'id' },
   annotations: READ,
   handler: async (ctx, input) => {
     await getOrder(ctx.db, ctx.caller.accountId, input.id);
@@ -59,6 +60,8 @@ export const createShipmentOp = defineOperation({
   tags: TAGS,
   summary: 'Create a waybill for an order',
   description:
+    'Creates a courier waybill for an order (courier, mode and office from checkout unless given). 409 if the order has a live shipment or cannot ship. Dry run: resolves it, calls no courier.',
+  detail:
     "Creates a waybill with the order's courier, delivery mode and office from checkout unless overridden. Cash on delivery is the order total " +
     'when payment is cod and not paid; weight is the override, else the products\' weights, else 1000 g. An order with a live shipment gives 409 ' +
     '(details.shipment); a cancelled, returned, refunded, archived or delivered order gives 409 (details.kind order_status); a courier the account has ' +
@@ -121,6 +124,7 @@ export const getShipmentByIdOp = defineOperation({
   output: Closed({ data: Shipment }),
   mcp: false,
   mcpVia: 'get_shipment',
+  fields: { id: 'id' },
   annotations: READ,
   handler: async (ctx, { id }) => JsonText.object({ data: await getShipmentText(ctx.db, ctx.caller.accountId, id) }),
 });
@@ -132,12 +136,14 @@ export const getShipmentToolOp = defineOperation({
   scope: 'shipments:read',
   tags: TAGS,
   summary: 'Get a shipment by its id, or the newest shipment of an order',
-  description:
+  description: 'A shipment by id, or the newest of an order by order_id ({data: null} if it has none).',
+  detail:
     'Give id (a shipment id) or order_id. By order_id the answer is the newest waybill of the order, or {data: null} when it has none. ' +
     'REST: GET /api/v1/shipments/{id} and GET /api/v1/orders/{id}/shipment.',
   query: Closed({ id: Type.Optional(Uuid({ description: 'Shipment id.' })), order_id: Type.Optional(Uuid({ description: 'Order id.' })) }),
   output: Closed({ data: Type.Union([Shipment, Type.Null()]) }),
   rest: false,
+  fields: { id: 'id' },
   annotations: READ,
   handler: async (ctx, { id, order_id }) => {
     if ((id === undefined) === (order_id === undefined)) throw new AppError('validation_failed', 'give exactly one of id and order_id');
@@ -178,6 +184,8 @@ export const cancelShipmentOp = defineOperation({
   tags: TAGS,
   summary: 'Cancel a waybill',
   description:
+    'Cancels a waybill, at the courier if it can, else locally. 409 if cancelled, delivered, refused or returned. Dry run: whether it can be cancelled.',
+  detail:
     'A courier with a cancel API confirms the cancellation (courier_cancelled and courier_confirmed true; courier_a and courier_b); one ' +
     'without (courier_c) has the waybill cancelled locally with an explanatory note. A cancelled, delivered, refused or returned shipment gives 409. A shipped order goes back ' +
     'to processing when no live shipment remains. Dry run says whether it is cancellable.',

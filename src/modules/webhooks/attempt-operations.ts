@@ -24,7 +24,8 @@ export const listDeliveryAttemptsOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: "List every attempt of a delivery, oldest first",
-  description:
+  description: 'Every attempt of one delivery: when, how long, the request headers sent and the answer received (or why none came).',
+  detail:
     'Every attempt ever made for the delivery, whatever made it (trigger: automatic, retry, recovery, test), kept as long as the delivery: ' +
     'when it started, how long it took, the request headers as sent (signatures included), the answer (status, at most 20 headers of 200 ' +
     'characters, the first 1000 characters of the body) or, when none came, one sentence saying why. A delivery of another account: 404.',
@@ -46,7 +47,7 @@ const Statuses = Type.Array(Type.Unsafe<(typeof RECOVERABLE_STATUSES)[number]>({
   minItems: 1,
   maxItems: 3,
   uniqueItems: true,
-  description: 'Which deliveries to send again: a non-empty subset of failed, dead, pending (default ["failed", "dead"]).',
+  description: 'Statuses to send again (default failed and dead).',
 });
 
 export const RecoverBody = Closed({
@@ -63,6 +64,8 @@ export const recoverDeliveriesOp = defineOperation({
   tags: TAGS,
   summary: 'Send again every delivery of a window that failed',
   description:
+    'Resends in the background this subscription\'s deliveries created in [since, until] with those statuses, each once; poll get_recovery. Dry run: how many it would send.',
+  detail:
     'Starts a recovery: every delivery of this subscription created in [since, until] whose status is one of `statuses` is sent again, ' +
     'oldest first and each once, with its event id and a fresh signature, in the background (it survives a restart and is shared safely by ' +
     'several instances). One attempt at a time, at most 10 starting within any second, not bound by the retry limit; it ends `stopped` ' +
@@ -107,7 +110,9 @@ export const getRecoveryOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: 'Read a recovery and its progress',
-  description: 'A recovery: its state (running, done, cancelled, stopped), window, statuses and counts (matched, attempted, delivered, failed).',
+  description: 'A recovery\'s state (running, done, cancelled, stopped), window and counts.',
+  detail:
+    'A recovery: its state (running, done, cancelled, stopped), window, statuses and counts (matched, attempted, delivered, failed).',
   params: RecoveryParams,
   output: Closed({ data: Recovery }),
   annotations: READ,
@@ -124,7 +129,8 @@ export const cancelRecoveryOp = defineOperation({
   scope: 'webhooks:write',
   tags: TAGS,
   summary: 'Cancel a running recovery',
-  description:
+  description: 'Stops a recovery; an attempt in flight finishes. Dry run: the recovery as it is now.',
+  detail:
     'Stops the recovery: no further delivery is taken; an attempt in flight finishes and is counted. Cancelling a finished recovery ' +
     'answers it unchanged. Dry run: the recovery as it is now.',
   params: RecoveryParams,
@@ -144,7 +150,8 @@ export const getWebhookHealthOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: "An endpoint's health over the last hour and day",
-  description:
+  description: 'Delivery health of a subscription over the last hour and day: success rate, latency, failures by kind, pending and dead.',
+  detail:
     'From the attempt log of this subscription: per window (last hour, last day) the attempts, how many succeeded (2xx) and failed, the ' +
     'success rate, latency percentiles, and outcomes by status code or failure kind (timeout, connection_error, tls_error, dns_error, ' +
     'policy_refused, not_sent); the failures since the last success, when the last success and failure were, and how many of its ' +

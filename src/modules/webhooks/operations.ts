@@ -43,7 +43,9 @@ export const listWebhooksOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: 'List webhook subscriptions and the subscribable events',
-  description: "Lists the account's webhook subscriptions (never their secrets) and, in `events`, every event name one can subscribe to.",
+  description: 'Webhook subscriptions (never their secrets) and, in events, the event names one can subscribe to.',
+  detail:
+    "Lists the account's webhook subscriptions (never their secrets) and, in `events`, every event name one can subscribe to.",
   output: Closed({ data: Type.Array(Subscription), events: Type.Array(Type.String()) }),
   annotations: READ,
   // Issue 32: from the primary, as the deliveries: the engine deactivates a subscription (a 410) in the background.
@@ -58,7 +60,8 @@ export const getWebhookOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: 'Get one webhook subscription',
-  description:
+  description: 'One webhook subscription (never its secret); its _meta.etag as _meta.if_match on update_webhook refuses lost updates.',
+  detail:
     'Returns one subscription (never its secret) with its ETag; send that ETag as If-Match (MCP: _meta.if_match) on update_webhook ' +
     'so that a change made meanwhile by someone else is refused (412) instead of overwritten.',
   params: WebhookIdParams,
@@ -78,6 +81,8 @@ export const createWebhookOp = defineOperation({
   tags: TAGS,
   summary: 'Subscribe an HTTPS endpoint to events',
   description:
+    'Subscribes a public https URL to events; the answer shows the signing secret once (20 per account). Dry run: checks, creates nothing.',
+  detail:
     'Creates a subscription; the answer carries the signing secret (64 hex characters) once, never again. The url must be https on a public host ' +
     '(details.reason says why one is refused: characters (whitespace or control characters anywhere in it), scheme, credentials, host_blocked, private_ip, self_target, dns_private, dns_failed). ' +
     "The service's own debug sink (`<base>/api/webhooks/sink`) is the exception: give it without `?id=` and the answer's url carries " +
@@ -111,7 +116,8 @@ export const updateWebhookOp = defineOperation({
   scope: 'webhooks:write',
   tags: TAGS,
   summary: 'Change a webhook subscription',
-  description:
+  description: 'Changes a subscription\'s url, events, description or active. Dry run: the current subscription and the changes.',
+  detail:
     'Changes url, events, description or active. A debug-sink url without `?id=` gets this subscription\'s id; one naming another subscription is refused (400). ' +
     'active: true re-activates and clears dead_notified_at, so the next dead delivery emails again. ' +
     'Dry run returns the current subscription and the changes.',
@@ -138,7 +144,9 @@ export const deleteWebhookOp = defineOperation({
   scope: 'webhooks:write',
   tags: TAGS,
   summary: 'Delete a webhook subscription',
-  description: 'Deletes the subscription and its deliveries; pending deliveries stop at once. Dry run returns what would be deleted.',
+  description: 'Deletes a subscription and its deliveries. Dry run: what would be deleted.',
+  detail:
+    'Deletes the subscription and its deliveries; pending deliveries stop at once. Dry run returns what would be deleted.',
   params: WebhookIdParams,
   output: Closed({ data: Closed({ id: Uuid(), deleted: Type.Literal(true) }) }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Subscription }),
@@ -157,6 +165,8 @@ export const listWebhookDeliveriesOp = defineOperation({
   tags: TAGS,
   summary: "List a subscription's deliveries, newest first",
   description:
+    'A subscription\'s deliveries with status, attempts and last answer; filter by status and event; next page via _meta.next_cursor.',
+  detail:
     'Each delivery shows its status (pending, delivered, failed, dead), attempts, next attempt, last status code, error and response body (first 1000 characters). ' +
     'Filter by status and event (a subscribable event or test; another gives 400 with details.allowed). When more deliveries exist the answer ' +
     'carries `Link: <...&cursor=...>; rel="next"` (RFC 8288) with the same filters and limit (MCP: `_meta.next_cursor`, passed back as cursor); ' +
@@ -165,6 +175,7 @@ export const listWebhookDeliveriesOp = defineOperation({
   query: DeliveriesQuery,
   output: Closed({ data: Type.Array(Delivery) }),
   answerHeaders: { Link: 'The next page: `</api/v1/webhooks/{id}/deliveries?...&cursor=...>; rel="next"`; absent on the last page.' },
+  fields: { id: 'id' },
   annotations: READ,
   // Issue 32: never from a read replica. Delivery state is written by the engine in the background, after the
   // request that caused it, with no read-your-writes mark and asynchronous commit: a replica may show it late.
@@ -193,6 +204,8 @@ export const testWebhookOp = defineOperation({
   tags: TAGS,
   summary: 'Send a test event to one subscription',
   description:
+    'Sends a test event to this subscription and waits up to 10 s for the first attempt (30 per minute). Dry run: whether it would be sent.',
+  detail:
     'Sends a `test` event to this subscription only and waits (up to 10 s) for the first attempt; the answer is that delivery. ' +
     'An inactive subscription gives 409. Limited to 30 per minute per account. Dry run tells whether a test would be sent.',
   params: WebhookIdParams,
@@ -255,6 +268,8 @@ export const rotateSecretOp = defineOperation({
   tags: TAGS,
   summary: "Rotate a subscription's signing secret without dropping deliveries",
   description:
+    'Issues a new signing secret, shown once; the old one also signs until previous_secret_expires_at. Dry run: when the old secret would expire.',
+  detail:
     'Issues a new secret, shown once in the answer (also as standard_secret, whsec_..., for Standard Webhooks libraries). Until ' +
     'previous_secret_expires_at (previous_secret_ttl_sec after now, default one day) every delivery is signed with both secrets: two v1 ' +
     'values in X-Merx-Signature (new first) and two entries in webhook-signature, so receivers can switch secrets at leisure. Rotating again ' +
@@ -284,7 +299,8 @@ export const verifySignatureOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: 'Say why a delivery fails signature verification',
-  description:
+  description: 'Says whether a delivery your receiver got (headers, raw body) verifies, and if not, why. Never send your secret.',
+  detail:
     'Takes what your receiver saw (headers and the raw body, as text or base64) and says whether it verifies and, if not, why: the first of ' +
     'missing_headers, malformed_signature, timestamp_out_of_tolerance (over 300 s), unknown_delivery, body_modified (the message says whether ' +
     'the bytes still parse to the same JSON: a framework re-serialised the body), signed_with_expired_secret, signature_mismatch, else ok. ' +

@@ -62,11 +62,11 @@ export const UpdateWebhookBody = Closed({
 });
 
 export const DeliveriesQuery = Closed({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 30, description: 'Page size, 1..200 (default 30).' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 30 })),
   // EXTENSIONS 6: filters and a cursor.
   status: Type.Optional(Type.Unsafe<(typeof DELIVERY_STATUSES)[number]>({ type: 'string', enum: [...DELIVERY_STATUSES], description: 'Only deliveries in this status.' })),
-  event: Type.Optional(Type.String({ maxLength: 100, description: `Only deliveries of this event: ${SUBSCRIBABLE_EVENTS.join(', ')} or test.` })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Where the page starts: the cursor of the previous answer\'s Link rel="next" (MCP: _meta.next_cursor).' })),
+  event: Type.Optional(Type.String({ maxLength: 100, description: 'Only deliveries of this event (or test).' })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: '_meta.next_cursor of the previous page (REST: from its Link rel="next").' })),
 });
 
 /** EXTENSIONS 4: how long the replaced secret keeps signing, 0..7 days (default 1 day). */
@@ -76,7 +76,7 @@ export const RotateSecretBody = Closed({
       minimum: 0,
       maximum: 604800,
       default: 86400,
-      description: 'Seconds the replaced secret keeps signing beside the new one (0..604800, default 86400); 0 retires it at once.',
+      description: 'Seconds the old secret keeps signing (default 86400; 0: none).',
     }),
   ),
 });
@@ -92,7 +92,7 @@ export const SecretRotation = Closed({
 export const VerifySignatureBody = Closed({
   headers: Type.Record(Type.String(), Type.String({ maxLength: 4096 }), {
     maxProperties: 200,
-    description: 'The request headers as received (names in any case), e.g. X-Merx-Signature, X-Merx-Timestamp, X-Merx-Delivery, X-Merx-Event-Id, webhook-id, webhook-timestamp, webhook-signature.',
+    description: 'The request headers as received (X-Merx-* or webhook-*).',
   }),
   body: Type.Optional(Type.String({ description: 'The raw body as received, as text. Give this or body_base64.' })),
   body_base64: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]*={0,2}$', description: 'The raw body as received, base64-encoded. Give this or body.' })),
