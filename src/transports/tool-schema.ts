@@ -35,10 +35,10 @@ export function toolArgumentsSchema(op: Operation, options: { controls?: boolean
 
 /** Kept short: every write tool carries them in tools/list. */
 const CONTROL_ARGUMENTS = {
-  approval_id: Type.String({ description: 'Id of the approved approval, to perform this write.' }),
-  idempotency_key: Type.String({ description: 'Same key, same answer: a retry runs once.' }),
+  approval_id: Type.String({ description: 'Approved approval to perform.' }),
+  idempotency_key: Type.String({ description: 'Retry-safe key.' }),
 };
-const IF_MATCH = Type.String({ description: 'ETag from the read (_meta.etag): refused if changed since.' });
+const IF_MATCH = Type.String({ description: 'ETag from _meta.etag.' });
 
 /** The inputSchema tools/list shows: the same arguments, in portable JSON Schema, compact (EXTENSIONS 10). */
 export function toolInputSchema(op: Operation): Record<string, unknown> {

@@ -23,6 +23,9 @@ export const createShipmentBatchOp = defineOperation({
   tags: TAGS,
   summary: 'Create waybills for up to 1,000 orders at once',
   description:
+    "Creates waybills for up to 1,000 orders in the background, each item run exactly as create_shipment; answers the running batch at once. " +
+    "Dry run: each item's create_shipment dry-run answer or error.",
+  detail:
     'Each item is exactly the body of POST /api/v1/shipments and is run exactly as that route runs it (the same checks, courier call, order ' +
     'transition, shipment.created event and errors), in the background, on any instance. Answers 202 at once with the batch running; follow it ' +
     'with get_shipment_batch and list_shipment_batch_items. Only the envelope is checked with the request: 1..1000 items, each an object with a ' +
@@ -77,7 +80,8 @@ export const getShipmentBatchOp = defineOperation({
   scope: 'shipments:read',
   tags: TAGS,
   summary: 'Get a shipment batch and its counts',
-  description: 'state running, done or cancelled; succeeded, failed and pending (not started or in flight) counts; finished_at null while items are pending.',
+  description: "Reads a batch: its state and counts of succeeded, failed and pending items.",
+  detail: 'state running, done or cancelled; succeeded, failed and pending (not started or in flight) counts; finished_at null while items are pending.',
   params: BatchIdParams,
   output: Closed({ data: Batch }),
   // The runner writes items in the background with no read-your-writes mark: counts are read where they are written.
@@ -93,7 +97,8 @@ export const listShipmentBatchItemsOp = defineOperation({
   scope: 'shipments:read',
   tags: TAGS,
   summary: "List a shipment batch's items",
-  description:
+  description: "Lists a batch's items in order, each with its shipment_id or error; filter by status (pending, succeeded, failed).",
+  detail:
     'In item order. status filters: pending (not started or in flight), succeeded (shipment_id set) or failed (error is the error the single ' +
     'route would have answered). Paged with limit and cursor.',
   params: BatchIdParams,
@@ -116,7 +121,8 @@ export const cancelShipmentBatchOp = defineOperation({
   scope: 'shipments:write',
   tags: TAGS,
   summary: 'Cancel a shipment batch',
-  description:
+  description: 'Cancels a batch: items not started fail, items in flight finish. Dry run: the batch as it is.',
+  detail:
     'Items not yet started fail with conflict (details.reason batch_cancelled); items in flight finish, so pending in the answer counts only ' +
     'those. Answers the batch with state cancelled; a finished batch is answered unchanged. Waybills already made stay (cancel_shipment ' +
     'cancels one).',

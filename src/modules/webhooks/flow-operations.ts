@@ -14,10 +14,11 @@ export const getWebhookFlowOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: "A subscription's flow: pause, rate, circuit and what is held",
-  description:
+  description: "Reads a subscription's flow: paused or not, Retry-After back-pressure, and how many deliveries are held.",
+  detail:
     'paused and paused_at; rate_per_second (null: no limit); circuit_breaker, circuit, circuit_opened_at and next_probe_at; ' +
     'retry_after_until (a receiver\'s Retry-After on 429 or 503, null once passed); held, the deliveries due but held. ' +
-    'A subscription never changed here has the defaults, which keep SPEC\'s delivery behaviour exactly.',
+    'A subscription never changed here has the defaults, which keep the documented delivery behaviour exactly.',
   params: WebhookIdParams,
   output: Closed({ data: Flow }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
@@ -33,7 +34,8 @@ export const updateWebhookFlowOp = defineOperation({
   scope: 'webhooks:write',
   tags: TAGS,
   summary: "Pause or resume a subscription's deliveries",
-  description:
+  description: 'Pauses or resumes a subscription: held deliveries spend no attempt and start, oldest first, on resume. Dry run: the flow and the changes.',
+  detail:
     'Takes paused (rate_per_second and circuit_breaker are not accepted by this build: 400 with details.allowed). ' +
     'While paused no first, automatic or recovery attempt starts: events still create pending deliveries, no attempt is spent and none ' +
     'is marked dead for the pause; the retry and test endpoints still send. On resume the held deliveries start at once, oldest event ' +
