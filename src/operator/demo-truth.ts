@@ -13,6 +13,7 @@ import { SCOPES } from '../platform/scopes.ts';
 import { execute } from '../platform/execute.ts';
 import { createShipmentOp } from '../modules/shipments/operations.ts';
 import { updateOrderOp } from '../modules/orders/operations.ts';
+import { unshipSeededOrders } from '../modules/orders/seed.ts';
 import { applyMovement } from '../modules/inventory/movements.ts';
 import { recordCourierEvent } from '../couriers/simulator/routes.ts';
 import { JOBS } from '../workers/schedule.ts';
@@ -25,12 +26,7 @@ const DELIVERED = 4;
 const STOCK: Array<[delivered: number, corrected: number]> = [[60, -4], [40, -2], [25, 0], [30, -6], [12, -1], [6, -3]];
 
 export async function tellTheTruth(services: OperatorServices, accountId: string): Promise<{ shipments: number; delivered: number; tracked: number }> {
-  await services.db.query(
-    `UPDATE orders SET status = 'processing', courier = NULL, tracking_number = NULL, tracking_url = NULL
-      WHERE account_id = $1 AND status IN ('shipped', 'delivered', 'returned')
-        AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.account_id = orders.account_id AND s.order_id = orders.id)`,
-    [accountId],
-  );
+  await unshipSeededOrders(services.db, accountId);
   const tracked = await stockUp(services, accountId);
   if (!services.courierSimulator) return { shipments: 0, delivered: 0, tracked };
   const { rows } = await services.db.query<{ id: string }>(

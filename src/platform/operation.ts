@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 
 import type { JsonText } from './json-text.ts';
 import { withFieldsParam, type Projectable } from './fields.ts';
+import { noteWriteOperation } from './write-operations.ts';
 
 export type { Caller };
 
@@ -196,12 +197,8 @@ export function defineOperation<
   O extends TSchema = TSchema,
   D extends TSchema | undefined = undefined,
 >(spec: OperationSpec<P, Q, B, O, D>): Operation {
-  if (!spec.annotations.readOnlyHint) writeNames.add(spec.name);
+  if (!spec.annotations.readOnlyHint) noteWriteOperation(spec.name);
   // EXTENSIONS 10: `fields` is a query parameter like any other, so validation, MCP, OpenAPI and the client see it.
   if (spec.fields) return { ...spec, query: withFieldsParam(spec.query) } as unknown as Operation;
   return spec as unknown as Operation;
 }
-
-/** Issue 41: the request log's `writes` filter; every operation is defined when its module loads, before any request. */
-const writeNames = new Set<string>();
-export const writeOperationNames = (): string[] => [...writeNames];

@@ -6,7 +6,7 @@ import { AppError } from './errors.ts';
 import { isoTime } from './json-view.ts';
 import type { CursorSeal } from './cursor-seal.ts';
 import { decodeCursor, pageOf, sqlParameters } from './paging.ts';
-import { writeOperationNames } from './operation.ts';
+import { writeOperationNames } from './write-operations.ts';
 
 export interface RequestLogFilter {
   limit?: number;

@@ -62,3 +62,16 @@ export async function seedOrders(
     [accountId, input.count, input.customers, input.firstNumber],
   );
 }
+
+/**
+ * Issue 41 item 7: the bulk seed's shipped, delivered and returned orders carry a tracking number but no waybill; for
+ * the demo account they go back to processing, so that the demo ships them for real (operator/demo-truth.ts).
+ */
+export async function unshipSeededOrders(sql: Sql, accountId: string): Promise<void> {
+  await sql.query(
+    `UPDATE orders SET status = 'processing', courier = NULL, tracking_number = NULL, tracking_url = NULL
+      WHERE account_id = $1 AND status IN ('shipped', 'delivered', 'returned')
+        AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.account_id = orders.account_id AND s.order_id = orders.id)`,
+    [accountId],
+  );
+}
