@@ -48,13 +48,16 @@ export async function runFirstDayScreens(options: FirstDayOptions) {
     await page.goto(`/admin/accounts/${account.id}/requests`);
     const log = page.getByRole('table', { name: 'Request log' });
     await log.getByText('list_events').first().waitFor(WAIT);
-    await page.getByLabel('Writes only').check();
+    // The filter lives in the address: the box shows checked once the router has moved, a moment after the click.
+    await page.getByLabel('Writes only').click();
+    await page.getByLabel('Writes only').and(page.locator(':checked')).waitFor(WAIT);
     await log.getByText('update_order').first().waitFor(WAIT);
     await page.waitForFunction(() => !document.querySelector('table[aria-label="Request log"]')?.textContent?.includes('list_events'), undefined, WAIT);
     assert.equal(await log.getByText('update_order').count(), 2, 'the write and the refused write');
     assert.match(page.url(), /writes=true/, 'the filter is in the address, to share');
     await shot('request-log-writes-only');
-    await page.getByLabel('Errors only').check();
+    await page.getByLabel('Errors only').click();
+    await page.getByLabel('Errors only').and(page.locator(':checked')).waitFor(WAIT);
     await page.waitForFunction(() => !document.querySelector('table[aria-label="Request log"]')?.textContent?.includes(' 200'), undefined, WAIT);
     assert.equal(await log.getByText('update_order').count(), 1, 'only the refused write');
     await log.getByText(/400 validation_failed/).waitFor(WAIT);
