@@ -198,31 +198,33 @@ export function registerOAuthServer(app: FastifyInstance, services: OperatorServ
       return reply.code(201).header('Cache-Control', 'no-store').send(await registerClient(services.db, request.body));
     });
 
-    scope.get('/oauth/authorize', async (request, reply) => {
-      const params = paramsOf(request.query);
+    /** The client and redirect checked (an error page otherwise), then the request's own parameters (a redirect otherwise); null once answered. */
+    const checkedRequest = async (params: Params, reply: FastifyReply): Promise<Checked | null> => {
       let checked: Checked;
       try {
         checked = await checkClient(params);
       } catch (err) {
-        if (err instanceof PageRefusal) return sendPage(reply, err.status, errorPage(err.message));
-        throw err;
+        if (!(err instanceof PageRefusal)) throw err;
+        void sendPage(reply, err.status, errorPage(err.message));
+        return null;
       }
       const problem = requestProblem(params);
-      if (problem) return redirect(reply, checked, problem);
+      if (!problem) return checked;
+      void redirect(reply, checked, problem);
+      return null;
+    };
+
+    scope.get('/oauth/authorize', async (request, reply) => {
+      const params = paramsOf(request.query);
+      const checked = await checkedRequest(params, reply);
+      if (!checked) return reply;
       return showPage(reply, 200, params, checked);
     });
 
     scope.post('/oauth/authorize', async (request, reply) => {
       const params = paramsOf(request.body);
-      let checked: Checked;
-      try {
-        checked = await checkClient(params);
-      } catch (err) {
-        if (err instanceof PageRefusal) return sendPage(reply, err.status, errorPage(err.message));
-        throw err;
-      }
-      const problem = requestProblem(params);
-      if (problem) return redirect(reply, checked, problem);
+      const checked = await checkedRequest(params, reply);
+      if (!checked) return reply;
       const decision = one(params, 'decision');
       if (decision === 'deny') return redirect(reply, checked, { error: 'access_denied', error_description: 'the person denied access' });
       if (decision !== 'approve') return showPage(reply, 400, params, checked, 'Choose Approve or Deny.');
