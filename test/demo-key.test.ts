@@ -46,9 +46,9 @@ async function demoDataTellsTheTruth(base: string, key: string) {
 test('the demo account tells the truth (real waybills, tracked stock, natural order); a restart of the same data prints the same demo key, which keeps working; once revoked, the next start issues a new one', async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'merx-demo-key-'));
   const database = process.env.DATABASE_URL ? await isolatedDatabase() : null;
-  const databaseUrl = database?.env.DATABASE_URL;
+  const databaseEnv = database?.env;
   try {
-    const first = await startLikeNpmStart({}, { dataDir, databaseUrl });
+    const first = await startLikeNpmStart({}, { dataDir, databaseEnv });
     try {
       await demoDataTellsTheTruth(first.base, first.key);
     } finally {
@@ -59,7 +59,7 @@ test('the demo account tells the truth (real waybills, tracked stock, natural or
     assert.equal(fs.readFileSync(file, 'utf8').trim(), first.key);
     assert.equal(fs.statSync(file).mode & 0o777, 0o600, 'readable by its owner only');
 
-    const second = await startLikeNpmStart({}, { dataDir, databaseUrl });
+    const second = await startLikeNpmStart({}, { dataDir, databaseEnv });
     try {
       assert.equal(second.key, first.key);
       assert.equal(second.accountId, first.accountId);
@@ -75,7 +75,7 @@ test('the demo account tells the truth (real waybills, tracked stock, natural or
     } finally {
       await second.stop();
     }
-    const third = await startLikeNpmStart({}, { dataDir, databaseUrl });
+    const third = await startLikeNpmStart({}, { dataDir, databaseEnv });
     await third.stop();
     assert.notEqual(third.key, first.key);
     assert.match(third.output(), /; new, kept in/);

@@ -25,11 +25,12 @@ export interface StartedLikeNpmStart {
   stop(): Promise<void>;
 }
 
-/** `dataDir` and `databaseUrl` (a restart of the same data): used as they are, and left in place by stop(). */
+/** `dataDir` and `databaseEnv` (a restart of the same data): used as they are, and left in place by stop(). */
 export interface NpmStartOptions {
   tty?: boolean;
   dataDir?: string;
-  databaseUrl?: string;
+  /** The database's whole environment (DATABASE_URL and, through a pooler, DATABASE_DIRECT_URL and DATABASE_READ_URLS). */
+  databaseEnv?: Record<string, string>;
 }
 
 export async function startLikeNpmStart(env: Record<string, string> = {}, options: NpmStartOptions = {}): Promise<StartedLikeNpmStart> {
@@ -42,7 +43,7 @@ export async function startLikeNpmStart(env: Record<string, string> = {}, option
   // On PostgreSQL a database of its own: every start issues a new demo key and revokes the last one, so two of
   // these services on one database would revoke each other's.
   const { DATABASE_URL: wanted, ...rest } = env;
-  const database = options.databaseUrl ? { env: { DATABASE_URL: options.databaseUrl }, drop: async () => {} }
+  const database = options.databaseEnv ? { env: options.databaseEnv, drop: async () => {} }
     : (wanted ?? process.env.DATABASE_URL) ? await isolatedDatabase() : null;
   // The operator token is given, not read off the banner (whose token line may say it differently).
   Object.assign(childEnv, { PORT: String(port), DATA_DIR: dataDir, WORKERS: '1', ADMIN_TOKEN: NPM_START_TOKEN, DATABASE_URL: database?.env.DATABASE_URL ?? '', ...database?.env, ...rest });
