@@ -17,7 +17,7 @@ export interface Projectable {
 }
 
 /** Short: twelve tools carry it (EXTENSIONS 10 token budgets); docs/mcp.md says the rest. */
-export const FIELDS_DESCRIPTION = 'Comma-separated fields to return; a.b for a field of object a.';
+export const FIELDS_DESCRIPTION = 'Fields to return, e.g. id,status,customer.name';
 
 export const FieldsParam = () => Type.String({ minLength: 1, maxLength: 2000, description: FIELDS_DESCRIPTION });
 

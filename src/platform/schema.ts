@@ -25,8 +25,8 @@ export const NullableDateTime = (options: Record<string, unknown> = {}) => Nulla
  */
 export const STRICT_DATE_PATTERN =
   '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2}))?$';
-export const StrictDate = (description: string) =>
-  Type.String({ format: 'strict-date', pattern: STRICT_DATE_PATTERN, description });
+export const StrictDate = (description?: string) =>
+  Type.String({ format: 'strict-date', pattern: STRICT_DATE_PATTERN, ...(description ? { description } : {}) });
 
 export const Limit = (fallback = 50) =>
   Type.Integer({ minimum: 1, maximum: 200, default: fallback });

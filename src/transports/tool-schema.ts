@@ -33,16 +33,31 @@ export function toolArgumentsSchema(op: Operation, options: { controls?: boolean
   return serializableSchema(schema as never) as Record<string, unknown>;
 }
 
-/** Kept short: every write tool carries them in tools/list. */
+/**
+ * Every write tool carries them in tools/list, so their names say what they
+ * are and the server's instructions (mcp-instructions.ts) say once how to use
+ * them (EXTENSIONS 10, token budgets).
+ */
 const CONTROL_ARGUMENTS = {
-  approval_id: Type.String({ description: 'Approved approval to perform.' }),
-  idempotency_key: Type.String({ description: 'Retry-safe key.' }),
+  approval_id: Type.String(),
+  idempotency_key: Type.String(),
 };
 const IF_MATCH = Type.String({ description: 'ETag from _meta.etag.' });
 
+/** Arguments many tools share, explained once in the server's instructions (mcp-instructions.ts) rather than in each tool. */
+const EXPLAINED_ONCE = ['cursor', 'fields'];
+
 /** The inputSchema tools/list shows: the same arguments, in portable JSON Schema, compact (EXTENSIONS 10). */
 export function toolInputSchema(op: Operation): Record<string, unknown> {
-  return compactSchema(portableSchema(toolArgumentsSchema(op, { controls: true }))) as Record<string, unknown>;
+  const schema = compactSchema(portableSchema(toolArgumentsSchema(op, { controls: true })), { creates: op.method === 'POST' }) as Record<string, unknown>;
+  const properties = schema.properties as Record<string, Record<string, unknown>>;
+  for (const name of EXPLAINED_ONCE) {
+    if (properties[name]) {
+      const { description: _said, ...rest } = properties[name];
+      properties[name] = rest;
+    }
+  }
+  return schema;
 }
 
 /** What tools/list says of the tool: the operation's description and, in plain words, the scope it needs (EXTENSIONS 10). */

@@ -19,7 +19,7 @@ export const listRequestLogsOp = defineOperation({
   scope: null,
   tags: TAGS,
   summary: "This key's requests, newest first",
-  description: 'This key\'s request log (30 days): operation, status, error, duration, ids, events. Never bodies or secrets.',
+  description: "This key's request log (30 days): operation, status, error, duration, ids, events.",
   detail:
     'One entry per REST request and per MCP tool call made with this key, whatever its answer: operation, path, status, error code, dry run, ' +
     'idempotency key, duration, the ids it named and the events it committed. Never a body, a query value, a header value or a secret. ' +
@@ -38,7 +38,7 @@ export const getApprovalOp = defineOperation({
   scope: null,
   tags: TAGS,
   summary: 'An approval this key asked for',
-  description: 'An approval this key\'s write waits for; once approved, repeat the write with _meta.approval_id. It runs once.',
+  description: "An approval this key's write waits for; once approved, repeat the write with approval_id.",
   detail:
     'A write by a key issued with writes "approval" is not performed: it answers 202 (MCP: a result with _meta.approval_id) with an ' +
     'approval holding the dry-run preview and its effects. Poll this until status is approved (or rejected), then repeat the exact request ' +

@@ -26,12 +26,12 @@ export const RequestLogEntry = Closed(
 export const RequestLogQueryFields = {
   limit: Type.Optional(Limit(50)),
   cursor: Type.Optional(Cursor()),
-  operation: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only this operation (its MCP tool name).' })),
+  operation: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A tool name.' })),
   status: Type.Optional(Type.String({ pattern: '^[1-5](\\d\\d|xx|XX)$', description: 'A status (404) or a class (4xx).' })),
-  writes: Type.Optional(Type.Boolean({ description: 'true: only writes (what changes data; dry runs included); false: only reads.' })),
-  errors: Type.Optional(Type.Boolean({ description: 'true: only answers of status 400 and above; false: only the others.' })),
-  since: Type.Optional(StrictDate('Only entries at or after this instant.')),
-  until: Type.Optional(StrictDate('Only entries before this instant.')),
+  writes: Type.Optional(Type.Boolean({ description: 'true: writes only (dry runs too); false: reads only.' })),
+  errors: Type.Optional(Type.Boolean({ description: 'true: status >= 400 only; false: the others.' })),
+  since: Type.Optional(StrictDate('at or after.')),
+  until: Type.Optional(StrictDate('before.')),
 };
 
 export const RequestLogQuery = Closed(RequestLogQueryFields);

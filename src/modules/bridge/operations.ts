@@ -28,7 +28,7 @@ export const submitBriefOp = defineOperation({
     operation: Type.String({ minLength: 1, maxLength: 200, description: 'Your workflow or operation id.' }),
     step: Type.String({ minLength: 1, maxLength: 200 }),
     run: Type.String({ minLength: 1, maxLength: 200 }),
-    business_id: Type.Optional(Uuid({ description: "The merchant account; defaults to the key's account." })),
+    business_id: Type.Optional(Uuid({ description: "Defaults to the key's account." })),
   }),
   output: Closed({ brief_id: Uuid(), status: Status }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), kind: Type.String(), business_id: Uuid() }),
@@ -50,7 +50,7 @@ export const getStatusOp = defineOperation({
   scope: 'get_status',
   tags: TAGS,
   summary: 'Where a submitted brief stands',
-  description: 'A brief\'s status (RECEIVED to LIVE, or REJECTED, FAILED), its admin_url and, once LIVE, the asset_id for get_facts.',
+  description: "A brief's status, its admin_url and, once LIVE, the asset_id for get_facts.",
   detail:
     'Status is RECEIVED, IN_WORK, AWAITING_APPROVAL, APPROVED, LIVE, REJECTED or FAILED (with reason and fail_code). admin_url is where the ' +
     'merchant reviews it; asset_id and public_url are set once it is LIVE (use asset_id with get_facts).',
@@ -78,11 +78,11 @@ export const getFactsOp = defineOperation({
   tags: TAGS,
   summary: 'Counts for an asset in a time window, with provenance',
   description:
-    'Facts of a page, segment, automation or campaign between from and to: visits, purchases, registrations, attendees, segment size.',
+    'Facts of an asset between from and to (inclusive): visits, purchases, registrations, attendees, segment size.',
   detail:
     'For a page, segment, automation or campaign (asset_id from get_status, or a page/segment id): page_visits, purchases, registrations, ' +
     'attendees and segment_size between from and to (inclusive), each {value, source, computed_at}; value is null where a fact does not apply.',
-  query: Closed({ asset_id: Uuid(), from: StrictDate('Window start (inclusive).'), to: StrictDate('Window end (inclusive).') }),
+  query: Closed({ asset_id: Uuid(), from: StrictDate(), to: StrictDate() }),
   output: Closed({
     asset_id: Uuid(),
     from: Type.String(),

@@ -24,7 +24,7 @@ export const listCustomersOp = defineOperation({
   scope: 'customers:read',
   tags: TAGS,
   summary: 'List customers, most recent order first',
-  description: 'Customers computed from orders (key: lower-cased email, else phone), offset-paged; q searches name, email and phone.',
+  description: 'Customers computed from orders (key: lower-cased email, else phone); q searches name, email and phone.',
   detail:
     'Customers are computed from orders: key = lower-cased email, else phone. Cancelled, archived and refunded orders and imported contacts do not ' +
     'count. Offset paging with total; q matches name, email or phone (case-insensitive substring).',
@@ -149,7 +149,7 @@ export const addMembersOp = defineOperation({
   scope: 'customers:write',
   tags: TAGS,
   summary: 'Add customers to a membership segment',
-  description: 'Adds customers ({email} or {phone}) to a membership segment; existing members are skipped. Dry run: the normalized keys.',
+  description: 'Adds customers to a membership segment; members already in are skipped. Dry run: the normalized keys.',
   detail:
     'Each customer is {email} or {phone} (email wins, lower-cased); no prior order is needed. Existing members count as skipped. ' +
     'A computed segment gives 409 (details.kind filter_segment). Dry run previews the normalized keys.',
@@ -178,7 +178,7 @@ export const removeMembersOp = defineOperation({
   scope: 'customers:write',
   tags: TAGS,
   summary: 'Remove customers from a membership segment',
-  description: 'Removes customers ({email} or {phone}) from a membership segment. Dry run: how many would go.',
+  description: 'Removes customers from a membership segment. Dry run: how many would go.',
   detail:
     'Same body as adding; unknown keys are ignored. Dry run previews how many would go.',
   params: SegmentIdParams,

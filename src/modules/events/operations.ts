@@ -14,7 +14,7 @@ export const listEventsOp = defineOperation({
   tags: ['Events'],
   summary: "The account's events, oldest first: reconcile without webhooks",
   description:
-    'Event envelopes as webhooks deliver them, each once in a stable order: follow next_cursor, then poll with it. Events of the key\'s read scopes; kept 30 days.',
+    'Events as webhooks deliver them, each once in a stable order; follow next_cursor, then poll with it. Kept 30 days.',
   detail:
     'The envelopes webhooks deliver ({id, event, created_at, account_id, api_version, data}, data byte for byte the same), whether or not ' +
     'any subscription exists; test events are not listed. A key sees order.* events with orders:read, shipment.* with shipments:read and ' +

@@ -21,7 +21,7 @@ export const getStockOp = defineOperation({
   feature: INVENTORY,
   tags: TAGS,
   summary: 'Stock levels of active physical products',
-  description: 'Stock of active physical products (or one, by product_id) with variants, low-stock threshold and whether it is low.',
+  description: 'Stock of active physical products (or one) with variants and whether it is low.',
   detail:
     'Stock of every active physical product (or one, with product_id), with its variants, effective low-stock threshold and whether it is low. ' +
     'tracked: false means stock is not tracked for the product.',
@@ -71,7 +71,7 @@ export const recordMovementOp = defineOperation({
   tags: TAGS,
   summary: 'Record a delivery or a stock correction',
   description:
-    'Records a delivery (qty > 0) or a correction (signed qty; below zero is 409); the first starts tracking. Dry run: the preview.',
+    'Records a delivery (qty > 0) or a correction (signed qty); the first starts tracking. Dry run: the preview.',
   detail:
     'type delivery (qty > 0, optional unit_cost updating the weighted average cost) or correction (signed qty; below zero is a 409 negative_stock). ' +
     'The first delivery on an untracked product enables stock tracking (so does a correction: a first stock count). sale, release and return are written by orders only. ' +

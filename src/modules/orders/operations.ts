@@ -28,7 +28,7 @@ export const listOrdersOp = defineOperation({
   tags: ['Orders'],
   summary: 'List orders, newest first',
   description:
-    'Lists orders, newest first; pass next_cursor as cursor for the next page. Filters combine (AND); fields keeps answers small.',
+    'Lists orders, newest first; filters combine (AND).',
   detail:
     'Lists the account\'s orders newest first, with keyset paging (pass next_cursor as cursor; pages do not shift when new orders arrive). ' +
     'Archived orders are hidden unless status=archived. Filters combine with AND: status, payment (payment_status), from/to (created_at, inclusive), ' +
@@ -48,7 +48,7 @@ export const getOrderOp = defineOperation({
   scope: 'orders:read',
   tags: ['Orders'],
   summary: 'Get one order',
-  description: 'One order by its id (a UUID, not the order number).',
+  description: 'One order by its id.',
   detail:
     'Returns one order by its id (a UUID, not the order number). Orders of other accounts answer not_found.',
   params: OrderIdParams,
@@ -67,7 +67,7 @@ export const updateOrderOp = defineOperation({
   tags: ['Orders'],
   summary: 'Update an order: status, tracking, courier, internal notes',
   description:
-    'Changes status, tracking, courier or admin_notes. shipped emails the customer unless notify_customer is false; cancelled, returned and refunded move stock. Dry run: the order and the changes.',
+    'Changes status, tracking, courier or admin_notes; shipped emails the customer unless notify_customer is false. Dry run: the order and the changes.',
   detail:
     'Changes any of status, tracking_number, tracking_url, courier and admin_notes; other fields are refused with details.allowed. ' +
     'Setting the current status again is a no-op (status_changed: false, no event). Changing status to shipped notifies the customer per the ' +

@@ -10,21 +10,21 @@ export { LineItem, ORDER_STATUSES, OrderStatus, type OrderStatusName } from './v
 export const Order = orderView.schema;
 export type OrderView = Static<typeof Order>;
 
-export const OrderIdParams = Closed({ id: Uuid({ description: 'Order id (a UUID; order numbers are not ids).' }) });
+export const OrderIdParams = Closed({ id: Uuid({ description: 'Order id (not its number).' }) });
 
 export const ListOrdersQuery = Closed({
   limit: Type.Optional(Limit()),
   cursor: Type.Optional(Cursor()),
   status: Type.Optional(Type.Unsafe<OrderStatusName>({ ...OrderStatus, description: 'Without it, archived orders are hidden.' })),
-  payment: Type.Optional(Type.String({ maxLength: 50, description: 'Matches payment_status, e.g. paid.' })),
-  from: Type.Optional(StrictDate('created_at >= from (a date: its start).')),
+  payment: Type.Optional(Type.String({ maxLength: 50, description: 'payment_status, e.g. paid.' })),
+  from: Type.Optional(StrictDate('created_at >= from.')),
   to: Type.Optional(StrictDate('created_at <= to (a date: its end).')),
-  since: Type.Optional(StrictDate('updated_at >= since: poll for changes.')),
+  since: Type.Optional(StrictDate('updated_at >= since.')),
   page_id: Type.Optional(Uuid()),
-  product_id: Type.Optional(Uuid({ description: 'Orders with this product (line items or page).' })),
+  product_id: Type.Optional(Uuid({ description: 'Has this product.' })),
   courier: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Courier slug, or none: no tracking number.' })),
   shipment_status: Type.Optional(Type.Unsafe<(typeof SHIPMENT_STATUSES)[number]>({ type: 'string', enum: [...SHIPMENT_STATUSES] })),
-  q: Type.Optional(Type.String({ maxLength: 100, description: 'Substring of customer name, phone, email or tracking number.' })),
+  q: Type.Optional(Type.String({ maxLength: 100, description: 'Searches name, phone, email, tracking number.' })),
 });
 export type ListOrdersInput = Static<typeof ListOrdersQuery>;
 
@@ -37,7 +37,7 @@ export const UpdateOrderBody = Closed({
   tracking_url: Type.Optional(Nullable('string', { maxLength: 2000 })),
   courier: Type.Optional(Nullable('string', { maxLength: 100 })),
   admin_notes: Type.Optional(Nullable('string', { maxLength: 10000 })),
-  notify_customer: Type.Optional(Type.Boolean({ description: 'false suppresses the shipped notice (default true).' })),
+  notify_customer: Type.Optional(Type.Boolean()),
 });
 export type UpdateOrderInput = Static<typeof UpdateOrderBody>;
 

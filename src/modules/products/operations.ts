@@ -30,7 +30,7 @@ export const listProductsOp = defineOperation({
   tags: TAGS,
   summary: 'List products with their variants, newest first',
   description:
-    'Lists catalog products, newest first, paged by cursor. status=all includes deactivated ones. stock_quantity null: stock not tracked.',
+    'Lists catalog products, newest first; status=all includes deactivated ones. stock_quantity null: not tracked.',
   detail:
     'Lists catalog products, newest first, keyset paged. status=active (default) hides deactivated products; status=all shows them. ' +
     'Filter by delivery_type (physical or digital) or an exact sku. stock_quantity null means stock is not tracked.',
@@ -67,7 +67,7 @@ export const createProductOp = defineOperation({
   tags: TAGS,
   summary: 'Create a product',
   description:
-    'Creates a catalog product (name and price required); stock changes only through stock movements. Dry run: the record that would be created.',
+    'Creates a catalog product; stock changes only through stock movements. Dry run: the record it would create.',
   detail:
     'Creates a catalog product; name and price are required. Stock, cost and images cannot be set here: stock moves only through ' +
     'inventory movements (the first delivery enables tracking). Unknown fields give 400 with details.allowed. ' +

@@ -14,7 +14,7 @@ export const ProductIdParams = Closed({ id: Uuid({ description: 'Product id.' })
 export const ListProductsQuery = Closed({
   limit: Type.Optional(Limit()),
   cursor: Type.Optional(Cursor()),
-  status: Type.Optional(Type.Unsafe<'active' | 'all'>({ type: 'string', enum: ['active', 'all'], description: 'active (default) or all, including deactivated.' })),
+  status: Type.Optional(Type.Unsafe<'active' | 'all'>({ type: 'string', enum: ['active', 'all'] })),
   delivery_type: Type.Optional(Type.Unsafe<'physical' | 'digital'>({ type: 'string', enum: ['physical', 'digital'] })),
   sku: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Exact SKU.' })),
 });

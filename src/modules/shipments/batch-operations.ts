@@ -23,8 +23,7 @@ export const createShipmentBatchOp = defineOperation({
   tags: TAGS,
   summary: 'Create waybills for up to 1,000 orders at once',
   description:
-    "Creates waybills for up to 1,000 orders in the background, each item run exactly as create_shipment; answers the running batch at once. " +
-    "Dry run: each item's create_shipment dry-run answer or error.",
+    "Creates waybills for up to 1,000 orders in the background, each as create_shipment would. Dry run: each item's preview or error.",
   detail:
     'Each item is exactly the body of POST /api/v1/shipments and is run exactly as that route runs it (the same checks, courier call, order ' +
     'transition, shipment.created event and errors), in the background, on any instance. Answers 202 at once with the batch running; follow it ' +
@@ -41,7 +40,7 @@ export const createShipmentBatchOp = defineOperation({
       Type.Unsafe<BatchItemBody>({
         type: ['object', 'array', 'string', 'number', 'boolean', 'null'],
         additionalProperties: true,
-        description: 'An object: exactly the body of POST /api/v1/shipments, {order_id, courier?, delivery_mode?, office_id?, weight_g?, dim_cm?}.',
+        description: 'A create_shipment body.',
       }),
       { description: '1..1000 items.' },
     ),
@@ -97,7 +96,7 @@ export const listShipmentBatchItemsOp = defineOperation({
   scope: 'shipments:read',
   tags: TAGS,
   summary: "List a shipment batch's items",
-  description: "Lists a batch's items in order, each with its shipment_id or error; filter by status (pending, succeeded, failed).",
+  description: "Lists a batch's items in order, each with its shipment_id or error.",
   detail:
     'In item order. status filters: pending (not started or in flight), succeeded (shipment_id set) or failed (error is the error the single ' +
     'route would have answered). Paged with limit and cursor.',

@@ -60,7 +60,7 @@ export const createShipmentOp = defineOperation({
   tags: TAGS,
   summary: 'Create a waybill for an order',
   description:
-    'Creates a courier waybill for an order (courier, mode and office from checkout unless given). 409 if the order has a live shipment or cannot ship. Dry run: resolves it, calls no courier.',
+    'Creates a courier waybill for an order (courier, mode and office from checkout unless given). Dry run: resolves it, calls no courier.',
   detail:
     "Creates a waybill with the order's courier, delivery mode and office from checkout unless overridden. Cash on delivery is the order total " +
     'when payment is cod and not paid; weight is the override, else the products\' weights, else 1000 g. An order with a live shipment gives 409 ' +
@@ -184,7 +184,7 @@ export const cancelShipmentOp = defineOperation({
   tags: TAGS,
   summary: 'Cancel a waybill',
   description:
-    'Cancels a waybill, at the courier if it can, else locally. 409 if cancelled, delivered, refused or returned. Dry run: whether it can be cancelled.',
+    'Cancels a waybill, at the courier if it can, else locally. Dry run: whether it can be cancelled.',
   detail:
     'A courier with a cancel API confirms the cancellation (courier_cancelled and courier_confirmed true; courier_a and courier_b); one ' +
     'without (courier_c) has the waybill cancelled locally with an explanatory note. A cancelled, delivered, refused or returned shipment gives 409. A shipped order goes back ' +

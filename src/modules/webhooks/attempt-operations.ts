@@ -24,7 +24,7 @@ export const listDeliveryAttemptsOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: "List every attempt of a delivery, oldest first",
-  description: 'Every attempt of one delivery: when, how long, the request headers sent and the answer received (or why none came).',
+  description: 'Every attempt of one delivery: when, how long, the headers sent and the answer (or why none came).',
   detail:
     'Every attempt ever made for the delivery, whatever made it (trigger: automatic, retry, recovery, test), kept as long as the delivery: ' +
     'when it started, how long it took, the request headers as sent (signatures included), the answer (status, at most 20 headers of 200 ' +
@@ -47,12 +47,12 @@ const Statuses = Type.Array(Type.Unsafe<(typeof RECOVERABLE_STATUSES)[number]>({
   minItems: 1,
   maxItems: 3,
   uniqueItems: true,
-  description: 'Statuses to send again (default failed and dead).',
+  description: 'Default failed and dead.',
 });
 
 export const RecoverBody = Closed({
-  since: DateTime({ description: 'Deliveries created at or after this instant.' }),
-  until: Type.Optional(DateTime({ description: 'Deliveries created at or before this instant (default now).' })),
+  since: DateTime({ description: 'Created at or after.' }),
+  until: Type.Optional(DateTime({ description: 'Default now.' })),
   statuses: Type.Optional(Statuses),
 });
 
@@ -64,7 +64,7 @@ export const recoverDeliveriesOp = defineOperation({
   tags: TAGS,
   summary: 'Send again every delivery of a window that failed',
   description:
-    'Resends in the background this subscription\'s deliveries created in [since, until] with those statuses, each once; poll get_recovery. Dry run: how many it would send.',
+    'Resends, in the background, the deliveries created in [since, until] with those statuses; poll get_recovery. Dry run: how many.',
   detail:
     'Starts a recovery: every delivery of this subscription created in [since, until] whose status is one of `statuses` is sent again, ' +
     'oldest first and each once, with its event id and a fresh signature, in the background (it survives a restart and is shared safely by ' +
@@ -150,7 +150,7 @@ export const getWebhookHealthOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: "An endpoint's health over the last hour and day",
-  description: 'Delivery health of a subscription over the last hour and day: success rate, latency, failures by kind, pending and dead.',
+  description: 'Delivery health over the last hour and day: success rate, latency, failures, pending, dead.',
   detail:
     'From the attempt log of this subscription: per window (last hour, last day) the attempts, how many succeeded (2xx) and failed, the ' +
     'success rate, latency percentiles, and outcomes by status code or failure kind (timeout, connection_error, tls_error, dns_error, ' +

@@ -34,7 +34,7 @@ export const updateWebhookFlowOp = defineOperation({
   scope: 'webhooks:write',
   tags: TAGS,
   summary: "Pause or resume a subscription's deliveries",
-  description: 'Pauses or resumes a subscription: held deliveries spend no attempt and start, oldest first, on resume. Dry run: the flow and the changes.',
+  description: "Pauses or resumes a subscription's deliveries; held ones spend no attempt. Dry run: the flow and the changes.",
   detail:
     'Takes paused (rate_per_second and circuit_breaker are not accepted by this build: 400 with details.allowed). ' +
     'While paused no first, automatic or recovery attempt starts: events still create pending deliveries, no attempt is spent and none ' +

@@ -60,7 +60,7 @@ export const getWebhookOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: 'Get one webhook subscription',
-  description: 'One webhook subscription (never its secret); its _meta.etag as _meta.if_match on update_webhook refuses lost updates.',
+  description: 'One webhook subscription (never its secret); its version in _meta.etag.',
   detail:
     'Returns one subscription (never its secret) with its ETag; send that ETag as If-Match (MCP: _meta.if_match) on update_webhook ' +
     'so that a change made meanwhile by someone else is refused (412) instead of overwritten.',
@@ -81,7 +81,7 @@ export const createWebhookOp = defineOperation({
   tags: TAGS,
   summary: 'Subscribe an HTTPS endpoint to events',
   description:
-    'Subscribes a public https URL to events; the answer shows the signing secret once (20 per account). Dry run: checks, creates nothing.',
+    'Subscribes a public https URL to events; the answer shows the signing secret once. Dry run: checks, creates nothing.',
   detail:
     'Creates a subscription; the answer carries the signing secret (64 hex characters) once, never again. The url must be https on a public host ' +
     '(details.reason says why one is refused: characters (whitespace or control characters anywhere in it), scheme, credentials, host_blocked, private_ip, self_target, dns_private, dns_failed). ' +
@@ -165,7 +165,7 @@ export const listWebhookDeliveriesOp = defineOperation({
   tags: TAGS,
   summary: "List a subscription's deliveries, newest first",
   description:
-    'A subscription\'s deliveries with status, attempts and last answer; filter by status and event; next page via _meta.next_cursor.',
+    "A subscription's deliveries with status, attempts and last answer, newest first.",
   detail:
     'Each delivery shows its status (pending, delivered, failed, dead), attempts, next attempt, last status code, error and response body (first 1000 characters). ' +
     'Filter by status and event (a subscribable event or test; another gives 400 with details.allowed). When more deliveries exist the answer ' +
@@ -204,7 +204,7 @@ export const testWebhookOp = defineOperation({
   tags: TAGS,
   summary: 'Send a test event to one subscription',
   description:
-    'Sends a test event to this subscription and waits up to 10 s for the first attempt (30 per minute). Dry run: whether it would be sent.',
+    'Sends a test event and waits up to 10 s for the first attempt. Dry run: whether it would be sent.',
   detail:
     'Sends a `test` event to this subscription only and waits (up to 10 s) for the first attempt; the answer is that delivery. ' +
     'An inactive subscription gives 409. Limited to 30 per minute per account. Dry run tells whether a test would be sent.',
@@ -268,7 +268,7 @@ export const rotateSecretOp = defineOperation({
   tags: TAGS,
   summary: "Rotate a subscription's signing secret without dropping deliveries",
   description:
-    'Issues a new signing secret, shown once; the old one also signs until previous_secret_expires_at. Dry run: when the old secret would expire.',
+    'Issues a new signing secret, shown once; the old one also signs for a while. Dry run: when it would expire.',
   detail:
     'Issues a new secret, shown once in the answer (also as standard_secret, whsec_..., for Standard Webhooks libraries). Until ' +
     'previous_secret_expires_at (previous_secret_ttl_sec after now, default one day) every delivery is signed with both secrets: two v1 ' +
@@ -299,7 +299,7 @@ export const verifySignatureOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: 'Say why a delivery fails signature verification',
-  description: 'Says whether a delivery your receiver got (headers, raw body) verifies, and if not, why. Never send your secret.',
+  description: 'Says whether a delivery your receiver got verifies, and if not, why; never send your secret.',
   detail:
     'Takes what your receiver saw (headers and the raw body, as text or base64) and says whether it verifies and, if not, why: the first of ' +
     'missing_headers, malformed_signature, timestamp_out_of_tolerance (over 300 s), unknown_delivery, body_modified (the message says whether ' +

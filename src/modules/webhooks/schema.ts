@@ -58,14 +58,14 @@ export const UpdateWebhookBody = Closed({
   url: Type.Optional(Url),
   events: Type.Optional(Events),
   description: Type.Optional(Nullable('string', { maxLength: 500 })),
-  active: Type.Optional(Type.Boolean({ description: 'true also clears dead_notified_at, so the next death emails again.' })),
+  active: Type.Optional(Type.Boolean({ description: 'true also clears dead_notified_at.' })),
 });
 
 export const DeliveriesQuery = Closed({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 30 })),
   // EXTENSIONS 6: filters and a cursor.
-  status: Type.Optional(Type.Unsafe<(typeof DELIVERY_STATUSES)[number]>({ type: 'string', enum: [...DELIVERY_STATUSES], description: 'Only deliveries in this status.' })),
-  event: Type.Optional(Type.String({ maxLength: 100, description: 'Only deliveries of this event (or test).' })),
+  status: Type.Optional(Type.Unsafe<(typeof DELIVERY_STATUSES)[number]>({ type: 'string', enum: [...DELIVERY_STATUSES] })),
+  event: Type.Optional(Type.String({ maxLength: 100, description: 'An event name, or test.' })),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: '_meta.next_cursor of the previous page (REST: from its Link rel="next").' })),
 });
 
@@ -92,10 +92,10 @@ export const SecretRotation = Closed({
 export const VerifySignatureBody = Closed({
   headers: Type.Record(Type.String(), Type.String({ maxLength: 4096 }), {
     maxProperties: 200,
-    description: 'The request headers as received (X-Merx-* or webhook-*).',
+    description: 'As received.',
   }),
-  body: Type.Optional(Type.String({ description: 'The raw body as received, as text. Give this or body_base64.' })),
-  body_base64: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]*={0,2}$', description: 'The raw body as received, base64-encoded. Give this or body.' })),
+  body: Type.Optional(Type.String({ description: 'The raw body as text (or body_base64).' })),
+  body_base64: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]*={0,2}$', description: 'The raw body, base64.' })),
 });
 
 /** EXTENSIONS 9: a subscription's flow settings and state. */
