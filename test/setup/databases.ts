@@ -1,12 +1,10 @@
 // node --test's global setup: on PostgreSQL, migrates the stage's database
 // once, so that each test file's own database (test/setup/own-database.ts) is
 // a copy of a migrated one; at the end drops those copies.
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import pg from 'pg';
+import { openDb } from '../../src/platform/open-db.ts';
+import { migrateDatabase } from '../../src/views.ts';
 import { fileDatabasePattern, renameDatabase } from './database-names.ts';
-
-const ROOT = path.join(import.meta.dirname, '../..');
 
 function stageDirect(): string | null {
   const stage = process.env.DATABASE_URL;
@@ -14,9 +12,15 @@ function stageDirect(): string | null {
 }
 
 export async function globalSetup(): Promise<void> {
-  if (!stageDirect()) return;
-  // The service's own migration command, on the stage's database; it leaves no session open (a template must have none).
-  execFileSync(process.execPath, ['src/cli.ts', 'migrate'], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'error' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const direct = stageDirect();
+  if (!direct) return;
+  // The migrations only (no secrets: each test service brings its own keys); closed after, as a template must have no session.
+  const db = await openDb({ databaseUrl: direct, dataDir: '' });
+  try {
+    await migrateDatabase(db);
+  } finally {
+    await db.close();
+  }
 }
 
 export async function globalTeardown(): Promise<void> {
