@@ -28,6 +28,7 @@ import { courierCallMetrics } from './couriers/call-metrics.ts';
 import { simulatorStandIn } from './couriers/simulator/routes.ts';
 import { SIMULATED_COURIERS } from './couriers/simulator/simulated-couriers.ts';
 import { SimulatorState } from './couriers/simulator/state.ts';
+import { openSimulatorStore } from './couriers/simulator/open-store.ts';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -46,6 +47,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
   db.health.setLog(log);
   let keys: KeyCache | undefined;
   let reads: ReadRouter | null = null;
+  let simulatorStore: Awaited<ReturnType<typeof openSimulatorStore>> | null = null;
   try {
     await onDirectSession(db, config, (direct) => migrateDatabase(direct, log));
     await openSecretsAtRest(db, config, { warn: (message) => log.warn(message) });
@@ -64,7 +66,8 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       senderNice: config.webhookSenderNice,
     });
     // The simulator is one more courier endpoint: this service's adapters reach it over HTTP like any other.
-    const courierSimulator = config.courierMode === 'simulator' ? new SimulatorState(SIMULATED_COURIERS) : null;
+    simulatorStore = config.courierMode === 'simulator' ? await openSimulatorStore(db, config) : null;
+    const courierSimulator = simulatorStore && new SimulatorState(SIMULATED_COURIERS, simulatorStore.store);
     const couriers = createCourierAdapters(config, {
       report: courierCallMetrics(metrics),
       standIn: courierSimulator && simulatorStandIn(courierSimulator),
@@ -117,12 +120,14 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
         await rateLimits.close();
         await keys!.stop();
         await reads?.close();
+        await simulatorStore?.close();
         await db.close();
       },
     };
   } catch (err) {
     await keys?.stop().catch(() => {});
     await reads?.close().catch(() => {});
+    await simulatorStore?.close().catch(() => {});
     await db.close().catch(() => {});
     throw err;
   }

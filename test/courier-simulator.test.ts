@@ -56,7 +56,7 @@ test('times: only the next that many calls get the mode, then the courier return
   const t = await shipTenant(svc);
   for (const mode of ['throttle', 'error', 'refuse', 'down'] as const) {
     await simMode(svc.url, 'courier_b', mode, 2);
-    assert.equal(simulator(svc).modes.courier_b, mode);
+    assert.equal(await simulator(svc).modeOf('courier_b'), mode);
     const first = await shipOne(t, 'courier_b');
     const second = await shipOne(t, 'courier_b');
     for (const res of [first, second]) assertError(res, 502, 'courier_error', mode);
@@ -68,7 +68,7 @@ test('times: only the next that many calls get the mode, then the courier return
   await simMode(svc.url, 'courier_b', 'error', 5);
   await simMode(svc.url, 'courier_b', 'ok');
   assert.equal((await shipOne(t, 'courier_b')).status, 201);
-  assert.equal(simulator(svc).modes.courier_b, 'ok');
+  assert.equal(await simulator(svc).modeOf('courier_b'), 'ok');
 });
 
 test('bad mode requests: an unknown mode, times below 1 or not an integer, an unknown courier', async () => {

@@ -10,9 +10,10 @@ import path from 'node:path';
 const SRC = path.join(import.meta.dirname, '../src');
 const MODULES = path.join(SRC, 'modules');
 
-/** Tables of the plumbing, written by src/platform, src/notify or src/operator only: no room writes them. */
+/** Tables of the plumbing, written by src/platform, src/notify, src/operator or the courier simulator only: no room writes them. */
 const PLATFORM_TABLES = [
   'schema_migrations', 'settings', 'idempotency_keys', 'outbound_messages', 'stored_views', 'request_logs', 'approvals', 'replica_read_marks',
+  'courier_sim_parcels', 'courier_sim_modes', 'courier_sim_calls',
 ];
 
 /**

@@ -49,7 +49,7 @@ function assertReplay(first: { status: number; text: string }, again: { status: 
 test('a shipment created with a key is replayed exactly, and no second waybill, shipment or event is made (REST, then MCP with the same key)', async () => {
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_a');
-  const parcelsBefore = parcelKeys(svc);
+  const parcelsBefore = await parcelKeys(svc);
   const k = newKey();
   const first = await post(key, '/api/v1/shipments', { order_id: order.id }, k);
   assert.equal(first.status, 201, first.text);
@@ -65,7 +65,7 @@ test('a shipment created with a key is replayed exactly, and no second waybill, 
   assert.deepEqual(viaMcp.structuredContent, first.body, 'MCP replays what REST answered');
   assert.deepEqual(viaMcp._meta, { idempotent_replayed: true, request_id: viaMcp._meta.request_id });
 
-  assert.equal(newParcels(svc, parcelsBefore).length, 1, 'one waybill at the courier');
+  assert.equal((await newParcels(svc, parcelsBefore)).length, 1, 'one waybill at the courier');
   assert.equal((await shipmentRows(svc, accountId)).length, 1, 'one shipment');
   assert.deepEqual(await outboxEvents(svc.service, accountId), eventsAfterFirst, 'no event from the replays');
   // Without the key the same request is a new one: the live shipment makes it a 409.
@@ -183,7 +183,7 @@ test('a request running with a key makes a second one 409 idempotency_key_in_use
 
   // Twelve requests at once, REST and MCP, with one key: one waybill, one answer, the rest replays or in_use.
   const order = await checkoutWith(svc, accountId, 'courier_c');
-  const parcelsBefore = parcelKeys(svc);
+  const parcelsBefore = await parcelKeys(svc);
   const eventsBefore = (await outboxEvents(svc.service, accountId)).length;
   const race = newKey();
   const outcomes = await Promise.all(
@@ -197,7 +197,7 @@ test('a request running with a key makes a second one 409 idempotency_key_in_use
   const created = outcomes.filter((o) => o === 'created' || o === 'mcp:ok');
   assert.ok(created.length >= 1, JSON.stringify(outcomes));
   assert.ok(outcomes.every((o) => ['created', 'replay', 'mcp:ok', '409:idempotency_key_in_use', 'mcp:idempotency_key_in_use'].includes(o)), JSON.stringify(outcomes));
-  assert.equal(newParcels(svc, parcelsBefore).length, 1, 'one waybill');
+  assert.equal((await newParcels(svc, parcelsBefore)).length, 1, 'one waybill');
   assert.equal((await shipmentRows(svc, accountId)).length, 1, 'one shipment');
   assert.equal((await outboxEvents(svc.service, accountId)).length, eventsBefore + 3, 'one set of events (shipment.created, order.updated, order.status_changed)');
 });

@@ -77,7 +77,7 @@ test('raw SQL finds no plaintext secret: webhook secrets, courier credentials an
   const credentials = SIMULATED_COURIERS.get('courier_c')!.demoCredentials;
   await putCourier(svc, accountId, 'courier_c', { enabled: true, credentials });
   const shipment = await ship(svc, key, { order_id: (await checkoutWith(svc, accountId, 'courier_c')).id });
-  const pushToken = pushTokenOf(svc, shipment.tracking_number);
+  const pushToken = await pushTokenOf(svc, shipment.tracking_number);
   const pushed = await push(svc, pushToken, { barcode: shipment.tracking_number, events: [{ occurred_at: new Date().toISOString(), state: 'on_the_way', note: 'x' }] });
   assert.equal(pushed.status, 200, `the push token is found by its hash: ${pushed.text}`);
   assert.equal((await shipmentNow(svc, key, shipment.id)).status, 'in_transit');

@@ -2,14 +2,16 @@
 // service it finishes, and no item runs twice (each order one waybill, one
 // shipment.created, one courier waybill per item across both lives); two
 // instances on one database share one batch the same way. The couriers are
-// the built-in simulator of each instance (its call log counts the waybills
-// it made).
+// the built-in simulator, which every instance on one PostgreSQL shares (its
+// call log counts the waybills made); each instance's /metrics counts the
+// courier calls it made itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { PDFDocument } from 'pdf-lib';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestService, operator, type TestService } from './helpers/harness.ts';
+import { ADMIN_TOKEN, http, startTestService, operator, type TestService } from './helpers/harness.ts';
 import { events, shipTenant } from './helpers/shipments.ts';
 import { allItems, ordersFor, simCalls, simMode, startBatch, waitFinished, waitFor } from './helpers/batches.ts';
 
@@ -23,6 +25,12 @@ async function waybillsMade(svc: TestService): Promise<number> {
     made += (await simCalls(svc.url, slug)).filter((c) => c.operation === 'create' && c.status !== null && c.status < 300).length;
   }
   return made;
+}
+
+/** Courier calls this instance made that were answered 2xx (its /metrics): in a batch, the waybills it created. */
+async function callsAnswered2xx(svc: TestService): Promise<number> {
+  const text = (await http(svc.url, 'GET', '/metrics', { token: ADMIN_TOKEN })).text;
+  return [...text.matchAll(/^merx_courier_request_duration_seconds_count\{[^}]*status="2\d\d"[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
 /** Each order of the account has exactly one shipment, and each batch item names its order's. */
@@ -63,9 +71,13 @@ test('a batch interrupted by a restart of the service finishes, and no item runs
     first = null;
 
     second = await startTestService(env);
+    // The courier is back to normal by the time the service is (the simulator's mode outlives a restart on PostgreSQL).
+    await simMode(second.url, 'courier_a', 'ok');
     const done = await waitFinished(second.url, t.key, batch.id);
     assert.deepEqual([done.state, done.succeeded, done.failed], ['done', 12, 0]);
-    assert.equal(await waybillsMade(second), 6, 'the second life made only the waybills still missing');
+    assert.equal(await callsAnswered2xx(second), 6, 'the second life made only the waybills still missing');
+    // On PostgreSQL the courier (the shared simulator) saw both lives; on PGlite the second life's simulator is new.
+    assert.equal(await waybillsMade(second), POSTGRES ? 12 : 6, 'one waybill per item at the courier');
     await assertOneWaybillPerItem(second, t.accountId, t.key, batch.id, 12);
   } finally {
     await first?.close();
@@ -84,13 +96,27 @@ test('two instances on one database share one batch: both run items, none runs t
       ...(await ordersFor(one, t.accountId, 'courier_b', 20)),
       ...(await ordersFor(one, t.accountId, 'courier_c', 20)),
     ];
+    const madeBefore = await waybillsMade(two);
     const batch = await startBatch(one.url, t.key, orders.map((order_id) => ({ order_id })));
     const done = await waitFinished(two.url, t.key, batch.id);
     assert.deepEqual([done.state, done.succeeded], ['done', 60]);
-    const made = [await waybillsMade(one), await waybillsMade(two)];
+    assert.equal((await waybillsMade(two)) - madeBefore, 60, 'one waybill per item at the courier both instances call');
+    const made = [await callsAnswered2xx(one), await callsAnswered2xx(two)];
     assert.equal(made[0] + made[1], 60, `one waybill per item over both instances (${made})`);
     assert.ok(made[0] > 0 && made[1] > 0, `both instances ran items (${made})`);
     await assertOneWaybillPerItem(one, t.accountId, t.key, batch.id, 60);
+    // Each instance fetches every label, also of the waybills the other one made: one courier for both.
+    for (const svc of [one, two]) {
+      const labels = await fetch(`${svc.url}/api/v1/shipment-batches/${batch.id}/labels`, { headers: { authorization: `Bearer ${t.key}` } });
+      assert.equal(labels.status, 200, await labels.clone().text());
+      assert.equal((await PDFDocument.load(Buffer.from(await labels.arrayBuffer()))).getPageCount(), 60);
+    }
+    // A courier mode set through one instance holds for calls through the other.
+    await simMode(one.url, 'courier_b', 'refuse', 1);
+    const [refused] = await ordersFor(two, t.accountId, 'courier_b', 1);
+    const answer = await http(two.url, 'POST', '/api/v1/shipments', { token: t.key, body: { order_id: refused } });
+    assert.equal(answer.status, 502, answer.text);
+    assert.equal(answer.body.error.code, 'courier_error');
   } finally {
     await one.close();
     await two.close();

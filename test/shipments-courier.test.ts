@@ -12,7 +12,7 @@ import { rpc, toolCall } from './helpers/mcp.ts';
 import { assertError } from './helpers/contract.ts';
 import {
   POLLED, RAW_CODE, SLUGS, type Slug, assertLabel, assertShipmentView, cancel, checkoutWith, courierEvent, createShipment, events, fetchLabel,
-  newParcels, orderNow, orphans, parcel, parcelKeys, pdfText, poll, push, pushTokenOf, putCourier, ship, shipTenant, shipmentNow, shipmentRows,
+  changeParcel, newParcels, orderNow, orphans, parcel, parcelKeys, pdfText, poll, push, pushTokenOf, putCourier, ship, shipTenant, shipmentNow, shipmentRows,
   withMode,
 } from './helpers/shipments.ts';
 
@@ -31,8 +31,8 @@ const WRONG: Record<Slug, Record<string, string>> = {
   courier_c: { username: 'wrong', password: 'wrong' },
 };
 
-const lastCourierCode = (tracking: string) => {
-  const evs = parcel(svc, tracking).events;
+const lastCourierCode = async (tracking: string) => {
+  const evs = (await parcel(svc, tracking)).events;
   return evs[evs.length - 1].code;
 };
 
@@ -75,7 +75,7 @@ for (const slug of SLUGS) {
     const terms = { cod_type: 'cash', service_payer: 'receiver', open_before: 'open', refusal_payer: 'receiver' };
     const { accountId, key } = await shipTenant(svc, undefined, { sender_origin: senderOrigin, shipment_terms: terms });
     const order = await checkoutWith(svc, accountId, slug, { delivery_price: 3.25 });
-    const before = parcelKeys(svc);
+    const before = await parcelKeys(svc);
     const preview = await createShipment(svc, key, { order_id: order.id, weight_g: 1750 }, { 'x-merx-dry-run': '1' });
     assert.equal(preview.status, 200, preview.text);
     assert.deepEqual(preview.body.shipment_terms, terms, 'the preview shows the integration terms');
@@ -86,7 +86,7 @@ for (const slug of SLUGS) {
     assert.equal(typeof s.shipping_cost, 'number');
     assert.equal(s.cod_amount, 15.75);
 
-    const issued = newParcels(svc, before);
+    const issued = (await newParcels(svc, before));
     assert.equal(issued.length, 1);
     const p = issued[0];
     assert.equal(p.slug, slug);
@@ -100,14 +100,14 @@ for (const slug of SLUGS) {
     assert.equal(view.courier, slug);
     assert.equal(view.tracking_number, s.tracking_number);
     assert.ok(view.tracking_url.includes(encodeURIComponent(s.tracking_number)), view.tracking_url);
-    if (slug === 'courier_c') assert.ok(pushTokenOf(svc, s.tracking_number).length > 0, 'courier_c got where and how to push');
+    if (slug === 'courier_c') assert.ok((await pushTokenOf(svc, s.tracking_number)).length > 0, 'courier_c got where and how to push');
     else assert.equal(p.notify, null, 'polled couriers get no notify URL');
   });
 
   test(`${slug}: refusal, outage (timeout) and wrong credentials on create are 502 courier_error (refused / timeout / auth); nothing is written`, async () => {
     const { accountId, key } = await shipTenant(svc);
     const order = await checkoutWith(svc, accountId, slug);
-    const before = parcelKeys(svc);
+    const before = await parcelKeys(svc);
     const refused = await withMode(svc, slug, 'refuse', async () => assertError(await createShipment(svc, key, { order_id: order.id }), 502, 'courier_error', 'refuse'));
     assert.equal(refused.details.reason, 'refused');
     assert.equal(typeof refused.details.detail, 'string');
@@ -120,7 +120,7 @@ for (const slug of SLUGS) {
     assert.equal(auth.details.reason, 'auth');
     assert.equal(typeof auth.details.detail, 'string');
 
-    assert.equal(newParcels(svc, before).length, 0, 'the courier issued nothing');
+    assert.equal((await newParcels(svc, before)).length, 0, 'the courier issued nothing');
     assert.equal((await shipmentRows(svc, accountId)).length, 0, 'no shipment row');
     const view = await orderNow(svc, key, order.id);
     assert.equal(view.status, 'new');
@@ -142,7 +142,7 @@ for (const slug of SLUGS) {
     const label = await fetchLabel(svc, key, s.id);
     assertLabel(label, s.tracking_number, slug);
     assert.ok(pdfText(label.bytes).includes('Ana Petrova'), 'recipient on the label');
-    parcel(svc, s.tracking_number).recipient = ['Reprinted Recipient'];
+    await changeParcel(svc, s.tracking_number, (p) => (p.recipient = ['Reprinted Recipient']));
     const again = await fetchLabel(svc, key, s.id);
     assertLabel(again, s.tracking_number, `${slug} again`);
     assert.ok(pdfText(again.bytes).includes('Reprinted Recipient'), 'fetched from the courier again, not cached');
@@ -177,7 +177,7 @@ for (const slug of POLLED) {
     assert.equal(res.body.courier_cancelled, true);
     assert.equal(res.body.courier_confirmed, true);
     assert.equal(res.body.note, null);
-    assert.equal(lastCourierCode(s.tracking_number), RAW_CODE[slug].cancelled, 'the courier recorded a cancelled event');
+    assert.equal(await lastCourierCode(s.tracking_number), RAW_CODE[slug].cancelled, 'the courier recorded a cancelled event');
     assertLabel(await fetchLabel(svc, key, s.id), s.tracking_number, 'GAPS: a label for any shipment with a tracking number');
     const [event] = await events(svc, accountId, 'shipment.cancelled');
     assert.equal(event.data.courier_cancelled, true);
@@ -201,7 +201,7 @@ for (const slug of POLLED) {
     assert.equal(assertError(await cancel(svc, key, s.id), 502, 'courier_error', 'auth').details.reason, 'auth');
     await putCourier(svc, accountId, slug, { enabled: true, credentials: {} });
     assert.equal((await shipmentNow(svc, key, s.id)).status, 'pending');
-    assert.notEqual(lastCourierCode(s.tracking_number), RAW_CODE[slug].cancelled);
+    assert.notEqual(await lastCourierCode(s.tracking_number), RAW_CODE[slug].cancelled);
     assert.equal((await events(svc, accountId, 'shipment.cancelled')).length, 0);
     assert.equal((await cancel(svc, key, s.id)).status, 200);
   });
@@ -211,7 +211,7 @@ test('courier_c: no cancel API, so cancel marks the waybill cancelled locally wi
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_c');
   const s = await ship(svc, key, { order_id: order.id });
-  const courierEvents = parcel(svc, s.tracking_number).events.length;
+  const courierEvents = (await parcel(svc, s.tracking_number)).events.length;
   // No body at all: the cancel body is optional.
   const res = await withMode(svc, 'courier_c', 'down', async () => http(svc.url, 'POST', `/api/v1/shipments/${s.id}/cancel`, { token: key }));
   assert.equal(res.status, 200, res.text);
@@ -221,7 +221,7 @@ test('courier_c: no cancel API, so cancel marks the waybill cancelled locally wi
   assert.equal(res.body.courier_confirmed, false);
   assert.equal(typeof res.body.note, 'string');
   assert.ok(res.body.note.length > 0, 'an explanatory note');
-  assert.equal(parcel(svc, s.tracking_number).events.length, courierEvents, 'nothing was sent to the courier');
+  assert.equal((await parcel(svc, s.tracking_number)).events.length, courierEvents, 'nothing was sent to the courier');
   const [event] = await events(svc, accountId, 'shipment.cancelled');
   assert.equal(event.data.courier_cancelled, false);
   assert.equal(event.data.courier_confirmed, false);
@@ -272,7 +272,7 @@ for (const slug of POLLED) {
 
     // A code the service does not know is kept raw but moves nothing. (The operator API always reports a status in
     // the courier's own words, so the unknown code is put in the courier's records directly.)
-    parcel(svc, t.tracking_number).events.push({ at: new Date().toISOString(), code: slug === 'courier_a' ? 'CUSTOMS_HOLD' : 77, label: 'Held at customs' });
+    await changeParcel(svc, t.tracking_number, (p) => p.events.push({ at: new Date().toISOString(), code: slug === 'courier_a' ? 'CUSTOMS_HOLD' : 77, label: 'Held at customs' }));
     await poll(svc);
     const held = await shipmentNow(svc, key, t.id);
     assert.equal(held.status, 'picked_up');
@@ -306,8 +306,8 @@ test('courier_c push endpoint: a wrong, missing or foreign token is 401; an unkn
   const s = await ship(svc, key, { order_id: order.id });
   const otherOrder = await checkoutWith(svc, other.accountId, 'courier_c');
   const otherShipment = await ship(svc, other.key, { order_id: otherOrder.id });
-  const token = pushTokenOf(svc, s.tracking_number);
-  const otherToken = pushTokenOf(svc, otherShipment.tracking_number);
+  const token = await pushTokenOf(svc, s.tracking_number);
+  const otherToken = await pushTokenOf(svc, otherShipment.tracking_number);
   assert.notEqual(token, otherToken, 'one token per integration');
   const body = { barcode: s.tracking_number, events: [{ occurred_at: new Date().toISOString(), state: 'on_the_way', note: 'On the way' }] };
 
@@ -341,13 +341,13 @@ for (const slug of POLLED) {
   test(`${slug}: when our commit fails after the courier accepted, the waybill is cancelled at the courier and nothing is left behind`, async () => {
     const { accountId, key } = await shipTenant(svc);
     const order = await checkoutWith(svc, accountId, slug);
-    const before = parcelKeys(svc);
+    const before = await parcelKeys(svc);
     await operator(svc.url).call('PUT', '/faults', { shipment_commit: 'fail_next' });
     const res = await createShipment(svc, key, { order_id: order.id });
     assertError(res, 500, 'internal_error', 'injected commit failure');
     assert.ok(!/injected|courier accepted/i.test(res.text), 'a 500 never shows its cause');
 
-    const issued = newParcels(svc, before);
+    const issued = (await newParcels(svc, before));
     assert.equal(issued.length, 1, 'the courier had accepted one waybill');
     assert.equal(issued[0].events[issued[0].events.length - 1].code, RAW_CODE[slug].cancelled, 'the courier recorded a CANCELLED event');
     assert.deepEqual(await orphans(svc, accountId), [], 'cancelled, so nothing to reconcile');
@@ -368,10 +368,10 @@ for (const slug of POLLED) {
 test('courier_c: when our commit fails after the courier accepted, the waybill (not cancellable) is recorded in courier_orphans for reconciliation', async () => {
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_c');
-  const before = parcelKeys(svc);
+  const before = await parcelKeys(svc);
   await operator(svc.url).call('PUT', '/faults', { shipment_commit: 'fail_next' });
   assertError(await createShipment(svc, key, { order_id: order.id }), 500, 'internal_error', 'injected commit failure');
-  const issued = newParcels(svc, before);
+  const issued = (await newParcels(svc, before));
   assert.equal(issued.length, 1);
   const rows = await orphans(svc, accountId);
   assert.equal(rows.length, 1, 'one waybill kept for reconciliation');
@@ -393,11 +393,11 @@ test('a dry run does not consume the injected commit failure, and MCP create rep
   try {
     const dry = await createShipment(svc, key, { order_id: order.id }, { 'x-merx-dry-run': '1' });
     assert.equal(dry.status, 200, dry.text);
-    const before = parcelKeys(svc);
+    const before = await parcelKeys(svc);
     const res = await rpc(svc.url, key, toolCall('create_shipment', { order_id: order.id }));
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.error?.code, -32603, res.text);
-    assert.equal(newParcels(svc, before)[0].events.at(-1)!.code, 'CANCELLED');
+    assert.equal((await newParcels(svc, before))[0].events.at(-1)!.code, 'CANCELLED');
   } finally {
     await operator(svc.url).call('PUT', '/faults', { shipment_commit: 'ok' });
   }

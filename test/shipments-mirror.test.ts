@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { startTestService, http, type TestService } from './helpers/harness.ts';
 import { assertError, assertSameSet, listIds, listOrders } from './helpers/contract.ts';
 import {
-  DRY, RAW_CODE, SHIPMENT_STATUSES, SLUGS, TERMINAL, type Slug, assertSummary, cancel, checkoutWith, courierEvent, courierReports, events, merchantSets, movements,
+  DRY, RAW_CODE, SHIPMENT_STATUSES, SLUGS, TERMINAL, type Slug, assertSummary, cancel, changeParcel, checkoutWith, courierEvent, courierReports, events, merchantSets, movements,
   orderNow, parcel, poll, push, pushTokenOf, ship, shipTenant, shipmentNow, stockOf,
 } from './helpers/shipments.ts';
 
@@ -118,8 +118,8 @@ for (const slug of SLUGS) {
 
     // The courier repeats itself: nothing happens twice.
     if (slug === 'courier_c') {
-      const token = pushTokenOf(svc, shipment.tracking_number);
-      const last = parcel(svc, shipment.tracking_number).events.at(-1)!;
+      const token = await pushTokenOf(svc, shipment.tracking_number);
+      const last = (await parcel(svc, shipment.tracking_number)).events.at(-1)!;
       const res = await push(svc, token, { barcode: shipment.tracking_number, events: [{ occurred_at: last.at, state: last.code, note: last.label }] });
       assert.equal(res.status, 200, res.text);
     } else {
@@ -184,7 +184,7 @@ for (const slug of SLUGS) {
       assert.ok(event, `${from}: shipment.cancelled`);
       assert.equal(event.data.courier_cancelled, expectConfirmed);
       assert.equal(event.data.courier_confirmed, expectConfirmed);
-      if (expectConfirmed) assert.equal(parcel(svc, s.tracking_number).events.at(-1)!.code, RAW_CODE[slug].cancelled, `${from}: the courier confirmed`);
+      if (expectConfirmed) assert.equal((await parcel(svc, s.tracking_number)).events.at(-1)!.code, RAW_CODE[slug].cancelled, `${from}: the courier confirmed`);
       assert.equal((await orderNow(svc, t.key, order.id)).status, 'processing', 'a processing order keeps its status');
     }
 
@@ -194,13 +194,13 @@ for (const slug of SLUGS) {
       if (terminal === 'cancelled') assert.equal((await cancel(svc, t.key, s.id)).status, 200);
       else await reportAndExpectMove(t, s, terminal);
       const before = await shipmentNow(svc, t.key, s.id);
-      const courierEvents = parcel(svc, s.tracking_number).events.length;
+      const courierEvents = (await parcel(svc, s.tracking_number)).events.length;
       const dry = await cancel(svc, t.key, s.id, {}, DRY);
       assert.equal(dry.status, 200, dry.text);
       assert.equal(dry.body.cancellable, false, `${terminal} is not cancellable`);
       assertError(await cancel(svc, t.key, s.id), 409, 'conflict', `cancel a ${terminal} shipment`);
       assert.deepEqual(await shipmentNow(svc, t.key, s.id), before, `${terminal}: unchanged`);
-      assert.equal(parcel(svc, s.tracking_number).events.length, courierEvents, `${terminal}: no courier call`);
+      assert.equal((await parcel(svc, s.tracking_number)).events.length, courierEvents, `${terminal}: no courier call`);
     }
   });
 
@@ -222,12 +222,12 @@ for (const slug of SLUGS) {
     const newestAt = Date.parse(transit.last_status_at);
     const olderAt = new Date(newestAt - 60_000).toISOString();
     if (slug === 'courier_c') {
-      const res = await push(svc, pushTokenOf(svc, s.tracking_number), {
+      const res = await push(svc, await pushTokenOf(svc, s.tracking_number), {
         barcode: s.tracking_number, events: [{ occurred_at: olderAt, state: RAW_CODE.courier_c.picked_up, note: 'Collected (late report)' }],
       });
       assert.equal(res.status, 200, res.text);
     } else {
-      parcel(svc, s.tracking_number).events.push({ at: olderAt, code: RAW_CODE[slug].picked_up, label: 'Collected (late report)' });
+      await changeParcel(svc, s.tracking_number, (p) => p.events.push({ at: olderAt, code: RAW_CODE[slug].picked_up, label: 'Collected (late report)' }));
       await poll(svc);
     }
     const after = await shipmentNow(svc, t.key, s.id);
@@ -267,7 +267,7 @@ for (const slug of SLUGS) {
     const s = await ship(svc, t.key, { order_id: order.id });
     if (slug === 'courier_c') {
       const base = Date.now();
-      const res = await push(svc, pushTokenOf(svc, s.tracking_number), {
+      const res = await push(svc, await pushTokenOf(svc, s.tracking_number), {
         barcode: s.tracking_number,
         events: [
           { occurred_at: new Date(base + 1000).toISOString(), state: 'collected', note: 'Collected' },
@@ -277,10 +277,11 @@ for (const slug of SLUGS) {
       assert.equal(res.status, 200, res.text);
     } else {
       // Both happen between two polls (the poll runs every 15 minutes).
-      const p = parcel(svc, s.tracking_number);
       const base = Date.now() + 1000;
-      p.events.push({ at: new Date(base).toISOString(), code: RAW_CODE[slug].picked_up, label: 'Collected' });
-      p.events.push({ at: new Date(base + 5000).toISOString(), code: RAW_CODE[slug].in_transit, label: 'On the way' });
+      await changeParcel(svc, s.tracking_number, (p) => p.events.push(
+        { at: new Date(base).toISOString(), code: RAW_CODE[slug].picked_up, label: 'Collected' },
+        { at: new Date(base + 5000).toISOString(), code: RAW_CODE[slug].in_transit, label: 'On the way' },
+      ));
       await poll(svc);
     }
     assert.equal((await shipmentNow(svc, t.key, s.id)).status, 'in_transit');
@@ -293,7 +294,7 @@ test('courier_c: the very same push twice is applied once (one raw event, one st
   const t = await shipTenant(svc);
   const order = await checkoutWith(svc, t.accountId, 'courier_c');
   const s = await ship(svc, t.key, { order_id: order.id });
-  const token = pushTokenOf(svc, s.tracking_number);
+  const token = await pushTokenOf(svc, s.tracking_number);
   const base = Date.now();
   const newer = { barcode: s.tracking_number, events: [{ occurred_at: new Date(base + 2000).toISOString(), state: 'on_the_way', note: 'Left the depot' }] };
   for (let i = 0; i < 2; i++) {

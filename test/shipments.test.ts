@@ -13,7 +13,7 @@ import { assertError, assertScopeMissing } from './helpers/contract.ts';
 import { callTool, callToolError, rpc, request, assertRefusal, toolCall } from './helpers/mcp.ts';
 import {
   CANCEL_RESULT_FIELDS, CREATE_PREVIEW_FIELDS, DEFAULT_TERMS, DRY, assertLabel, assertShipmentView, assertSummary, cancel, checkoutWith,
-  createShipment, events, fetchLabel, getShipment, merchantSets, newParcels, orderNow, parcel, parcelKeys, pdfText, putCourier, ship,
+  changeParcel, createShipment, events, fetchLabel, forgetParcel, getShipment, merchantSets, newParcels, orderNow, parcel, parcelKeys, pdfText, putCourier, ship,
   shipTenant, shipmentNow, simulator, summaryOf, withMode,
 } from './helpers/shipments.ts';
 
@@ -33,7 +33,7 @@ test('POST /shipments uses the checkout courier, mode and office: 201 {data: Shi
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_a');
   assert.equal(order.status, 'new');
-  const before = parcelKeys(svc);
+  const before = await parcelKeys(svc);
 
   const res = await createShipment(svc, key, { order_id: order.id });
   assert.equal(res.status, 201, res.text);
@@ -57,7 +57,7 @@ test('POST /shipments uses the checkout courier, mode and office: 201 {data: Shi
   assert.ok(s.status_events.length >= 1, 'at least the creation event');
 
   // The courier holds exactly this waybill, with what the service computed.
-  const issued = newParcels(svc, before);
+  const issued = (await newParcels(svc, before));
   assert.equal(issued.length, 1, 'exactly one waybill at the courier');
   assert.equal(issued[0].trackingNumber, s.tracking_number);
   assert.equal(issued[0].slug, 'courier_a');
@@ -120,7 +120,7 @@ test('GAPS: the order view carries courier (and tracking) from the waybill, for 
 test('overrides win over checkout choices: courier, delivery_mode home (recipient address), office_id, weight_g, dim_cm', async () => {
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_a');
-  const before = parcelKeys(svc);
+  const before = await parcelKeys(svc);
   const s = await ship(svc, key, { order_id: order.id, courier: 'courier_b', delivery_mode: 'home', weight_g: 2500, dim_cm: { l: 30, w: 20, h: 10 } });
   assert.equal(s.courier_slug, 'courier_b');
   assert.equal(s.delivery_mode, 'home');
@@ -128,7 +128,7 @@ test('overrides win over checkout choices: courier, delivery_mode home (recipien
   assert.deepEqual(s.recipient_address, { city: 'Sofia', street: 'ul. Vitosha 1' }, 'SPEC: home delivery {city, street}');
   assert.equal(s.parcel_weight_g, 2500);
   assert.deepEqual(s.parcel_dim_cm, { l: 30, w: 20, h: 10 });
-  const [issued] = newParcels(svc, before);
+  const [issued] = (await newParcels(svc, before));
   assert.equal(issued.slug, 'courier_b', 'the overriding courier issued the waybill');
   assert.equal(issued.weightKg, 2.5);
   assert.equal((await orderNow(svc, key, order.id)).courier, 'courier_b');
@@ -163,10 +163,10 @@ test('COD (GAPS): the order total when payment_method is cod and not paid, other
     const preview = await createShipment(svc, key, { order_id: order.id }, DRY);
     assert.equal(preview.status, 200, preview.text);
     assert.equal(preview.body.cod_amount, cod, 'dry-run preview');
-    const before = parcelKeys(svc);
+    const before = await parcelKeys(svc);
     const s = await ship(svc, key, { order_id: order.id });
     assert.equal(s.cod_amount, cod, 'shipment cod_amount');
-    assert.equal(newParcels(svc, before)[0].codAmount, cod, 'what the courier was told to collect');
+    assert.equal((await newParcels(svc, before))[0].codAmount, cod, 'what the courier was told to collect');
   }
 });
 
@@ -189,10 +189,10 @@ test('parcel weight (GAPS): override, else the sum of physical line items weight
   assert.equal(await preview({ order_id: unweighed.id }), 1000, 'no product weights: the default');
   assert.equal(await preview({ order_id: mixed.id, weight_g: 777 }), 777, 'the override');
 
-  const before = parcelKeys(svc);
+  const before = await parcelKeys(svc);
   const s = await ship(svc, key, { order_id: mixed.id });
   assert.equal(s.parcel_weight_g, 1050);
-  assert.equal(newParcels(svc, before)[0].weightKg, 1.05);
+  assert.equal((await newParcels(svc, before))[0].weightKg, 1.05);
 });
 
 test('content_label (GAPS): line item names joined with ", ", at most 100 characters; legacy orders use product_name', async () => {
@@ -222,7 +222,7 @@ test('content_label (GAPS): line item names joined with ", ", at most 100 charac
 test('dry run (X-Merx-Dry-Run 1/true/yes): the full preview, no courier call (works while the courier is down), nothing written', async () => {
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_a', {}, { courier_office_id: 'OFF-9' });
-  const before = parcelKeys(svc);
+  const before = await parcelKeys(svc);
   const eventsBefore = (await events(svc, accountId)).length;
   await withMode(svc, 'courier_a', 'down', async () => {
     for (const value of ['1', 'true', 'yes']) {
@@ -241,7 +241,7 @@ test('dry run (X-Merx-Dry-Run 1/true/yes): the full preview, no courier call (wo
     assert.equal(home.body.delivery_mode, 'home');
     assert.equal(home.body.office_id, null);
   });
-  assert.equal(newParcels(svc, before).length, 0, 'no courier was called');
+  assert.equal((await newParcels(svc, before)).length, 0, 'no courier was called');
   assert.deepEqual((await orderShipment(key, order.id)).body, { data: null }, 'no shipment written');
   const view = await orderNow(svc, key, order.id);
   assert.equal(view.status, 'new', 'the order did not move');
@@ -261,13 +261,13 @@ test('an order with a live shipment gives 409 with details.shipment (its Shipmen
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_a');
   const first = await ship(svc, key, { order_id: order.id });
-  const before = parcelKeys(svc);
+  const before = await parcelKeys(svc);
   for (const body of [{ order_id: order.id }, { order_id: order.id, courier: 'courier_b' }]) {
     const error = assertError(await createShipment(svc, key, body), 409, 'conflict', 'second waybill');
     assertSummary(error.details.shipment, first, '409 details.shipment');
     assert.deepEqual(error.details.shipment, (await orderNow(svc, key, order.id)).shipment, 'the same summary as the order view');
   }
-  assert.equal(newParcels(svc, before).length, 0, 'the courier was not called');
+  assert.equal((await newParcels(svc, before)).length, 0, 'the courier was not called');
   assert.equal((await events(svc, accountId, 'shipment.created')).length, 1);
 
   const cancelled = await cancel(svc, key, first.id);
@@ -284,10 +284,10 @@ test('an order with a live shipment gives 409 with details.shipment (its Shipmen
 test('two simultaneous creations for one order: one waybill, one 409, exactly one parcel at the courier', async () => {
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_a');
-  const before = parcelKeys(svc);
+  const before = await parcelKeys(svc);
   const results = await Promise.all([createShipment(svc, key, { order_id: order.id }), createShipment(svc, key, { order_id: order.id })]);
   assert.deepEqual(results.map((r) => r.status).sort(), [201, 409], results.map((r) => r.text).join(' | '));
-  assert.equal(newParcels(svc, before).length, 1, 'no second (orphan) waybill');
+  assert.equal((await newParcels(svc, before)).length, 1, 'no second (orphan) waybill');
   assert.equal((await events(svc, accountId, 'shipment.created')).length, 1);
 });
 
@@ -317,11 +317,11 @@ test('order status rules on creation: confirmed -> processing; processing and sh
   for (const status of ['cancelled', 'returned', 'refunded', 'archived', 'delivered']) {
     const order = await checkoutWith(svc, accountId, 'courier_a');
     await merchantSets(svc, order.id, status);
-    const before = parcelKeys(svc);
+    const before = await parcelKeys(svc);
     const error = assertError(await createShipment(svc, key, { order_id: order.id }), 409, 'conflict', `order ${status}`);
     assert.equal(error.details?.kind, 'order_status', `${status}: details.kind`);
     assertError(await createShipment(svc, key, { order_id: order.id }, DRY), 409, 'conflict', `order ${status}, dry run`);
-    assert.equal(newParcels(svc, before).length, 0, `${status}: no courier call`);
+    assert.equal((await newParcels(svc, before)).length, 0, `${status}: no courier call`);
     assert.equal((await orderNow(svc, key, order.id)).status, status);
     assert.deepEqual((await orderShipment(key, order.id)).body, { data: null });
   }
@@ -331,7 +331,7 @@ test('create refusals: courier not enabled 400 courier_not_enabled; no courier c
   const { accountId, key } = await shipTenant(svc);
   const other = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_a');
-  const before = parcelKeys(svc);
+  const before = await parcelKeys(svc);
 
   await putCourier(svc, accountId, 'courier_b', { enabled: false });
   const notEnabled = assertError(await createShipment(svc, key, { order_id: order.id, courier: 'courier_b' }), 400, 'validation_failed', 'disabled courier');
@@ -360,7 +360,7 @@ test('create refusals: courier not enabled 400 courier_not_enabled; no courier c
   assertError(await createShipment(svc, key, { order_id: foreign.id }), 404, 'not_found', 'order of another account');
   assertError(await createShipment(svc, key, { order_id: foreign.id }, DRY), 404, 'not_found', 'order of another account, dry run');
 
-  assert.equal(newParcels(svc, before).length, 0, 'no waybill for any refused request');
+  assert.equal((await newParcels(svc, before)).length, 0, 'no waybill for any refused request');
   assert.equal((await orderNow(svc, key, order.id)).status, 'new');
   assert.equal((await orderNow(svc, other.key, foreign.id)).status, 'new');
 });
@@ -432,7 +432,7 @@ test('label: a PDF from the courier with Content-Disposition attachment; filenam
   assert.ok(pdfText(first.bytes).includes('Cash on delivery: 12.50'), 'the courier printed the COD amount');
 
   // The courier reprints with new content: the next call shows it, so nothing was cached.
-  parcel(svc, s.tracking_number).reference = 'REPRINT-42';
+  await changeParcel(svc, s.tracking_number, (p) => (p.reference = 'REPRINT-42'));
   const second = await fetchLabel(svc, key, s.id);
   assertLabel(second, s.tracking_number, 'second label');
   assert.ok(pdfText(second.bytes).includes('REPRINT-42'), 'the label came from the courier again');
@@ -447,10 +447,10 @@ test('label: a PDF from the courier with Content-Disposition attachment; filenam
   assert.equal(down.json.error.details.reason, 'timeout');
   assertLabel(await fetchLabel(svc, key, s.id), s.tracking_number, 'after the outage');
 
-  // The courier no longer knows the waybill (the simulator keeps parcels in memory): a courier failure, 502.
+  // The courier no longer knows the waybill: a courier failure, 502.
   const other2 = await checkoutWith(svc, accountId, 'courier_a');
   const forgotten = await ship(svc, key, { order_id: other2.id });
-  simulator(svc).parcels.delete(forgotten.tracking_number);
+  await forgetParcel(svc, forgotten.tracking_number);
   const lost = await fetchLabel(svc, key, forgotten.id);
   assert.equal(lost.status, 502);
   assert.equal(lost.json?.error?.code, 'courier_error');
@@ -469,7 +469,7 @@ test('cancel (courier_a): the courier confirms; result {data, courier_cancelled,
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_a');
   const s = await ship(svc, key, { order_id: order.id });
-  const courierEventsBefore = parcel(svc, s.tracking_number).events.length;
+  const courierEventsBefore = (await parcel(svc, s.tracking_number)).events.length;
 
   const dry = await cancel(svc, key, s.id, {}, DRY);
   assert.equal(dry.status, 200, dry.text);
@@ -477,7 +477,7 @@ test('cancel (courier_a): the courier confirms; result {data, courier_cancelled,
   assert.equal(dry.body.dry_run, true);
   assert.equal(dry.body.cancellable, true);
   assert.deepEqual(dry.body.data, s);
-  assert.equal(parcel(svc, s.tracking_number).events.length, courierEventsBefore, 'dry run: no courier call');
+  assert.equal((await parcel(svc, s.tracking_number)).events.length, courierEventsBefore, 'dry run: no courier call');
   assert.equal((await shipmentNow(svc, key, s.id)).status, 'pending');
   assert.equal((await events(svc, accountId, 'shipment.cancelled')).length, 0);
 
@@ -496,7 +496,7 @@ test('cancel (courier_a): the courier confirms; result {data, courier_cancelled,
   assert.equal(res.body.courier_cancelled, true);
   assert.equal(res.body.courier_confirmed, true);
   assert.equal(res.body.note, null);
-  const courierSide = parcel(svc, s.tracking_number).events;
+  const courierSide = (await parcel(svc, s.tracking_number)).events;
   assert.equal(courierSide[courierSide.length - 1].code, 'CANCELLED', 'the courier recorded the cancellation');
   assert.deepEqual(await shipmentNow(svc, key, s.id), res.body.data);
 
@@ -559,7 +559,7 @@ test('two simultaneous cancels of one waybill: one 200, one 409; the courier is 
   const s = await ship(svc, key, { order_id: order.id });
   const results = await Promise.all([cancel(svc, key, s.id), cancel(svc, key, s.id)]);
   assert.deepEqual(results.map((r) => r.status).sort(), [200, 409], results.map((r) => r.text).join(' | '));
-  assert.equal(parcel(svc, s.tracking_number).events.filter((e) => e.code === 'CANCELLED').length, 1);
+  assert.equal((await parcel(svc, s.tracking_number)).events.filter((e) => e.code === 'CANCELLED').length, 1);
   assert.equal((await events(svc, accountId, 'shipment.cancelled')).length, 1);
 });
 
@@ -612,12 +612,12 @@ test('MCP get_shipment: by id and by order_id (newest, or {data: null}); neither
 test('MCP create_shipment: dry_run previews like REST without a courier call; a real call creates; a second is CONFLICT; a refusing courier is COURIER_ERROR', async () => {
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_c');
-  const before = parcelKeys(svc);
+  const before = await parcelKeys(svc);
   const dry = await callTool(svc.url, key, 'create_shipment', { order_id: order.id, dry_run: true });
   assert.equal(dry.isError, false);
   assert.deepEqual(dry.structuredContent, (await createShipment(svc, key, { order_id: order.id }, DRY)).body, 'same preview as REST');
   assert.equal(dry.structuredContent.dry_run, true);
-  assert.equal(newParcels(svc, before).length, 0);
+  assert.equal((await newParcels(svc, before)).length, 0);
   assert.deepEqual((await orderShipment(key, order.id)).body, { data: null });
 
   const created = await callTool(svc.url, key, 'create_shipment', { order_id: order.id, weight_g: 640 });
@@ -652,7 +652,7 @@ test('MCP cancel_shipment: dry_run says cancellable and changes nothing; a real 
   assert.equal(res.structuredContent.data.status, 'cancelled');
   assert.equal(res.structuredContent.courier_cancelled, true);
   assert.equal(res.structuredContent.courier_confirmed, true);
-  const courierSide = parcel(svc, s.tracking_number).events;
+  const courierSide = (await parcel(svc, s.tracking_number)).events;
   assert.equal(courierSide[courierSide.length - 1].code, 90, 'courier_b recorded its cancelled code');
   assert.equal((await events(svc, accountId, 'shipment.cancelled')).length, 1);
 

@@ -101,10 +101,11 @@ export function consoleRoutes(operations: Operation[]) {
           database: s.db.kind,
           deploy_sha: s.deploySha,
           courier_mode: s.config.courierMode,
-          couriers: COURIER_SLUGS.map((slug) => {
+          couriers: await Promise.all(COURIER_SLUGS.map(async (slug) => {
             const { statusUpdates, cancel } = s.couriers.adapter(slug).capabilities;
-            return { slug, mode: s.courierSimulator?.modes[slug] ?? null, status_updates: statusUpdates, cancel };
-          }),
+            const mode = s.courierSimulator?.plays(slug) ? await s.courierSimulator.modeOf(slug) : null;
+            return { slug, mode, status_updates: statusUpdates, cancel };
+          })),
           jobs: Object.keys(JOBS),
           scopes: [...SCOPES],
           presets: PRESETS,

@@ -96,8 +96,8 @@ export const outsideRoutes = [
     output: Closed({ data: Closed({ slug: Type.String(), mode: Type.String() }) }),
     handler: async (s, { slug, mode, times }) => {
       const simulator = simulatorOf(s);
-      if (!(slug in simulator.modes)) throw new AppError('not_found', `the simulator does not play ${slug}`);
-      simulator.setMode(slug, mode, times);
+      if (!simulator.plays(slug)) throw new AppError('not_found', `the simulator does not play ${slug}`);
+      await simulator.setMode(slug, mode, times);
       return { data: { slug, mode } };
     },
   }),
@@ -121,8 +121,8 @@ export const outsideRoutes = [
     }),
     handler: async (s, { slug }) => {
       const simulator = simulatorOf(s);
-      if (!(slug in simulator.modes)) throw new AppError('not_found', `the simulator does not play ${slug}`);
-      return { data: simulator.callsOf(slug) };
+      if (!simulator.plays(slug)) throw new AppError('not_found', `the simulator does not play ${slug}`);
+      return { data: await simulator.callsOf(slug) };
     },
   }),
   adminRoute({
@@ -148,7 +148,7 @@ export const outsideRoutes = [
       const { rows } = await s.db.query('SELECT tracking_number FROM shipments WHERE id = $1', [id]);
       if (!rows[0]?.tracking_number) throw new AppError('not_found', 'no shipment with a waybill number has this id');
       if (!(await recordCourierEvent(simulator, rows[0].tracking_number, status, code, label))) {
-        throw new AppError('not_found', 'the simulator holds no such waybill (it keeps them in memory)');
+        throw new AppError('not_found', 'the simulator holds no such waybill');
       }
       return { data: { queued: true as const } };
     },

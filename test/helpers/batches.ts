@@ -32,7 +32,8 @@ export async function waitFinished(url: string, key: string, id: string, timeout
     assert.equal(res.status, 200, res.text);
     if (res.body.data.finished_at !== null) return res.body.data;
     assert.ok(Date.now() < until, `batch ${id} still unfinished: ${res.text}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Under the key's 300 requests a minute however long the batch takes.
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 

@@ -184,24 +184,39 @@ export function pdfText(bytes: Buffer): string {
   return parts.join('\n');
 }
 
-/** The simulator's in-process state (svc.service.services.courierSimulator). */
+/** The service's courier simulator (svc.service.services.courierSimulator). */
 export function simulator(svc: TestService) {
   const sim = svc.service.services.courierSimulator;
   assert.ok(sim, 'the courier simulator runs (simulator mode)');
   return sim;
 }
 
-export function parcel(svc: TestService, tracking: string) {
-  const p = simulator(svc).parcels.get(tracking);
+export async function parcel(svc: TestService, tracking: string) {
+  const p = await simulator(svc).parcel(tracking);
   assert.ok(p, `the courier holds waybill ${tracking}`);
   return p;
 }
 
-export const parcelKeys = (svc: TestService) => new Set(simulator(svc).parcels.keys());
+/** Changes the courier's own record of a waybill, as the courier might between two calls (its events, recipient, reference). */
+export async function changeParcel(svc: TestService, tracking: string, change: (p: Awaited<ReturnType<typeof parcel>>) => void) {
+  const p = await parcel(svc, tracking);
+  change(p);
+  await simulator(svc).replaceParcel(p);
+}
 
-/** Waybills the simulator issued since `before`. */
-export function newParcels(svc: TestService, before: Set<string>) {
-  return [...simulator(svc).parcels.values()].filter((p) => !before.has(p.trackingNumber));
+/** The courier forgets a waybill. */
+export async function forgetParcel(svc: TestService, tracking: string) {
+  await simulator(svc).forgetParcel(tracking);
+}
+
+/** The waybill numbers the courier simulator holds, to tell new ones from (newParcels). */
+export async function parcelKeys(svc: TestService): Promise<Set<string>> {
+  return new Set(await simulator(svc).trackingNumbers());
+}
+
+/** Waybills the simulator issued since `before`, oldest first. */
+export async function newParcels(svc: TestService, before: Set<string>) {
+  return simulator(svc).parcels((await simulator(svc).trackingNumbers()).filter((n) => !before.has(n)));
 }
 
 export async function setMode(svc: TestService, slug: Slug, mode: 'ok' | 'refuse' | 'down') {
@@ -239,8 +254,8 @@ export async function courierReports(svc: TestService, shipment: { id: string; c
 }
 
 /** The per-integration token courier_c was given at waybill creation (read from the simulator's parcel). */
-export function pushTokenOf(svc: TestService, tracking: string): string {
-  const p = parcel(svc, tracking);
+export async function pushTokenOf(svc: TestService, tracking: string): Promise<string> {
+  const p = await parcel(svc, tracking);
   assert.ok(p.notify, 'courier_c was given a notify_url and token');
   assert.ok(p.notify.url.endsWith(PUSH_PATH), `notify_url ${p.notify.url}`);
   return p.notify.token;

@@ -22,11 +22,11 @@ export const simulatedCourierC: SimulatedCourier = {
       req.headers.authorization === `Basic ${Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.password}`).toString('base64')}`;
     const cDeny = { status: 401, body: { message: 'bad credentials' } };
     app.post(`${base}/parcels`, async (req, reply) => {
-      const mode = gate(SLUG, 'create', cAuth, cDeny, req, reply);
+      const mode = await gate(SLUG, 'create', cAuth, cDeny, req, reply);
       if (!mode) return reply;
       if (mode === 'refuse') return reply.code(422).send({ message: 'consignee address invalid' });
       const body = req.body as any;
-      const parcel = state.register({
+      const parcel = await state.register({
         slug: SLUG,
         trackingNumber: state.newTrackingNumber(SLUG),
         reference: String(body?.sender_ref ?? ''),
@@ -38,10 +38,10 @@ export const simulatedCourierC: SimulatedCourier = {
       return reply.code(201).send({ parcel: { barcode: parcel.trackingNumber, tariff: 3.9 } });
     });
     app.get(`${base}/parcels/:barcode/sticker`, async (req, reply) => {
-      const mode = gate(SLUG, 'label', cAuth, cDeny, req, reply);
+      const mode = await gate(SLUG, 'label', cAuth, cDeny, req, reply);
       if (!mode) return reply;
       if (mode === 'refuse') return reply.code(422).send({ message: 'sticker unavailable' });
-      const parcel = parcelOf(SLUG, (req.params as { barcode: string }).barcode);
+      const parcel = await parcelOf(SLUG, (req.params as { barcode: string }).barcode);
       if (!parcel) return reply.code(404).send({ message: 'unknown parcel' });
       return reply.type('application/pdf').send(await label(parcel));
     });

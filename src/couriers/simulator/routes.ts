@@ -34,11 +34,11 @@ function label(parcel: Parcel) {
 export function registerCourierSimulator(app: FastifyInstance, state: SimulatorState, prefix = PREFIX): void {
   const kit: SimulatorKit = {
     state,
-    gate(slug, operation, authorised, deny, req: FastifyRequest, reply: FastifyReply) {
-      const done = state.logCall(slug, operation);
+    async gate(slug, operation, authorised, deny, req: FastifyRequest, reply: FastifyReply) {
+      const done = await state.logCall(slug, operation);
       // A held call is closed by the caller giving up: no status.
       reply.raw.on('close', () => done(reply.raw.writableFinished ? reply.raw.statusCode : null));
-      const mode = state.takeMode(slug);
+      const mode = await state.takeMode(slug);
       if (mode === 'down') {
         hold(reply);
         return null;
@@ -57,9 +57,12 @@ export function registerCourierSimulator(app: FastifyInstance, state: SimulatorS
       }
       return mode;
     },
-    parcelOf(slug, tracking) {
-      const parcel = state.parcels.get(tracking);
+    async parcelOf(slug, tracking) {
+      const parcel = await state.parcel(tracking);
       return parcel && parcel.slug === slug ? parcel : null;
+    },
+    async parcelsOf(slug, numbers) {
+      return (await state.parcels(numbers)).filter((parcel) => parcel.slug === slug);
     },
     lastCode: (parcel) => parcel.events[parcel.events.length - 1]?.code,
     label,
@@ -77,8 +80,8 @@ export function simulatorStandIn(state: SimulatorState): CourierStandIn {
 
 /** OPERATOR_API courier-events: records a raw event; a pushing courier pushes it at once. */
 export async function recordCourierEvent(state: SimulatorState, trackingNumber: string, status: NormalizedStatus, code?: string | number, text?: string) {
-  const event = state.record(trackingNumber, status, code, text);
-  const parcel = state.parcels.get(trackingNumber);
+  const event = await state.record(trackingNumber, status, code, text);
+  const parcel = event && (await state.parcel(trackingNumber));
   const push = parcel && state.couriers.get(parcel.slug)?.push;
   if (event && parcel && push) await push(parcel, event);
   return event !== null;

@@ -39,12 +39,11 @@ export interface Parcel {
   notify: { url: string; token: string } | null;
 }
 
-/** The simulator's memory, as a simulated courier's routes use it (state.ts). */
+/** The simulator's parcels, as a simulated courier's routes use them (state.ts). */
 export interface ParcelBook {
-  readonly modes: Record<string, SimMode>;
   newTrackingNumber(slug: string): string;
-  register(parcel: Omit<Parcel, 'events'>): Parcel;
-  record(trackingNumber: string, status: NormalizedStatus, code?: string | number, label?: string): RawEvent | null;
+  register(parcel: Omit<Parcel, 'events'>): Promise<Parcel>;
+  record(trackingNumber: string, status: NormalizedStatus, code?: string | number, label?: string): Promise<RawEvent | null>;
 }
 
 /** What the simulator offers a courier's simulated routes. */
@@ -55,9 +54,11 @@ export interface SimulatorKit {
    * would: the mode this call gets (`times` counted down), or null when the
    * gate already answered (down, throttle, error, bad credentials).
    */
-  gate(slug: string, operation: SimOperation, authorised: (req: any) => boolean, deny: { status: number; body: unknown }, req: any, reply: any): SimMode | null;
+  gate(slug: string, operation: SimOperation, authorised: (req: any) => boolean, deny: { status: number; body: unknown }, req: any, reply: any): Promise<SimMode | null>;
   /** The parcel with this number, when it is this courier's. */
-  parcelOf(slug: string, trackingNumber: string): Parcel | null;
+  parcelOf(slug: string, trackingNumber: string): Promise<Parcel | null>;
+  /** This courier's parcels among these numbers, in the order asked. */
+  parcelsOf(slug: string, trackingNumbers: string[]): Promise<Parcel[]>;
   lastCode(parcel: Parcel): string | number | undefined;
   /** A real PDF label for the parcel. */
   label(parcel: Parcel): Promise<Buffer>;

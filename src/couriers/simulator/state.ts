@@ -1,11 +1,9 @@
-// The courier simulator's memory: parcels, their raw events in each
-// courier's own vocabulary, and the operator-set mode of each courier it
-// plays (the couriers it is given, keyed by slug: simulated-couriers.ts).
+// The courier simulator: the couriers it plays (simulated-couriers.ts, keyed
+// by slug), over a store of their parcels, raw events in each courier's own
+// vocabulary, operator-set modes and call log (store.ts).
 import type { NormalizedStatus } from '../adapter.ts';
 import type { Parcel, ParcelBook, RawEvent, SimCall, SimMode, SimulatedCourier } from './simulated-courier.ts';
-
-/** OPERATOR_API: the call log keeps each courier's last 1,000 calls. */
-const CALLS_KEPT = 1000;
+import type { SimulatorStore } from './store.ts';
 
 const LABELS: Record<NormalizedStatus, string> = {
   pending: 'Registered', picked_up: 'Picked up from sender', in_transit: 'In transit', delivered: 'Delivered to recipient',
@@ -14,56 +12,51 @@ const LABELS: Record<NormalizedStatus, string> = {
 
 export class SimulatorState implements ParcelBook {
   readonly couriers: ReadonlyMap<string, SimulatedCourier>;
-  /** One mode per courier the simulator plays. */
-  readonly modes: Record<string, SimMode>;
-  readonly parcels = new Map<string, Parcel>();
-  /** With `times`: how many more calls get the mode before the courier returns to ok (absent: every call). */
-  private readonly remaining = new Map<string, number>();
-  private readonly calls = new Map<string, SimCall[]>();
+  private readonly store: SimulatorStore;
 
-  constructor(couriers: ReadonlyMap<string, SimulatedCourier>) {
+  constructor(couriers: ReadonlyMap<string, SimulatedCourier>, store: SimulatorStore) {
     this.couriers = couriers;
-    this.modes = Object.fromEntries([...couriers.keys()].map((slug) => [slug, 'ok']));
+    this.store = store;
+  }
+
+  /** Whether the simulator plays this courier. */
+  plays(slug: string): boolean {
+    return this.couriers.has(slug);
   }
 
   /** OPERATOR_API courier-sim mode: `times` limits the mode to that many next calls. */
-  setMode(slug: string, mode: SimMode, times?: number): void {
+  async setMode(slug: string, mode: SimMode, times?: number): Promise<void> {
     this.courier(slug);
-    this.modes[slug] = mode;
-    if (times === undefined || mode === 'ok') this.remaining.delete(slug);
-    else this.remaining.set(slug, times);
+    await this.store.setMode(slug, mode, times);
   }
 
   /** The mode one call gets; a counted mode is used up by it. */
-  takeMode(slug: string): SimMode {
-    const mode = this.modes[slug];
-    const left = this.remaining.get(slug);
-    if (left !== undefined) {
-      if (left <= 1) this.setMode(slug, 'ok');
-      else this.remaining.set(slug, left - 1);
-    }
-    return mode;
+  takeMode(slug: string): Promise<SimMode> {
+    return this.store.takeMode(slug);
   }
 
-  /** Logs a call as it arrives; the returned function closes it with the status answered (null: no answer). */
-  logCall(slug: string, operation: string): (status: number | null) => void {
-    const log = this.calls.get(slug) ?? [];
-    this.calls.set(slug, log);
+  modeOf(slug: string): Promise<SimMode> {
+    this.courier(slug);
+    return this.store.modeOf(slug);
+  }
+
+  /** Logs a call as it arrives; the returned function closes it (once) with the status answered (null: no answer). */
+  async logCall(slug: string, operation: string): Promise<(status: number | null) => void> {
     const started = performance.now();
     const call: SimCall = { at: new Date().toISOString(), operation, status: null, duration_ms: null };
-    log.push(call);
-    if (log.length > CALLS_KEPT) log.splice(0, log.length - CALLS_KEPT);
+    const close = await this.store.openCall(slug, call);
+    let closed = false;
     return (status) => {
-      if (call.duration_ms !== null) return;
-      call.status = status;
-      call.duration_ms = Math.round((performance.now() - started) * 10) / 10;
+      if (closed) return;
+      closed = true;
+      close(status, Math.round((performance.now() - started) * 10) / 10);
     };
   }
 
   /** The courier's last 1,000 calls, oldest first. */
-  callsOf(slug: string): SimCall[] {
+  callsOf(slug: string): Promise<SimCall[]> {
     this.courier(slug);
-    return (this.calls.get(slug) ?? []).map((call) => ({ ...call }));
+    return this.store.calls(slug);
   }
 
   /** The simulated courier; throws for a courier the simulator does not play. */
@@ -77,28 +70,56 @@ export class SimulatorState implements ParcelBook {
     return this.courier(slug).newTrackingNumber();
   }
 
-  register(parcel: Omit<Parcel, 'events'>): Parcel {
-    const stored = { ...parcel, events: [] as RawEvent[] };
-    this.parcels.set(parcel.trackingNumber, stored);
-    this.record(parcel.trackingNumber, 'pending');
+  async register(parcel: Omit<Parcel, 'events'>): Promise<Parcel> {
+    const stored = { ...parcel, events: [this.event(parcel.slug, 'pending')] };
+    await this.store.putParcel(stored);
     return stored;
   }
 
+  async parcel(trackingNumber: string): Promise<Parcel | null> {
+    return (await this.store.parcels([trackingNumber]))[0] ?? null;
+  }
+
+  parcels(trackingNumbers: string[]): Promise<Parcel[]> {
+    return this.store.parcels(trackingNumbers);
+  }
+
+  /** Every waybill number issued, oldest first. */
+  trackingNumbers(): Promise<string[]> {
+    return this.store.trackingNumbers();
+  }
+
+  /** Replaces the courier's record of a parcel (what a courier may change on its side between two calls). */
+  replaceParcel(parcel: Parcel): Promise<void> {
+    return this.store.putParcel(parcel);
+  }
+
+  forgetParcel(trackingNumber: string): Promise<void> {
+    return this.store.forgetParcel(trackingNumber);
+  }
+
   /**
-   * Records a raw event for a waybill in its courier's vocabulary. The code
-   * always means `status` to that courier: the caller's `code` when it is one
-   * of the courier's own codes for it (courier_a's OUT_FOR_DELIVERY is in
-   * transit too), else the courier's usual code, whatever else `code` says.
-   * `label` is the courier's free text.
+   * Records a raw event for a waybill in its courier's vocabulary; null when
+   * the courier never issued it.
    */
-  record(trackingNumber: string, status: NormalizedStatus, code?: string | number, label?: string): RawEvent | null {
-    const parcel = this.parcels.get(trackingNumber);
+  async record(trackingNumber: string, status: NormalizedStatus, code?: string | number, label?: string): Promise<RawEvent | null> {
+    const parcel = await this.parcel(trackingNumber);
     if (!parcel) return null;
-    const courier = this.courier(parcel.slug);
-    const own = courier.statuses.find(([c, meaning]) => meaning === status && String(c) === String(code))?.[0];
-    const event = { at: new Date().toISOString(), code: own ?? courier.usualCodes[status], label: label ?? LABELS[status] };
-    parcel.events.push(event);
+    const event = this.event(parcel.slug, status, code, label);
+    await this.store.appendEvent(trackingNumber, event);
     return event;
+  }
+
+  /**
+   * The code always means `status` to the courier: the caller's `code` when
+   * it is one of the courier's own codes for it (courier_a's OUT_FOR_DELIVERY
+   * is in transit too), else the courier's usual code, whatever else `code`
+   * says. `label` is the courier's free text.
+   */
+  private event(slug: string, status: NormalizedStatus, code?: string | number, label?: string): RawEvent {
+    const courier = this.courier(slug);
+    const own = courier.statuses.find(([c, meaning]) => meaning === status && String(c) === String(code))?.[0];
+    return { at: new Date().toISOString(), code: own ?? courier.usualCodes[status], label: label ?? LABELS[status] };
   }
 }
 
