@@ -2,6 +2,7 @@
 // resources, JSONL byte for byte the REST reads, CSV (RFC 4180), the list's
 // filters and order, starting_after, gzip, one snapshot handed over to the
 // events feed, a cut stream never looking complete, and two streams per key.
+import crypto from 'node:crypto';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
@@ -65,6 +66,18 @@ test('JSONL: each line is byte for byte the data of the single read, in the list
   assert.deepEqual(confirmed.map((l) => JSON.parse(l).id), [t.orders[1].id]);
   const searched = linesOf((await exportOf(svc.url, t.key, 'orders', { q: 'buyer 2' })).text);
   assert.deepEqual(searched.map((l) => JSON.parse(l).id), [t.orders[2].id]);
+  // Every kind of filter value (text, dates, a uuid list, a quote that must stay text) selects what the list selects:
+  // on PostgreSQL the JSONL export writes the values into its COPY statement (sql-literals.ts).
+  const today = new Date().toISOString().slice(0, 10);
+  const filters: Array<Record<string, string>> = [
+    { status: 'confirmed', from: today }, { to: '2000-01-01' }, { since: new Date(Date.now() - 3_600_000).toISOString() },
+    { product_id: crypto.randomUUID() }, { courier: 'none' }, { q: "x' OR '1'='1" }, { q: "buyer 1'; --" }, { payment: '$1' },
+  ];
+  for (const filter of filters) {
+    const exported = linesOf((await exportOf(svc.url, t.key, 'orders', filter)).text).map((l) => JSON.parse(l).id);
+    const listed = (await listAll(t.key, `/api/v1/orders?${new URLSearchParams(filter)}`)).map((l) => JSON.parse(l).id);
+    assert.deepEqual(exported, listed, `export and list agree on ${JSON.stringify(filter)}`);
+  }
 });
 
 test('every resource streams what its list would return, each line its single read (or list item)', async () => {

@@ -43,7 +43,10 @@ export async function askApproval(services: Services, op: Operation, caller: Cal
     },
     { readOnly: true },
   );
-  return recordOrReuseApproval(services.db, { ...request, ...described });
+  const answer = await recordOrReuseApproval(services.db, { ...request, ...described });
+  // The approval is a write of the account: its next reads (get_approval) wait for a replica that has it.
+  await services.reads?.noteWrite(caller.accountId);
+  return answer;
 }
 
 /** An operation that does not describe its effects: the fields its preview says would change, or its summary. */

@@ -1,6 +1,7 @@
 // One Db interface over a node-postgres pool (DATABASE_URL) or embedded PGlite
 // (DATA_DIR). Same SQL, same migrations, same value types on both; open-db.ts
 // opens one, postgres-db.ts and pglite-db.ts implement it.
+import type { Readable } from 'node:stream';
 import type { DatabaseHealth } from './db-health.ts';
 import type { EventReactions } from './event-reactions.ts';
 
@@ -33,6 +34,12 @@ export interface Sql {
   afterCommit(task: () => void): void;
   /** Who reacts to the events emitted here: the same object through every wrapper and transaction of one Db. */
   readonly reactions: EventReactions<Sql>;
+  /**
+   * PostgreSQL transactions only: `COPY (...) TO STDOUT` as a byte stream,
+   * read as fast as the reader takes it (backpressure). The statement takes
+   * no parameters: values are written in with sqlWithLiterals (sql-literals.ts).
+   */
+  copyOut?(text: string): Readable;
 }
 
 export interface TxOptions {

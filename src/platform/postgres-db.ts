@@ -3,12 +3,50 @@
 // value parsers both databases share, and transactions with their
 // after-commit tasks. db.ts holds the interface and openDb.
 import crypto from 'node:crypto';
+import type { Socket } from 'node:net';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import { DatabaseHealth, isUnavailableError, notPrimaryError } from './db-health.ts';
 import { EventReactions } from './event-reactions.ts';
 import type { Db, ListenState, QueryOptions, QueryResult, Sql, TxOptions } from './db.ts';
 
 const BACKGROUND_POOL_MAX = 3;
+
+/**
+ * COPY ... TO STDOUT on a transaction's client, as a stream that ends only
+ * once PostgreSQL said the COPY completed: pg-copy-streams ends its stream at
+ * the first message that is not COPY data, an error's too, so that a cut
+ * COPY would otherwise end like a whole one. A stream given up before the
+ * end (the reader went away) leaves the server still sending: the only way
+ * out of COPY is to drop the connection, which `abandon` marks broken so it
+ * is not pooled again.
+ */
+function copyOutOf(client: pg.PoolClient, text: string, abandon: (err: Error) => void): Readable {
+  // handleCommandComplete is pg's hook on a query (its typings leave it out).
+  const copy = copyTo(text) as ReturnType<typeof copyTo> & { handleCommandComplete(message: unknown): void };
+  const completed = new Promise<void>((resolve, reject) => {
+    const handleCommandComplete = copy.handleCommandComplete.bind(copy);
+    copy.handleCommandComplete = (message: unknown) => {
+      handleCommandComplete(message);
+      resolve();
+    };
+    copy.once('error', reject);
+  });
+  completed.catch(() => {});
+  let done = false;
+  const out = new Transform({
+    transform: (chunk, _encoding, next) => next(null, chunk),
+    flush: (next) => completed.then(() => ((done = true), next()), next),
+  });
+  pipeline(client.query(copy), out, () => {});
+  out.once('close', () => {
+    if (done) return;
+    abandon(new Error('COPY abandoned before its end'));
+    (client as unknown as { connection: { stream: Socket } }).connection.stream.destroy();
+  });
+  return out;
+}
 
 const OID = { int8: 20, numeric: 1700, timestamptz: 1184, timestamp: 1114, date: 1082 };
 
@@ -229,6 +267,7 @@ export class PostgresDb implements Db {
         exec: async (script: string) => {
           await client.query(script);
         },
+        copyOut: (text: string) => copyOutOf(client, text, (err) => (broken ??= err)),
       };
       const result = await fn(tx);
       await client.query('COMMIT');

@@ -1,15 +1,18 @@
 // EXTENSIONS 8: an export streamed from one snapshot. One REPEATABLE READ
 // transaction takes the snapshot (and the events-feed cursor at it) with its
-// first statement, then a server-side cursor (DECLARE ... FETCH, inside that
-// transaction, so it works through a transaction pooler) is fetched a chunk
-// at a time, only when the response has room for more: nothing is gathered
-// in memory. The transaction ends with the stream; a stream that fails or is
-// cut off errors the body, and the transport then ends the response without
-// its final chunk.
+// first statement, then the rows are read only as fast as the response takes
+// them: nothing is gathered in memory. JSONL on PostgreSQL is a COPY ... TO
+// STDOUT whose bytes (one document and a newline a row) go to the response
+// as they come, never decoded; CSV (each document laid out in columns) and
+// PGlite read a server-side cursor (DECLARE ... FETCH) a chunk at a time.
+// Both work inside the transaction, so through a transaction pooler too. The
+// transaction ends with the stream; a stream that fails or is cut off errors
+// the body, and the transport then ends the response without its final chunk.
 import { Readable, finished } from 'node:stream';
 import type { Db, Sql } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 import type { ScopedSeal } from '../../platform/cursor-seal.ts';
+import { sqlWithLiterals } from '../../platform/sql-literals.ts';
 import { snapshotFeedCursor } from '../events/feed.ts';
 import type { ExportSource } from './sources.ts';
 import { csvColumns, csvHeader, csvRow } from './csv.ts';
@@ -52,8 +55,8 @@ export function openExport(db: Db, request: ExportRequest): Promise<OpenExport> 
         // The snapshot is the first statement's: the cursor and every row below are read in it.
         const eventsCursor = await snapshotFeedCursor(tx, request.seal);
         await request.claim?.(tx);
-        await declareCursor(tx, request);
-        const body = bodyOf(tx, request);
+        const query = await exportQuery(tx, request);
+        const body = request.format === 'jsonl' && tx.copyOut ? copiedBody(tx.copyOut, query) : await fetchedBody(tx, request, query);
         opened = true;
         resolve({ eventsCursor, body, format: request.format });
         // Rejects on an error or a premature close: the transaction rolls back (it only read).
@@ -66,7 +69,8 @@ export function openExport(db: Db, request: ExportRequest): Promise<OpenExport> 
   });
 }
 
-async function declareCursor(tx: Sql, { source, accountId, filters, startingAfter }: ExportRequest): Promise<void> {
+/** The export's rows: each record's document as text, in the list's order. */
+async function exportQuery(tx: Sql, { source, accountId, filters, startingAfter }: ExportRequest): Promise<{ text: string; values: unknown[] }> {
   const filter = await source.filter(tx, accountId, filters);
   const where = [...filter.where];
   if (startingAfter !== undefined) {
@@ -77,15 +81,28 @@ async function declareCursor(tx: Sql, { source, accountId, filters, startingAfte
     where.push(source.after.condition(filter.bind, rows[0]));
   }
   const view = source.view;
-  await tx.query(
-    `DECLARE merx_export NO SCROLL CURSOR FOR
-       SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where.join(' AND ')} ORDER BY ${source.order}`,
-    filter.values,
-  );
+  return {
+    text: `SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where.join(' AND ')} ORDER BY ${source.order}`,
+    values: filter.values,
+  };
+}
+
+/**
+ * JSONL as COPY writes it: in CSV format with a delimiter and a quote that
+ * JSON text never holds raw (control characters are escaped in JSON strings),
+ * each document comes out as it is, then a newline. A raw line break can only
+ * be whitespace between a document's tokens (never inside a JSON string): it
+ * becomes a space, so that every line is one document.
+ */
+function copiedBody(copyOut: NonNullable<Sql['copyOut']>, query: { text: string; values: unknown[] }): Readable {
+  const select = sqlWithLiterals(query.text, query.values).replace(/^SELECT (.*?) AS v FROM /s, "SELECT translate($1, E'\\n\\r', '  ') FROM ");
+  // Named like the cursor of the other path, so that an operator finds either in pg_stat_activity.
+  return copyOut(`COPY (${select}) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01') /* merx_export */`);
 }
 
 /** The body: chunks of lines, each FETCHed when the reader asks for more (backpressure). */
-function bodyOf(tx: Sql, request: ExportRequest): Readable {
+async function fetchedBody(tx: Sql, request: ExportRequest, query: { text: string; values: unknown[] }): Promise<Readable> {
+  await tx.query(`DECLARE merx_export NO SCROLL CURSOR FOR ${query.text}`, query.values);
   const columns = request.format === 'csv' ? csvColumns(request.source.record) : [];
   const line = request.format === 'csv' ? (json: string) => csvRow(columns, json) : (json: string) => `${json}\n`;
   let header = request.format === 'csv' ? csvHeader(columns) : '';
