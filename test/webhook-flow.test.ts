@@ -6,7 +6,7 @@
 import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { ADMIN_TOKEN, http, freshTenant, startTestService, type TestService } from './helpers/harness.ts';
-import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint } from './helpers/https-receiver.ts';
+import { busiestSecond, startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { callTool, callToolError } from './helpers/mcp.ts';
 import { backPressureUntil } from '../src/modules/webhooks/flow.ts';
 import { createWebhook, deliveriesOf, eventually, isolatedDatabase, runDeliveryJob, touchOrder, type IsolatedDatabase } from './helpers/webhooks.ts';
@@ -82,14 +82,26 @@ test('the flow: defaults, a pause, its dry run, and the refusals', async (t) => 
   assert.equal(resumed.body.data.paused, false);
   assert.equal(resumed.body.data.paused_at, null);
 
-  // Other fields (and, in this build, rate_per_second and circuit_breaker): 400 with details.allowed.
-  for (const body of [{ color: 'red' }, { rate_per_second: 5 }, { circuit_breaker: true }]) {
+  // A rate and the circuit breaker, each kept while another field changes; null clears the rate.
+  const rated = await patchFlow({ rate_per_second: 7, circuit_breaker: true });
+  assert.equal(rated.status, 200, rated.text);
+  assert.deepEqual([rated.body.data.rate_per_second, rated.body.data.circuit_breaker, rated.body.data.circuit], [7, true, 'closed']);
+  const pausedRated = (await patchFlow({ paused: true })).body.data;
+  assert.deepEqual([pausedRated.rate_per_second, pausedRated.circuit_breaker], [7, true]);
+  const cleared = (await patchFlow({ rate_per_second: null, circuit_breaker: false, paused: false })).body.data;
+  assert.deepEqual([cleared.rate_per_second, cleared.circuit_breaker, cleared.paused], [null, false, false]);
+  assert.equal((await patchFlow({ rate_per_second: 1000 })).body.data.rate_per_second, 1000);
+  assert.equal((await patchFlow({ rate_per_second: 1 })).body.data.rate_per_second, 1);
+  assert.equal((await patchFlow({ rate_per_second: null })).body.data.rate_per_second, null);
+
+  // Other fields: 400 with details.allowed; bad values: 400.
+  for (const body of [{ color: 'red' }, { circuit: 'open' }]) {
     const res = await patchFlow(body);
     assert.equal(res.status, 400, JSON.stringify(body));
     assert.equal(res.body.error.code, 'validation_failed');
-    assert.deepEqual(res.body.error.details.allowed, ['paused']);
+    assert.deepEqual(res.body.error.details.allowed, ['paused', 'rate_per_second', 'circuit_breaker']);
   }
-  for (const body of [{ paused: 'yes' }, { paused: null }]) {
+  for (const body of [{ paused: 'yes' }, { paused: null }, { rate_per_second: 0 }, { rate_per_second: 1001 }, { rate_per_second: 2.5 }, { rate_per_second: '5' }, { circuit_breaker: null }, { circuit_breaker: 'on' }]) {
     const res = await patchFlow(body);
     assert.equal(res.status, 400, JSON.stringify(body));
     assert.equal(res.body.error.code, 'validation_failed');
@@ -120,9 +132,13 @@ test('the flow: defaults, a pause, its dry run, and the refusals', async (t) => 
   const dryMcp = await callTool(svc.url, key, 'update_webhook_flow', { id: sub.id, paused: false, dry_run: true });
   assert.deepEqual(dryMcp.structuredContent, { dry_run: true, data: changed.structuredContent.data, changes: { paused: false } });
   // MCP refuses an unknown argument as invalid params (-32602), as for every tool.
-  const bad = await callToolError(svc.url, key, 'update_webhook_flow', { id: sub.id, circuit_breaker: true });
+  const bad = await callToolError(svc.url, key, 'update_webhook_flow', { id: sub.id, circuit: 'open' });
   assert.equal(bad.code, -32602);
-  assert.match(bad.message, /circuit_breaker/);
+  assert.match(bad.message, /circuit/);
+  const ratedMcp = await callTool(svc.url, key, 'update_webhook_flow', { id: sub.id, paused: false, rate_per_second: 3, circuit_breaker: true });
+  assert.equal(ratedMcp.isError, false, JSON.stringify(ratedMcp.structuredContent));
+  assert.deepEqual([ratedMcp.structuredContent.data.rate_per_second, ratedMcp.structuredContent.data.circuit_breaker], [3, true]);
+  assert.deepEqual((await flow()), ratedMcp.structuredContent.data);
 });
 
 test('paused: events wait as pending (no attempt spent, none dead), retry and test still send, a resume sends each held event once, oldest first', async (t) => {
@@ -266,4 +282,54 @@ test('back-pressure is capped at an hour: a 503 with Retry-After: 86400 holds un
   }, 'retry_after_until set');
   const until = Date.parse(f.retry_after_until);
   assert.ok(until >= before + 3_600_000 && until <= Date.now() + 3_600_000, f.retry_after_until);
+});
+
+/** Arrival gaps in ms (to read when a window assertion fails). */
+const gaps = (requests: Array<{ receivedAt: number }>) => requests.map((r, i) => (i ? Math.round(r.receivedAt - requests[i - 1].receivedAt) : 0)).join(' ');
+
+test('rate: held deliveries drain at no more than rate_per_second starts in any second (the receiver\'s clock), in order of their events, spending nothing while they wait', async (t) => {
+  const endpoint = receiver.endpoint();
+  const { key, sub, order, flow, patchFlow } = await setup(t, endpoint);
+  const RATE = 3;
+  assert.equal((await patchFlow({ paused: true, rate_per_second: RATE })).status, 200);
+  const N = 10;
+  for (let i = 0; i < N; i++) await touchOrder(svc.url, key, order.id, `rated ${i}`);
+  assert.equal((await flow()).held, N);
+  const inOrder = (await deliveriesOf(svc.url, key, sub.id, 50)).map((d: any) => d.event_id).reverse();
+
+  const resumed = Date.now();
+  await patchFlow({ paused: false });
+  // Midway: those still waiting for the rate are held, on no attempt.
+  await endpoint.waitFor(RATE + 1);
+  const midway = (await deliveriesOf(svc.url, key, sub.id, 50)).filter((d: any) => d.status === 'pending' && d.attempt === 0);
+  assert.ok(midway.length >= 1, 'some still wait');
+  assert.ok((await flow()).held >= 1);
+
+  const received = await endpoint.waitFor(N, 30_000);
+  const took = Date.now() - resumed;
+  const busiest = busiestSecond(received);
+  assert.ok(busiest.count <= RATE, `at most ${RATE} within a second, saw ${busiest.count}; gaps ${gaps(received)}`);
+  // Waiting for the rate is not waiting for a pass: ~1.1 s a window of RATE, not minutes.
+  assert.ok(took < (Math.ceil(N / RATE) + 2) * 1_500, `drained in ${took} ms`);
+  // Each event once; the starts of one window go together, so their order holds window by window.
+  const ids = received.map(eventIdOf);
+  for (let w = 0; w * RATE < N; w++) {
+    assert.deepEqual(new Set(ids.slice(w * RATE, (w + 1) * RATE)), new Set(inOrder.slice(w * RATE, (w + 1) * RATE)), `window ${w}`);
+  }
+  const settled = await eventually(async () => {
+    const all = await deliveriesOf(svc.url, key, sub.id, 50);
+    return all.every((d: any) => d.status === 'delivered') ? all : null;
+  }, 'every delivery delivered');
+  for (const d of settled) assert.equal(d.attempt, 1, 'sent as the attempt it was due for');
+  assert.equal((await flow()).held, 0);
+
+  // New events' first attempts take their turn too: a burst of 7 at a rate of 3.
+  for (let i = 0; i < 7; i++) await touchOrder(svc.url, key, order.id, `rated later ${i}`);
+  const all = await endpoint.waitFor(N + 7, 30_000);
+  assert.ok(busiestSecond(all).count <= RATE, `at most ${RATE} within a second, saw ${busiestSecond(all).count}; gaps ${gaps(all)}`);
+  // The test endpoint takes its turn in the rate, and sends.
+  const tested = await http(svc.url, 'POST', `/api/v1/webhooks/${sub.id}/test`, { token: key });
+  assert.equal(tested.status, 200, tested.text);
+  const withTest = await endpoint.waitFor(N + 8);
+  assert.ok(busiestSecond(withTest).count <= RATE, `at most ${RATE} within a second, saw ${busiestSecond(withTest).count}; gaps ${gaps(withTest)}`);
 });
