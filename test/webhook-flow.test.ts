@@ -333,3 +333,98 @@ test('rate: held deliveries drain at no more than rate_per_second starts in any 
   const withTest = await endpoint.waitFor(N + 8);
   assert.ok(busiestSecond(withTest).count <= RATE, `at most ${RATE} within a second, saw ${busiestSecond(withTest).count}; gaps ${gaps(withTest)}`);
 });
+
+test('circuit breaker: 10 failures in a row open it (one email), held deliveries spend nothing, a probe at next_probe_at (backing off), a success closes it and the held drain; retry and test still send', async (t) => {
+  const endpoint = receiver.endpoint();
+  const { key, sub, order, flow, patchFlow, op, accountId } = await setup(t, endpoint);
+  const db = svc.service.db;
+  const circuitMails = async () => (await op.messages(accountId)).filter((m: any) => m.kind === 'webhook_circuit_open');
+  // "Time passes": the probe falls due now (the engine's long intervals are the database's).
+  const probeNow = async () => {
+    await db.query(`UPDATE webhook_flows SET next_probe_at = now() - interval '1 second' WHERE webhook_id = $1`, [sub.id]);
+    await runDeliveryJob(svc.url);
+  };
+  assert.equal((await patchFlow({ circuit_breaker: true })).status, 200);
+  endpoint.script([], { status: 500, body: 'down' });
+
+  // 10 events, each first attempt failing: the 10th opens the circuit.
+  for (let i = 0; i < 10; i++) await touchOrder(svc.url, key, order.id, `failing ${i}`);
+  await endpoint.waitFor(10);
+  const opened = await eventually(async () => {
+    const f = await flow();
+    return f.circuit === 'open' ? f : null;
+  }, 'the circuit open');
+  const openedAt = Date.parse(opened.circuit_opened_at);
+  assert.equal(Date.parse(opened.next_probe_at) - openedAt, 60_000, 'first probe 60 s after opening');
+  assert.equal((await circuitMails()).length, 1, 'one email for the opening');
+  const mail = (await circuitMails())[0];
+  assert.match(mail.body, new RegExp(endpoint.url.replace(/[.?]/g, '\\$&')));
+
+  // New events are held: pending on no attempt, counted in held; worker passes (even a day ahead) send nothing.
+  for (let i = 0; i < 8; i++) await touchOrder(svc.url, key, order.id, `held ${i}`);
+  const heldOnes = async () => (await deliveriesOf(svc.url, key, sub.id, 50)).filter((d: any) => d.status === 'pending' && d.attempt === 0);
+  assert.equal((await heldOnes()).length, 8);
+  assert.equal((await flow()).held, 8);
+  await runDeliveryJob(svc.url, new Date(Date.now() + 30_000));
+  assert.equal(endpoint.requests.length, 10, 'nothing starts while open before the probe');
+
+  // The retry and test endpoints still send (a person asked); failing, they keep it open, and no second email.
+  const [oldestHeld] = (await heldOnes()).reverse();
+  const retried = await http(svc.url, 'POST', `/api/v1/webhook-deliveries/${oldestHeld.id}/retry`, { token: key });
+  assert.equal(retried.status, 200, retried.text);
+  assert.equal(retried.body.ok, false);
+  const tested = await http(svc.url, 'POST', `/api/v1/webhooks/${sub.id}/test`, { token: key });
+  assert.equal(tested.status, 200, tested.text);
+  assert.equal(endpoint.requests.length, 12);
+  assert.equal((await flow()).circuit, 'open');
+
+  // The probe: one delivery, the oldest held; it fails, the next waits 120 s after it.
+  const oldest = (await heldOnes()).reverse()[0].event_id;
+  await probeNow();
+  const [probe] = await endpoint.waitFor(13).then((r) => r.slice(12));
+  assert.equal(eventIdOf(probe), oldest, 'the probe is the oldest held delivery');
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(endpoint.requests.length, 13, 'one probe only');
+  const afterProbe = await flow();
+  assert.equal(afterProbe.circuit, 'open');
+  const wait = Date.parse(afterProbe.next_probe_at) - Date.now();
+  assert.ok(wait > 110_000 && wait <= 120_000, `next probe in ${wait} ms`);
+  // The next failed probe doubles the wait (240 s).
+  await probeNow();
+  await endpoint.waitFor(14);
+  const wait2 = Date.parse((await flow()).next_probe_at) - Date.now();
+  assert.ok(wait2 > 230_000 && wait2 <= 240_000, `next probe in ${wait2} ms`);
+  assert.equal((await circuitMails()).length, 1, 'still one email');
+
+  // The receiver is back: the next probe succeeds, the circuit closes and the held deliveries drain at once, at the rate.
+  endpoint.script([], { status: 200 });
+  assert.equal((await patchFlow({ rate_per_second: 2 })).body.data.circuit, 'open');
+  const pendingBefore = (await heldOnes()).length;
+  assert.equal(pendingBefore, 5);
+  await probeNow();
+  const drained = (await endpoint.waitFor(14 + pendingBefore)).slice(14);
+  assert.ok(busiestSecond(drained).count <= 2, `at the rate: ${gaps(drained)}`);
+  assert.equal((await patchFlow({ rate_per_second: null })).status, 200);
+  const closed = await eventually(async () => {
+    const f = await flow();
+    return f.circuit === 'closed' ? f : null;
+  }, 'the circuit closed');
+  assert.deepEqual([closed.circuit_opened_at, closed.next_probe_at], [null, null]);
+  await eventually(async () => (await heldOnes()).length === 0 && (await flow()).held === 0, 'nothing held');
+  // Nothing dead for being held: the 10 failures wait for their backoff, the rest are delivered.
+  const all = await deliveriesOf(svc.url, key, sub.id, 50);
+  assert.equal(all.filter((d: any) => d.status === 'dead').length, 0);
+
+  // A second opening sends a second email.
+  endpoint.script([], { status: 503, body: 'down again' });
+  for (let i = 0; i < 10; i++) await touchOrder(svc.url, key, order.id, `failing again ${i}`);
+  await eventually(async () => (await flow()).circuit === 'open', 'open again');
+  assert.equal((await circuitMails()).length, 2);
+  // Switching the breaker off closes the circuit and lets the held go.
+  endpoint.script([], { status: 200 });
+  await touchOrder(svc.url, key, order.id, 'held while open again');
+  const count = endpoint.requests.length;
+  const off = await patchFlow({ circuit_breaker: false });
+  assert.deepEqual([off.body.data.circuit_breaker, off.body.data.circuit], [false, 'closed']);
+  await endpoint.waitFor(count + 1);
+});
