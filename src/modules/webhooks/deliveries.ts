@@ -399,8 +399,9 @@ export async function getDelivery(sql: Sql, accountId: string, deliveryId: strin
  */
 export async function unclaim(sql: Sql, delivery: ClaimedDelivery, onlyIfHeld: boolean): Promise<boolean> {
   const { rowCount } = await sql.query(
-    `UPDATE webhook_deliveries SET attempt = attempt - 1, next_attempt_at = now(), updated_at = now()
-      WHERE id = $1 AND attempt = $2 AND status = 'pending' AND (NOT $3 OR ${flowTakesOver('webhook_id')})`,
+    // Qualified: inside the condition's subquery a bare webhook_id would be the flow row's own (any held flow would match).
+    `UPDATE webhook_deliveries w SET attempt = attempt - 1, next_attempt_at = now(), updated_at = now()
+      WHERE id = $1 AND attempt = $2 AND status = 'pending' AND (NOT $3 OR ${flowTakesOver('w.webhook_id')})`,
     [delivery.id, delivery.attempt, onlyIfHeld],
   );
   return rowCount > 0;
