@@ -14,7 +14,7 @@ export const getWebhookFlowOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: "A subscription's flow: pause, rate, circuit and what is held",
-  description: "Reads a subscription's flow: paused or not, its rate, its circuit, Retry-After back-pressure, and how many deliveries are held.",
+  description: "Reads a subscription's flow: paused or not, Retry-After back-pressure, and how many deliveries are held.",
   detail:
     'paused and paused_at; rate_per_second (null: no limit); circuit_breaker, circuit, circuit_opened_at and next_probe_at; ' +
     'retry_after_until (a receiver\'s Retry-After on 429 or 503, null once passed); held, the deliveries due but held. ' +
