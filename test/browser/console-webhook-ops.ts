@@ -47,7 +47,18 @@ export async function walkWebhookOps(o: WebhookOpsOptions): Promise<{ screenshot
     const paused = flow.getByRole('switch', { name: 'Deliveries paused' });
     await flow.getByText('sending', { exact: true }).waitFor(WAIT);
     assert.equal(await paused.isChecked(), false);
-    assert.match((await flow.textContent())!, /0 held.*rate no limit.*circuit off/);
+    assert.match((await flow.textContent())!, /0 held.*circuit off/);
+    const rate = flow.getByLabel('Rate per second');
+    assert.equal(await rate.inputValue(), '');
+    await rate.fill('25');
+    await flow.getByRole('button', { name: 'Set rate' }).click();
+    // Saved: the field shows the service's rate and the button waits for the next change.
+    await page.waitForFunction(
+      () => (document.querySelector('section[aria-label="Flow"] button[type="submit"]') as HTMLButtonElement | null)?.disabled === true,
+      null,
+      WAIT,
+    );
+    assert.equal(await rate.inputValue(), '25');
     await paused.click();
     await flow.getByText('paused', { exact: true }).waitFor(WAIT);
     await shot('webhook-flow-paused');

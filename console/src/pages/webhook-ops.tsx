@@ -122,8 +122,8 @@ export function HealthPanel({ accountId, webhookId }: { accountId: string; webho
 
 /**
  * EXTENSIONS 9: the subscription's flow (paused or not, rate, circuit, what is
- * held) and a pause/resume switch. The rate and the circuit breaker are shown,
- * not set: this build does not take them yet.
+ * held), a pause/resume switch and a rate field (empty: no limit). The circuit
+ * breaker is shown, not set: this build does not take it yet.
  */
 export function FlowPanel({ accountId, webhookId, onChange }: { accountId: string; webhookId: string; onChange: () => void }) {
   const queries = useQueryClient();
@@ -132,8 +132,9 @@ export function FlowPanel({ accountId, webhookId, onChange }: { accountId: strin
     queryFn: () => runOperation(accountId, 'get_webhook_flow', { id: webhookId }).then((r) => r.data),
     refetchInterval: 10_000,
   });
+  const [rate, setRate] = useState<string | null>(null);
   const toggle = useMutation({
-    mutationFn: (paused: boolean) => runOperation(accountId, 'update_webhook_flow', { id: webhookId, paused }),
+    mutationFn: (changes: { paused?: boolean; rate_per_second?: number | null }) => runOperation(accountId, 'update_webhook_flow', { id: webhookId, ...changes }),
     onSuccess: (r) => queries.setQueryData(['flow', webhookId], r.data),
     onSettled: onChange,
   });
@@ -149,13 +150,36 @@ export function FlowPanel({ accountId, webhookId, onChange }: { accountId: strin
           aria-label="Deliveries paused"
           checked={f.paused}
           disabled={toggle.isPending}
-          onChange={(e) => toggle.mutate(e.target.checked)}
+          onChange={(e) => toggle.mutate({ paused: e.target.checked })}
         />
         <Badge value={f.paused ? 'paused' : 'active'} label={f.paused ? 'paused' : 'sending'} />
       </label>
       {f.paused_at ? <span className="muted">since <Time at={f.paused_at} /></span> : null}
       <span data-testid="flow-held">{f.held} held</span>
-      <span className="muted">rate {f.rate_per_second === null ? 'no limit' : `${f.rate_per_second}/s`}</span>
+      <form
+        className="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (rate === null) return;
+          toggle.mutate({ rate_per_second: rate.trim() === '' ? null : Number(rate) }, { onSuccess: () => setRate(null) });
+        }}
+      >
+        <label className="row">
+          rate
+          <input
+            type="number"
+            min={1}
+            max={1000}
+            step={1}
+            placeholder="no limit"
+            aria-label="Rate per second"
+            value={rate ?? (f.rate_per_second === null ? '' : String(f.rate_per_second))}
+            onChange={(e) => setRate(e.target.value)}
+          />
+          /s
+        </label>
+        <button type="submit" className="secondary" disabled={rate === null || toggle.isPending}>Set rate</button>
+      </form>
       <span className="muted">circuit {f.circuit_breaker ? f.circuit : 'off'}</span>
       {f.retry_after_until ? <span className="muted">receiver asked to wait until <Time at={f.retry_after_until} /></span> : null}
       <ErrorNote error={toggle.error} />
