@@ -122,8 +122,8 @@ export function HealthPanel({ accountId, webhookId }: { accountId: string; webho
 
 /**
  * EXTENSIONS 9: the subscription's flow (paused or not, rate, circuit, what is
- * held), a pause/resume switch and a rate field (empty: no limit). The circuit
- * breaker is shown, not set: this build does not take it yet.
+ * held), a pause/resume switch, a rate field (empty: no limit) and the
+ * circuit breaker's switch with the circuit's state (open since, next probe).
  */
 export function FlowPanel({ accountId, webhookId, onChange }: { accountId: string; webhookId: string; onChange: () => void }) {
   const queries = useQueryClient();
@@ -134,7 +134,7 @@ export function FlowPanel({ accountId, webhookId, onChange }: { accountId: strin
   });
   const [rate, setRate] = useState<string | null>(null);
   const toggle = useMutation({
-    mutationFn: (changes: { paused?: boolean; rate_per_second?: number | null }) => runOperation(accountId, 'update_webhook_flow', { id: webhookId, ...changes }),
+    mutationFn: (changes: { paused?: boolean; rate_per_second?: number | null; circuit_breaker?: boolean }) => runOperation(accountId, 'update_webhook_flow', { id: webhookId, ...changes }),
     onSuccess: (r) => queries.setQueryData(['flow', webhookId], r.data),
     onSettled: onChange,
   });
@@ -180,7 +180,19 @@ export function FlowPanel({ accountId, webhookId, onChange }: { accountId: strin
         </label>
         <button type="submit" className="secondary" disabled={rate === null || toggle.isPending}>Set rate</button>
       </form>
-      <span className="muted">circuit {f.circuit_breaker ? f.circuit : 'off'}</span>
+      <label className="row">
+        <input
+          type="checkbox"
+          role="switch"
+          aria-label="Circuit breaker"
+          checked={f.circuit_breaker}
+          disabled={toggle.isPending}
+          onChange={(e) => toggle.mutate({ circuit_breaker: e.target.checked })}
+        />
+        {f.circuit === 'open' ? <Badge value="failed" label="circuit open" /> : <span className="muted">circuit {f.circuit_breaker ? 'closed' : 'off'}</span>}
+      </label>
+      {f.circuit_opened_at ? <span className="muted">open since <Time at={f.circuit_opened_at} /></span> : null}
+      {f.next_probe_at ? <span className="muted">next probe <Time at={f.next_probe_at} /></span> : null}
       {f.retry_after_until ? <span className="muted">receiver asked to wait until <Time at={f.retry_after_until} /></span> : null}
       <ErrorNote error={toggle.error} />
     </section>
