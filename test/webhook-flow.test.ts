@@ -428,3 +428,34 @@ test('circuit breaker: 10 failures in a row open it (one email), held deliveries
   assert.deepEqual([off.body.data.circuit_breaker, off.body.data.circuit], [false, 'closed']);
   await endpoint.waitFor(count + 1);
 });
+
+test('a recovery waits while paused, then takes its turn in the rate beside the automatic attempts (no second with more than the rate)', async (t) => {
+  const endpoint = receiver.endpoint();
+  const { key, sub, order, flow, patchFlow } = await setup(t, endpoint);
+  assert.equal((await patchFlow({ paused: true })).status, 200);
+  const N = 8;
+  for (let i = 0; i < N; i++) await touchOrder(svc.url, key, order.id, `recovered ${i}`);
+  const started = await http(svc.url, 'POST', `/api/v1/webhooks/${sub.id}/recover`, {
+    token: key,
+    body: { since: new Date(Date.now() - 60_000).toISOString(), statuses: ['pending'] },
+  });
+  assert.equal(started.status, 202, started.text);
+  await new Promise((r) => setTimeout(r, 1_500));
+  assert.equal(endpoint.requests.length, 0, 'the recovery waits while paused');
+
+  const RATE = 2;
+  await patchFlow({ paused: false, rate_per_second: RATE });
+  await eventually(async () => (await deliveriesOf(svc.url, key, sub.id, 50)).every((d: any) => d.status === 'delivered'), 'every delivery delivered', 30_000);
+  const recovery = await eventually(async () => {
+    const res = await http(svc.url, 'GET', started.headers.get('location')!, { token: key });
+    return res.body.data.state === 'running' ? null : res.body.data;
+  }, 'the recovery finished', 30_000);
+  assert.equal(recovery.state, 'done');
+  assert.ok(recovery.attempted >= 1, 'the recovery sent some of them');
+  await new Promise((r) => setTimeout(r, 500));
+  // A recovered success is delivered: the worker does not send it again (and the recovery skips what the worker delivered).
+  assert.ok(endpoint.requests.length >= N);
+  const busiest = busiestSecond(endpoint.requests);
+  assert.ok(busiest.count <= RATE, `recovery and worker together: ${busiest.count} within a second; gaps ${gaps(endpoint.requests)}`);
+  assert.equal((await flow()).held, 0);
+});
