@@ -129,8 +129,8 @@ test('two instances: a rate of N counts the starts of both (no second of the rec
   const busiest = busiestSecond(endpoint.requests);
   const gaps = endpoint.requests.map((r, i) => (i ? Math.round(r.receivedAt - endpoint.requests[i - 1].receivedAt) : 0)).join(' ');
   assert.ok(busiest.count <= RATE, `at most ${RATE} begin within any second, saw ${busiest.count}; gaps ${gaps}`);
-  // Not slower than the rate needs (a window of 1.1 s), give or take a wake-up per window.
-  assert.ok(took < (N / RATE) * 1_100 + 3_000, `drained in ${Math.round(took)} ms`);
+  // Not slower than the rate needs (a window of 1.2 s), give or take a wake-up per window.
+  assert.ok(took < (N / RATE) * 1_200 + 3_000, `drained in ${Math.round(took)} ms`);
   // A burst of new events on both instances: their first attempts take their turn too.
   for (let i = 0; i < 12; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `burst ${i}`);
   const all = await endpoint.waitFor(N + 12, 30_000);

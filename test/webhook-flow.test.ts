@@ -309,7 +309,7 @@ test('rate: held deliveries drain at no more than rate_per_second starts in any 
   const took = Date.now() - resumed;
   const busiest = busiestSecond(received);
   assert.ok(busiest.count <= RATE, `at most ${RATE} within a second, saw ${busiest.count}; gaps ${gaps(received)}`);
-  // Waiting for the rate is not waiting for a pass: ~1.1 s a window of RATE, not minutes.
+  // Waiting for the rate is not waiting for a pass: ~1.2 s a window of RATE, not minutes.
   assert.ok(took < (Math.ceil(N / RATE) + 2) * 1_500, `drained in ${took} ms`);
   // Each event once; the starts of one window go together, so their order holds window by window.
   const ids = received.map(eventIdOf);
