@@ -118,6 +118,6 @@ export const Flow = Closed(
 /** The flow's settings a PATCH takes (any of them; others give 400 with details.allowed). */
 export const UpdateFlowBody = Closed({
   paused: Type.Optional(Type.Boolean({ description: 'true pauses; false resumes (held deliveries start at once, oldest event first).' })),
-  rate_per_second: Type.Optional(Nullable('integer', { minimum: 1, maximum: 1000, description: 'Starts per second at most; null: none.' })),
-  circuit_breaker: Type.Optional(Type.Boolean({ description: 'Opt-in circuit breaker.' })),
+  rate_per_second: Type.Optional(Nullable('integer', { minimum: 1, maximum: 1000 })),
+  circuit_breaker: Type.Optional(Type.Boolean()),
 });
