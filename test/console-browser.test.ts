@@ -167,7 +167,7 @@ test('j and k move through a list as soon as it is shown, and leave typing in a 
   assert.deepEqual(report.searchKept, { focused: true, value: 'jk' });
 });
 
-test('webhook operations in the console: health panel, the flow\'s pause/resume switch, deliveries filtered, a delivery\'s attempts, and a recovery from the Recover... dialog', { skip }, async () => {
+test('webhook operations in the console: health panel, the flow\'s pause/resume switch, rate field and circuit breaker, deliveries filtered, a delivery\'s attempts, and a recovery from the Recover... dialog', { skip }, async () => {
   const op = operator(svc.url);
   const account = await op.createAccount();
   const key = await op.issueKey(account.id);
@@ -191,4 +191,6 @@ test('webhook operations in the console: health panel, the flow\'s pause/resume 
   // The walk paused and resumed the flow from its switch: resumed, as the API says.
   const flow = await http(svc.url, 'GET', `/api/v1/webhooks/${sub.id}/flow`, { token: key });
   assert.equal(flow.body.data.paused, false);
+  assert.equal(flow.body.data.rate_per_second, 25, 'the rate set in the console');
+  assert.deepEqual([flow.body.data.circuit_breaker, flow.body.data.circuit], [true, 'closed'], 'the breaker switched on in the console');
 });

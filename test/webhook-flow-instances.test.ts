@@ -1,13 +1,16 @@
 // EXTENSIONS 9 across processes: a pause holds on every instance (the rule is
 // in the database, asked by each instance's claims), a resume on one instance
-// wakes the other's worker, and held deliveries outlive a restart. The service
+// wakes the other's worker, held deliveries outlive a restart, a rate counts
+// the starts of both instances, and the circuit counts the failures of both
+// (one email per opening). The service
 // runs as child processes (node src/main.ts) with their workers (WORKERS=1).
 // Two instances need PostgreSQL; the restart runs on both databases (PGlite
 // in a temp DATA_DIR).
 import { test, before, after } from 'node:test';
+import pg from 'pg';
 import assert from 'node:assert/strict';
 import { http, operator } from './helpers/harness.ts';
-import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint } from './helpers/https-receiver.ts';
+import { busiestSecond, startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { isolatedDatabase, createWebhook, deliveriesOf, eventually, runDeliveryJob, touchOrder, type IsolatedDatabase } from './helpers/webhooks.ts';
 import { freePort, startServiceChild, stopGracefully, type ServiceChild } from './helpers/service-child.ts';
 
@@ -45,7 +48,7 @@ async function subscribed(via: ServiceChild, endpoint: ReceiverEndpoint) {
     return res.body.data;
   };
   const held = async (on: ServiceChild) => (await http(on.url, 'GET', `/api/v1/webhooks/${sub.id}/flow`, { token: key })).body.data.held as number;
-  return { key, sub, order, patchFlow, held };
+  return { key, sub, order, patchFlow, held, op, accountId: account.id as string };
 }
 
 const eventIdOf = (r: { body: string }) => JSON.parse(r.body).id as string;
@@ -105,4 +108,71 @@ test('two instances: a pause made on one holds the other; a resume on the other 
 
   await patchFlow(b, { paused: false });
   await assertDrained(a, key, sub.id, endpoint, N, false);
+});
+
+const twoInstances = { skip: POSTGRES ? false : 'two service processes need PostgreSQL' };
+
+test('two instances: a rate of N counts the starts of both (no second of the receiver\'s clock sees more than N begin), in due order, none spent while waiting', twoInstances, async () => {
+  const [a, b] = await Promise.all([start(), start()]);
+  const endpoint = receiver.endpoint('rate');
+  const { key, sub, order, patchFlow, held } = await subscribed(a, endpoint);
+  const RATE = 4;
+  await patchFlow(a, { paused: true, rate_per_second: RATE });
+  const N = 32;
+  for (let i = 0; i < N; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `rated ${i}`);
+  assert.equal(await held(b), N);
+  const resumed = performance.now();
+  // Resumed on b: both workers wake and drain, each claim counting the other's starts.
+  await patchFlow(b, { paused: false });
+  await assertDrained(a, key, sub.id, endpoint, N, false);
+  const took = performance.now() - resumed;
+  const busiest = busiestSecond(endpoint.requests);
+  const gaps = endpoint.requests.map((r, i) => (i ? Math.round(r.receivedAt - endpoint.requests[i - 1].receivedAt) : 0)).join(' ');
+  assert.ok(busiest.count <= RATE, `at most ${RATE} begin within any second, saw ${busiest.count}; gaps ${gaps}`);
+  // Not slower than the rate needs (a window of 1.2 s), give or take a wake-up per window.
+  assert.ok(took < (N / RATE) * 1_200 + 3_000, `drained in ${Math.round(took)} ms`);
+  // A burst of new events on both instances: their first attempts take their turn too.
+  for (let i = 0; i < 12; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `burst ${i}`);
+  const all = await endpoint.waitFor(N + 12, 30_000);
+  assert.ok(busiestSecond(all).count <= RATE, `burst: saw ${busiestSecond(all).count} within a second`);
+  console.log(`rate ${RATE}/s, two instances: ${N} held drained in ${Math.round(took)} ms (${((N / took) * 1000).toFixed(2)}/s), busiest second ${busiest.count}`);
+});
+
+test('two instances: the circuit counts the failures of both; it opens once (one email) and a success on either closes it', twoInstances, async () => {
+  // Only these two instances send (the earlier tests' would each have an attempt in flight as well).
+  await Promise.all(children.splice(0).map(stopGracefully));
+  const [a, b] = await Promise.all([start(), start()]);
+  const endpoint = receiver.endpoint('circuit');
+  const { key, sub, order, patchFlow, held, op, accountId } = await subscribed(a, endpoint);
+  await patchFlow(a, { circuit_breaker: true });
+  endpoint.script([], { status: 500 });
+  for (let i = 0; i < 14; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `failing ${i}`);
+  const flowOf = async (on: ServiceChild) => (await http(on.url, 'GET', `/api/v1/webhooks/${sub.id}/flow`, { token: key })).body.data;
+  await eventually(async () => (await flowOf(b)).circuit === 'open', 'the circuit open');
+  // At most the attempts in flight when it opened went past the 10th; the rest wait, held.
+  await new Promise((r) => setTimeout(r, 1_000));
+  const sent = endpoint.requests.length;
+  // Each instance sends one attempt of the subscription at a time: at most the other's was in flight past the 10th.
+  assert.ok(sent >= 10 && sent <= 11, `sent ${sent}`);
+  assert.equal(await held(a), 14 - sent);
+  const mails = (await op.messages(accountId)).filter((m: any) => m.kind === 'webhook_circuit_open');
+  assert.equal(mails.length, 1);
+  // The receiver is back and the probe falls due ("time passes" in the database): one worker sends it, the circuit
+  // closes, and the held deliveries drain; each event once.
+  endpoint.script([], { status: 200 });
+  const client = new pg.Client({ connectionString: data.env.DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`UPDATE webhook_flows SET next_probe_at = now() - interval '1 second' WHERE webhook_id = $1`, [sub.id]);
+  } finally {
+    await client.end();
+  }
+  await Promise.all([runDeliveryJob(a.url), runDeliveryJob(b.url)]);
+  const received = await endpoint.waitFor(14, 30_000);
+  await eventually(async () => (await flowOf(a)).circuit === 'closed', 'the circuit closed');
+  await new Promise((r) => setTimeout(r, 1_000));
+  assert.equal(endpoint.requests.length, 14, 'one probe, then each held event once');
+  assert.equal(new Set(received.map(eventIdOf)).size, 14);
+  assert.equal(await held(b), 0);
+  assert.equal((await op.messages(accountId)).filter((m: any) => m.kind === 'webhook_circuit_open').length, 1);
 });

@@ -6,7 +6,7 @@
 import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { ADMIN_TOKEN, http, freshTenant, startTestService, type TestService } from './helpers/harness.ts';
-import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint } from './helpers/https-receiver.ts';
+import { busiestSecond, startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { callTool, callToolError } from './helpers/mcp.ts';
 import { backPressureUntil } from '../src/modules/webhooks/flow.ts';
 import { createWebhook, deliveriesOf, eventually, isolatedDatabase, runDeliveryJob, touchOrder, type IsolatedDatabase } from './helpers/webhooks.ts';
@@ -82,14 +82,26 @@ test('the flow: defaults, a pause, its dry run, and the refusals', async (t) => 
   assert.equal(resumed.body.data.paused, false);
   assert.equal(resumed.body.data.paused_at, null);
 
-  // Other fields (and, in this build, rate_per_second and circuit_breaker): 400 with details.allowed.
-  for (const body of [{ color: 'red' }, { rate_per_second: 5 }, { circuit_breaker: true }]) {
+  // A rate and the circuit breaker, each kept while another field changes; null clears the rate.
+  const rated = await patchFlow({ rate_per_second: 7, circuit_breaker: true });
+  assert.equal(rated.status, 200, rated.text);
+  assert.deepEqual([rated.body.data.rate_per_second, rated.body.data.circuit_breaker, rated.body.data.circuit], [7, true, 'closed']);
+  const pausedRated = (await patchFlow({ paused: true })).body.data;
+  assert.deepEqual([pausedRated.rate_per_second, pausedRated.circuit_breaker], [7, true]);
+  const cleared = (await patchFlow({ rate_per_second: null, circuit_breaker: false, paused: false })).body.data;
+  assert.deepEqual([cleared.rate_per_second, cleared.circuit_breaker, cleared.paused], [null, false, false]);
+  assert.equal((await patchFlow({ rate_per_second: 1000 })).body.data.rate_per_second, 1000);
+  assert.equal((await patchFlow({ rate_per_second: 1 })).body.data.rate_per_second, 1);
+  assert.equal((await patchFlow({ rate_per_second: null })).body.data.rate_per_second, null);
+
+  // Other fields: 400 with details.allowed; bad values: 400.
+  for (const body of [{ color: 'red' }, { circuit: 'open' }]) {
     const res = await patchFlow(body);
     assert.equal(res.status, 400, JSON.stringify(body));
     assert.equal(res.body.error.code, 'validation_failed');
-    assert.deepEqual(res.body.error.details.allowed, ['paused']);
+    assert.deepEqual(res.body.error.details.allowed, ['paused', 'rate_per_second', 'circuit_breaker']);
   }
-  for (const body of [{ paused: 'yes' }, { paused: null }]) {
+  for (const body of [{ paused: 'yes' }, { paused: null }, { rate_per_second: 0 }, { rate_per_second: 1001 }, { rate_per_second: 2.5 }, { rate_per_second: '5' }, { circuit_breaker: null }, { circuit_breaker: 'on' }]) {
     const res = await patchFlow(body);
     assert.equal(res.status, 400, JSON.stringify(body));
     assert.equal(res.body.error.code, 'validation_failed');
@@ -120,9 +132,13 @@ test('the flow: defaults, a pause, its dry run, and the refusals', async (t) => 
   const dryMcp = await callTool(svc.url, key, 'update_webhook_flow', { id: sub.id, paused: false, dry_run: true });
   assert.deepEqual(dryMcp.structuredContent, { dry_run: true, data: changed.structuredContent.data, changes: { paused: false } });
   // MCP refuses an unknown argument as invalid params (-32602), as for every tool.
-  const bad = await callToolError(svc.url, key, 'update_webhook_flow', { id: sub.id, circuit_breaker: true });
+  const bad = await callToolError(svc.url, key, 'update_webhook_flow', { id: sub.id, circuit: 'open' });
   assert.equal(bad.code, -32602);
-  assert.match(bad.message, /circuit_breaker/);
+  assert.match(bad.message, /circuit/);
+  const ratedMcp = await callTool(svc.url, key, 'update_webhook_flow', { id: sub.id, paused: false, rate_per_second: 3, circuit_breaker: true });
+  assert.equal(ratedMcp.isError, false, JSON.stringify(ratedMcp.structuredContent));
+  assert.deepEqual([ratedMcp.structuredContent.data.rate_per_second, ratedMcp.structuredContent.data.circuit_breaker], [3, true]);
+  assert.deepEqual((await flow()), ratedMcp.structuredContent.data);
 });
 
 test('paused: events wait as pending (no attempt spent, none dead), retry and test still send, a resume sends each held event once, oldest first', async (t) => {
@@ -266,4 +282,180 @@ test('back-pressure is capped at an hour: a 503 with Retry-After: 86400 holds un
   }, 'retry_after_until set');
   const until = Date.parse(f.retry_after_until);
   assert.ok(until >= before + 3_600_000 && until <= Date.now() + 3_600_000, f.retry_after_until);
+});
+
+/** Arrival gaps in ms (to read when a window assertion fails). */
+const gaps = (requests: Array<{ receivedAt: number }>) => requests.map((r, i) => (i ? Math.round(r.receivedAt - requests[i - 1].receivedAt) : 0)).join(' ');
+
+test('rate: held deliveries drain at no more than rate_per_second starts in any second (the receiver\'s clock), in order of their events, spending nothing while they wait', async (t) => {
+  const endpoint = receiver.endpoint();
+  const { key, sub, order, flow, patchFlow } = await setup(t, endpoint);
+  const RATE = 3;
+  assert.equal((await patchFlow({ paused: true, rate_per_second: RATE })).status, 200);
+  const N = 10;
+  for (let i = 0; i < N; i++) await touchOrder(svc.url, key, order.id, `rated ${i}`);
+  assert.equal((await flow()).held, N);
+  const inOrder = (await deliveriesOf(svc.url, key, sub.id, 50)).map((d: any) => d.event_id).reverse();
+
+  const resumed = Date.now();
+  await patchFlow({ paused: false });
+  // Midway: those still waiting for the rate are held, on no attempt.
+  await endpoint.waitFor(RATE + 1);
+  const midway = (await deliveriesOf(svc.url, key, sub.id, 50)).filter((d: any) => d.status === 'pending' && d.attempt === 0);
+  assert.ok(midway.length >= 1, 'some still wait');
+  assert.ok((await flow()).held >= 1);
+
+  const received = await endpoint.waitFor(N, 30_000);
+  const took = Date.now() - resumed;
+  const busiest = busiestSecond(received);
+  assert.ok(busiest.count <= RATE, `at most ${RATE} within a second, saw ${busiest.count}; gaps ${gaps(received)}`);
+  // Waiting for the rate is not waiting for a pass: ~1.2 s a window of RATE, not minutes.
+  assert.ok(took < (Math.ceil(N / RATE) + 2) * 1_500, `drained in ${took} ms`);
+  // Each event once; the starts of one window go together, so their order holds window by window.
+  const ids = received.map(eventIdOf);
+  for (let w = 0; w * RATE < N; w++) {
+    assert.deepEqual(new Set(ids.slice(w * RATE, (w + 1) * RATE)), new Set(inOrder.slice(w * RATE, (w + 1) * RATE)), `window ${w}`);
+  }
+  const settled = await eventually(async () => {
+    const all = await deliveriesOf(svc.url, key, sub.id, 50);
+    return all.every((d: any) => d.status === 'delivered') ? all : null;
+  }, 'every delivery delivered');
+  for (const d of settled) assert.equal(d.attempt, 1, 'sent as the attempt it was due for');
+  assert.equal((await flow()).held, 0);
+
+  // New events' first attempts take their turn too: a burst of 7 at a rate of 3.
+  for (let i = 0; i < 7; i++) await touchOrder(svc.url, key, order.id, `rated later ${i}`);
+  const all = await endpoint.waitFor(N + 7, 30_000);
+  assert.ok(busiestSecond(all).count <= RATE, `at most ${RATE} within a second, saw ${busiestSecond(all).count}; gaps ${gaps(all)}`);
+  // The test endpoint takes its turn in the rate, and sends.
+  const tested = await http(svc.url, 'POST', `/api/v1/webhooks/${sub.id}/test`, { token: key });
+  assert.equal(tested.status, 200, tested.text);
+  const withTest = await endpoint.waitFor(N + 8);
+  assert.ok(busiestSecond(withTest).count <= RATE, `at most ${RATE} within a second, saw ${busiestSecond(withTest).count}; gaps ${gaps(withTest)}`);
+});
+
+test('circuit breaker: 10 failures in a row open it (one email), held deliveries spend nothing, a probe at next_probe_at (backing off), a success closes it and the held drain; retry and test still send', async (t) => {
+  const endpoint = receiver.endpoint();
+  const { key, sub, order, flow, patchFlow, op, accountId } = await setup(t, endpoint);
+  const db = svc.service.db;
+  const circuitMails = async () => (await op.messages(accountId)).filter((m: any) => m.kind === 'webhook_circuit_open');
+  // "Time passes": the probe falls due now (the engine's long intervals are the database's).
+  const probeNow = async () => {
+    await db.query(`UPDATE webhook_flows SET next_probe_at = now() - interval '1 second' WHERE webhook_id = $1`, [sub.id]);
+    await runDeliveryJob(svc.url);
+  };
+  assert.equal((await patchFlow({ circuit_breaker: true })).status, 200);
+  endpoint.script([], { status: 500, body: 'down' });
+
+  // 10 events, each first attempt failing: the 10th opens the circuit.
+  for (let i = 0; i < 10; i++) await touchOrder(svc.url, key, order.id, `failing ${i}`);
+  await endpoint.waitFor(10);
+  const opened = await eventually(async () => {
+    const f = await flow();
+    return f.circuit === 'open' ? f : null;
+  }, 'the circuit open');
+  const openedAt = Date.parse(opened.circuit_opened_at);
+  assert.equal(Date.parse(opened.next_probe_at) - openedAt, 60_000, 'first probe 60 s after opening');
+  assert.equal((await circuitMails()).length, 1, 'one email for the opening');
+  const mail = (await circuitMails())[0];
+  assert.match(mail.body, new RegExp(endpoint.url.replace(/[.?]/g, '\\$&')));
+
+  // New events are held: pending on no attempt, counted in held; worker passes (even a day ahead) send nothing.
+  for (let i = 0; i < 8; i++) await touchOrder(svc.url, key, order.id, `held ${i}`);
+  const heldOnes = async () => (await deliveriesOf(svc.url, key, sub.id, 50)).filter((d: any) => d.status === 'pending' && d.attempt === 0);
+  assert.equal((await heldOnes()).length, 8);
+  assert.equal((await flow()).held, 8);
+  await runDeliveryJob(svc.url, new Date(Date.now() + 30_000));
+  assert.equal(endpoint.requests.length, 10, 'nothing starts while open before the probe');
+
+  // The retry and test endpoints still send (a person asked); failing, they keep it open, and no second email.
+  const [oldestHeld] = (await heldOnes()).reverse();
+  const retried = await http(svc.url, 'POST', `/api/v1/webhook-deliveries/${oldestHeld.id}/retry`, { token: key });
+  assert.equal(retried.status, 200, retried.text);
+  assert.equal(retried.body.ok, false);
+  const tested = await http(svc.url, 'POST', `/api/v1/webhooks/${sub.id}/test`, { token: key });
+  assert.equal(tested.status, 200, tested.text);
+  assert.equal(endpoint.requests.length, 12);
+  assert.equal((await flow()).circuit, 'open');
+
+  // The probe: one delivery, the oldest held; it fails, the next waits 120 s after it.
+  const oldest = (await heldOnes()).reverse()[0].event_id;
+  await probeNow();
+  const [probe] = await endpoint.waitFor(13).then((r) => r.slice(12));
+  assert.equal(eventIdOf(probe), oldest, 'the probe is the oldest held delivery');
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(endpoint.requests.length, 13, 'one probe only');
+  const afterProbe = await flow();
+  assert.equal(afterProbe.circuit, 'open');
+  const wait = Date.parse(afterProbe.next_probe_at) - Date.now();
+  assert.ok(wait > 110_000 && wait <= 120_000, `next probe in ${wait} ms`);
+  // The next failed probe doubles the wait (240 s).
+  await probeNow();
+  await endpoint.waitFor(14);
+  const wait2 = Date.parse((await flow()).next_probe_at) - Date.now();
+  assert.ok(wait2 > 230_000 && wait2 <= 240_000, `next probe in ${wait2} ms`);
+  assert.equal((await circuitMails()).length, 1, 'still one email');
+
+  // The receiver is back: the next probe succeeds, the circuit closes and the held deliveries drain at once, at the rate.
+  endpoint.script([], { status: 200 });
+  assert.equal((await patchFlow({ rate_per_second: 2 })).body.data.circuit, 'open');
+  const pendingBefore = (await heldOnes()).length;
+  assert.equal(pendingBefore, 5);
+  await probeNow();
+  const drained = (await endpoint.waitFor(14 + pendingBefore)).slice(14);
+  assert.ok(busiestSecond(drained).count <= 2, `at the rate: ${gaps(drained)}`);
+  assert.equal((await patchFlow({ rate_per_second: null })).status, 200);
+  const closed = await eventually(async () => {
+    const f = await flow();
+    return f.circuit === 'closed' ? f : null;
+  }, 'the circuit closed');
+  assert.deepEqual([closed.circuit_opened_at, closed.next_probe_at], [null, null]);
+  await eventually(async () => (await heldOnes()).length === 0 && (await flow()).held === 0, 'nothing held');
+  // Nothing dead for being held: the 10 failures wait for their backoff, the rest are delivered.
+  const all = await deliveriesOf(svc.url, key, sub.id, 50);
+  assert.equal(all.filter((d: any) => d.status === 'dead').length, 0);
+
+  // A second opening sends a second email.
+  endpoint.script([], { status: 503, body: 'down again' });
+  for (let i = 0; i < 10; i++) await touchOrder(svc.url, key, order.id, `failing again ${i}`);
+  await eventually(async () => (await flow()).circuit === 'open', 'open again');
+  assert.equal((await circuitMails()).length, 2);
+  // Switching the breaker off closes the circuit and lets the held go.
+  endpoint.script([], { status: 200 });
+  await touchOrder(svc.url, key, order.id, 'held while open again');
+  const count = endpoint.requests.length;
+  const off = await patchFlow({ circuit_breaker: false });
+  assert.deepEqual([off.body.data.circuit_breaker, off.body.data.circuit], [false, 'closed']);
+  await endpoint.waitFor(count + 1);
+});
+
+test('a recovery waits while paused, then takes its turn in the rate beside the automatic attempts (no second with more than the rate)', async (t) => {
+  const endpoint = receiver.endpoint();
+  const { key, sub, order, flow, patchFlow } = await setup(t, endpoint);
+  assert.equal((await patchFlow({ paused: true })).status, 200);
+  const N = 8;
+  for (let i = 0; i < N; i++) await touchOrder(svc.url, key, order.id, `recovered ${i}`);
+  const started = await http(svc.url, 'POST', `/api/v1/webhooks/${sub.id}/recover`, {
+    token: key,
+    body: { since: new Date(Date.now() - 60_000).toISOString(), statuses: ['pending'] },
+  });
+  assert.equal(started.status, 202, started.text);
+  await new Promise((r) => setTimeout(r, 1_500));
+  assert.equal(endpoint.requests.length, 0, 'the recovery waits while paused');
+
+  const RATE = 2;
+  await patchFlow({ paused: false, rate_per_second: RATE });
+  await eventually(async () => (await deliveriesOf(svc.url, key, sub.id, 50)).every((d: any) => d.status === 'delivered'), 'every delivery delivered', 30_000);
+  const recovery = await eventually(async () => {
+    const res = await http(svc.url, 'GET', started.headers.get('location')!, { token: key });
+    return res.body.data.state === 'running' ? null : res.body.data;
+  }, 'the recovery finished', 30_000);
+  assert.equal(recovery.state, 'done');
+  assert.ok(recovery.attempted >= 1, 'the recovery sent some of them');
+  await new Promise((r) => setTimeout(r, 500));
+  // A recovered success is delivered: the worker does not send it again (and the recovery skips what the worker delivered).
+  assert.ok(endpoint.requests.length >= N);
+  const busiest = busiestSecond(endpoint.requests);
+  assert.ok(busiest.count <= RATE, `recovery and worker together: ${busiest.count} within a second; gaps ${gaps(endpoint.requests)}`);
+  assert.equal((await flow()).held, 0);
 });

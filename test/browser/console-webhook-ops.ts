@@ -2,7 +2,7 @@
 // subscription whose endpoint failed, its health panel, the deliveries
 // filtered and paged, a delivery's timeline of attempts, and a recovery from
 // the "Recover..." dialog (window, statuses, dry-run count, start, progress),
-// and the flow's pause/resume switch (EXTENSIONS 9).
+// and the flow's pause/resume switch, rate field and circuit breaker (EXTENSIONS 9).
 // Used by test/console-browser.test.ts (which asserts on what it returns) and
 // by scripts/screenshots.ts (which keeps the pictures in docs/screenshots).
 import assert from 'node:assert/strict';
@@ -47,7 +47,24 @@ export async function walkWebhookOps(o: WebhookOpsOptions): Promise<{ screenshot
     const paused = flow.getByRole('switch', { name: 'Deliveries paused' });
     await flow.getByText('sending', { exact: true }).waitFor(WAIT);
     assert.equal(await paused.isChecked(), false);
-    assert.match((await flow.textContent())!, /0 held.*rate no limit.*circuit off/);
+    assert.match((await flow.textContent())!, /0 held.*circuit off/);
+    const rate = flow.getByLabel('Rate per second');
+    assert.equal(await rate.inputValue(), '');
+    await rate.fill('25');
+    await flow.getByRole('button', { name: 'Set rate' }).click();
+    // Saved: the field shows the service's rate and the button waits for the next change.
+    await page.waitForFunction(
+      () => (document.querySelector('section[aria-label="Flow"] button[type="submit"]') as HTMLButtonElement | null)?.disabled === true,
+      null,
+      WAIT,
+    );
+    assert.equal(await rate.inputValue(), '25');
+    // The circuit breaker's switch: on, the circuit shows closed (nothing has failed since).
+    const breaker = flow.getByRole('switch', { name: 'Circuit breaker' });
+    assert.equal(await breaker.isChecked(), false);
+    await breaker.click();
+    await flow.getByText('circuit closed', { exact: true }).waitFor(WAIT);
+    assert.equal(await breaker.isChecked(), true);
     await paused.click();
     await flow.getByText('paused', { exact: true }).waitFor(WAIT);
     await shot('webhook-flow-paused');

@@ -22,6 +22,8 @@ export interface ReceivedRequest {
   body: string;
   /** The reply this request got (`hang` when it never got one). */
   reply: Reply;
+  /** When its headers arrived, by the receiver's own clock (ms since the epoch, sub-millisecond). */
+  receivedAt: number;
 }
 
 export type Reply =
@@ -110,6 +112,7 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
   const endpoints = new Map<string, State>();
 
   const server = https.createServer({ key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) }, (req, res) => {
+    const receivedAt = performance.timeOrigin + performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -117,7 +120,7 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
       const state = endpoints.get(pathname);
       const reply: Reply = state ? (state.replies.shift() ?? state.fallback) : { status: 404, body: 'no such endpoint' };
       const rawBody = Buffer.concat(chunks);
-      const record: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, rawBody, body: rawBody.toString('utf8'), reply };
+      const record: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, rawBody, body: rawBody.toString('utf8'), reply, receivedAt };
       all.push(record);
       if (state) {
         state.requests.push(record);
@@ -180,4 +183,18 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The most requests that began within any one second of the receiver's clock
+ * (a sliding window [t, t + 1 s), not calendar seconds), and when that was.
+ */
+export function busiestSecond(requests: Array<{ receivedAt: number }>): { count: number; from: number } {
+  const times = requests.map((r) => r.receivedAt).sort((a, b) => a - b);
+  let best = { count: 0, from: 0 };
+  for (let i = 0, j = 0; i < times.length; i++) {
+    while (times[j] <= times[i] - 1000) j++;
+    if (i - j + 1 > best.count) best = { count: i - j + 1, from: times[j] };
+  }
+  return best;
 }

@@ -122,8 +122,8 @@ export function HealthPanel({ accountId, webhookId }: { accountId: string; webho
 
 /**
  * EXTENSIONS 9: the subscription's flow (paused or not, rate, circuit, what is
- * held) and a pause/resume switch. The rate and the circuit breaker are shown,
- * not set: this build does not take them yet.
+ * held), a pause/resume switch, a rate field (empty: no limit) and the
+ * circuit breaker's switch with the circuit's state (open since, next probe).
  */
 export function FlowPanel({ accountId, webhookId, onChange }: { accountId: string; webhookId: string; onChange: () => void }) {
   const queries = useQueryClient();
@@ -132,8 +132,9 @@ export function FlowPanel({ accountId, webhookId, onChange }: { accountId: strin
     queryFn: () => runOperation(accountId, 'get_webhook_flow', { id: webhookId }).then((r) => r.data),
     refetchInterval: 10_000,
   });
+  const [rate, setRate] = useState<string | null>(null);
   const toggle = useMutation({
-    mutationFn: (paused: boolean) => runOperation(accountId, 'update_webhook_flow', { id: webhookId, paused }),
+    mutationFn: (changes: { paused?: boolean; rate_per_second?: number | null; circuit_breaker?: boolean }) => runOperation(accountId, 'update_webhook_flow', { id: webhookId, ...changes }),
     onSuccess: (r) => queries.setQueryData(['flow', webhookId], r.data),
     onSettled: onChange,
   });
@@ -149,14 +150,49 @@ export function FlowPanel({ accountId, webhookId, onChange }: { accountId: strin
           aria-label="Deliveries paused"
           checked={f.paused}
           disabled={toggle.isPending}
-          onChange={(e) => toggle.mutate(e.target.checked)}
+          onChange={(e) => toggle.mutate({ paused: e.target.checked })}
         />
         <Badge value={f.paused ? 'paused' : 'active'} label={f.paused ? 'paused' : 'sending'} />
       </label>
       {f.paused_at ? <span className="muted">since <Time at={f.paused_at} /></span> : null}
       <span data-testid="flow-held">{f.held} held</span>
-      <span className="muted">rate {f.rate_per_second === null ? 'no limit' : `${f.rate_per_second}/s`}</span>
-      <span className="muted">circuit {f.circuit_breaker ? f.circuit : 'off'}</span>
+      <form
+        className="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (rate === null) return;
+          toggle.mutate({ rate_per_second: rate.trim() === '' ? null : Number(rate) }, { onSuccess: () => setRate(null) });
+        }}
+      >
+        <label className="row">
+          rate
+          <input
+            type="number"
+            min={1}
+            max={1000}
+            step={1}
+            placeholder="no limit"
+            aria-label="Rate per second"
+            value={rate ?? (f.rate_per_second === null ? '' : String(f.rate_per_second))}
+            onChange={(e) => setRate(e.target.value)}
+          />
+          /s
+        </label>
+        <button type="submit" className="secondary" disabled={rate === null || toggle.isPending}>Set rate</button>
+      </form>
+      <label className="row">
+        <input
+          type="checkbox"
+          role="switch"
+          aria-label="Circuit breaker"
+          checked={f.circuit_breaker}
+          disabled={toggle.isPending}
+          onChange={(e) => toggle.mutate({ circuit_breaker: e.target.checked })}
+        />
+        {f.circuit === 'open' ? <Badge value="failed" label="circuit open" /> : <span className="muted">circuit {f.circuit_breaker ? 'closed' : 'off'}</span>}
+      </label>
+      {f.circuit_opened_at ? <span className="muted">open since <Time at={f.circuit_opened_at} /></span> : null}
+      {f.next_probe_at ? <span className="muted">next probe <Time at={f.next_probe_at} /></span> : null}
       {f.retry_after_until ? <span className="muted">receiver asked to wait until <Time at={f.retry_after_until} /></span> : null}
       <ErrorNote error={toggle.error} />
     </section>

@@ -14,7 +14,7 @@ import type { AttemptOutcome } from './sender.ts';
 import { ATTEMPT_COLUMNS, ATTEMPT_RECORD, type AttemptRow } from './attempt-log.ts';
 import type { Static } from 'typebox';
 import type { Delivery } from './schema.ts';
-import { flowHolds } from './flow.ts';
+import { flowTakesOver } from './flow.ts';
 
 export const MAX_ATTEMPTS = 6;
 /** SPEC Receiver rules 4: delay before attempts 2..6. */
@@ -22,7 +22,7 @@ export const BACKOFF_SEC = [60, 300, 1800, 7200, 43200];
 /** The worker takes over a first attempt only after this grace. */
 export const FIRST_ATTEMPT_GRACE_SEC = 60;
 /** How long an attempt in flight keeps others away from its row (> the 10 s attempt timeout). */
-const LEASE_SEC = 120;
+export const LEASE_SEC = 120;
 
 /**
  * A delivery just committed, awaiting its first attempt, with all that attempt
@@ -143,22 +143,32 @@ export interface ClaimedDelivery {
   resource_version: number | null;
   /** EXTENSIONS 9: its subscription has flow settings (attempts go one at a time per subscription, and ask flowHolds just before). */
   flowed?: boolean;
+  /** EXTENSIONS 9: its subscription's circuit breaker is on (each outcome is counted: flow-circuit.ts). */
+  circuit_breaker?: boolean;
+  /** EXTENSIONS 9: claimed by claimMetered (flow-rate.ts), its start already counted: it goes at once. */
+  metered?: boolean;
 }
 
-const CLAIMED_COLUMNS = 'id, account_id, webhook_id, event_id, event, status, attempt, resource_version';
+export const CLAIMED_COLUMNS = 'id, account_id, webhook_id, event_id, event, status, attempt, resource_version';
 
 /** Wraps a claiming UPDATE so it also returns the subscription, the merchant and the event's envelope. */
 function withContext(claim: string): string {
   return contextOf(`${claim} RETURNING ${CLAIMED_COLUMNS}`);
 }
 
-function contextOf(rows: string): string {
-  return `WITH claimed AS (${rows})
-    SELECT c.*, EXISTS (SELECT 1 FROM webhook_flows f WHERE f.webhook_id = c.webhook_id) AS flowed, s.url, s.secret, s.active AS subscription_active, a.email AS merchant_email, a.name AS merchant_name,
-           s.previous_secret, s.previous_secret_expires_at, ${envelopeJson('e')} AS envelope
+/**
+ * `rows` (the claimed rows, named `claimed`) with what their attempts need.
+ * `before` and `after`: further common table expressions around it (each
+ * ending, or starting, with a comma), for a claim that writes more.
+ */
+export function contextOf(rows: string, before = '', after = ''): string {
+  return `WITH ${before} claimed AS (${rows}) ${after}
+    SELECT c.*, f.webhook_id IS NOT NULL AS flowed, coalesce(f.circuit_breaker, false) AS circuit_breaker, s.url, s.secret, s.active AS subscription_active,
+           a.email AS merchant_email, a.name AS merchant_name, s.previous_secret, s.previous_secret_expires_at, ${envelopeJson('e')} AS envelope
       FROM claimed c
       JOIN webhook_subscriptions s ON s.id = c.webhook_id
       JOIN accounts a ON a.id = c.account_id
+      LEFT JOIN webhook_flows f ON f.webhook_id = c.webhook_id
       LEFT JOIN events e ON e.id = c.event_id`;
 }
 
@@ -217,14 +227,15 @@ export async function releaseFirstAttempts(sql: Sql, deliveryIds: string[]): Pro
 
 /**
  * The worker's pass: due pending rows, SKIP LOCKED so several instances never
- * take the same row; none of a subscription whose flow holds it (EXTENSIONS 9).
+ * take the same row; none of a subscription whose flow holds or meters it
+ * (EXTENSIONS 9: claimMetered takes those).
  * Oldest due first (a resume makes each held row due since its event: oldest event first).
  */
 export async function claimDue(sql: Sql, now: string, limit: number): Promise<ClaimedDelivery[]> {
   const { rows } = await sql.query(
     withContext(`UPDATE webhook_deliveries SET attempt = attempt + 1, next_attempt_at = $1::timestamptz + make_interval(secs => $3), updated_at = now()
       WHERE id IN (SELECT d.id FROM webhook_deliveries d WHERE d.status = 'pending' AND d.next_attempt_at <= $1::timestamptz
-                      AND NOT ${flowHolds('d.webhook_id', '$1::timestamptz')}
+                      AND NOT ${flowTakesOver('d.webhook_id', '$1::timestamptz')}
                     ORDER BY d.next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)`),
     [now, limit, LEASE_SEC],
   );
@@ -388,8 +399,9 @@ export async function getDelivery(sql: Sql, accountId: string, deliveryId: strin
  */
 export async function unclaim(sql: Sql, delivery: ClaimedDelivery, onlyIfHeld: boolean): Promise<boolean> {
   const { rowCount } = await sql.query(
-    `UPDATE webhook_deliveries SET attempt = attempt - 1, next_attempt_at = now(), updated_at = now()
-      WHERE id = $1 AND attempt = $2 AND status = 'pending' AND (NOT $3 OR ${flowHolds('webhook_id')})`,
+    // Qualified: inside the condition's subquery a bare webhook_id would be the flow row's own (any held flow would match).
+    `UPDATE webhook_deliveries w SET attempt = attempt - 1, next_attempt_at = now(), updated_at = now()
+      WHERE id = $1 AND attempt = $2 AND status = 'pending' AND (NOT $3 OR ${flowTakesOver('w.webhook_id')})`,
     [delivery.id, delivery.attempt, onlyIfHeld],
   );
   return rowCount > 0;

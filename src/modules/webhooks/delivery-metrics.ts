@@ -4,7 +4,7 @@
 import type { Registry } from 'prom-client';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Db } from '../../platform/db.ts';
-import { flowHolds } from './flow.ts';
+import { flowTakesOver } from './flow.ts';
 
 export interface DeliveryMetrics {
   outcome(settlement: string): void;
@@ -33,7 +33,7 @@ export function deliveryMetrics(registry: Registry | undefined, db: Db, queued: 
       `SELECT (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()) AS due,
               (SELECT extract(epoch FROM now() - min(created_at))::float8 FROM webhook_deliveries WHERE status = 'pending') AS oldest,
               (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'dead') AS dead,
-              (SELECT count(*)::int FROM webhook_deliveries d WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND ${flowHolds('d.webhook_id')}) AS held`,
+              (SELECT count(*)::int FROM webhook_deliveries d WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND ${flowTakesOver('d.webhook_id')}) AS held`,
     );
     return rows[0];
   };
@@ -69,7 +69,7 @@ export function deliveryMetrics(registry: Registry | undefined, db: Db, queued: 
   });
   new Gauge({
     name: 'merx_webhook_held_deliveries',
-    help: 'Deliveries due but held by their subscription\'s flow (a pause or a Retry-After), EXTENSIONS 9; also counted in the backlog',
+    help: 'Deliveries due but held by their subscription\'s flow (a pause, the rate, a Retry-After or the circuit), EXTENSIONS 9; also counted in the backlog',
     registers,
     async collect() {
       this.set((await read()).held);

@@ -6,7 +6,7 @@
 // again, so an instance that died with attempts in flight is covered when
 // their leases run out.
 import type { Db } from '../../platform/db.ts';
-import { flowHolds } from './flow.ts';
+import { flowTakesOver } from './flow.ts';
 
 export const DUE_CHANNEL = 'merx_webhook_due';
 /** A safety net, not the mechanism: a pass at least this often even if a notification was missed. */
@@ -116,9 +116,15 @@ export class DueTimer {
 
   private async nextDue(): Promise<number | null> {
     // EXTENSIONS 9: not a held delivery (it would wake the worker for nothing, again and again); the end of a
-    // Retry-After instead, and a resume wakes the workers itself.
+    // Retry-After instead, a metered subscription's next free start or its circuit's probe; a resume, a new rate
+    // and a closed circuit wake the workers themselves.
     const { rows } = await this.db.query<{ at: string | null }>(
-      `SELECT least((SELECT min(d.next_attempt_at) FROM webhook_deliveries d WHERE d.status = 'pending' AND NOT ${flowHolds('d.webhook_id')}),
+      `SELECT least((SELECT min(d.next_attempt_at) FROM webhook_deliveries d WHERE d.status = 'pending' AND NOT ${flowTakesOver('d.webhook_id')}),
+                    (SELECT min(greatest(m.due, f.rate_free_at, CASE WHEN f.circuit_opened_at IS NOT NULL THEN f.next_probe_at END))
+                       FROM webhook_flows f
+                       CROSS JOIN LATERAL (SELECT min(d.next_attempt_at) AS due FROM webhook_deliveries d WHERE d.webhook_id = f.webhook_id AND d.status = 'pending') m
+                      WHERE (f.rate_per_second IS NOT NULL OR f.circuit_opened_at IS NOT NULL) AND NOT f.paused AND m.due IS NOT NULL
+                        AND (f.retry_after_until IS NULL OR f.retry_after_until <= now())),
                     (SELECT min(retry_after_until) FROM webhook_flows WHERE retry_after_until > now())) AS at`,
     );
     return rows[0]?.at ? Date.parse(rows[0].at) : null;

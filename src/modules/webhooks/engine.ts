@@ -32,7 +32,8 @@ import { openSecret } from '../../platform/secret-box.ts';
 import crypto from 'node:crypto';
 import { attemptRow, insertAttempts, type AttemptRow, type AttemptTrigger } from './attempt-log.ts';
 import { RecoveryRunner } from './recovery-runner.ts';
-import { backPressureUntil, recordBackPressure } from './flow.ts';
+import { FlowOutcomes } from './flow-outcomes.ts';
+import { claimMetered, startWhenFree } from './flow-rate.ts';
 
 const WORKER_BATCH = 100;
 /** Worker attempts in flight at once (each pass); more are claimed as these finish. */
@@ -87,12 +88,8 @@ export class DeliveryEngine {
   private readonly firstAttempts: Lanes<NewDelivery>;
   private readonly claims: Batcher<string, ClaimedDelivery | null>;
   private readonly routine: Batcher<RoutineOutcome, boolean>;
-  /**
-   * EXTENSIONS 9: subscriptions this instance was told to wait for (Retry-After), until when (ms): its lanes
-   * hand their queued first attempts to the worker instead of sending them (the database holds the same time
-   * for every instance's claims).
-   */
-  private backPressure = new Map<string, number>();
+  /** EXTENSIONS 9: what answers do to their subscription's flow (Retry-After, the circuit breaker). */
+  private readonly flow: FlowOutcomes;
   /** Not before start() nor after stop(): deliveries written then are the worker's, after their grace. */
   private taking = false;
   /** The fan-out's deliveries, once committed: their first attempts are sent now, by this instance (app.ts wires it). */
@@ -127,11 +124,13 @@ export class DeliveryEngine {
     );
     this.routine = new Batcher((outcomes) => this.retrying(() => recordRoutineOutcomes(this.bookkeeping, outcomes)), { maxBatch: RECORD_BATCH, parallel: 2, spacingMs: RECORD_SPACING_MS });
     this.metrics = deliveryMetrics(deps.metrics, this.db, () => this.firstAttempts.backlog);
+    this.flow = new FlowOutcomes(this.db, this.notifier, (at) => this.announcer.announce(at));
   }
 
   async start(options: { self: SelfOrigin; worker: boolean }): Promise<void> {
     this.self = options.self;
     this.taking = true;
+    this.senders.warm();
     if (options.worker) {
       this.due = new DueTimer(this.db, () => this.runDue(new Date()), (err) => this.log.error({ err }, 'webhook worker pass failed'));
       await this.due.start();
@@ -199,14 +198,14 @@ export class DeliveryEngine {
    */
   private async attemptFirstQueued(fresh: NewDelivery): Promise<void> {
     if (this.stopping) return;
-    const waitUntil = this.backPressure.get(fresh.webhookId);
+    const waitUntil = this.flow.backPressure.get(fresh.webhookId);
     if (waitUntil !== undefined) {
       if (waitUntil > Date.now()) {
         await handToWorker(this.db, fresh.id);
         this.announcer.announce(waitUntil);
         return;
       }
-      this.backPressure.delete(fresh.webhookId);
+      this.flow.backPressure.delete(fresh.webhookId);
     }
     const sinceCommit = performance.now() - fresh.committedAt;
     const sinceEvent = Date.now() - Date.parse(String(fresh.delivery.envelope?.created_at));
@@ -236,14 +235,15 @@ export class DeliveryEngine {
     const chains = new Map<string, Promise<unknown>>();
     for (;;) {
       while (running.size > WORKER_IN_FLIGHT - WORKER_BATCH) await Promise.race(running);
-      const batch = this.stopping ? [] : await claimDue(this.bookkeeping, now.toISOString(), WORKER_BATCH);
+      // EXTENSIONS 9: metered subscriptions (a rate, the circuit's probe) are claimed apart, their starts counted.
+      const batch = this.stopping ? [] : [...(await claimDue(this.bookkeeping, now.toISOString(), WORKER_BATCH)), ...(await claimMetered(this.db, now.toISOString(), WORKER_BATCH))];
       if (batch.length === 0) break;
       processed += batch.length;
       // RETURNING keeps no order: a flowed subscription's rows are put back in the order of their events.
       if (batch.some((d) => d.flowed)) batch.sort((x, y) => eventTime(x) - eventTime(y));
       for (const d of batch) {
         let work: Promise<unknown>;
-        if (d.flowed) {
+        if (d.flowed && !d.metered) {
           // The next attempt of the subscription waits for this one's answer (not its bookkeeping).
           let next!: () => void;
           const turn = new Promise<void>((resolve) => (next = resolve));
@@ -296,11 +296,13 @@ export class DeliveryEngine {
     };
     // GAPS Webhooks `failed`: deactivated while it waited, or the URL no longer passes the policy.
     if (!delivery.subscription_active && !manual) return fail('subscription is inactive');
+    // EXTENSIONS 9: never held, but a retry or test takes its turn in the subscription's rate.
+    if (delivery.flowed && trigger !== 'automatic') await startWhenFree(this.db, delivery.webhook_id);
     const sent = await this.sendOnce(delivery, deliveryAttemptId(delivery.id, delivery.attempt));
     if ('refused' in sent) return fail(sent.refused);
     const { outcome } = sent;
-    // Before the next attempt of a flowed subscription may start: a Retry-After in this answer holds it.
-    await this.noteBackPressure(delivery, outcome);
+    // Before the next attempt of a flowed subscription may start: a Retry-After in this answer holds it, the circuit counts it.
+    await this.flow.note(delivery, outcome);
     answered?.();
     const log = attemptRow(delivery, outcome, trigger, startedAt, performance.now() - started);
     const settlement = settle(delivery, outcome, manual);
@@ -312,19 +314,6 @@ export class DeliveryEngine {
     }
     if (settlement === 'retry_later') this.announcer.announce(now.getTime() + 1000 * (BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0));
     return { outcome, settlement };
-  }
-
-  /**
-   * EXTENSIONS 9: a 429 or 503 with Retry-After holds the subscription's other
-   * attempts (of every trigger but retry and test) until then, on every
-   * instance; the workers wake when it passes (DueTimer.nextDue).
-   */
-  private async noteBackPressure(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<void> {
-    const until = backPressureUntil(outcome.statusCode, outcome.responseHeaders, Date.now());
-    if (!until) return;
-    this.backPressure.set(delivery.webhook_id, Math.max(until.getTime(), this.backPressure.get(delivery.webhook_id) ?? 0));
-    await recordBackPressure(this.db, delivery.account_id, delivery.webhook_id, until);
-    this.announcer.announce(until.getTime());
   }
 
   /**
@@ -368,9 +357,10 @@ export class DeliveryEngine {
   async resend(delivery: ClaimedDelivery): Promise<{ outcome: AttemptOutcome; log: AttemptRow }> {
     const startedAt = new Date();
     const started = performance.now();
+    if (delivery.flowed && !this.stopping) await startWhenFree(this.db, delivery.webhook_id);
     const sent = this.stopping ? { refused: 'the service is stopping' } : await this.sendOnce(delivery, crypto.randomUUID());
     const outcome = 'refused' in sent ? { statusCode: null, error: sent.refused, responseBody: null } : sent.outcome;
-    await this.noteBackPressure(delivery, outcome);
+    if (!('refused' in sent)) await this.flow.note(delivery, outcome);
     return { outcome, log: attemptRow(delivery, outcome, 'recovery', startedAt, performance.now() - started) };
   }
 

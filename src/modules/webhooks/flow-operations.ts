@@ -33,13 +33,17 @@ export const updateWebhookFlowOp = defineOperation({
   path: '/api/v1/webhooks/:id/flow',
   scope: 'webhooks:write',
   tags: TAGS,
-  summary: "Pause or resume a subscription's deliveries",
-  description: "Pauses or resumes a subscription's deliveries; held ones spend no attempt. Dry run: the flow and the changes.",
+  summary: "Pause or resume a subscription's deliveries, set its rate or circuit breaker",
+  description: "Pauses, resumes, or sets the rate or circuit breaker; held ones spend no attempt. Dry run: the flow and the changes.",
   detail:
-    'Takes paused (rate_per_second and circuit_breaker are not accepted by this build: 400 with details.allowed). ' +
+    'Takes paused, rate_per_second (1..1000, null for no limit) and circuit_breaker. ' +
     'While paused no first, automatic or recovery attempt starts: events still create pending deliveries, no attempt is spent and none ' +
     'is marked dead for the pause; the retry and test endpoints still send. On resume the held deliveries start at once, oldest event ' +
-    'first, each as the attempt it was due for. Dry run returns the current flow and the changes.',
+    'first, each as the attempt it was due for. With a rate, no more than that many attempts start within any second, counted across ' +
+    'every instance; the others wait in order of their due time. With the circuit breaker, 10 failed attempts in a row open the circuit: ' +
+    'nothing starts but one probe (the oldest held delivery) 60 s later, then 120 s after a failed probe, doubling up to 15 minutes; ' +
+    'a success of any trigger closes it and the held deliveries drain. Each opening emails the merchant once. ' +
+    'Dry run returns the current flow and the changes.',
   params: WebhookIdParams,
   body: UpdateFlowBody,
   output: Closed({ data: Flow }),
@@ -48,9 +52,9 @@ export const updateWebhookFlowOp = defineOperation({
   handler: async (ctx, { id, ...changes }) => {
     const accountId = ctx.caller.accountId;
     if (ctx.dryRun) return { dry_run: true as const, data: await getFlow(ctx.db, accountId, id), changes };
-    const { flow, resumed } = await ctx.db.tx((tx) => updateFlow(tx, accountId, id, changes));
-    // Every instance's worker hears it and takes the held deliveries now, not at its next pass.
-    if (resumed) ctx.deliveries.wake();
+    const { flow } = await ctx.db.tx((tx) => updateFlow(tx, accountId, id, changes));
+    // Every instance's worker hears it and takes what may start now (a resume, a rate, a circuit switched off), not at its next pass.
+    if (changes.paused !== true) ctx.deliveries.wake();
     return { data: flow };
   },
 });

@@ -2,21 +2,36 @@
 // a subscription may start now, and the Flow resource around it.
 //
 // A subscription without a row in webhook_flows behaves exactly as SPEC says.
-// One with a row has its deliveries go through the worker's claim (claimDue),
-// never the fan-out's no-statement first attempt, so that every automatic,
-// first and recovery attempt passes HOLDS below; the retry and test endpoints
-// do not ask (a person asked for that attempt).
+// One with a row has its deliveries go through the worker's claims, never the
+// fan-out's no-statement first attempt, so that every automatic, first and
+// recovery attempt passes the rules below: held (flowHolds) by a pause, a
+// Retry-After or an open circuit; metered (flow-rate.ts) by a rate or the
+// circuit's probe. The retry and test endpoints are never held (a person asked
+// for that attempt), but take their turn in the rate.
 import type { Sql } from '../../platform/db.ts';
 import { notFound } from '../../platform/errors.ts';
 
+/** SQL: the flow row `f` holds its subscription's attempts at `now` (paused, a Retry-After, the circuit open). */
+const HOLDS = (now: string) => `(f.paused OR f.retry_after_until > ${now} OR f.circuit_opened_at IS NOT NULL)`;
+
 /**
  * The SQL condition "this subscription's attempts are held at `now`": paused,
- * or told by the receiver to wait (Retry-After, until retry_after_until).
- * `webhookId` and `now` are SQL expressions. The one place that says so:
- * claims, the worker's alarm and recoveries all use it.
+ * told by the receiver to wait (Retry-After, until retry_after_until), or its
+ * circuit open (only a probe starts, through claimMetered). `webhookId` and
+ * `now` are SQL expressions. The one place that says so: claims, the worker's
+ * alarm and recoveries all use it.
  */
 export function flowHolds(webhookId: string, now = 'now()'): string {
-  return `EXISTS (SELECT 1 FROM webhook_flows f WHERE f.webhook_id = ${webhookId} AND (f.paused OR f.retry_after_until > ${now}))`;
+  return `EXISTS (SELECT 1 FROM webhook_flows f WHERE f.webhook_id = ${webhookId} AND ${HOLDS(now)})`;
+}
+
+/**
+ * The SQL condition "the worker's ordinary claim leaves this subscription's
+ * rows alone": held (flowHolds), or metered by a rate, whose starts only
+ * claimMetered (flow-rate.ts) counts. Such rows are `held` in the Flow while due.
+ */
+export function flowTakesOver(webhookId: string, now = 'now()'): string {
+  return `EXISTS (SELECT 1 FROM webhook_flows f WHERE f.webhook_id = ${webhookId} AND (${HOLDS(now)} OR f.rate_per_second IS NOT NULL))`;
 }
 
 export interface Flow {
@@ -34,6 +49,8 @@ export interface Flow {
 
 export interface FlowChanges {
   paused?: boolean;
+  rate_per_second?: number | null;
+  circuit_breaker?: boolean;
 }
 
 const iso = (v: unknown) => (v == null ? null : new Date(v as string).toISOString());
@@ -43,7 +60,7 @@ export async function getFlow(sql: Sql, accountId: string, webhookId: string): P
   const { rows } = await sql.query<Record<string, unknown>>(
     `SELECT s.id, f.paused, f.paused_at, f.rate_per_second, f.circuit_breaker, f.circuit_opened_at, f.next_probe_at,
             CASE WHEN f.retry_after_until > now() THEN f.retry_after_until END AS retry_after_until,
-            CASE WHEN ${flowHolds('s.id')}
+            CASE WHEN ${flowTakesOver('s.id')}
                  THEN (SELECT count(*)::int FROM webhook_deliveries d WHERE d.webhook_id = s.id AND d.status = 'pending' AND d.next_attempt_at <= now())
                  ELSE 0 END AS held
        FROM webhook_subscriptions s LEFT JOIN webhook_flows f ON f.webhook_id = s.id
@@ -68,30 +85,48 @@ export async function getFlow(sql: Sql, accountId: string, webhookId: string): P
 
 /**
  * Applies the changes (the subscription locked, so two PATCHes do not
- * interleave). A resume makes each held delivery due since its event was
- * written (the row's created_at), so that the worker, which takes the
- * earliest due first, sends them oldest event first; the caller wakes the
- * workers after the commit.
+ * interleave). A resume, or the circuit breaker switched off while open,
+ * releases the held deliveries (releaseHeld); a new rate counts the starts
+ * already made (its next free start is worked out again at the next claim).
+ * Switching the breaker on or off starts its count of failures afresh. The
+ * caller wakes the workers after the commit.
  */
-export async function updateFlow(tx: Sql, accountId: string, webhookId: string, changes: FlowChanges): Promise<{ flow: Flow; resumed: boolean }> {
+export async function updateFlow(tx: Sql, accountId: string, webhookId: string, changes: FlowChanges): Promise<{ flow: Flow; released: boolean }> {
   const before = await getFlow(tx, accountId, webhookId);
   await tx.query('SELECT id FROM webhook_subscriptions WHERE id = $1 FOR UPDATE', [webhookId]);
+  const breakerOff = changes.circuit_breaker === false;
   await tx.query(
-    `INSERT INTO webhook_flows (webhook_id, account_id, paused, paused_at) VALUES ($1, $2, coalesce($3, false), CASE WHEN $3 THEN now() END)
+    `INSERT INTO webhook_flows (webhook_id, account_id, paused, paused_at, rate_per_second, circuit_breaker)
+     VALUES ($1, $2, coalesce($3, false), CASE WHEN $3 THEN now() END, $4, coalesce($6, false))
      ON CONFLICT (webhook_id) DO UPDATE SET
        paused = coalesce($3, webhook_flows.paused),
        paused_at = CASE WHEN $3 IS NULL THEN webhook_flows.paused_at WHEN $3 THEN coalesce(webhook_flows.paused_at, now()) END,
+       rate_per_second = CASE WHEN $5 THEN $4 ELSE webhook_flows.rate_per_second END,
+       rate_starts = CASE WHEN $5 AND $4 IS NULL THEN '{}' ELSE webhook_flows.rate_starts END,
+       rate_free_at = CASE WHEN $5 THEN NULL ELSE webhook_flows.rate_free_at END,
+       circuit_breaker = coalesce($6, webhook_flows.circuit_breaker),
+       failures_in_a_row = CASE WHEN $6 IS NOT NULL AND $6 <> webhook_flows.circuit_breaker THEN 0 ELSE webhook_flows.failures_in_a_row END,
+       circuit_opened_at = CASE WHEN $7 THEN NULL ELSE webhook_flows.circuit_opened_at END,
+       next_probe_at = CASE WHEN $7 THEN NULL ELSE webhook_flows.next_probe_at END,
+       probe_interval_sec = CASE WHEN $7 THEN NULL ELSE webhook_flows.probe_interval_sec END,
        updated_at = now()`,
-    [webhookId, accountId, changes.paused ?? null],
+    [webhookId, accountId, changes.paused ?? null, changes.rate_per_second ?? null, 'rate_per_second' in changes, changes.circuit_breaker ?? null, breakerOff],
   );
-  const resumed = before.paused && changes.paused === false;
-  if (resumed) {
-    await tx.query(
-      `UPDATE webhook_deliveries SET next_attempt_at = created_at WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= now()`,
-      [webhookId],
-    );
-  }
-  return { flow: await getFlow(tx, accountId, webhookId), resumed };
+  const released = (before.paused && changes.paused === false) || (before.circuit === 'open' && breakerOff);
+  if (released) await releaseHeld(tx, webhookId);
+  return { flow: await getFlow(tx, accountId, webhookId), released };
+}
+
+/**
+ * Held deliveries are let go (a resume, the circuit closed): each becomes due
+ * since its event was written (the row's created_at), so that the claims,
+ * which take the earliest due first, send them oldest event first.
+ */
+export async function releaseHeld(tx: Sql, webhookId: string): Promise<void> {
+  await tx.query(
+    `UPDATE webhook_deliveries SET next_attempt_at = created_at WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= now()`,
+    [webhookId],
+  );
 }
 
 /** EXTENSIONS 9: a receiver's Retry-After is honoured up to an hour. */

@@ -110,16 +110,14 @@ export const Flow = Closed(
     circuit_opened_at: NullableDateTime({ description: 'Null while the circuit is closed.' }),
     next_probe_at: NullableDateTime({ description: 'Null while the circuit is closed.' }),
     retry_after_until: NullableDateTime({ description: 'No attempt starts before this time (Retry-After of a 429 or 503); null once passed.' }),
-    held: Type.Integer({ description: 'Deliveries due but held (by the pause or back-pressure); not those still waiting for their backoff.' }),
+    held: Type.Integer({ description: 'Deliveries due but held (by the pause, the rate, back-pressure or the circuit); not those still waiting for their backoff.' }),
   },
   { $id: 'WebhookFlow' },
 );
 
-/**
- * The changes this build takes: `paused`. rate_per_second and circuit_breaker
- * (EXTENSIONS 9) are not enforced yet, so they are not accepted either (400
- * with details.allowed) rather than stored and ignored.
- */
+/** The flow's settings a PATCH takes (any of them; others give 400 with details.allowed). */
 export const UpdateFlowBody = Closed({
   paused: Type.Optional(Type.Boolean({ description: 'true pauses; false resumes (held deliveries start at once, oldest event first).' })),
+  rate_per_second: Type.Optional(Nullable('integer', { minimum: 1, maximum: 1000 })),
+  circuit_breaker: Type.Optional(Type.Boolean()),
 });

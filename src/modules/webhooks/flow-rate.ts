@@ -1,0 +1,146 @@
+// EXTENSIONS 9, the rate and the circuit's probe: the attempts of a metered
+// subscription start only through here, counted across every instance.
+//
+// The subscription's flow row is the meter: every instance locks it (FOR
+// UPDATE) before it lets an attempt start, reads the database's clock once
+// under that lock, counts the starts recorded within the last window, and
+// records the ones it lets go at that same instant. The lock orders the
+// instances and the database's clock is the one they share, so the recorded
+// starts never number more than rate_per_second within any window, whoever
+// made them; each claimed attempt is then sent at once.
+import type { Db, Sql } from '../../platform/db.ts';
+import { CLAIMED_COLUMNS, contextOf, LEASE_SEC, type ClaimedDelivery } from './deliveries.ts';
+
+/**
+ * The window the rate counts starts in. Over a second: an attempt reaches
+ * the receiver some time after its start is recorded (the commit, the
+ * hand-over to the sender thread, a new TLS connection, a busy machine), and
+ * not always the same time, so that the receiver's own clock must see no more
+ * than the rate within any second either. Measured on two busy cores, that
+ * time varied by up to ~120 ms (a 1.1 s window let a receiver see 3 starts
+ * in one second at a rate of 2); the price is a drain at ~83% of the rate.
+ */
+export const RATE_WINDOW_MS = 1_200;
+/** The circuit's probes: the first this long after opening, then doubling after each failed probe, up to LONGEST_PROBE_SEC. */
+export const FIRST_PROBE_SEC = 60;
+export const LONGEST_PROBE_SEC = 900;
+/** A retry, test or recovery waits at most this long for the rate to let it start; then it goes (a person, or a recovery, asked). */
+const MANUAL_WAIT_MS = 10_000;
+
+const WINDOW = `make_interval(secs => ${RATE_WINDOW_MS / 1000})`;
+
+/** SQL: the starts of flow row `f` still in the window at instant `at`, oldest first. */
+const recentStarts = (at: string) => `array(SELECT s FROM unnest(f.rate_starts) s WHERE s > ${at} - ${WINDOW} ORDER BY s)`;
+
+/** SQL: when the next start is allowed, given the starts (oldest first) and the rate (null: now). */
+const freeAt = (starts: string, rate: string) =>
+  `CASE WHEN cardinality(${starts}) >= ${rate} THEN (${starts})[cardinality(${starts}) - ${rate} + 1] + ${WINDOW} END`;
+
+/**
+ * SQL over flow row `f`: its subscription's attempts start only through
+ * claimMetered now (the job's clock $1): a rate with a start free, or the
+ * circuit open and its probe due; not held by a pause or a Retry-After; a
+ * delivery due.
+ */
+const METERED_NOW = `(CASE WHEN f.circuit_opened_at IS NOT NULL THEN f.next_probe_at <= $1::timestamptz ELSE f.rate_per_second IS NOT NULL END)
+  AND NOT f.paused AND (f.retry_after_until IS NULL OR f.retry_after_until <= $1::timestamptz)
+  AND (f.rate_free_at IS NULL OR f.rate_free_at <= clock_timestamp())
+  AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = f.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= $1::timestamptz)`;
+
+/**
+ * The worker's claim for metered subscriptions, beside claimDue: as many due
+ * deliveries of each as its rate has room for now (the earliest due first),
+ * or the circuit's one probe (the oldest held delivery; the next probe is
+ * pushed back at once, so no other instance sends a second). Their starts are
+ * recorded in the same transaction, and the next free start (rate_free_at),
+ * which wakes the workers (due-timer.ts). One cheap statement when no
+ * subscription is metered; a subscription another instance is claiming now is
+ * left to it (SKIP LOCKED).
+ */
+export async function claimMetered(db: Db, now: string, limit: number): Promise<ClaimedDelivery[]> {
+  const candidates = await db.query<{ webhook_id: string }>(`SELECT f.webhook_id FROM webhook_flows f WHERE ${METERED_NOW} LIMIT $2`, [now, limit]);
+  if (!candidates.rows.length) return [];
+  const rows = await db.tx(async (tx) => {
+    const locked = await tx.query<{ webhook_id: string }>(
+      `SELECT f.webhook_id FROM webhook_flows f WHERE f.webhook_id = ANY($2::uuid[]) AND ${METERED_NOW} ORDER BY f.webhook_id FOR UPDATE SKIP LOCKED`,
+      [now, candidates.rows.map((r) => r.webhook_id)],
+    );
+    if (!locked.rows.length) return [];
+    return (await tx.query<ClaimedDelivery>(CLAIM_METERED, [now, locked.rows.map((r) => r.webhook_id), LEASE_SEC, FIRST_PROBE_SEC, LONGEST_PROBE_SEC])).rows;
+  });
+  for (const d of rows) d.metered = true;
+  return rows;
+}
+
+/**
+ * $1 the job's clock, $2 the locked subscriptions, $3 the lease, $4 and $5
+ * the probe intervals. `clock.at`, the database's clock read once under the
+ * locks, is both the instant the room is counted at and the recorded start.
+ */
+const CLAIM_METERED = contextOf(
+  `UPDATE webhook_deliveries w SET attempt = w.attempt + 1, next_attempt_at = $1::timestamptz + make_interval(secs => $3), updated_at = now()
+     FROM due WHERE w.id = due.id AND due.n <= due.slots AND w.status = 'pending' AND w.next_attempt_at <= $1::timestamptz
+   RETURNING ${CLAIMED_COLUMNS.split(', ').map((c) => `w.${c}`).join(', ')}`,
+  `clock AS MATERIALIZED (SELECT clock_timestamp() AS at),
+   room AS (
+     SELECT f.webhook_id, f.rate_per_second AS rate, f.circuit_opened_at IS NOT NULL AS probing, f.probe_interval_sec,
+            CASE WHEN f.rate_per_second IS NULL THEN '{}'::timestamptz[] ELSE ${recentStarts('clock.at')} END AS recent
+       FROM webhook_flows f, clock WHERE f.webhook_id = ANY($2::uuid[])
+   ),
+   free AS (
+     SELECT room.*, greatest(0, CASE WHEN probing THEN least(1, coalesce(rate - cardinality(recent), 1)) ELSE rate - cardinality(recent) END) AS slots FROM room
+   ),
+   due AS (
+     SELECT d.id, free.slots,
+            row_number() OVER (PARTITION BY d.webhook_id ORDER BY CASE WHEN free.probing THEN d.created_at ELSE d.next_attempt_at END, d.id) AS n
+       FROM webhook_deliveries d JOIN free ON free.webhook_id = d.webhook_id
+      WHERE d.status = 'pending' AND d.next_attempt_at <= $1::timestamptz AND free.slots > 0
+   ),`,
+  `, taken AS (
+     SELECT free.*, coalesce(n.taken, 0) AS taken,
+            CASE WHEN free.rate IS NULL THEN '{}' ELSE free.recent || array_fill(clock.at, ARRAY[coalesce(n.taken, 0)]) END AS starts
+       FROM free CROSS JOIN clock LEFT JOIN (SELECT webhook_id, count(*)::int AS taken FROM claimed GROUP BY webhook_id) n ON n.webhook_id = free.webhook_id
+   ), started AS (
+     UPDATE webhook_flows f
+        SET rate_starts = taken.starts, rate_free_at = ${freeAt('taken.starts', 'taken.rate')},
+            next_probe_at = CASE WHEN taken.probing AND taken.taken > 0 THEN $1::timestamptz + make_interval(secs => least(coalesce(taken.probe_interval_sec, $4) * 2, $5)) ELSE f.next_probe_at END,
+            probe_interval_sec = CASE WHEN taken.probing AND taken.taken > 0 THEN least(coalesce(taken.probe_interval_sec, $4) * 2, $5) ELSE f.probe_interval_sec END
+       FROM taken WHERE f.webhook_id = taken.webhook_id
+   )`,
+);
+
+/**
+ * A start outside the worker's claim (a retry, a test, a recovery's attempt)
+ * takes its turn in the rate: recorded now if the window has room (null),
+ * or how long until it has (ms). Null too when the subscription has no rate.
+ */
+export async function takeStart(db: Db, webhookId: string): Promise<number | null> {
+  return db.tx(async (tx: Sql) => {
+    const locked = await tx.query('SELECT 1 FROM webhook_flows WHERE webhook_id = $1 AND rate_per_second IS NOT NULL FOR UPDATE', [webhookId]);
+    if (!locked.rows.length) return null;
+    const { rows } = await tx.query<{ wait_ms: number | null }>(
+      `WITH c AS MATERIALIZED (SELECT clock_timestamp() AS at),
+       room AS (SELECT f.webhook_id, f.rate_per_second AS rate, ${recentStarts('c.at')} AS recent FROM webhook_flows f, c WHERE f.webhook_id = $1),
+       taken AS (
+         UPDATE webhook_flows f SET rate_starts = room.recent || c.at, rate_free_at = ${freeAt('(room.recent || c.at)', 'room.rate')}
+           FROM room, c WHERE f.webhook_id = room.webhook_id AND cardinality(room.recent) < room.rate
+         RETURNING f.webhook_id
+       )
+       SELECT CASE WHEN EXISTS (SELECT 1 FROM taken) THEN NULL
+                   ELSE extract(epoch FROM (${freeAt('room.recent', 'room.rate')}) - c.at) * 1000 END::float8 AS wait_ms
+         FROM room, c`,
+      [webhookId],
+    );
+    return rows[0]?.wait_ms == null ? null : Math.max(1, Math.ceil(Number(rows[0].wait_ms)));
+  });
+}
+
+/** Waits for the rate to let a retry, test or recovery attempt start (takeStart), at most MANUAL_WAIT_MS. */
+export async function startWhenFree(db: Db, webhookId: string): Promise<void> {
+  const deadline = Date.now() + MANUAL_WAIT_MS;
+  for (;;) {
+    const wait = await takeStart(db, webhookId);
+    if (wait === null || Date.now() + wait > deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
