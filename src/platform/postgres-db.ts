@@ -22,9 +22,12 @@ const BACKGROUND_POOL_MAX = 3;
  * out of COPY is to drop the connection, which `abandon` marks broken so it
  * is not pooled again.
  */
+/** What a COPY stream buffers before it pauses the connection: the default 16 kB paused it for every socket read. */
+const COPY_CHUNK_BYTES = 1 << 20;
+
 function copyOutOf(client: pg.PoolClient, text: string, abandon: (err: Error) => void): Readable {
   // handleCommandComplete is pg's hook on a query (its typings leave it out).
-  const copy = copyTo(text) as ReturnType<typeof copyTo> & { handleCommandComplete(message: unknown): void };
+  const copy = copyTo(text, { highWaterMark: COPY_CHUNK_BYTES }) as ReturnType<typeof copyTo> & { handleCommandComplete(message: unknown): void };
   const completed = new Promise<void>((resolve, reject) => {
     const handleCommandComplete = copy.handleCommandComplete.bind(copy);
     copy.handleCommandComplete = (message: unknown) => {
@@ -36,6 +39,7 @@ function copyOutOf(client: pg.PoolClient, text: string, abandon: (err: Error) =>
   completed.catch(() => {});
   let done = false;
   const out = new Transform({
+    highWaterMark: COPY_CHUNK_BYTES,
     transform: (chunk, _encoding, next) => next(null, chunk),
     flush: (next) => completed.then(() => ((done = true), next()), next),
   });

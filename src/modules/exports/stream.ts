@@ -8,7 +8,7 @@
 // Both work inside the transaction, so through a transaction pooler too. The
 // transaction ends with the stream; a stream that fails or is cut off errors
 // the body, and the transport then ends the response without its final chunk.
-import { Readable, finished } from 'node:stream';
+import { Readable, Transform, finished, pipeline } from 'node:stream';
 import type { Db, Sql } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 import type { ScopedSeal } from '../../platform/cursor-seal.ts';
@@ -90,14 +90,39 @@ async function exportQuery(tx: Sql, { source, accountId, filters, startingAfter 
 /**
  * JSONL as COPY writes it: in CSV format with a delimiter and a quote that
  * JSON text never holds raw (control characters are escaped in JSON strings),
- * each document comes out as it is, then a newline. A raw line break can only
- * be whitespace between a document's tokens (never inside a JSON string): it
- * becomes a space, so that every line is one document.
+ * each document comes out as it is, then a newline.
  */
 function copiedBody(copyOut: NonNullable<Sql['copyOut']>, query: { text: string; values: unknown[] }): Readable {
-  const select = sqlWithLiterals(query.text, query.values).replace(/^SELECT (.*?) AS v FROM /s, "SELECT translate($1, E'\\n\\r', '  ') FROM ");
+  const select = sqlWithLiterals(query.text, query.values);
   // Named like the cursor of the other path, so that an operator finds either in pg_stat_activity.
-  return copyOut(`COPY (${select}) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01') /* merx_export */`);
+  const copy = copyOut(`COPY (${select}) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01') /* merx_export */`);
+  return pipeline(copy, oneDocumentPerLine(), () => {});
+}
+
+const QUOTE = 0x01;
+
+/**
+ * COPY quotes (with QUOTE) a document holding a raw line break, which can
+ * only be whitespace between its tokens (JSON escapes them inside strings):
+ * such a document loses its quotes and its line breaks become spaces, so that
+ * every line is one document. A chunk without a quote, every chunk in
+ * practice, passes as it is.
+ */
+export function oneDocumentPerLine(): Transform {
+  let quoted = false;
+  return new Transform({
+    highWaterMark: 1 << 20,
+    transform(chunk: Buffer, _encoding, next) {
+      if (!quoted && chunk.indexOf(QUOTE) < 0) return next(null, chunk);
+      const out = Buffer.allocUnsafe(chunk.length);
+      let length = 0;
+      for (const byte of chunk) {
+        if (byte === QUOTE) quoted = !quoted;
+        else out[length++] = quoted && (byte === 0x0a || byte === 0x0d) ? 0x20 : byte;
+      }
+      next(null, out.subarray(0, length));
+    },
+  });
 }
 
 /** The body: chunks of lines, each FETCHed when the reader asks for more (backpressure). */
