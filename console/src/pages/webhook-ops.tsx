@@ -1,6 +1,6 @@
 // Webhook operations in the console (EXTENSIONS 6): a delivery's attempts,
 // a subscription's health, and "Recover..." for a window that failed.
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { runOperation } from '../api';
 import type { HealthWindow, WebhookDelivery } from '../api-types';
@@ -143,17 +143,9 @@ export function FlowPanel({ accountId, webhookId, onChange }: { accountId: strin
   if (!f) return null;
   return (
     <section className="row health-facts" aria-label="Flow">
-      <label className="row">
-        <input
-          type="checkbox"
-          role="switch"
-          aria-label="Deliveries paused"
-          checked={f.paused}
-          disabled={toggle.isPending}
-          onChange={(e) => toggle.mutate({ paused: e.target.checked })}
-        />
+      <FlowSwitch label="Deliveries paused" checked={f.paused} disabled={toggle.isPending} onChange={(paused) => toggle.mutate({ paused })}>
         <Badge value={f.paused ? 'paused' : 'active'} label={f.paused ? 'paused' : 'sending'} />
-      </label>
+      </FlowSwitch>
       {f.paused_at ? <span className="muted">since <Time at={f.paused_at} /></span> : null}
       <span data-testid="flow-held">{f.held} held</span>
       <form
@@ -180,17 +172,9 @@ export function FlowPanel({ accountId, webhookId, onChange }: { accountId: strin
         </label>
         <button type="submit" className="secondary" disabled={rate === null || toggle.isPending}>Set rate</button>
       </form>
-      <label className="row">
-        <input
-          type="checkbox"
-          role="switch"
-          aria-label="Circuit breaker"
-          checked={f.circuit_breaker}
-          disabled={toggle.isPending}
-          onChange={(e) => toggle.mutate({ circuit_breaker: e.target.checked })}
-        />
+      <FlowSwitch label="Circuit breaker" checked={f.circuit_breaker} disabled={toggle.isPending} onChange={(on) => toggle.mutate({ circuit_breaker: on })}>
         {f.circuit === 'open' ? <Badge value="failed" label="circuit open" /> : <span className="muted">circuit {f.circuit_breaker ? 'closed' : 'off'}</span>}
-      </label>
+      </FlowSwitch>
       {f.circuit_opened_at ? <span className="muted">open since <Time at={f.circuit_opened_at} /></span> : null}
       {f.next_probe_at ? <span className="muted">next probe <Time at={f.next_probe_at} /></span> : null}
       {f.retry_after_until ? <span className="muted">receiver asked to wait until <Time at={f.retry_after_until} /></span> : null}
@@ -282,5 +266,22 @@ export function RecoverDialog({ accountId, webhookId, open, onClose }: { account
         </div>
       )}
     </Dialog>
+  );
+}
+
+/** A switch of the flow, with what it shows beside it. */
+function FlowSwitch(props: { label: string; checked: boolean; disabled: boolean; onChange: (checked: boolean) => void; children: ReactNode }) {
+  return (
+    <label className="row">
+      <input
+        type="checkbox"
+        role="switch"
+        aria-label={props.label}
+        checked={props.checked}
+        disabled={props.disabled}
+        onChange={(e) => props.onChange(e.target.checked)}
+      />
+      {props.children}
+    </label>
   );
 }
