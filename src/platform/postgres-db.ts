@@ -13,6 +13,9 @@ import type { Db, ListenState, QueryOptions, QueryResult, Sql, TxOptions } from 
 
 const BACKGROUND_POOL_MAX = 3;
 
+/** What a COPY stream buffers before it pauses the connection: the default 16 kB paused it for every socket read. */
+const COPY_CHUNK_BYTES = 1 << 20;
+
 /**
  * COPY ... TO STDOUT on a transaction's client, as a stream that ends only
  * once PostgreSQL said the COPY completed: pg-copy-streams ends its stream at
@@ -22,9 +25,6 @@ const BACKGROUND_POOL_MAX = 3;
  * out of COPY is to drop the connection, which `abandon` marks broken so it
  * is not pooled again.
  */
-/** What a COPY stream buffers before it pauses the connection: the default 16 kB paused it for every socket read. */
-const COPY_CHUNK_BYTES = 1 << 20;
-
 function copyOutOf(client: pg.PoolClient, text: string, abandon: (err: Error) => void): Readable {
   // handleCommandComplete is pg's hook on a query (its typings leave it out).
   const copy = copyTo(text, { highWaterMark: COPY_CHUNK_BYTES }) as ReturnType<typeof copyTo> & { handleCommandComplete(message: unknown): void };
