@@ -23,6 +23,13 @@ export const MEDIA_TYPES: Record<ExportFormat, string> = { jsonl: 'application/x
 
 /** Rows a FETCH reads: an order's document is 1-3 kB, so a chunk of a few megabytes at most. */
 const FETCH_ROWS = 1000;
+/**
+ * A FETCH's lines go out in pieces of about this many characters: a string
+ * past V8's regular object size (128 kB) lives in its large-object space,
+ * which only a full collection frees, and a megabyte a chunk grew the heap by
+ * hundreds of megabytes over an export (bench/RESULTS-exports.md).
+ */
+const PIECE_CHARS = 64 * 1024;
 
 export interface ExportRequest {
   source: ExportSource;
@@ -141,10 +148,16 @@ async function fetchedBody(tx: Sql, request: ExportRequest, query: { text: strin
             this.push(null);
             return;
           }
-          let chunk = header;
+          let piece = header;
           header = '';
-          for (const row of rows) chunk += line(row.v);
-          this.push(chunk);
+          for (const row of rows) {
+            piece += line(row.v);
+            if (piece.length >= PIECE_CHARS) {
+              this.push(piece);
+              piece = '';
+            }
+          }
+          if (piece) this.push(piece);
         },
         (err) => this.destroy(err),
       );

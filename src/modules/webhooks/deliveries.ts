@@ -143,7 +143,7 @@ export interface ClaimedDelivery {
   resource_version: number | null;
   /** EXTENSIONS 9: its subscription has flow settings (attempts go one at a time per subscription, and ask flowHolds just before). */
   flowed?: boolean;
-  /** EXTENSIONS 9: its subscription's circuit breaker is on (each outcome is counted: flow-circuit.ts). */
+  /** EXTENSIONS 9: its subscription's circuit breaker is on (each outcome is counted: flow-outcomes.ts). */
   circuit_breaker?: boolean;
   /** EXTENSIONS 9: claimed by claimMetered (flow-rate.ts), its start already counted: it goes at once. */
   metered?: boolean;

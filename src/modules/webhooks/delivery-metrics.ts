@@ -69,7 +69,7 @@ export function deliveryMetrics(registry: Registry | undefined, db: Db, queued: 
   });
   new Gauge({
     name: 'merx_webhook_held_deliveries',
-    help: 'Deliveries due but held by their subscription\'s flow (a pause, the rate, a Retry-After or the circuit), EXTENSIONS 9; also counted in the backlog',
+    help: 'Deliveries due but held by their subscription\'s flow (a pause, the rate, a Retry-After or the circuit); also counted in the backlog',
     registers,
     async collect() {
       this.set((await read()).held);
