@@ -112,7 +112,7 @@ test('two instances: a pause made on one holds the other; a resume on the other 
 
 const twoInstances = { skip: POSTGRES ? false : 'two service processes need PostgreSQL' };
 
-test('two instances: a rate of N counts the starts of both (no second of the receiver\'s clock sees more than N begin), in due order, none spent while waiting', twoInstances, async () => {
+test('two instances: a rate of N counts the starts of both (no second sees more than N begin), in due order, none spent while waiting', twoInstances, async () => {
   const [a, b] = await Promise.all([start(), start()]);
   const endpoint = receiver.endpoint('rate');
   const { key, sub, order, patchFlow, held } = await subscribed(a, endpoint);
@@ -126,15 +126,20 @@ test('two instances: a rate of N counts the starts of both (no second of the rec
   await patchFlow(b, { paused: false });
   await assertDrained(a, key, sub.id, endpoint, N, false);
   const took = performance.now() - resumed;
-  const busiest = busiestSecond(endpoint.requests);
-  const gaps = endpoint.requests.map((r, i) => (i ? Math.round(r.receivedAt - endpoint.requests[i - 1].receivedAt) : 0)).join(' ');
-  assert.ok(busiest.count <= RATE, `at most ${RATE} begin within any second, saw ${busiest.count}; gaps ${gaps}`);
+  // "Begin" is when an instance began the attempt (its attempt log); the receiver's clock adds each request's travel,
+  // which on a loaded machine varies by more than the window's margin: there, within twice the rate.
+  const starts = await attemptStarts(sub.id);
+  const busiest = busiestSecond(starts);
+  const gaps = (times: Array<{ receivedAt: number }>) => times.map((r, i) => (i ? Math.round(r.receivedAt - times[i - 1].receivedAt) : 0)).join(' ');
+  assert.equal(starts.length, N);
+  assert.ok(busiest.count <= RATE, `at most ${RATE} begin within any second, saw ${busiest.count}; gaps ${gaps(starts)}`);
+  assert.ok(busiestSecond(endpoint.requests).count <= 2 * RATE, `the receiver saw ${busiestSecond(endpoint.requests).count}; gaps ${gaps(endpoint.requests)}`);
   // Not slower than the rate needs (a window of 1.2 s), give or take a wake-up per window.
   assert.ok(took < (N / RATE) * 1_200 + 3_000, `drained in ${Math.round(took)} ms`);
   // A burst of new events on both instances: their first attempts take their turn too.
   for (let i = 0; i < 12; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `burst ${i}`);
-  const all = await endpoint.waitFor(N + 12, 30_000);
-  assert.ok(busiestSecond(all).count <= RATE, `burst: saw ${busiestSecond(all).count} within a second`);
+  await endpoint.waitFor(N + 12, 30_000);
+  assert.ok(busiestSecond(await attemptStarts(sub.id)).count <= RATE, `burst: saw ${busiestSecond(await attemptStarts(sub.id)).count} within a second`);
   console.log(`rate ${RATE}/s, two instances: ${N} held drained in ${Math.round(took)} ms (${((N / took) * 1000).toFixed(2)}/s), busiest second ${busiest.count}`);
 });
 
@@ -176,3 +181,15 @@ test('two instances: the circuit counts the failures of both; it opens once (one
   assert.equal(await held(b), 0);
   assert.equal((await op.messages(accountId)).filter((m: any) => m.kind === 'webhook_circuit_open').length, 1);
 });
+
+/** When each attempt of the subscription began, on whichever instance (webhook_attempts.started_at), oldest first. */
+async function attemptStarts(subscriptionId: string): Promise<Array<{ receivedAt: number }>> {
+  const client = new pg.Client({ connectionString: data.env.DATABASE_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query('SELECT started_at FROM webhook_attempts WHERE webhook_id = $1 ORDER BY started_at', [subscriptionId]);
+    return rows.map((r) => ({ receivedAt: new Date(r.started_at).getTime() }));
+  } finally {
+    await client.end();
+  }
+}
