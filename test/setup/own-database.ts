@@ -1,5 +1,5 @@
 // On PostgreSQL every test file gets a database of its own, a copy of the
-// stage's database (migrated once by the global setup, test/setup/databases.ts),
+// stage's database (migrated once by the global setup, test/setup/global-setup.ts),
 // so that files running side by side share nothing: a shipment batch made in
 // one file is run by that file's service and its courier simulator only, and
 // an operator's courier mode set in one file reaches no other. Preloaded

@@ -1,6 +1,11 @@
-// node --test's global setup: on PostgreSQL, migrates the stage's database
-// once, so that each test file's own database (test/setup/own-database.ts) is
-// a copy of a migrated one; at the end drops those copies.
+// node --test's global setup: builds merx-client's dist when a fresh clone
+// has none (tests use it as its users get it), and on PostgreSQL migrates the
+// stage's database once, so that each test file's own database
+// (test/setup/own-database.ts) is a copy of a migrated one; at the end drops
+// those copies.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { openDb } from '../../src/platform/open-db.ts';
 import { migrateDatabase } from '../../src/views.ts';
@@ -11,7 +16,12 @@ function stageDirect(): string | null {
   return stage ? (process.env.DATABASE_DIRECT_URL ?? stage) : null;
 }
 
+const ROOT = path.join(import.meta.dirname, '../..');
+
 export async function globalSetup(): Promise<void> {
+  if (!fs.existsSync(path.join(ROOT, 'packages/client/dist/index.js'))) {
+    execFileSync('npm', ['run', '-s', 'build:client'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
   const direct = stageDirect();
   if (!direct) return;
   // The migrations only (no secrets: each test service brings its own keys); closed after, as a template must have no session.
