@@ -31,6 +31,14 @@ export async function globalSetup(): Promise<void> {
   } finally {
     await db.close();
   }
+  // A template must have no session: a pooler may still hold an idle one to it (PgBouncer keeps its server connections).
+  const admin = new pg.Client({ connectionString: renameDatabase(direct, 'postgres') });
+  await admin.connect();
+  try {
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [new URL(direct).pathname.slice(1)]);
+  } finally {
+    await admin.end();
+  }
 }
 
 export async function globalTeardown(): Promise<void> {
