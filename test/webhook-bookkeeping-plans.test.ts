@@ -4,7 +4,8 @@
 // runs. Plans only (EXPLAIN), never timings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { routineOutcomesStatement, type ClaimedDelivery, type RoutineOutcome } from '../src/modules/webhooks/deliveries.ts';
+import type { ClaimedDelivery } from '../src/modules/webhooks/deliveries.ts';
+import { routineOutcomesStatement, type RoutineOutcome } from '../src/modules/webhooks/delivery-outcomes.ts';
 import { pendingDeliveries, subscriptionDatabase } from './helpers/webhooks.ts';
 import { attemptRow } from '../src/modules/webhooks/attempt-log.ts';
 

@@ -5,7 +5,8 @@
 // that of the latest outcome recorded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { recordRoutineOutcomes, type ClaimedDelivery, type RoutineOutcome } from '../src/modules/webhooks/deliveries.ts';
+import type { ClaimedDelivery } from '../src/modules/webhooks/deliveries.ts';
+import { recordRoutineOutcomes, type RoutineOutcome } from '../src/modules/webhooks/delivery-outcomes.ts';
 import { pendingDeliveries, subscriptionDatabase } from './helpers/webhooks.ts';
 import { attemptRow } from '../src/modules/webhooks/attempt-log.ts';
 

@@ -21,10 +21,12 @@ import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './send
 import { ThreadedSenders } from './threaded-senders.ts';
 import { deliveryAttemptId, liveSecrets } from './signature.ts';
 import {
-  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, unclaim, handToWorker, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, markFailed, recordOutcome, releaseFirstAttempts,
-  recordRoutineOutcomes, settle, type ClaimedDelivery, type NewDelivery, type RoutineOutcome, type Settlement,
+  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, unclaim, handToWorker, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, releaseFirstAttempts,
+  type ClaimedDelivery, type NewDelivery,
 } from './deliveries.ts';
+import { markFailed, recordOutcome, recordRoutineOutcomes, settle, type RoutineOutcome, type Settlement } from './delivery-outcomes.ts';
 import { Lanes } from './lanes.ts';
+import { retryOnConflict } from '../../platform/conflict-retry.ts';
 import { UrlChecks } from './url-checks.ts';
 import { DueAnnouncer, DueTimer } from './due-timer.ts';
 import { deliveryMetrics, type DeliveryMetrics } from './delivery-metrics.ts';
@@ -59,8 +61,6 @@ const FRESH_WITHIN_MS = 5_000;
 const FRESH_EVENT_AGE_MS = 20_000;
 /** Graceful stop: attempts in flight get this long to finish (just over one attempt's timeout); the rest stay pending. */
 const STOP_WAIT_MS = ATTEMPT_TIMEOUT_MS + 2_000;
-/** PostgreSQL's serialization failure and deadlock: a batch that hit one is simply run again. */
-const RETRYABLE = new Set(['40001', '40P01']);
 
 const eventTime = (d: ClaimedDelivery) => Date.parse(String(d.envelope?.created_at ?? '')) || 0;
 
@@ -122,7 +122,7 @@ export class DeliveryEngine {
       },
       { maxBatch: CLAIM_BATCH, parallel: 2 },
     );
-    this.routine = new Batcher((outcomes) => this.retrying(() => recordRoutineOutcomes(this.bookkeeping, outcomes)), { maxBatch: RECORD_BATCH, parallel: 2, spacingMs: RECORD_SPACING_MS });
+    this.routine = new Batcher((outcomes) => retryOnConflict(() => recordRoutineOutcomes(this.bookkeeping, outcomes)), { maxBatch: RECORD_BATCH, parallel: 2, spacingMs: RECORD_SPACING_MS });
     this.metrics = deliveryMetrics(deps.metrics, this.db, () => this.firstAttempts.backlog);
     this.flow = new FlowOutcomes(this.db, this.notifier, (at) => this.announcer.announce(at));
   }
@@ -177,16 +177,6 @@ export class DeliveryEngine {
     this.inFlight.add(guarded);
     void guarded.finally(() => this.inFlight.delete(guarded));
     return guarded;
-  }
-
-  private async retrying<T>(statement: () => Promise<T>): Promise<T> {
-    for (let tries = 1; ; tries++) {
-      try {
-        return await statement();
-      } catch (err) {
-        if (tries >= 5 || !RETRYABLE.has((err as { code?: string }).code ?? '')) throw err;
-      }
-    }
   }
 
   /**
