@@ -52,7 +52,8 @@ export function BatchDetail({ accountId }: { accountId: string }) {
   const items = useQuery({
     queryKey: ['batch-items', batchId, values.status, pages.cursor, batch.data?.succeeded, batch.data?.failed],
     queryFn: () => runOperation(accountId, 'list_shipment_batch_items', { id: batchId, status: values.status, limit: 100, cursor: pages.cursor }),
-    placeholderData: (previous) => previous,
+    // The previous page while the next loads, but never another batch's items (Retry failed opens a new batch here).
+    placeholderData: (previous, previousQuery) => (previousQuery?.queryKey[1] === batchId ? previous : undefined),
   });
   const labels = useMutation({ mutationFn: () => downloadOperation(accountId, 'get_shipment_batch_labels', { id: batchId }) });
   const cancel = useMutation({
