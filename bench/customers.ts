@@ -69,8 +69,8 @@ function startService(databaseUrl: string, adminToken: string): Promise<{ url: s
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-20_000);
   };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => fail(new Error(`service did not start in 60 s:\n${output}`)), 60_000);
     const fail = (err: Error) => {
@@ -84,7 +84,7 @@ function startService(databaseUrl: string, adminToken: string): Promise<{ url: s
       const match = /API\s+(http:\/\/\S+)\/api\/v1/.exec(output);
       if (!match) return;
       clearTimeout(timer);
-      child.stdout!.off('data', watch);
+      child.stdout.off('data', watch);
       child.off('exit', onExit);
       // A service that dies mid-run says why (the load generator would only see connection errors).
       child.once('exit', (code, signal) => {
@@ -92,7 +92,7 @@ function startService(databaseUrl: string, adminToken: string): Promise<{ url: s
       });
       resolve({ url: match[1], pid: child.pid!, child });
     };
-    child.stdout!.on('data', watch);
+    child.stdout.on('data', watch);
   });
 }
 
@@ -153,7 +153,7 @@ async function otherCores<T>(pids: () => Promise<number[]>, run: () => Promise<T
   // Only processes alive at both ends count (a backend that exited would read as negative use).
   const benchJiffies = ids.reduce((sum, id, i) => {
     const end = pidJiffies(id);
-    return p0[i] === null || end === null ? sum : sum + (end - p0[i]!);
+    return p0[i] === null || end === null ? sum : sum + (end - p0[i]);
   }, 0);
   if (!m0 || !m1 || m1.total === m0.total) return { result, other: null };
   const busyCores = ((m1.busy - m0.busy) / (m1.total - m0.total)) * cores;
@@ -357,7 +357,7 @@ async function main() {
     max: 10,
     options: '-c TimeZone=UTC',
     types: { getTypeParser: (oid: number, format?: any) => parsers[oid] ?? (pg.types.getTypeParser as any)(oid, format) },
-  } as pg.PoolConfig);
+  });
   cleanups.push({ name: 'close pool', run: () => pool.end() });
 
   // Abandoned carts for one customer in ten (the seed makes none); written straight into the bench's own database.

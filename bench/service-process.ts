@@ -38,8 +38,8 @@ export function startServiceProcess(
     output += chunk.toString('utf8');
     if (output.length > 20_000) output = output.slice(-20_000);
   };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
 
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => fail(new Error(`service did not start within ${READY_TIMEOUT_MS} ms:\n${output}`)), READY_TIMEOUT_MS);
@@ -55,7 +55,7 @@ export function startServiceProcess(
       const match = /API\s+(http:\/\/\S+)\/api\/v1/.exec(output);
       if (!match) return;
       clearTimeout(timer);
-      child.stdout!.off('data', watch);
+      child.stdout.off('data', watch);
       child.off('exit', onExit);
       let death: string | null = null;
       child.once('exit', (code, signal) => {
@@ -63,7 +63,7 @@ export function startServiceProcess(
       });
       resolve({ url: match[1], pid: child.pid!, death: () => death, stop: () => stopChild(child) });
     };
-    child.stdout!.on('data', watch);
+    child.stdout.on('data', watch);
   });
 }
 

@@ -11,7 +11,7 @@ import { isolatedDatabase } from './helpers/webhooks.ts';
 const get = async (base: string, key: string, path: string) => {
   const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
   assert.equal(res.status, 200, `${path}: ${res.status}`);
-  return res.json() as Promise<any>;
+  return res.json();
 };
 
 /** Issue 41 item 7: shipped and delivered demo orders have real waybills; some products track stock, one is low; natural order. */

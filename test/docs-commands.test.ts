@@ -96,7 +96,7 @@ before(async () => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'merx-docs-'));
   const api = async (method: string, p: string, token: string, body?: unknown) => {
     const res = await fetch(svc.base + p, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) };
   };
   // What the integrator-safety page's reader holds by then: an order without a waybill, a cursor of the feed, a
   // subscription (here on the debug sink), and what a receiver saw of one delivery (headers, raw body in body.json).

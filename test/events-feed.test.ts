@@ -114,7 +114,7 @@ test('bad queries are 400: unknown or test types (with details.allowed), unknown
   }
   for (const query of [{ bogus: 1 }, { limit: 0 }, { limit: 201 }, { limit: '1e1' }, { since: 'yesterday' }, { since: '2026-13-01' }, { cursor: 'garbage' },
     { cursor: Buffer.from('2026-01-01T00:00:00Z|' + crypto.randomUUID()).toString('base64url') }, { order_id: 'not-a-uuid' }]) {
-    assertError(await feedPage(svc.url, key, query as never), 400, 'validation_failed', JSON.stringify(query));
+    assertError(await feedPage(svc.url, key, query), 400, 'validation_failed', JSON.stringify(query));
   }
   const refused = await callTool(svc.url, key, 'list_events', { cursor: 'garbage' });
   assertRefusal(refused, 'VALIDATION_FAILED');

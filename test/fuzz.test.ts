@@ -146,7 +146,7 @@ async function sendRest(op: RestOperation, request: ReturnType<typeof requestFor
   const qs = [search, request.extra].filter(Boolean).join('&');
   const url = `${svc.url}${request.path}${qs ? `?${qs}` : ''}`;
   const headers: Record<string, string> = {};
-  const token = request.key === 'bogus' ? `merx_${'Z'.repeat(40)}` : request.key === 'none' ? null : keys[request.key as 'full' | 'readOnly'];
+  const token = request.key === 'bogus' ? `merx_${'Z'.repeat(40)}` : request.key === 'none' ? null : keys[request.key];
   if (token) headers.authorization = `Bearer ${token}`;
   if (request.dryRun !== null) headers['x-merx-dry-run'] = request.dryRun;
   if (request.idempotencyKey !== null) headers['idempotency-key'] = request.idempotencyKey;

@@ -46,7 +46,7 @@ test('200 concurrent movements at one product: final stock == ledger sum == expe
       : { product_id: product.id, type: 'correction', qty: -((i % 5) + 1), note: `c${i}` },
   );
   // The corrections add up to at most -500, so no order of arrival takes stock below zero: every movement must be accepted.
-  const expected = 1000 + bodies.reduce((sum, b) => sum + (b.qty as number), 0);
+  const expected = 1000 + bodies.reduce((sum, b) => sum + (b.qty), 0);
 
   const results = await fireAll(keys, bodies);
   results.forEach((res, i) => {
@@ -74,7 +74,7 @@ test('concurrent movements on two variants and their product: every level equals
     const qty = i % 4 === 0 ? -((i % 3) + 1) : (i % 5) + 1;
     return { product_id: product.id, ...(variant ? { variant_id: variant } : {}), type: qty < 0 ? 'correction' : 'delivery', qty };
   });
-  const sum = (pick: (b: any) => boolean) => bodies.filter(pick).reduce((s, b) => s + (b.qty as number), 0);
+  const sum = (pick: (b: any) => boolean) => bodies.filter(pick).reduce((s, b) => s + (b.qty), 0);
   const results = await fireAll(keys, bodies);
   results.forEach((res, i) => assert.equal(res.status, 201, `movement ${i}: ${res.text}`));
 

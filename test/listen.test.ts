@@ -94,8 +94,8 @@ async function startListener(args: string[], env: Record<string, string>): Promi
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (c) => (out += c));
-  child.stderr!.on('data', (c) => (out += c));
+  child.stdout.on('data', (c) => (out += c));
+  child.stderr.on('data', (c) => (out += c));
   const deadline = Date.now() + 30_000;
   while (!out.includes('Ready.')) {
     if (child.exitCode !== null) throw new Error(`merx listen exited ${child.exitCode}: ${out}`);

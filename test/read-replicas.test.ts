@@ -231,7 +231,7 @@ test('the primary stops: keys the instances know keep reading on the replica (RE
       assert.ok(list.body.data.some((o: { id: string }) => o.id === order.id));
       const viaMcp = await callTool(svc.url, tenant.key, 'get_order', { id: order.id });
       assert.equal(viaMcp.isError, false, JSON.stringify(viaMcp));
-      assert.equal((viaMcp.structuredContent as any).data.admin_notes, 'before the outage');
+      assert.equal((viaMcp.structuredContent).data.admin_notes, 'before the outage');
       // A write: refused at once, in the contract's words, on both transports.
       const write = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: tenant.key, body: { admin_notes: 'during' } });
       assert.equal(write.status, 503, write.text);

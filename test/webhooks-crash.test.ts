@@ -56,7 +56,7 @@ async function crashAndRecover(killWhen: 'attempt_in_flight' | 'right_after_comm
       await touchOrder(child.url, key, order.id, notes[i]);
     }
     if (killWhen === 'attempt_in_flight') await endpoint.waitFor(events);
-    await killHard(child!);
+    await killHard(child);
     child = null;
     const seenBeforeCrash = endpoint.requests.length;
 

@@ -41,7 +41,7 @@ export function createNotifier(smtpUrl: string | null, log: { warn(obj: object, 
       );
       if (viaSmtp) {
         tx.afterCommit(async () => {
-          await transport!
+          await transport
             .sendMail({ from: FROM, to: message.to, subject: message.subject ?? '', text: message.body })
             .catch((err: Error) => log.warn({ err: err.message, kind: message.kind }, 'email could not be sent'));
         });

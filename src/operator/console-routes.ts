@@ -61,7 +61,7 @@ export function consoleRoutes(operations: Operation[]) {
   const byName = new Map(operations.map((op) => [op.name, op]));
   const validators = new Map<string, Validator>();
   const validatorOf = (op: Operation) => {
-    if (!validators.has(op.name)) validators.set(op.name, compileValidator(toolArgumentsSchema(op) as never, 'arguments'));
+    if (!validators.has(op.name)) validators.set(op.name, compileValidator(toolArgumentsSchema(op), 'arguments'));
     return validators.get(op.name)!;
   };
 
@@ -195,12 +195,12 @@ export function consoleRoutes(operations: Operation[]) {
         const result = await execute(s, op, operatorCaller(id), rest, { dryRun: preview, answer });
         if (op.produces && !preview) {
           const file = result as { body: Buffer; filename: string };
-          return new FileAnswer(op.produces, file.filename, file.body) as never;
+          return new FileAnswer(op.produces, file.filename, file.body);
         }
         // What REST sends as headers and MCP in _meta (the next page's cursor, a versioned resource's ETag) comes in _meta,
         // as MCP has it: the approvals inbox compares the target's ETag with the one the approval was asked under.
         const meta = { ...answer.meta, ...(op.etag && !preview ? { etag: etagOfData(result) } : {}) };
-        if (Object.keys(meta).length) return { ...(valueOf(result) as object), _meta: meta } as never;
+        if (Object.keys(meta).length) return { ...(valueOf(result) as object), _meta: meta };
         return result as never;
       },
     }),

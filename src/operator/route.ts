@@ -63,7 +63,7 @@ export function adminRoute<P extends TObject | undefined = undefined, B extends 
     ) => Promise<Static<O>>;
   },
 ): AdminRoute {
-  return spec as unknown as AdminRoute;
+  return spec;
 }
 
 /** The presented token's SHA-256 against the one kept (issue 27: the token itself is stored nowhere), in constant time. */

@@ -36,7 +36,7 @@ export async function askApproval(services: Services, op: Operation, caller: Cal
     async (tx) => {
       const ctx = contextOf(services, caller, true)(boundTo(tx, services.db, false));
       if (ifMatch !== undefined) await checkPrecondition(op, tx, caller, input, ifMatch, false);
-      const preview = op.dryRunOutput ? JSON.parse(jsonOf(await op.handler(ctx, input as never))) : null;
+      const preview = op.dryRunOutput ? JSON.parse(jsonOf(await op.handler(ctx, input))) : null;
       const effects = op.effects ? await op.effects(ctx, input, preview) : defaultEffects(op, preview);
       const resourceEtag = bindsEtag(op) ? await op.etag!.currentEtag(tx, caller.accountId, String(input.id), { lock: false }) : null;
       return { preview, effects, resourceEtag };
@@ -83,7 +83,7 @@ export async function performApproved(services: Services, op: Operation, caller:
       const approval = await lockApprovalFor(tx, caller, approvalId, op.name, input);
       await checkApprovedTarget(op, tx, caller, input, approval.resourceEtag);
       if (ifMatch !== undefined) await checkPrecondition(op, tx, caller, input, ifMatch, true);
-      const result = await op.handler(contextOf(services, caller, false)(boundTo(tx, services.db, true)), input as never);
+      const result = await op.handler(contextOf(services, caller, false)(boundTo(tx, services.db, true)), input);
       await markExecuted(tx, approvalId, status);
       if (idempotent) await idempotent.run.storeInTransaction(tx, idempotent.answerOf(result));
       return result;
@@ -97,7 +97,7 @@ export async function performApproved(services: Services, op: Operation, caller:
   });
   const db = idempotent ? idempotent.run.fenced() : services.db;
   try {
-    const result = await op.handler(contextOf(services, caller, false)(db), input as never);
+    const result = await op.handler(contextOf(services, caller, false)(db), input);
     await recordResultStatus(services.db, approvalId, status).catch(() => {});
     return result;
   } catch (err) {

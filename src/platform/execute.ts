@@ -33,7 +33,7 @@ async function executeTraced(services: Services, op: Operation, caller: Caller, 
     return services.db.tx(async (tx) => {
       // A read-only transaction cannot lock; a dry run changes nothing that a lock would protect.
       if (precondition !== undefined) await checkPrecondition(op, tx, caller, input, precondition, false);
-      return op.handler(context(boundTo(tx, services.db, false)), input as never);
+      return op.handler(context(boundTo(tx, services.db, false)), input);
     }, { readOnly: true });
   }
   const db = idempotent && op.ownTransactions ? idempotent.run.fenced() : services.db;
@@ -44,10 +44,10 @@ async function executeTraced(services: Services, op: Operation, caller: Caller, 
     return reads.read(caller.accountId, (routed) => op.handler(context(routed), input as never));
   }
   try {
-    if (!inOneTransaction) return await op.handler(context(db), input as never);
+    if (!inOneTransaction) return await op.handler(context(db), input);
     return await db.tx(async (tx) => {
       if (precondition !== undefined) await checkPrecondition(op, tx, caller, input, precondition, true);
-      const result = await op.handler(context(boundTo(tx, db, true)), input as never);
+      const result = await op.handler(context(boundTo(tx, db, true)), input);
       if (idempotent && !op.ownTransactions) await idempotent.run.storeInTransaction(tx, idempotent.answerOf(result));
       return result;
     });

@@ -84,7 +84,7 @@ export function parseFields(raw: string, item: Json, projectable: Projectable): 
     .map((name) => {
       const sub = wanted.get(name)!;
       const order = sub && Object.keys(subObject((item.properties as Json)[name])!.properties as Json);
-      return [name, sub && order!.filter((inner) => sub.includes(inner))];
+      return [name, sub && order.filter((inner) => sub.includes(inner))];
     });
 }
 

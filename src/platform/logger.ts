@@ -26,7 +26,7 @@ const OMITTED = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'v']);
 
 function inline(value: unknown): string {
   if (typeof value === 'string') return /[\s"=]/.test(value) ? JSON.stringify(value) : value;
-  if (value && typeof value === 'object' && 'message' in value && typeof (value as { message: unknown }).message === 'string') {
+  if (value && typeof value === 'object' && 'message' in value && typeof (value).message === 'string') {
     return JSON.stringify((value as { message: string }).message); // an error: its message, not its stack
   }
   return JSON.stringify(value);

@@ -200,5 +200,5 @@ export function defineOperation<
   if (!spec.annotations.readOnlyHint) noteWriteOperation(spec.name);
   // EXTENSIONS 10: `fields` is a query parameter like any other, so validation, MCP, OpenAPI and the client see it.
   if (spec.fields) return { ...spec, query: withFieldsParam(spec.query) } as unknown as Operation;
-  return spec as unknown as Operation;
+  return spec;
 }

@@ -139,7 +139,7 @@ function clientClass(onError: (err: Error) => void, setTimeZone = false): typeof
 function newPool(connectionString: string, max: number, options: string, health: DatabaseHealth, pooled = false): pg.Pool {
   const Client = clientClass((err) => health.noticeFailure(err), pooled);
   const config = { connectionString, types: pgTypes, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, Client, ...(pooled ? {} : { options }) };
-  const pool = new pg.Pool(config as pg.PoolConfig);
+  const pool = new pg.Pool(config);
   // An idle client that errors is dropped by the pool, which then emits this.
   pool.on('error', (err) => health.noticeFailure(err));
   return pool;

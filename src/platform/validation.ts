@@ -141,7 +141,7 @@ function refuseUnstorable(data: unknown, part: Part): void {
 export function compileValidator(schema: TSchema, part: Part): Validator {
   const coerced = part === 'query' || part === 'path';
   const ajv = coerced ? coercingAjv : strictAjv;
-  const validate: ValidateFunction = ajv.compile(schema as object);
+  const validate: ValidateFunction = ajv.compile(schema);
   const integers = coerced ? integerFields(schema) : [];
   return (data: unknown) => {
     refuseUnstorable(data, part);

@@ -49,7 +49,7 @@ function render(markdown: string): string {
     },
   });
   // A wide table scrolls inside a box of its own, never the page.
-  return (marked.parse(markdown, { async: false }) as string).replace(/<table>/g, '<div class="table"><table>').replace(/<\/table>/g, '</table></div>');
+  return (marked.parse(markdown, { async: false })).replace(/<table>/g, '<div class="table"><table>').replace(/<\/table>/g, '</table></div>');
 }
 
 const PAGE_CSS = `

@@ -21,7 +21,7 @@ export function registerPaths(app: FastifyInstance, routes: Array<{ path: string
     const others = ALL_METHODS.filter((m) => !methods.has(m));
     if (others.length === 0) continue;
     app.route({
-      method: others as unknown as string[],
+      method: others,
       url: path,
       handler: async () => {
         throw new AppError('method_not_allowed', `use one of: ${allow}`, undefined, { headers: { Allow: allow } });

@@ -64,7 +64,7 @@ function buildTools(operations: Operation[]): Map<string, Tool> {
   const tools = new Map<string, Tool>();
   for (const op of operations.filter((o) => o.mcp !== false)) {
     // Validated in the spelling REST shares (same verdicts, same words); shown in the portable one.
-    const validate = compileValidator(toolArgumentsSchema(op, { controls: true }) as never, 'arguments');
+    const validate = compileValidator(toolArgumentsSchema(op, { controls: true }), 'arguments');
     tools.set(op.name, { op, inputSchema: toolInputSchema(op), outputSchema: toolOutputSchema(op), validate });
   }
   return tools;

@@ -171,7 +171,7 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
           description: 'Success, or the dry-run preview when the dry-run header is set',
           headers: successHeaders,
           content: {
-            'application/json': { schema: { anyOf: [output, (preview.content['application/json'] as { schema: unknown }).schema] }, ...(example === undefined ? {} : { example }) },
+            'application/json': { schema: { anyOf: [output, (preview.content['application/json']).schema] }, ...(example === undefined ? {} : { example }) },
           },
         };
       } else {

@@ -30,7 +30,7 @@ export function toolArgumentsSchema(op: Operation, options: { controls?: boolean
   if (options.controls && isWrite(op)) Object.assign(properties, CONTROL_ARGUMENTS, op.etag ? { if_match: IF_MATCH } : {});
   const schema: Record<string, unknown> = { type: 'object', properties, additionalProperties: false };
   if (required.length) schema.required = required;
-  return serializableSchema(schema as never) as Record<string, unknown>;
+  return serializableSchema(schema) as Record<string, unknown>;
 }
 
 /**

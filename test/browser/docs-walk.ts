@@ -36,7 +36,7 @@ async function search(page: Page, words: string) {
 async function headingInView(page: Page, text: string) {
   await page.waitForFunction((wanted) => [...document.querySelectorAll('h1, h2, h3')].some((h) => {
     const top = h.getBoundingClientRect().top;
-    return h.textContent!.includes(wanted) && top >= 0 && top < 300;
+    return h.textContent.includes(wanted) && top >= 0 && top < 300;
   }), text, { timeout: 30_000 });
 }
 

@@ -45,8 +45,8 @@ async function cutPlaceholders(page: Page) {
 /** How many lines each cell's content takes, by column header, in the row of a table that holds `text`. */
 async function linesOfRow(page: Page, table: string, text: string) {
   return page.getByRole('table', { name: table }).evaluate((el, text) => {
-    const headers = [...el.querySelectorAll('thead th')].map((th) => th.textContent!.trim());
-    const row = [...el.querySelectorAll('tbody tr')].find((tr) => tr.textContent!.includes(text))!;
+    const headers = [...el.querySelectorAll('thead th')].map((th) => th.textContent.trim());
+    const row = [...el.querySelectorAll('tbody tr')].find((tr) => tr.textContent.includes(text))!;
     const cells = [...row.querySelectorAll('td')];
     return Object.fromEntries(cells.map((td, i) => {
       const content = (td.firstElementChild ?? td) as HTMLElement;

@@ -154,8 +154,8 @@ function hostileValue(schema: Schema, ctx: FuzzContext, name: string, depth: num
     // A schema of several types (an object or anything else) may give an array: the object variants start from {} then.
     const base = validValue(schema, ctx, name, depth).map((v) => (v && typeof v === 'object' && !Array.isArray(v) ? v : {}));
     options.push(
-      base.map((v) => ({ ...(v as object), ['unknown_field']: 1 })),
-      base.map((v) => ({ ...(v as object), ['k\u0000ey']: 'v' })),
+      base.map((v) => ({ ...(v), ['unknown_field']: 1 })),
+      base.map((v) => ({ ...(v), ['k\u0000ey']: 'v' })),
       base.map((v) => JSON.parse(`{"__proto__": {"polluted": true}, ${JSON.stringify(v).slice(1)}`.replace(/, }$/, '}'))),
     );
   }

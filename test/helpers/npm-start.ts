@@ -53,8 +53,8 @@ export async function startLikeNpmStart(env: Record<string, string> = {}, option
     : spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (c) => (out += c));
-  child.stderr!.on('data', (c) => (err += c));
+  child.stdout.on('data', (c) => (out += c));
+  child.stderr.on('data', (c) => (err += c));
   const deadline = Date.now() + 180_000;
   while (!/Demo API key\s+\S+/.test(out) || !/\n\s*Try: /.test(out)) {
     if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}): ${err}${out}`);

@@ -239,7 +239,7 @@ export function validateResponse(
   // Binary media (a PDF label) is checked by its documented type only; JSON Schema describes JSON.
   if (!/[/+]json$/.test(media)) return { valid: true, errors: [], where: found.where };
   const validate = compileSchema(doc, mediaEntry.schema, `${found.where} ${media}`);
-  const valid = validate(body) as boolean;
+  const valid = validate(body);
   return { valid, errors: valid ? [] : formatErrors(validate.errors), where: found.where };
 }
 

@@ -51,7 +51,7 @@ export async function connectSdk(baseUrl: string, key: string, forceVersion?: st
   };
   const transport = new StreamableHTTPClientTransport(new URL(baseUrl + MCP_PATH), {
     requestInit: { headers: { Authorization: `Bearer ${key}` } },
-    fetch: recordingFetch as typeof fetch,
+    fetch: recordingFetch,
   });
   const client = new Client({ name: 'merx-sdk-tests', version: '0.0.0' }, { capabilities: {} });
   client.onerror = (err) => errors.push(err);

@@ -51,8 +51,8 @@ export async function startServiceChild(port: number, env: Record<string, string
   const child = spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   let stdout = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  child.stdout.on('data', (chunk) => (stdout += chunk));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {

@@ -104,7 +104,7 @@ function ApprovalDetail({ accountId, approval, onClose }: { accountId: string; a
   const current = useQuery({
     queryKey: ['approval-current', approval.id],
     enabled: !!target && approval.status === 'pending',
-    queryFn: () => runOperation(accountId, target!.read, { id: approval.arguments.id as string }),
+    queryFn: () => runOperation(accountId, target.read, { id: approval.arguments.id as string }),
     refetchInterval: 5_000,
   });
   const orderId = orderIdOf(approval);
@@ -137,8 +137,8 @@ function ApprovalDetail({ accountId, approval, onClose }: { accountId: string; a
       </p>
       {stale && (
         <p className="warning" role="alert" aria-label="Changed since asked">
-          This {target!.noun} changed after the agent asked{moved.length ? ` (${moved.map(fieldName).join(', ')})` : ''}. Approving will not run it: the
-          agent’s repeat would be refused (412 precondition_failed). Reject it and let the agent read the {target!.noun} again and ask anew.
+          This {target.noun} changed after the agent asked{moved.length ? ` (${moved.map(fieldName).join(', ')})` : ''}. Approving will not run it: the
+          agent’s repeat would be refused (412 precondition_failed). Reject it and let the agent read the {target.noun} again and ask anew.
         </p>
       )}
       <h3>{update ? 'What changes' : 'What it asks'}</h3>

@@ -84,7 +84,7 @@ export function exportRecords<R extends ExportResource>(options: ExportOptions, 
       try {
         for await (const line of lines) {
           const record = JSON.parse(line) as ExportRecords[R];
-          after = keyOf(record as Record<string, unknown>);
+          after = keyOf(record);
           failures = 0;
           yield record;
         }

@@ -68,7 +68,7 @@ function exportOperation(source: ExportSource): Operation {
         throw err;
       }
     },
-  }) as unknown as Operation;
+  });
 }
 
 export const exportOperations: Operation[] = EXPORT_SOURCES.map(exportOperation);

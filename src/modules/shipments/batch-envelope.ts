@@ -56,7 +56,7 @@ export async function previewItems(ctx: OperationContext, items: BatchItemBody[]
     await ctx.db.query('SAVEPOINT batch_item');
     try {
       checkItemBody(body);
-      const result = (await createShipmentOp.handler({ ...ctx, dryRun: true }, body as never)) as Record<string, unknown>;
+      const result = (await createShipmentOp.handler({ ...ctx, dryRun: true }, body)) as Record<string, unknown>;
       previews.push({ index, order_id: body.order_id, ok: true, result, error: null });
     } catch (err) {
       await ctx.db.query('ROLLBACK TO SAVEPOINT batch_item');

@@ -21,7 +21,7 @@ export async function batchLabels(ctx: OperationContext, batchId: string): Promi
   let next = 0;
   const fetcher = async () => {
     for (let i = next++; i < shipments.length; i = next++) {
-      labels[i] = ((await getLabelOp.handler(ctx, { id: shipments[i] } as never)) as unknown as { body: Buffer }).body;
+      labels[i] = ((await getLabelOp.handler(ctx, { id: shipments[i] })) as { body: Buffer }).body;
     }
   };
   await Promise.all(Array.from({ length: Math.min(FETCHES_IN_FLIGHT, shipments.length) }, fetcher));

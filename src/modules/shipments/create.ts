@@ -64,7 +64,7 @@ export async function planShipment(sql: Sql, couriers: CourierAdapters, accountI
   }
   const live = await liveShipmentOf(sql, accountId, order.id);
   if (live) throw new AppError('conflict', 'the order already has a live shipment', { shipment: summaryOf(live) });
-  const courier = input.courier ?? (order.shipping.courier_slug as CourierSlug | null);
+  const courier = input.courier ?? order.shipping.courier_slug;
   if (!isCourierSlug(courier)) {
     throw new AppError('validation_failed', 'courier is required: the order has no courier chosen at checkout', { allowed: [...COURIER_SLUGS] });
   }
