@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { startTestService, http, outboxEvents, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 import { assertError } from './helpers/contract.ts';
-import { callTool, assertRefusal, rpc } from './helpers/mcp.ts';
+import { assertRefusal, rpc } from './helpers/mcp.ts';
 import { checkoutWith, newParcels, parcelKeys, shipTenant, shipmentRows, withMode } from './helpers/shipments.ts';
-import { sinkSubscription, deliveriesOf, eventually } from './helpers/webhooks.ts';
+import { sinkSubscription, deliveriesOf } from './helpers/webhooks.ts';
 import { claimIdempotencyKey } from '../src/platform/idempotency.ts';
 import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.ts';
 

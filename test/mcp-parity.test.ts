@@ -213,9 +213,6 @@ function assertTwins(mcpAnswer: unknown, restAnswer: unknown, differ: string[] =
   assert.deepEqual(twinShape(mcpAnswer, differ), twinShape(restAnswer, differ), message);
 }
 
-// Order fields that differ between two checkouts of the same input.
-const ORDER_DIFFERS = ['number', 'order_number', 'tracking_number', 'tracking_url'];
-
 /** The service's debug sink as a webhook URL (SPEC Debug sink; own host from PUBLIC_BASE_URL). */
 function sinkUrl(webhookId?: string): string {
   const own = new URL(svc.service.services.config.publicBaseUrl);

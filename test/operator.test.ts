@@ -282,7 +282,7 @@ test('merchant status, payment and edit routes: 404 for unknown orders, 400 for 
 });
 
 test('seed {orders: 2000, products: 20}: the API lists all 2000 orders', async () => {
-  const { op, accountId, key } = await freshTenant(svc.url);
+  const { accountId, key } = await freshTenant(svc.url);
   const res = await admin('POST', `/accounts/${accountId}/seed`, { orders: 2000, products: 20 });
   assert.equal(res.status, 200, res.text);
   assert.deepEqual(res.body, { data: { orders: 2000, products: 20 } });

@@ -14,7 +14,7 @@ import { callTool, callToolError, rpc, request, assertRefusal, toolCall } from '
 import {
   CANCEL_RESULT_FIELDS, CREATE_PREVIEW_FIELDS, DEFAULT_TERMS, DRY, assertLabel, assertShipmentView, assertSummary, cancel, checkoutWith,
   changeParcel, createShipment, events, fetchLabel, forgetParcel, getShipment, merchantSets, newParcels, orderNow, parcel, parcelKeys, pdfText, putCourier, ship,
-  shipTenant, shipmentNow, simulator, summaryOf, withMode,
+  shipTenant, shipmentNow, summaryOf, withMode,
 } from './helpers/shipments.ts';
 
 let svc: TestService;

@@ -96,7 +96,7 @@ export async function runFailoverDrill(options: { log?: (line: string) => void; 
     const key = await op.issueKey(account.id);
     const endpoint = receiver.endpoint('failover');
     endpoint.script([], { status: 200, body: 'ok' });
-    const { data: subscription } = await createWebhook(child.url, key, { url: endpoint.url, events: ['order.updated'] });
+    await createWebhook(child.url, key, { url: endpoint.url, events: ['order.updated'] });
     const orders: Array<{ id: string }> = [];
     for (let i = 0; i < 10; i++) orders.push(await op.checkout(account.id));
 

@@ -24,7 +24,7 @@
 import type { Db } from './db.ts';
 import { isUnavailableError } from './db-health.ts';
 import { bearerToken, hashApiKey, isAccessTokenShaped, isKeyShaped, lookupAccessToken, lookupKey, unusableHeader, type AuthenticatedKey } from './auth.ts';
-import { AppError, unauthorized } from './errors.ts';
+import { AppError } from './errors.ts';
 import type { AuthFailureLimit } from './rate-limit.ts';
 
 export const KEY_CHANGES_CHANNEL = 'merx_key_changes';

@@ -16,7 +16,7 @@ import { databaseUnavailable, toAppError, type AppError } from './errors.ts';
 import { etagOfData, storedAnswerEtag } from './etag.ts';
 import { execute } from './execute.ts';
 import {
-  claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type IdempotentRun, type RequestParts, type StoredAnswer,
+  claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type RequestParts, type StoredAnswer,
 } from './idempotency.ts';
 import { dataOf } from './json-text.ts';
 import { itemSchemaOf, parseFields, projectAnswer, type Selection } from './fields.ts';

@@ -5,7 +5,7 @@
 // sidebar and the page's own sections under its title. Code wraps instead of
 // scrolling sideways, tables scroll inside their own box on a phone.
 import { Marked, type Tokens } from 'marked';
-import { escapeHtml, FONT, MONO, SITE_CSS, SITE_LINKS, SITE_SCRIPT_URL, siteBar, type SearchEntry } from './docs-site.ts';
+import { escapeHtml, MONO, SITE_CSS, SITE_LINKS, SITE_SCRIPT_URL, siteBar, type SearchEntry } from './docs-site.ts';
 import { guideUrl, type Guide } from './guides.ts';
 
 export type GuideText = Guide & { markdown: string };
