@@ -9,7 +9,6 @@ import zlib from 'node:zlib';
 import { startTestService, http, freshTenant, ADMIN_TOKEN, type HttpResult, type TestService } from './helpers/harness.ts';
 import { assertError } from './helpers/contract.ts';
 import { checkoutWith, ship, shipTenant } from './helpers/shipments.ts';
-import { drainFeed } from './helpers/events-feed.ts';
 import { dataText, exportOf, exportPath, linesOf, parseCsv } from './helpers/exports.ts';
 import { assertResponseMatches } from './helpers/openapi-validator.ts';
 
@@ -178,13 +177,12 @@ test('gzip when the client accepts it; the same bytes once unzipped', async () =
   assert.equal(plain.headers.get('content-encoding'), null);
   const plainText = await plain.text();
   for (const format of ['jsonl', 'csv']) {
+    const { get } = await import('node:http');
     const raw = await new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
-      import('node:http').then(({ get }) =>
-        get(svc.url + exportPath('orders', { format }), { headers: { authorization: `Bearer ${t.key}`, 'accept-encoding': 'gzip, deflate' } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c) => chunks.push(c)).on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) })).on('error', reject);
-        }).on('error', reject),
-      );
+      get(svc.url + exportPath('orders', { format }), { headers: { authorization: `Bearer ${t.key}`, 'accept-encoding': 'gzip, deflate' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c)).on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) })).on('error', reject);
+      }).on('error', reject);
     });
     assert.equal(raw.headers['content-encoding'], 'gzip');
     const text = zlib.gunzipSync(raw.body).toString('utf8');

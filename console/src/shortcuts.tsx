@@ -20,7 +20,7 @@ export function useShortcuts(navigate: NavigateFunction, showHelp: () => void) {
       if (leader) {
         leader = false;
         const to = { a: '/accounts', c: '/couriers', j: '/jobs' }[event.key];
-        if (to) navigate(to);
+        if (to) void navigate(to);
         return;
       }
       if (event.key === 'g') leader = true;

@@ -40,8 +40,8 @@ export function createNotifier(smtpUrl: string | null, log: { warn(obj: object, 
         [crypto.randomUUID(), message.accountId, message.channel, message.to, message.subject, message.body, message.kind, viaSmtp ? 'smtp' : 'outbox'],
       );
       if (viaSmtp) {
-        tx.afterCommit(async () => {
-          await transport
+        tx.afterCommit(() => {
+          void transport
             .sendMail({ from: FROM, to: message.to, subject: message.subject ?? '', text: message.body })
             .catch((err: Error) => log.warn({ err: err.message, kind: message.kind }, 'email could not be sent'));
         });

@@ -11,7 +11,7 @@ export function createMetricsRegistry(): Registry {
   return registry;
 }
 
-export function registerMetrics(app: FastifyInstance, registry: Registry, authorise: (request: FastifyRequest) => void): void {
+export function registerMetrics(app: FastifyInstance, registry: Registry, authorise: (request: FastifyRequest) => Promise<void>): void {
   const requests = new Histogram({
     name: 'merx_http_request_duration_seconds',
     help: 'HTTP requests by method, route pattern and status',

@@ -41,7 +41,7 @@ function copyOutOf(client: pg.PoolClient, text: string, abandon: (err: Error) =>
   const out = new Transform({
     highWaterMark: COPY_CHUNK_BYTES,
     transform: (chunk, _encoding, next) => next(null, chunk),
-    flush: (next) => completed.then(() => ((done = true), next()), next),
+    flush: (next) => void completed.then(() => ((done = true), next()), next),
   });
   pipeline(client.query(copy), out, () => {});
   out.once('close', () => {

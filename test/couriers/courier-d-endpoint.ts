@@ -16,7 +16,7 @@ interface Consignment {
 export async function startCourierD() {
   const consignments = new Map<string, Consignment>();
   const calls: string[] = [];
-  const server = http.createServer(async (req, res) => {
+  const answer = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://x');
     calls.push(`${req.method} ${url.pathname}`);
     const send = (status: number, body?: unknown, type = 'application/json') => {
@@ -54,7 +54,9 @@ export async function startCourierD() {
       return send(204);
     }
     return send(404, { problem: 'no such route' });
-  });
+  };
+  // A failure is answered 500, where the courier client sees it, rather than left to end the test process.
+  const server = http.createServer((req, res) => void answer(req, res).catch((err) => res.writeHead(500).end(String(err))));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address() as { port: number };
   return {

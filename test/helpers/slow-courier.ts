@@ -13,22 +13,24 @@ export interface SlowCourier {
 export async function startSlowCourier(delayMs: number): Promise<SlowCourier> {
   const sim = await standaloneSimulator(0);
   let calls = 0;
+  // Any failure is answered 502: the promise never rejects.
+  const forward = async (request: http.IncomingMessage, response: http.ServerResponse, chunks: Buffer[]) => {
+    try {
+      const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>;
+      const body = chunks.length ? Buffer.concat(chunks) : undefined;
+      const answer = await fetch(`${sim.url}${request.url}`, { method: request.method, headers, body });
+      response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/octet-stream' });
+      response.end(Buffer.from(await answer.arrayBuffer()));
+    } catch (err) {
+      response.writeHead(502).end(String(err));
+    }
+  };
   const server = http.createServer((request, response) => {
     calls++;
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      setTimeout(async () => {
-        try {
-          const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>;
-          const body = chunks.length ? Buffer.concat(chunks) : undefined;
-          const answer = await fetch(`${sim.url}${request.url}`, { method: request.method, headers, body });
-          response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/octet-stream' });
-          response.end(Buffer.from(await answer.arrayBuffer()));
-        } catch (err) {
-          response.writeHead(502).end(String(err));
-        }
-      }, delayMs);
+      setTimeout(() => void forward(request, response, chunks), delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

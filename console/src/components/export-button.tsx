@@ -24,7 +24,7 @@ export function ExportButton({ accountId, operation, filters, name }: { accountI
   return (
     <span className="row" aria-label="Export">
       <Select label="Export as" value={format} options={['jsonl', 'csv']} onChange={setFormat} all={null} />
-      <button type="button" onClick={run} disabled={busy}>{busy ? 'Exporting…' : 'Export'}</button>
+      <button type="button" onClick={() => void run()} disabled={busy}>{busy ? 'Exporting…' : 'Export'}</button>
       <ErrorNote error={error} />
     </span>
   );

@@ -54,7 +54,7 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
     setTimeout(() => setCopied(false), 1500);
   };
   return (
-    <button type="button" className="secondary" onClick={copy} aria-live="polite">
+    <button type="button" className="secondary" onClick={() => void copy()} aria-live="polite">
       {copied ? 'Copied' : label}
     </button>
   );

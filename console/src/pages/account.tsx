@@ -100,8 +100,8 @@ function SettingsTab({ account }: { account: Account }) {
   const save = useMutation({
     mutationFn: (changes: AccountChanges) => admin('PATCH', '/admin/api/accounts/{id}', { path: { id: account.id }, body: changes }),
     onSuccess: () => {
-      queries.invalidateQueries({ queryKey: ['account', account.id] });
-      queries.invalidateQueries({ queryKey: ['accounts'] });
+      void queries.invalidateQueries({ queryKey: ['account', account.id] });
+      void queries.invalidateQueries({ queryKey: ['accounts'] });
     },
   });
   const seed = useMutation({

@@ -36,7 +36,7 @@ export function AccountsPage() {
         empty="No accounts match."
         rows={list.data?.data}
         rowKey={(a) => a.id}
-        onOpen={(a) => navigate(`/accounts/${a.id}/orders`)}
+        onOpen={(a) => void navigate(`/accounts/${a.id}/orders`)}
         columns={[
           { header: 'Name', cell: (a) => <strong>{a.name}</strong> },
           { header: 'Email', cell: (a) => a.email },
@@ -48,7 +48,7 @@ export function AccountsPage() {
       />
       <Pager pages={pages} list={list.data} />
       <Dialog title="New account" open={creating} onClose={() => setCreating(false)}>
-        <CreateAccount onCreated={(id) => navigate(`/accounts/${id}/overview`)} />
+        <CreateAccount onCreated={(id) => void navigate(`/accounts/${id}/overview`)} />
       </Dialog>
     </section>
   );
@@ -60,7 +60,7 @@ function CreateAccount({ onCreated }: { onCreated: (id: string) => void }) {
   const create = useMutation({
     mutationFn: () => admin('POST', '/admin/api/accounts', { body: form }),
     onSuccess: (r) => {
-      queries.invalidateQueries({ queryKey: ['accounts'] });
+      void queries.invalidateQueries({ queryKey: ['accounts'] });
       onCreated(r.data.id);
     },
   });

@@ -126,7 +126,7 @@ function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issue
       return admin('POST', '/admin/api/accounts/{id}/keys', { path: { id: accountId }, body: { name, ...scopes, writes, expires_at } });
     },
     onSuccess: (r) => {
-      queries.invalidateQueries({ queryKey: ['keys', accountId] });
+      void queries.invalidateQueries({ queryKey: ['keys', accountId] });
       setName('');
       onIssued(r);
     },

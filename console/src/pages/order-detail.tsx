@@ -22,9 +22,9 @@ export function OrderDetail({ accountId }: { accountId: string }) {
     refetchInterval: (query) => (query.state.data?.shipment && !['delivered', 'cancelled', 'returned', 'refused'].includes(query.state.data.shipment.status) ? 3_000 : false),
   });
   const changed = () => {
-    queries.invalidateQueries({ queryKey: ['order', orderId] });
-    queries.invalidateQueries({ queryKey: ['orders', accountId] });
-    queries.invalidateQueries({ queryKey: ['order-events', orderId] });
+    void queries.invalidateQueries({ queryKey: ['order', orderId] });
+    void queries.invalidateQueries({ queryKey: ['orders', accountId] });
+    void queries.invalidateQueries({ queryKey: ['order-events', orderId] });
   };
   if (order.error) return <ErrorNote error={order.error} />;
   const o = order.data;

@@ -37,7 +37,7 @@ export function OrdersTab({ accountId }: { accountId: string }) {
   const everyMatching = useMutation({ mutationFn: () => ordersMatching(accountId, filter), onSuccess: (ids) => setChosen(new Set(ids)) });
   const ship = useMutation({
     mutationFn: () => runOperation(accountId, 'create_shipment_batch', { items: [...chosen].map((order_id) => ({ order_id })) }),
-    onSuccess: (answer) => navigate(`/accounts/${accountId}/batches/${(answer as { data: { id: string } }).data.id}`),
+    onSuccess: (answer) => void navigate(`/accounts/${accountId}/batches/${(answer as { data: { id: string } }).data.id}`),
   });
   const shown = list.data?.data ?? [];
   const allShown = shown.length > 0 && shown.every((o) => chosen.has(o.id));
@@ -70,7 +70,7 @@ export function OrdersTab({ accountId }: { accountId: string }) {
         empty="No orders match these filters."
         rows={list.data?.data}
         rowKey={(o) => o.id}
-        onOpen={(o) => navigate(`/accounts/${accountId}/orders/${o.id}`)}
+        onOpen={(o) => void navigate(`/accounts/${accountId}/orders/${o.id}`)}
         columns={[
           {
             header: '#',

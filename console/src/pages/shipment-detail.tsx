@@ -26,8 +26,8 @@ export function ShipmentDetail({ accountId }: { accountId: string }) {
     refetchInterval: 2_000,
   });
   const changed = () => {
-    queries.invalidateQueries({ queryKey: ['shipment', shipmentId] });
-    queries.invalidateQueries({ queryKey: ['shipments', accountId] });
+    void queries.invalidateQueries({ queryKey: ['shipment', shipmentId] });
+    void queries.invalidateQueries({ queryKey: ['shipments', accountId] });
   };
   const label = useMutation({ mutationFn: () => downloadOperation(accountId, 'get_shipment_label', { id: shipmentId }) });
   const cancel = useMutation({

@@ -35,7 +35,7 @@ export function ShipmentsTab({ accountId }: { accountId: string }) {
         empty="No shipments match. Create one from an order."
         rows={list.data?.data}
         rowKey={(s) => s.id}
-        onOpen={(s) => navigate(`/accounts/${accountId}/shipments/${s.id}`)}
+        onOpen={(s) => void navigate(`/accounts/${accountId}/shipments/${s.id}`)}
         columns={[
           { header: 'Created', cell: (s) => <Time at={s.created_at} /> },
           { header: 'Courier', cell: (s) => s.courier_slug },

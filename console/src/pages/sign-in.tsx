@@ -22,7 +22,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   };
   return (
     <main className="sign-in">
-      <form onSubmit={submit} aria-label="Sign in">
+      <form onSubmit={(event) => void submit(event)} aria-label="Sign in">
         <h1>
           Merx <span>operator console</span>
         </h1>

@@ -125,8 +125,8 @@ function RecordMovement({ accountId, products, selected }: { accountId: string; 
     }),
     onSuccess: (_r, dryRun) => {
       if (dryRun) return;
-      queries.invalidateQueries({ queryKey: ['stock', accountId] });
-      queries.invalidateQueries({ queryKey: ['movements', accountId] });
+      void queries.invalidateQueries({ queryKey: ['stock', accountId] });
+      void queries.invalidateQueries({ queryKey: ['movements', accountId] });
     },
   });
   const submit = (e: FormEvent) => {

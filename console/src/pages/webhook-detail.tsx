@@ -24,12 +24,12 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
   const [recovering, setRecovering] = useState(false);
   const [view, setView] = useState<'deliveries' | 'sink'>('deliveries');
   const refresh = () => {
-    queries.invalidateQueries({ queryKey: ['deliveries', subscription.id] });
-    queries.invalidateQueries({ queryKey: ['health', subscription.id] });
-    queries.invalidateQueries({ queryKey: ['flow', subscription.id] });
-    queries.invalidateQueries({ queryKey: ['attempts'] });
-    queries.invalidateQueries({ queryKey: ['sink', subscription.id] });
-    queries.invalidateQueries({ queryKey: ['webhooks', accountId] });
+    void queries.invalidateQueries({ queryKey: ['deliveries', subscription.id] });
+    void queries.invalidateQueries({ queryKey: ['health', subscription.id] });
+    void queries.invalidateQueries({ queryKey: ['flow', subscription.id] });
+    void queries.invalidateQueries({ queryKey: ['attempts'] });
+    void queries.invalidateQueries({ queryKey: ['sink', subscription.id] });
+    void queries.invalidateQueries({ queryKey: ['webhooks', accountId] });
   };
   const action = useMutation({
     mutationFn: ([name, args]: [OperationName, Record<string, unknown>]) => runOperation(accountId, name, args),

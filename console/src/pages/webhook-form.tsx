@@ -46,7 +46,7 @@ export function SubscriptionForm({ accountId, events, subscription, onCreated, o
       return runOperation(accountId, 'create_webhook', { url: target, events: chosen, description });
     },
     onSuccess: (created) => {
-      queries.invalidateQueries({ queryKey: ['webhooks', accountId] });
+      void queries.invalidateQueries({ queryKey: ['webhooks', accountId] });
       if (created) onCreated?.(created.data.id, created.secret);
       else onSaved?.();
     },

@@ -47,7 +47,7 @@ function WebhooksLayout({ accountId }: { accountId: string }) {
         rows={subscriptions.data?.data}
         rowKey={(s) => s.id}
         selected={webhookId}
-        onOpen={(s) => navigate(`/accounts/${accountId}/webhooks/${s.id}`)}
+        onOpen={(s) => void navigate(`/accounts/${accountId}/webhooks/${s.id}`)}
         columns={[
           { header: 'URL', cell: (s) => <span className="url">{s.url}</span> },
           { header: 'Events', cell: (s) => <span className="scopes">{s.events.join(' ')}</span> },
@@ -64,7 +64,7 @@ function WebhooksLayout({ accountId }: { accountId: string }) {
           onCreated={(id, created) => {
             setCreating(false);
             setSecret(created);
-            navigate(`/accounts/${accountId}/webhooks/${id}`);
+            void navigate(`/accounts/${accountId}/webhooks/${id}`);
           }}
         />
       </Dialog>
