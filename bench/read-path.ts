@@ -214,7 +214,7 @@ async function main(): Promise<void> {
   // The floor under MCP vs REST: the two answers' bytes as the service sent them, from a server that does nothing else.
   const answersDir = fs.mkdtempSync(path.join(os.tmpdir(), 'merx-answers-'));
   cleanups.push({ name: 'remove the fixed answers', run: async () => fs.rmSync(answersDir, { recursive: true, force: true }) });
-  const answerBytes = async (init: RequestInit) => {
+  const answerBytes = async (init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> }) => {
     const res = await fetch(`${service.url}${init.method === 'POST' ? '/api/mcp' : listPath}`, { ...init, headers: { ...init.headers, authorization: `Bearer ${keys()}` } });
     if (!res.ok) throw new Error(`fixed answer: ${res.status}`);
     return Buffer.from(await res.arrayBuffer());

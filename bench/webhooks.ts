@@ -369,7 +369,9 @@ class CpuWindow {
     this.pidQuery = pidQuery;
     for (const pid of [roles.bench, roles.service, ...pgPids]) {
       const j = pidJiffies(pid);
-      if (j !== null) this.base.set(pid, j), this.last.set(pid, j);
+      if (j === null) continue;
+      this.base.set(pid, j);
+      this.last.set(pid, j);
     }
     for (const pid of pgPids) this.pgPids.add(pid);
     this.timer = setInterval(() => void this.sample(), 1000);

@@ -50,7 +50,7 @@ test(`connections terminated at random instants, ${ROUNDS} rounds under mixed lo
   let running = true;
 
   /** One request; every answer must be 2xx, 4xx, or 503 `unavailable` with Retry-After. */
-  const send = async (path: string, init: RequestInit): Promise<number> => {
+  const send = async (path: string, init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> }): Promise<number> => {
     try {
       const res = await fetch(svc.url + path, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers } });
       const text = await res.text();

@@ -79,7 +79,7 @@ test('the search covers the guides\' sections, every REST operation and webhook,
   const { entries } = (await http(svc.url, 'GET', '/docs/search.json')).body as { entries: Array<{ title: string; where: string; url: string; text: string }> };
   const urls = new Set(entries.map((e) => e.url));
   const publicDoc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
-  for (const [path, item] of Object.entries(publicDoc.paths) as Array<[string, Record<string, any>]>) {
+  for (const [path, item] of Object.entries<Record<string, any>>(publicDoc.paths)) {
     for (const op of Object.values(item)) assert.ok(urls.has(`/docs#tag/${op.tags[0]}/operation/${op.operationId}`), `${op.operationId} (${path})`);
   }
   for (const name of Object.keys(publicDoc.webhooks)) assert.ok(urls.has(`/docs#/paths/${name}/post`), `webhook ${name}`);
@@ -87,7 +87,7 @@ test('the search covers the guides\' sections, every REST operation and webhook,
   const tools = (await http(svc.url, 'POST', '/api/mcp', { token: key, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })).body.result.tools;
   for (const tool of tools) assert.ok(urls.has(`/docs/mcp#tool-${tool.name}`), `tool ${tool.name}`);
   const operatorDoc = (await http(svc.url, 'GET', '/admin/api/openapi.json')).body;
-  for (const item of Object.values(operatorDoc.paths) as Array<Record<string, any>>) {
+  for (const item of Object.values<Record<string, any>>(operatorDoc.paths)) {
     for (const op of Object.values(item)) assert.ok(urls.has(`/admin/docs#tag/${op.tags[0].replace(/ /g, '-')}/operation/${op.operationId}`), `operator ${op.operationId}`);
   }
   for (const guide of GUIDES) {
@@ -124,7 +124,7 @@ test('every operation of the served OpenAPI document has a curl and a merx-clien
   const doc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
   const base = doc.servers[0].url;
   let count = 0;
-  for (const [pathTemplate, item] of Object.entries(doc.paths) as Array<[string, Record<string, any>]>) {
+  for (const [pathTemplate, item] of Object.entries<Record<string, any>>(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
       count++;
       const samples = op['x-codeSamples'] as Array<{ lang: string; label: string; source: string }>;
@@ -176,7 +176,7 @@ test('the public documents cite no internal section ("EXTENSIONS 6", "SPEC"), an
   const tooBig = await http(svc.url, 'GET', '/api/v1/orders', { headers: { 'x-filler': 'x'.repeat(20_000) } });
   assert.equal(tooBig.status, 431);
   assertResponseMatches(doc, 'get', '/api/v1/orders', tooBig);
-  for (const item of Object.values(doc.paths) as Array<Record<string, any>>) {
+  for (const item of Object.values<Record<string, any>>(doc.paths)) {
     for (const op of Object.values(item)) assert.match(op.responses.default?.description ?? '', /^Any other refusal, in the same shape: .*500 internal_error/, op.operationId);
   }
 });

@@ -33,7 +33,7 @@ test('every request sample, sent with its placeholders filled, succeeds and its 
 test('the samples hold values a reader recognises: no schema placeholders, no out-of-range numbers, ids left for the reader to fill', async () => {
   const doc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
   const unreal: string[] = [];
-  for (const item of Object.values(doc.paths) as Array<Record<string, any>>) {
+  for (const item of Object.values<Record<string, any>>(doc.paths)) {
     for (const op of Object.values(item)) {
       const { url, body } = parseCurl(op['x-codeSamples'][0].source);
       // A placeholder is an id (in the path, the query or the body), nothing else.
@@ -51,7 +51,7 @@ test('the samples hold values a reader recognises: no schema placeholders, no ou
 test('every JSON success has a response sample recorded from a running service, and it validates against its own schema', async () => {
   const doc = (await http(svc.url, 'GET', '/api/v1/openapi.json')).body;
   const missing: string[] = [];
-  for (const [template, item] of Object.entries(doc.paths) as Array<[string, Record<string, any>]>) {
+  for (const [template, item] of Object.entries<Record<string, any>>(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
       const successes = Object.entries(op.responses as Record<string, any>).filter(([code]) => /^2/.test(code));
       if (!successes.some(([, r]) => r.content?.['application/json'])) continue; // the PDF label

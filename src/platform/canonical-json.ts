@@ -12,6 +12,7 @@
 // with an explicit stack.
 
 /** A string JSON.stringify would write other than as `"` + string + `"`: quotes, backslashes, control characters, surrogates. */
+// oxlint-disable-next-line no-control-regex -- the control characters are what needs escaping
 const NEEDS_ESCAPING = /["\\\u0000-\u001f\ud800-\udfff]/;
 const MAX_RECURSION = 200;
 

@@ -13,6 +13,7 @@ export function substringSearch(text: string, q: string, bind: (value: unknown) 
   const lowered = q.toLowerCase();
   const conditions = [`${text} LIKE ${bind(`%${lowered.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)}`];
   // Characters as PostgreSQL counts them (code points), not UTF-16 units; chr(2) is the index's own separator.
+  // oxlint-disable-next-line typescript/no-misused-spread
   if ([...lowered].length <= 2 && !lowered.includes('\u0002')) conditions.push(`merx_short_grams(${text}) @> ARRAY[${bind(lowered)}]::text[]`);
   return conditions;
 }

@@ -54,7 +54,7 @@ export async function walkWebhookOps(o: WebhookOpsOptions): Promise<{ screenshot
     await flow.getByRole('button', { name: 'Set rate' }).click();
     // Saved: the field shows the service's rate and the button waits for the next change.
     await page.waitForFunction(
-      () => (document.querySelector('section[aria-label="Flow"] button[type="submit"]') as HTMLButtonElement | null)?.disabled === true,
+      () => document.querySelector<HTMLButtonElement>('section[aria-label="Flow"] button[type="submit"]')?.disabled === true,
       null,
       WAIT,
     );

@@ -34,14 +34,34 @@ export function parseCsv(text: string): string[][] {
   while (i < text.length) {
     const c = text[i];
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), (i += 2);
-      else if (c === '"') (quoted = false), i++;
-      else (field += c), i++;
-    } else if (c === '"' && field === '') (quoted = true), i++;
-    else if (c === ',') row.push(field), (field = ''), i++;
-    else if (c === '\r' && text[i + 1] === '\n') row.push(field), rows.push(row), (row = []), (field = ''), (i += 2);
-    else if (c === '"' || c === '\r' || c === '\n') throw new Error(`bare ${JSON.stringify(c)} at ${i}`);
-    else (field += c), i++;
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i += 2;
+      } else if (c === '"') {
+        quoted = false;
+        i++;
+      } else {
+        field += c;
+        i++;
+      }
+    } else if (c === '"' && field === '') {
+      quoted = true;
+      i++;
+    } else if (c === ',') {
+      row.push(field);
+      field = '';
+      i++;
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i += 2;
+    } else if (c === '"' || c === '\r' || c === '\n') throw new Error(`bare ${JSON.stringify(c)} at ${i}`);
+    else {
+      field += c;
+      i++;
+    }
   }
   if (field !== '' || row.length) throw new Error('the last CSV row does not end with CRLF');
   return rows;
