@@ -3,7 +3,11 @@
 // its TypeScript sources directly, which needs Node 24 (package.json engines).
 export const REQUIRED_MAJOR = 24;
 
-/** The one-line message for an unsupported runtime, or null when `version` (e.g. "v20.20.2") will do. */
+/**
+ * The one-line message for an unsupported runtime, or null when `version` (e.g. "v20.20.2") will do.
+ * @param {string} version
+ * @param {string} execPath
+ */
 export function unsupportedNodeMessage(version, execPath) {
   const major = Number(/^v?(\d+)/.exec(version)?.[1] ?? 0);
   if (major >= REQUIRED_MAJOR) return null;

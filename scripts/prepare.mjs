@@ -9,8 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const has = (relative) => existsSync(path.join(root, relative));
-const run = (args) => execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+const has = (/** @type {string} */ relative) => existsSync(path.join(root, relative));
+const run = (/** @type {string[]} */ args) => execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
 const major = Number(process.versions.node.split('.')[0]);
 
 if (!has('node_modules/vite') || major < 22) {
