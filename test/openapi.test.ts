@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { operations } from '../src/app.ts';
+import { ERROR_STATUS } from '../src/platform/errors.ts';
 import type { HttpMethod, Operation } from '../src/platform/operation.ts';
 import { startTestService, http, operator, type HttpResult, type TestService } from './helpers/harness.ts';
 import {
@@ -164,9 +165,19 @@ test('every operation names its MCP tool: its own name, the tool a REST-only twi
   assert.equal(byId.get_shipment_label, null);
 });
 
-test('the introduction holds the error table: every code with its HTTP status', () => {
-  for (const [code, status] of [['validation_failed', 400], ['unauthorized', 401], ['scope_missing', 403], ['not_found', 404], ['conflict', 409], ['rate_limited', 429], ['courier_error', 502]]) {
-    assert.match(doc.info.description ?? '', new RegExp(`\\| \`${code}\` \\| ${status} \\|`), `${code} ${status}`);
+test('the introduction holds the error table, and the routes\' error responses name each code under its status: both from the code table', () => {
+  const said = new Map<string, string[]>();
+  for (const { operation } of documentedOperations(doc)) {
+    for (const [status, response] of Object.entries<any>(operation.responses)) {
+      if (/^[45]\d\d$|^default$/.test(status)) said.set(status, [...(said.get(status) ?? []), response.description]);
+    }
+  }
+  for (const [code, status] of Object.entries(ERROR_STATUS)) {
+    assert.match(doc.info.description ?? '', new RegExp(`\\| \`${code}\` \\| ${status} \\| \\S`), `${code} ${status}, with when it is answered`);
+    const listed = (said.get(String(status)) ?? []).some((d) => d.split(/; /).some((part) => part.startsWith(code)));
+    // The default response sums up the rest: "408 request_timeout: ...; 413 payload_too_large: ...", one status's codes after its number.
+    const summed = (said.get('default') ?? []).some((d) => new RegExp(`\\b${status} (?:[^;]*; (?!\\d{3} ))*${code}\\b`).test(d));
+    assert.ok(listed || summed, `${code}: some route lists it under ${status}`);
   }
 });
 

@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { operations } from '../src/app.ts';
 import { startTestService, freshTenant, http, operator, outboxEvents, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
+import { BACKOFF_SEC } from './helpers/webhooks.ts';
 
 let svc: TestService;
 before(async () => {
@@ -42,6 +43,7 @@ test('GET /info: the database, couriers and their simulator modes, jobs, presets
     assert.deepEqual(info.couriers.find((c: any) => c.slug === 'courier_c'), { slug: 'courier_c', mode: 'ok', status_updates: 'push', cancel: false });
     assert.deepEqual(info.jobs.sort(), ['courier-poll', 'low-stock', 'retention', 'shipment-batches', 'webhook-deliveries']);
     assert.deepEqual(info.presets.fulfilment.length, 9);
+    assert.equal(info.webhook_attempts, BACKOFF_SEC.length + 1, 'the first attempt and one per delay of the retry schedule');
     assert.deepEqual(info.operations.map((o: any) => o.name), operations.map((o) => o.name));
     assert.deepEqual(info.operations.find((o: any) => o.name === 'create_shipment'), {
       name: 'create_shipment', method: 'POST', path: '/api/v1/shipments', rest: true, mcp: true, scope: 'shipments:write', summary: 'Create a waybill for an order', dry_run: true,

@@ -2,9 +2,10 @@
 // shared by the shell and the pages: couriers, jobs, scopes, operations.
 import { useQuery } from '@tanstack/react-query';
 import { admin } from './api';
+import { queryKeys } from './query-keys';
 
 export function useServiceInfo() {
-  return useQuery({ queryKey: ['info'], queryFn: () => admin('GET', '/admin/api/info').then((r) => r.data) });
+  return useQuery({ queryKey: queryKeys.info(), queryFn: () => admin('GET', '/admin/api/info').then((r) => r.data) });
 }
 
 /** The couriers this deployment has registered, for choosers and filters. */

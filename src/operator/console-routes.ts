@@ -16,6 +16,7 @@ import { afterCursor, pageOf, sqlParameters } from '../platform/paging.ts';
 import { OPERATOR_SCOPE } from '../platform/cursor-seal.ts';
 import { toolArgumentsSchema } from '../transports/tool-schema.ts';
 import { SINK_PATH } from '../modules/webhooks/url-policy.ts';
+import { MAX_ATTEMPTS } from '../modules/webhooks/deliveries.ts';
 import { requireAccount } from '../modules/storefront/service.ts';
 import { listShipments } from '../modules/shipments/queries.ts';
 import { listIntegrations } from '../modules/shipments/integrations.ts';
@@ -89,6 +90,7 @@ export function consoleRoutes(operations: Operation[]) {
             }),
           ),
           jobs: Type.Array(Type.String()),
+          webhook_attempts: Type.Integer({ description: 'The attempts a webhook delivery gets, its first included, before it is dead.' }),
           scopes: Type.Array(Type.String()),
           presets: Type.Record(Type.String(), Type.Array(Type.String())),
           operations: Type.Array(OperationSummary),
@@ -107,6 +109,7 @@ export function consoleRoutes(operations: Operation[]) {
             return { slug, mode, status_updates: statusUpdates, cancel };
           })),
           jobs: Object.keys(JOBS),
+          webhook_attempts: MAX_ATTEMPTS,
           scopes: [...SCOPES],
           presets: PRESETS,
           operations: operations.map((op) => ({

@@ -11,18 +11,43 @@ import { installViewUpkeep } from './view-upkeep.ts';
 const MIGRATIONS_DIR = path.join(import.meta.dirname, 'migrations');
 const LOCK_ID = 7_390_211;
 
-/** `views`: every view of the service (the composition root's list); the stored ones get their upkeep. */
-export async function migrate(db: Db, views: readonly View[]): Promise<string[]> {
-  const files = fs.readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+/**
+ * What identifies a migration: its number, with the letter of a lettered
+ * one (`009_a_events_feed.sql` -> `009_a`), never the words after it. A
+ * migration is applied once per key, so a file renamed for a better
+ * description is recognised as applied; schema_migrations keeps the name
+ * each was applied under (what databases recorded before keys, too).
+ */
+export function migrationKey(file: string): string {
+  const key = /^(\d{3})(_[a-z](?=_))?/.exec(file);
+  if (!key) throw new Error(`migration ${file}: its name does not start with a three-digit number`);
+  return key[0];
+}
+
+/** The migration files of `dir` in the order they apply; two with one key are a mistake refused before anything runs. */
+export function migrationFiles(dir = MIGRATIONS_DIR): string[] {
+  const files = fs.readdirSync(dir).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+  const byKey = new Map<string, string>();
+  for (const file of files) {
+    const other = byKey.get(migrationKey(file));
+    if (other) throw new Error(`migrations ${other} and ${file} share the key ${migrationKey(file)}: give one another number`);
+    byKey.set(migrationKey(file), file);
+  }
+  return files;
+}
+
+/** `views`: every view of the service (the composition root's list); the stored ones get their upkeep. `dir`: tests only. */
+export async function migrate(db: Db, views: readonly View[], dir = MIGRATIONS_DIR): Promise<string[]> {
+  const files = migrationFiles(dir);
   return db.tx(async (tx) => {
     if (db.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
     await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const done = new Set((await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    const done = new Set((await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => migrationKey(r.version)));
     const applied: string[] = [];
     for (const file of files) {
-      if (done.has(file)) continue;
-      await tx.exec(fs.readFileSync(path.join(MIGRATIONS_DIR, file), 'utf8'));
+      if (done.has(migrationKey(file))) continue;
+      await tx.exec(fs.readFileSync(path.join(dir, file), 'utf8'));
       await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
       applied.push(file);
     }

@@ -3,6 +3,8 @@
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../platform/idempotency.ts';
 import { ETAG_HEADER, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../platform/etag.ts';
 import { APPROVAL_HEADER } from '../platform/approvals.ts';
+import type { ErrorCode } from '../platform/errors.ts';
+import { ERROR_MEANINGS, errorStatuses, errorTableRows } from './error-descriptions.ts';
 export const API_DESCRIPTION = `
 Merx is a commerce operations API: one merchant account's orders, shipments, inventory, products, customers,
 segments and webhook subscriptions, over REST (this document), an MCP tool server at \`POST /api/mcp\` with the
@@ -47,24 +49,7 @@ Every error is \`{error: {code, message, scope?, details?}}\`: \`code\` is stabl
 
 | code | HTTP | when |
 |---|---|---|
-| \`validation_failed\` | 400 | unknown field or query parameter, wrong type or enum value, non-UUID id, date not strict ISO 8601, bad cursor, webhook URL policy (\`details.reason\`); \`details.allowed\` lists what is accepted |
-| \`unauthorized\` | 401 | missing, malformed or revoked key, or a deactivated account (with \`WWW-Authenticate\`) |
-| \`scope_missing\` | 403 | the key lacks the route's scope; \`error.scope\` names it |
-| \`plan_required\` | 403 | the account is on the Free plan |
-| \`plan_lookup_failed\` | 403 | the plan could not be verified (fail closed) |
-| \`approval_rejected\` | 403 | the approval named in \`Merx-Approval\` (MCP \`_meta.approval_id\`) was rejected; nothing ran (EXTENSIONS 7) |
-| \`not_found\` | 404 | no such route, or no such row in this account (rows of other accounts too, never 403) |
-| \`method_not_allowed\` | 405 | wrong method; \`Allow\` lists the right ones |
-| \`request_timeout\` | 408 | the request (headers and body) was not received within 30 seconds; the connection is closed |
-| \`precondition_failed\` | 412 | \`If-Match\` does not match the resource's current ETag (orders, products, webhook subscriptions); nothing changed; \`details.current_etag\` is the current one |
-| \`conflict\` | 409 | live shipment (\`details.shipment\`), terminal shipment, 20-subscription limit, delivery already delivered, inactive webhook on test, members on a computed segment |
-| \`payload_too_large\` | 413 | a body over 1 MiB |
-| \`headers_too_large\` | 431 | the request line and headers exceed 16 KB |
-| \`rate_limited\` | 429 | over a rate limit; \`Retry-After\` and \`details.retry_after_sec\` say when to come back |
-| \`internal_error\` | 500 | a defect on our side; the message never shows its cause |
-| \`courier_error\` | 502 | the courier refused or did not answer (\`details.reason\`, \`details.detail\`) |
-| \`migration_pending\` | 503 | the feature is not yet enabled on this deployment |
-| \`unavailable\` | 503 | the database cannot be reached right now (\`details.reason: "database_unavailable"\`), or this instance is overloaded; \`Retry-After\` and \`details.retry_after_sec\` say when to try again. Nothing was changed unless a replay of the same \`Idempotency-Key\` says otherwise |
+${errorTableRows()}
 
 Over MCP the same refusals are tool results with \`isError: true\` and \`structuredContent: {error, reason}\`: \`SCOPE\`, \`PLAN\`, or the code
 upper-cased (\`NOT_FOUND\`, \`CONFLICT\`, ...).
@@ -147,31 +132,14 @@ export const VERSIONING_HEADERS = {
   preconditionFailed: 'precondition_failed: If-Match does not match the current ETag (details.current_etag, also in ETag); nothing changed',
 };
 
-export const ERROR_STATUSES = {
-  '400': 'validation_failed: bad id, query, body, date or cursor',
-  '401': 'unauthorized: missing, malformed or revoked key, or deactivated account',
-  '403': 'scope_missing, plan_required or plan_lookup_failed; approval_rejected: the approval named in Merx-Approval was rejected',
-  '404': 'not_found: no such row in this account',
-  '405': 'method_not_allowed (Allow lists the methods)',
-  '408': 'request_timeout: the request was not received in time',
-  '409': 'conflict',
-  '413': 'payload_too_large',
-  '431': 'headers_too_large: the request line and headers exceed 16 KB',
-  '429': 'rate_limited (Retry-After): over the key\'s rate limit, or too many failed authentications from this address',
-  '500': 'internal_error',
-  '502': 'courier_error',
-  '503': 'unavailable (Retry-After): the database cannot be reached or the instance is overloaded; or migration_pending: feature not yet enabled on this deployment',
-};
+/** Every code but precondition_failed, which only versioned resources answer (VERSIONING_HEADERS.preconditionFailed). */
+export const ERROR_STATUSES = errorStatuses((Object.keys(ERROR_MEANINGS) as ErrorCode[]).filter((code) => code !== 'precondition_failed'));
 
 /** The operator API's refusals: its own, plus the failed-token limit and load shedding (issue 27). */
-export const OPERATOR_ERROR_STATUSES = {
-  '400': 'validation_failed',
-  '401': 'unauthorized',
-  '404': 'not_found',
-  '409': 'conflict',
-  '429': 'rate_limited (Retry-After): too many wrong operator tokens from this address',
-  '503': 'unavailable (Retry-After): the database cannot be reached or the instance is overloaded',
-};
+export const OPERATOR_ERROR_STATUSES = errorStatuses(['validation_failed', 'unauthorized', 'not_found', 'conflict', 'rate_limited', 'unavailable'], {
+  rate_limited: 'too many wrong operator tokens from this address',
+  unavailable: ERROR_MEANINGS.unavailable.briefly,
+});
 
 export const COMMON_HEADERS = {
   'X-Deploy-SHA': { description: '10-character revision id of the serving build.', schema: { type: 'string' } },

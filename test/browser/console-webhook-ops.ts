@@ -79,6 +79,8 @@ export async function walkWebhookOps(o: WebhookOpsOptions): Promise<{ screenshot
 
     // A delivery's timeline of attempts.
     const first = timeline.locator(':scope > li').first();
+    // Out of the attempts the server's retry schedule gives (service info), not a number of the console's own.
+    assert.match((await first.textContent())!, /attempt 1 of 6/);
     await first.getByText('Attempts', { exact: true }).click();
     const attempts = first.getByRole('list', { name: 'Attempts' });
     await attempts.locator('[data-testid="attempt"]').first().waitFor(WAIT);

@@ -16,6 +16,7 @@ import { BatchDetail } from './batch-detail';
 import { StockTab } from './stock';
 import { ApprovalsTab, usePendingApprovals } from './approvals';
 import { EventDetail, RequestLogTab } from './request-log';
+import { queryKeys } from '../query-keys';
 
 const TABS = [
   ['orders', 'Orders'],
@@ -33,7 +34,7 @@ const TABS = [
 type AccountChanges = OperatorInput<'PATCH', '/admin/api/accounts/{id}'>['body'];
 
 export function useAccount(accountId: string) {
-  return useQuery({ queryKey: ['account', accountId], queryFn: () => admin('GET', '/admin/api/accounts/{id}', { path: { id: accountId } }).then((r) => r.data) });
+  return useQuery({ queryKey: queryKeys.account(accountId), queryFn: () => admin('GET', '/admin/api/accounts/{id}', { path: { id: accountId } }).then((r) => r.data) });
 }
 
 export function AccountPage() {
@@ -100,13 +101,13 @@ function SettingsTab({ account }: { account: Account }) {
   const save = useMutation({
     mutationFn: (changes: AccountChanges) => admin('PATCH', '/admin/api/accounts/{id}', { path: { id: account.id }, body: changes }),
     onSuccess: () => {
-      void queries.invalidateQueries({ queryKey: ['account', account.id] });
-      void queries.invalidateQueries({ queryKey: ['accounts'] });
+      void queries.invalidateQueries({ queryKey: queryKeys.account(account.id) });
+      void queries.invalidateQueries({ queryKey: queryKeys.accounts() });
     },
   });
   const seed = useMutation({
     mutationFn: (input: { orders: number; products: number }) => admin('POST', '/admin/api/accounts/{id}/seed', { path: { id: account.id }, body: input }),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['orders', account.id] }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: queryKeys.orders(account.id) }),
   });
   const [seedOrders, setSeedOrders] = useState('1000');
   return (
@@ -157,7 +158,7 @@ function SettingsTab({ account }: { account: Account }) {
 function CourierIntegrations({ accountId }: { accountId: string }) {
   const queries = useQueryClient();
   const list = useQuery({
-    queryKey: ['integrations', accountId],
+    queryKey: queryKeys.integrations(accountId),
     queryFn: () => admin('GET', '/admin/api/accounts/{id}/couriers', { path: { id: accountId } }).then((r) => r.data),
   });
   // What the operator just chose shows at once; the list read after the change settles it.
@@ -165,7 +166,7 @@ function CourierIntegrations({ accountId }: { accountId: string }) {
   const toggle = useMutation({
     mutationFn: ({ slug, enabled }: { slug: string; enabled: boolean }) => admin('PUT', '/admin/api/accounts/{id}/couriers/{slug}', { path: { id: accountId, slug }, body: { enabled } }),
     onSettled: async (_answer, _error, { slug }) => {
-      await queries.invalidateQueries({ queryKey: ['integrations', accountId] });
+      await queries.invalidateQueries({ queryKey: queryKeys.integrations(accountId) });
       setChosen(({ [slug]: _settled, ...others }) => others);
     },
   });
@@ -194,7 +195,7 @@ function CourierIntegrations({ accountId }: { accountId: string }) {
 
 function MessagesTab({ accountId }: { accountId: string }) {
   const messages = useQuery({
-    queryKey: ['messages', accountId],
+    queryKey: queryKeys.messages(accountId),
     queryFn: () => admin('GET', '/admin/api/accounts/{id}/messages', { path: { id: accountId } }).then((r) => r.data),
   });
   return (

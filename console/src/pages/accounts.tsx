@@ -8,6 +8,7 @@ import { Badge, ErrorNote, Field, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
 import { useCursorPages } from '../components/paging';
 import { Dialog } from '../components/dialog';
+import { queryKeys } from '../query-keys';
 
 export function AccountsPage() {
   const [q, setQ] = useState('');
@@ -15,7 +16,7 @@ export function AccountsPage() {
   const navigate = useNavigate();
   const [creating, setCreating] = useState(false);
   const list = useQuery({
-    queryKey: ['accounts', q, pages.cursor],
+    queryKey: queryKeys.accountsPage(q, pages.cursor),
     queryFn: () => admin('GET', '/admin/api/accounts', { query: { q, cursor: pages.cursor, limit: 25 } }),
     placeholderData: (previous) => previous,
   });
@@ -60,7 +61,7 @@ function CreateAccount({ onCreated }: { onCreated: (id: string) => void }) {
   const create = useMutation({
     mutationFn: () => admin('POST', '/admin/api/accounts', { body: form }),
     onSuccess: (r) => {
-      void queries.invalidateQueries({ queryKey: ['accounts'] });
+      void queries.invalidateQueries({ queryKey: queryKeys.accounts() });
       onCreated(r.data.id);
     },
   });

@@ -12,11 +12,12 @@ import type { Approval, Order } from '../api-types';
 import { changeInWords, changesOf, fieldName, movedSince, operationTitle, orderIdOf, say, TARGETS } from './approval-change';
 import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
 import { Table } from '../components/table';
+import { queryKeys } from '../query-keys';
 
 
 export function usePendingApprovals(accountId: string | undefined) {
   return useQuery({
-    queryKey: ['approvals', accountId, 'pending'],
+    queryKey: queryKeys.approvalsWithStatus(accountId, 'pending'),
     enabled: !!accountId,
     queryFn: () => admin('GET', '/admin/api/accounts/{id}/approvals', { path: { id: accountId! }, query: { status: 'pending' } }).then((r) => r.data),
     refetchInterval: 5_000,
@@ -27,7 +28,7 @@ export function ApprovalsTab({ accountId }: { accountId: string }) {
   const [status, setStatus] = useState('pending');
   const [open, setOpen] = useState<string | null>(null);
   const list = useQuery({
-    queryKey: ['approvals', accountId, status],
+    queryKey: queryKeys.approvalsWithStatus(accountId, status),
     queryFn: () => admin('GET', '/admin/api/accounts/{id}/approvals', { path: { id: accountId }, query: { status } }).then((r) => r.data),
     refetchInterval: 5_000,
   });
@@ -71,7 +72,7 @@ export function ApprovalsTab({ accountId }: { accountId: string }) {
 /** The order a write is about, by its number and customer; read once per order and shared by the rows and the screen. */
 function useOrder(accountId: string, orderId: string | null) {
   return useQuery({
-    queryKey: ['approval-order', accountId, orderId],
+    queryKey: queryKeys.approvalOrder(accountId, orderId),
     enabled: !!orderId,
     queryFn: () => runOperation(accountId, 'get_order', { id: orderId! }),
   });
@@ -102,7 +103,7 @@ function ApprovalDetail({ accountId, approval, onClose }: { accountId: string; a
   const [reason, setReason] = useState('');
   const target = TARGETS[approval.operation];
   const current = useQuery({
-    queryKey: ['approval-current', approval.id],
+    queryKey: queryKeys.approvalCurrent(approval.id),
     enabled: !!target && approval.status === 'pending',
     queryFn: () => runOperation(accountId, target.read, { id: approval.arguments.id as string }),
     refetchInterval: 5_000,
@@ -111,7 +112,7 @@ function ApprovalDetail({ accountId, approval, onClose }: { accountId: string; a
   const order = useOrder(accountId, orderId);
   const decide = useMutation({
     mutationFn: (decision: 'approve' | 'reject') => admin('POST', `/admin/api/approvals/{id}/${decision}`, { path: { id: approval.id }, body: reason ? { reason } : {} }),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['approvals', accountId] }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: queryKeys.approvals(accountId) }),
   });
   const changes = changesOf(approval);
   const update = changes.some((c) => 'before' in c);

@@ -9,6 +9,7 @@ import { Badge, ErrorNote, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
 import { Select } from '../components/select';
 import { useCursorPages, useUrlFilters } from '../components/paging';
+import { queryKeys } from '../query-keys';
 
 type Item = OperationAnswer<'list_shipment_batch_items', {}>['data'][number];
 
@@ -43,14 +44,14 @@ export function BatchDetail({ accountId }: { accountId: string }) {
   const { values, set } = useUrlFilters(['status'] as const);
   const pages = useCursorPages(JSON.stringify(values));
   const batch = useQuery({
-    queryKey: ['batch', batchId],
+    queryKey: queryKeys.batch(batchId),
     queryFn: () => runOperation(accountId, 'get_shipment_batch', { id: batchId }).then((r) => r.data),
     // Live while items are pending or in flight.
     refetchInterval: (query) => (query.state.data?.finished_at ? false : 1_000),
   });
   const finished = Boolean(batch.data?.finished_at);
   const items = useQuery({
-    queryKey: ['batch-items', batchId, values.status, pages.cursor, batch.data?.succeeded, batch.data?.failed],
+    queryKey: queryKeys.batchItemsPage(batchId, values.status, pages.cursor, batch.data),
     queryFn: () => runOperation(accountId, 'list_shipment_batch_items', { id: batchId, status: values.status, limit: 100, cursor: pages.cursor }),
     // The previous page while the next loads, but never another batch's items (Retry failed opens a new batch here).
     placeholderData: (previous, previousQuery) => (previousQuery?.queryKey[1] === batchId ? previous : undefined),
@@ -58,7 +59,7 @@ export function BatchDetail({ accountId }: { accountId: string }) {
   const labels = useMutation({ mutationFn: () => downloadOperation(accountId, 'get_shipment_batch_labels', { id: batchId }) });
   const cancel = useMutation({
     mutationFn: () => runOperation(accountId, 'cancel_shipment_batch', { id: batchId }),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['batch', batchId] }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: queryKeys.batch(batchId) }),
   });
   const retry = useMutation({
     mutationFn: async () => runOperation(accountId, 'create_shipment_batch', { items: await failedItems(accountId, batchId) }),

@@ -5,16 +5,17 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { admin } from '../api';
 import { Badge, ErrorNote, Time } from '../components/ui';
 import { Table } from '../components/table';
+import { queryKeys } from '../query-keys';
 
 export function ConnectedAppsTab({ accountId }: { accountId: string }) {
   const queries = useQueryClient();
   const apps = useQuery({
-    queryKey: ['connected-apps', accountId],
+    queryKey: queryKeys.connectedApps(accountId),
     queryFn: () => admin('GET', '/admin/api/accounts/{id}/connected-apps', { path: { id: accountId } }).then((r) => r.data),
   });
   const revoke = useMutation({
     mutationFn: (id: string) => admin('POST', '/admin/api/connected-apps/{id}/revoke', { path: { id } }),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['connected-apps', accountId] }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: queryKeys.connectedApps(accountId) }),
   });
   return (
     <div className="stack">

@@ -5,6 +5,7 @@ import { admin } from '../api';
 import type { OperatorInput } from '../api-types';
 import { useServiceInfo } from '../service-info';
 import { ErrorNote } from '../components/ui';
+import { queryKeys } from '../query-keys';
 
 type Mode = OperatorInput<'POST', '/admin/api/courier-sim/{slug}/mode'>['body']['mode'];
 
@@ -24,7 +25,7 @@ export function CouriersPage() {
   const setMode = useMutation({
     mutationFn: ({ slug, mode }: { slug: string; mode: Mode }) => admin('POST', '/admin/api/courier-sim/{slug}/mode', { path: { slug }, body: { mode } }),
     onSettled: async (_answer, _error, { slug }) => {
-      await queries.invalidateQueries({ queryKey: ['info'] });
+      await queries.invalidateQueries({ queryKey: queryKeys.info() });
       setChosen(({ [slug]: _settled, ...others }) => others);
     },
   });

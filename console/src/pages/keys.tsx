@@ -9,6 +9,7 @@ import { useServiceInfo } from '../service-info';
 import { Badge, CopyButton, ErrorNote, Field, Time } from '../components/ui';
 import { Table } from '../components/table';
 import { Dialog } from '../components/dialog';
+import { queryKeys } from '../query-keys';
 
 /** The key as issued: shown once, in full. */
 type IssuedKey = OperatorAnswer<'POST', '/admin/api/accounts/{id}/keys'>;
@@ -17,11 +18,11 @@ type KeyRequest = OperatorInput<'POST', '/admin/api/accounts/{id}/keys'>['body']
 
 export function KeysTab({ accountId }: { accountId: string }) {
   const queries = useQueryClient();
-  const keys = useQuery({ queryKey: ['keys', accountId], queryFn: () => admin('GET', '/admin/api/accounts/{id}/keys', { path: { id: accountId } }).then((r) => r.data) });
+  const keys = useQuery({ queryKey: queryKeys.keys(accountId), queryFn: () => admin('GET', '/admin/api/accounts/{id}/keys', { path: { id: accountId } }).then((r) => r.data) });
   const [issued, setIssued] = useState<IssuedKey | null>(null);
   const revoke = useMutation({
     mutationFn: (id: string) => admin('DELETE', '/admin/api/keys/{id}', { path: { id } }),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['keys', accountId] }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: queryKeys.keys(accountId) }),
   });
   const active = keys.data?.filter((k) => !k.revoked_at).length ?? 0;
   const presets = useServiceInfo().data?.presets ?? {};
@@ -126,7 +127,7 @@ function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issue
       return admin('POST', '/admin/api/accounts/{id}/keys', { path: { id: accountId }, body: { name, ...scopes, writes, expires_at } });
     },
     onSuccess: (r) => {
-      void queries.invalidateQueries({ queryKey: ['keys', accountId] });
+      void queries.invalidateQueries({ queryKey: queryKeys.keys(accountId) });
       setName('');
       onIssued(r);
     },

@@ -11,20 +11,21 @@ import { ORDER_STATUSES } from '../choices';
 import { Badge, ErrorNote, money, Time } from '../components/ui';
 import { CourierProgress, deliveredTo, deliveryWords, Said, waybillPreviewWords } from '../components/said';
 import { TableScroll } from '../components/table';
+import { queryKeys } from '../query-keys';
 
 export function OrderDetail({ accountId }: { accountId: string }) {
   const { orderId = '' } = useParams();
   const queries = useQueryClient();
   const order = useQuery({
-    queryKey: ['order', orderId],
+    queryKey: queryKeys.order(orderId),
     queryFn: () => runOperation(accountId, 'get_order', { id: orderId }).then((r) => r.data),
     // A shipment's courier moves the order too: keep it fresh while one is under way.
     refetchInterval: (query) => (query.state.data?.shipment && !['delivered', 'cancelled', 'returned', 'refused'].includes(query.state.data.shipment.status) ? 3_000 : false),
   });
   const changed = () => {
-    void queries.invalidateQueries({ queryKey: ['order', orderId] });
-    void queries.invalidateQueries({ queryKey: ['orders', accountId] });
-    void queries.invalidateQueries({ queryKey: ['order-events', orderId] });
+    void queries.invalidateQueries({ queryKey: queryKeys.order(orderId) });
+    void queries.invalidateQueries({ queryKey: queryKeys.orders(accountId) });
+    void queries.invalidateQueries({ queryKey: queryKeys.orderEvents(orderId) });
   };
   if (order.error) return <ErrorNote error={order.error} />;
   const o = order.data;
@@ -156,7 +157,7 @@ function OrderHistory({ accountId, orderId }: { accountId: string; orderId: stri
   const info = useServiceInfo();
   const hasFeed = !!info.data?.operations.some((op) => op.name === 'list_events');
   const events = useQuery({
-    queryKey: ['order-events', orderId],
+    queryKey: queryKeys.orderEvents(orderId),
     queryFn: () => runOperation(accountId, 'list_events', { order_id: orderId, limit: 200 }).then((r) => r.data),
     enabled: hasFeed,
   });

@@ -13,6 +13,7 @@ import { Pager, Table } from '../components/table';
 import { Select } from '../components/select';
 import { useCursorPages, useUrlFilters } from '../components/paging';
 import { ExportButton } from '../components/export-button';
+import { queryKeys } from '../query-keys';
 
 const FILTERS = ['status', 'payment', 'courier', 'shipment_status', 'q', 'from', 'to', 'limit'] as const;
 
@@ -24,7 +25,7 @@ export function OrdersTab({ accountId }: { accountId: string }) {
   const limit = Number(perPage || 50);
   const pages = useCursorPages(JSON.stringify(values));
   const list = useQuery({
-    queryKey: ['orders', accountId, filter, limit, pages.cursor],
+    queryKey: queryKeys.ordersPage(accountId, filter, limit, pages.cursor),
     queryFn: () => runOperation(accountId, 'list_orders', { ...filter, limit, cursor: pages.cursor }),
     placeholderData: (previous) => previous,
   });

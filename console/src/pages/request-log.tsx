@@ -8,20 +8,21 @@ import { admin } from '../api';
 import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
 import { Pager, Table } from '../components/table';
 import { useCursorPages, useUrlFilters } from '../components/paging';
+import { queryKeys } from '../query-keys';
 
 const FILTERS = ['key_prefix', 'operation', 'status', 'since', 'until', 'writes', 'errors'] as const;
 
 export function RequestLogTab({ accountId }: { accountId: string }) {
   const { values, set } = useUrlFilters(FILTERS);
   const keys = useQuery({
-    queryKey: ['keys', accountId],
+    queryKey: queryKeys.keys(accountId),
     queryFn: () => admin('GET', '/admin/api/accounts/{id}/keys', { path: { id: accountId } }).then((r) => r.data),
   });
   const filterKey = JSON.stringify(values);
   const pages = useCursorPages(filterKey);
   const toIso = (local: string) => (local ? new Date(local).toISOString() : '');
   const list = useQuery({
-    queryKey: ['request-logs', accountId, filterKey, pages.cursor],
+    queryKey: queryKeys.requestLogsPage(accountId, filterKey, pages.cursor),
     queryFn: () =>
       admin('GET', '/admin/api/accounts/{id}/request-logs', {
         path: { id: accountId },
@@ -101,7 +102,7 @@ export function RequestLogTab({ accountId }: { accountId: string }) {
 export function EventDetail({ accountId }: { accountId: string }) {
   const { eventId = '' } = useParams();
   const event = useQuery({
-    queryKey: ['event', eventId],
+    queryKey: queryKeys.event(eventId),
     queryFn: () => admin('GET', '/admin/api/accounts/{id}/events/{eventId}', { path: { id: accountId, eventId } }).then((r) => r.data),
   });
   return (

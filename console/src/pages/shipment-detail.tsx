@@ -9,6 +9,7 @@ import { useServiceInfo } from '../service-info';
 import { SHIPMENT_STATUSES } from '../choices';
 import { Badge, ErrorNote, money, Time } from '../components/ui';
 import { CourierProgress, deliveryWords, Said } from '../components/said';
+import { queryKeys } from '../query-keys';
 
 /** cancel_shipment's answer, or its dry run, in a sentence. */
 function cancelWords(answer: { dry_run?: true; cancellable?: boolean; courier_confirmed?: boolean; note?: string | null }): string {
@@ -21,13 +22,13 @@ export function ShipmentDetail({ accountId }: { accountId: string }) {
   const { shipmentId = '' } = useParams();
   const queries = useQueryClient();
   const shipment = useQuery({
-    queryKey: ['shipment', shipmentId],
+    queryKey: queryKeys.shipment(shipmentId),
     queryFn: () => runOperation(accountId, 'get_shipment_by_id', { id: shipmentId }).then((r) => r.data),
     refetchInterval: 2_000,
   });
   const changed = () => {
-    void queries.invalidateQueries({ queryKey: ['shipment', shipmentId] });
-    void queries.invalidateQueries({ queryKey: ['shipments', accountId] });
+    void queries.invalidateQueries({ queryKey: queryKeys.shipment(shipmentId) });
+    void queries.invalidateQueries({ queryKey: queryKeys.shipments(accountId) });
   };
   const label = useMutation({ mutationFn: () => downloadOperation(accountId, 'get_shipment_label', { id: shipmentId }) });
   const cancel = useMutation({

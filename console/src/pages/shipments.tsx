@@ -9,6 +9,7 @@ import { Pager, Table } from '../components/table';
 import { Select } from '../components/select';
 import { useCursorPages, useUrlFilters } from '../components/paging';
 import { ExportButton } from '../components/export-button';
+import { queryKeys } from '../query-keys';
 
 export function ShipmentsTab({ accountId }: { accountId: string }) {
   const couriers = useCourierSlugs();
@@ -17,7 +18,7 @@ export function ShipmentsTab({ accountId }: { accountId: string }) {
   const { status, courier } = values;
   const pages = useCursorPages(`${status}|${courier}`);
   const list = useQuery({
-    queryKey: ['shipments', accountId, status, courier, pages.cursor],
+    queryKey: queryKeys.shipmentsPage(accountId, status, courier, pages.cursor),
     queryFn: () => admin('GET', '/admin/api/accounts/{id}/shipments', { path: { id: accountId }, query: { status, courier, cursor: pages.cursor } }),
     placeholderData: (previous) => previous,
     refetchInterval: 10_000,

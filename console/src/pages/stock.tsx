@@ -11,11 +11,12 @@ import { Pager, Table } from '../components/table';
 import { Select } from '../components/select';
 import { useCursorPages } from '../components/paging';
 import { MOVEMENT_TYPES } from '../choices';
+import { queryKeys } from '../query-keys';
 
 export function StockTab({ accountId }: { accountId: string }) {
   const [product, setProduct] = useState('');
   const stock = useQuery({
-    queryKey: ['stock', accountId],
+    queryKey: queryKeys.stock(accountId),
     queryFn: () => runOperation(accountId, 'get_inventory_stock'),
   });
   const names = new Map(stock.data?.data.map((item) => [item.product_id, item.name]));
@@ -55,7 +56,7 @@ function Movements({ accountId, productId, names }: { accountId: string; product
   const [type, setType] = useState('');
   const pages = useCursorPages(`${productId}|${type}`);
   const list = useQuery({
-    queryKey: ['movements', accountId, productId, type, pages.cursor],
+    queryKey: queryKeys.movementsPage(accountId, productId, type, pages.cursor),
     queryFn: () => runOperation(accountId, 'list_stock_movements', { product_id: productId, type, cursor: pages.cursor, limit: 25 }),
     placeholderData: (previous) => previous,
   });
@@ -125,8 +126,8 @@ function RecordMovement({ accountId, products, selected }: { accountId: string; 
     }),
     onSuccess: (_r, dryRun) => {
       if (dryRun) return;
-      void queries.invalidateQueries({ queryKey: ['stock', accountId] });
-      void queries.invalidateQueries({ queryKey: ['movements', accountId] });
+      void queries.invalidateQueries({ queryKey: queryKeys.stock(accountId) });
+      void queries.invalidateQueries({ queryKey: queryKeys.movements(accountId) });
     },
   });
   const submit = (e: FormEvent) => {

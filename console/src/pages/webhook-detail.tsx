@@ -13,8 +13,7 @@ import { isSinkUrl, SubscriptionForm } from './webhook-form';
 import { AttemptTimeline, FlowPanel, HealthPanel, RecoverDialog } from './webhook-ops';
 import { useCursorPages } from '../components/paging';
 import { DELIVERY_STATUSES } from '../choices';
-
-const MAX_ATTEMPTS = 6;
+import { queryKeys } from '../query-keys';
 
 export function SubscriptionDetail({ accountId, subscription, events }: { accountId: string; subscription: WebhookSubscription; events: string[] }) {
   const info = useServiceInfo();
@@ -24,12 +23,12 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
   const [recovering, setRecovering] = useState(false);
   const [view, setView] = useState<'deliveries' | 'sink'>('deliveries');
   const refresh = () => {
-    void queries.invalidateQueries({ queryKey: ['deliveries', subscription.id] });
-    void queries.invalidateQueries({ queryKey: ['health', subscription.id] });
-    void queries.invalidateQueries({ queryKey: ['flow', subscription.id] });
-    void queries.invalidateQueries({ queryKey: ['attempts'] });
-    void queries.invalidateQueries({ queryKey: ['sink', subscription.id] });
-    void queries.invalidateQueries({ queryKey: ['webhooks', accountId] });
+    void queries.invalidateQueries({ queryKey: queryKeys.deliveries(subscription.id) });
+    void queries.invalidateQueries({ queryKey: queryKeys.health(subscription.id) });
+    void queries.invalidateQueries({ queryKey: queryKeys.flow(subscription.id) });
+    void queries.invalidateQueries({ queryKey: queryKeys.attempts() });
+    void queries.invalidateQueries({ queryKey: queryKeys.sink(subscription.id) });
+    void queries.invalidateQueries({ queryKey: queryKeys.webhooks(accountId) });
   };
   const action = useMutation({
     mutationFn: ([name, args]: [OperationName, Record<string, unknown>]) => runOperation(accountId, name, args),
@@ -86,8 +85,10 @@ function DeliveriesTimeline({ accountId, webhookId, events, onChange }: { accoun
   const [status, setStatus] = useState('');
   const [event, setEvent] = useState('');
   const pages = useCursorPages(`${webhookId}|${status}|${event}`);
+  // The server's retry schedule decides when a delivery is dead; the page only says it.
+  const attempts = useServiceInfo().data?.webhook_attempts;
   const page = useQuery({
-    queryKey: ['deliveries', webhookId, status, event, pages.cursor],
+    queryKey: queryKeys.deliveriesPage(webhookId, status, event, pages.cursor),
     queryFn: () =>
       runOperation(accountId, 'list_webhook_deliveries', {
         id: webhookId, limit: PAGE_SIZE, status, event, cursor: pages.cursor,
@@ -128,7 +129,7 @@ function DeliveriesTimeline({ accountId, webhookId, events, onChange }: { accoun
           <div className="row spread">
             <div className="row">
               <Badge value={d.status} /> <strong>{d.event}</strong>
-              <span className="muted">attempt {d.attempt} of {MAX_ATTEMPTS}</span>
+              <span className="muted">attempt {d.attempt}{attempts ? ` of ${attempts}` : ''}</span>
               <span className="muted">created <Time at={d.created_at} /></span>
             </div>
             <button type="button" className="small" disabled={d.status === 'delivered' || retry.isPending} onClick={() => retry.mutate(d.id)}>
@@ -180,7 +181,7 @@ function AttemptsToggle({ accountId, deliveryId }: { accountId: string; delivery
 
 function SinkCaptures({ webhookId }: { webhookId: string }) {
   const captures = useQuery({
-    queryKey: ['sink', webhookId],
+    queryKey: queryKeys.sink(webhookId),
     queryFn: () => admin('GET', '/admin/api/webhooks/{id}/sink', { path: { id: webhookId } }).then((r) => r.data),
     refetchInterval: 5_000,
   });

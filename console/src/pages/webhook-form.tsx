@@ -6,6 +6,7 @@ import { runOperation } from '../api';
 import type { ServiceInfo, WebhookSubscription } from '../api-types';
 import { useServiceInfo } from '../service-info';
 import { ErrorNote, Field } from '../components/ui';
+import { queryKeys } from '../query-keys';
 
 export const sinkUrlOf = (info: ServiceInfo, id: string) => `${info.sink_url}?id=${id}`;
 /** Whether a subscription delivers to this service's debug sink: compared as the service does (scheme, host, path), not as text, so `http://localhost/api/webhooks/sink?id=…` counts too. */
@@ -46,7 +47,7 @@ export function SubscriptionForm({ accountId, events, subscription, onCreated, o
       return runOperation(accountId, 'create_webhook', { url: target, events: chosen, description });
     },
     onSuccess: (created) => {
-      void queries.invalidateQueries({ queryKey: ['webhooks', accountId] });
+      void queries.invalidateQueries({ queryKey: queryKeys.webhooks(accountId) });
       if (created) onCreated?.(created.data.id, created.secret);
       else onSaved?.();
     },

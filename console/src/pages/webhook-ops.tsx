@@ -6,6 +6,7 @@ import { runOperation } from '../api';
 import type { HealthWindow, WebhookDelivery } from '../api-types';
 import { Badge, Empty, ErrorNote, Time } from '../components/ui';
 import { Dialog } from '../components/dialog';
+import { queryKeys } from '../query-keys';
 
 const headerText = (headers: Record<string, string>) =>
   Object.entries(headers)
@@ -15,7 +16,7 @@ const headerText = (headers: Record<string, string>) =>
 /** Every attempt of one delivery, oldest first: what was sent and what came back. */
 export function AttemptTimeline({ accountId, deliveryId }: { accountId: string; deliveryId: string }) {
   const attempts = useQuery({
-    queryKey: ['attempts', deliveryId],
+    queryKey: queryKeys.deliveryAttempts(deliveryId),
     queryFn: () => runOperation(accountId, 'list_delivery_attempts', { id: deliveryId }).then((r) => r.data),
   });
   if (attempts.error) return <ErrorNote error={attempts.error} />;
@@ -94,7 +95,7 @@ function WindowFacts({ title, w }: { title: string; w: HealthWindow }) {
 /** The endpoint's health: success rate and latency over the last hour and day, outcomes by status code, failures in a row. */
 export function HealthPanel({ accountId, webhookId }: { accountId: string; webhookId: string }) {
   const health = useQuery({
-    queryKey: ['health', webhookId],
+    queryKey: queryKeys.health(webhookId),
     queryFn: () => runOperation(accountId, 'get_webhook_health', { id: webhookId }).then((r) => r.data),
     refetchInterval: 10_000,
   });
@@ -128,14 +129,14 @@ export function HealthPanel({ accountId, webhookId }: { accountId: string; webho
 export function FlowPanel({ accountId, webhookId, onChange }: { accountId: string; webhookId: string; onChange: () => void }) {
   const queries = useQueryClient();
   const flow = useQuery({
-    queryKey: ['flow', webhookId],
+    queryKey: queryKeys.flow(webhookId),
     queryFn: () => runOperation(accountId, 'get_webhook_flow', { id: webhookId }).then((r) => r.data),
     refetchInterval: 10_000,
   });
   const [rate, setRate] = useState<string | null>(null);
   const toggle = useMutation({
     mutationFn: (changes: { paused?: boolean; rate_per_second?: number | null; circuit_breaker?: boolean }) => runOperation(accountId, 'update_webhook_flow', { id: webhookId, ...changes }),
-    onSuccess: (r) => queries.setQueryData(['flow', webhookId], r.data),
+    onSuccess: (r) => queries.setQueryData(queryKeys.flow(webhookId), r.data),
     onSettled: onChange,
   });
   if (flow.error) return <ErrorNote error={flow.error} />;
@@ -201,7 +202,7 @@ export function RecoverDialog({ accountId, webhookId, open, onClose }: { account
   const args = { id: webhookId, since: new Date(since).toISOString(), ...(until ? { until: new Date(until).toISOString() } : {}), statuses };
   const valid = statuses.length > 0 && !Number.isNaN(Date.parse(since)) && (until === '' || !Number.isNaN(Date.parse(until)));
   const preview = useQuery({
-    queryKey: ['recover-preview', webhookId, since, until, statuses.join()],
+    queryKey: queryKeys.recoverPreview(webhookId, since, until, statuses),
     queryFn: () => runOperation(accountId, 'recover_webhook_deliveries', { ...args, dry_run: true }),
     enabled: open && valid && !recoveryId,
     retry: false,
@@ -211,7 +212,7 @@ export function RecoverDialog({ accountId, webhookId, open, onClose }: { account
     onSuccess: (r) => setRecoveryId(r.data.id),
   });
   const progress = useQuery({
-    queryKey: ['recovery', recoveryId],
+    queryKey: queryKeys.recovery(recoveryId),
     queryFn: () => runOperation(accountId, 'get_recovery', { id: webhookId, recovery_id: recoveryId }).then((r) => r.data),
     enabled: recoveryId !== null,
     refetchInterval: (query) => (query.state.data?.state === 'running' ? 1_000 : false),

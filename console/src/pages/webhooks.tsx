@@ -10,10 +10,11 @@ import { Table } from '../components/table';
 import { Dialog } from '../components/dialog';
 import { SubscriptionDetail } from './webhook-detail';
 import { SubscriptionForm } from './webhook-form';
+import { queryKeys } from '../query-keys';
 
 export function useSubscriptions(accountId: string) {
   return useQuery({
-    queryKey: ['webhooks', accountId],
+    queryKey: queryKeys.webhooks(accountId),
     queryFn: () => runOperation(accountId, 'list_webhooks'),
   });
 }
