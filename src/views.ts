@@ -6,7 +6,7 @@
 import type { Db } from './platform/db.ts';
 import { migrate } from './platform/migrate.ts';
 import type { View } from './platform/stored-view.ts';
-import { backfillViews, mismatchMessage, upkeepMismatches } from './platform/view-upkeep.ts';
+import { mismatchMessage, upkeepMismatches } from './platform/view-upkeep.ts';
 import { orderView } from './modules/orders/view.ts';
 import { shipmentView } from './modules/shipments/view.ts';
 import { productView } from './modules/products/view.ts';
@@ -14,12 +14,9 @@ import { productView } from './modules/products/view.ts';
 export const views: readonly View[] = [orderView, shipmentView, productView];
 
 /** Migrates; returns the migrations applied. Warns of a stored view whose upkeep in the database is not its declaration's. */
-export async function migrateDatabase(db: Db, log?: { info: (fields: object, message: string) => void; warn: (fields: object, message: string) => void }): Promise<string[]> {
+export async function migrateDatabase(db: Db, log?: { warn: (fields: object, message: string) => void }): Promise<string[]> {
   const applied = await migrate(db);
   const mismatched = await upkeepMismatches(db, views);
   if (mismatched.length) log?.warn({ views: mismatched }, mismatchMessage(mismatched));
-  for (const done of await backfillViews(db, views)) {
-    log?.info({ view: done.view, rows: done.rows, batches: done.batches, longest_batch_ms: Math.round(done.longestBatchMs) }, 'stored view documents written');
-  }
   return applied;
 }

@@ -1,9 +1,10 @@
 // Writing the documents of rows that an older declaration of a stored view
 // (or none) wrote (issue 29). The upkeep itself (columns, triggers) is a
 // checked-in migration (view-migrations.ts); a migration that changes a view
-// resets its stored_views row, and the instance rewrites that view's rows
-// before it serves. A row not rewritten yet is read as built from the row
-// (stored-view.ts storedRead).
+// resets its stored_views row, and every instance, once it listens, rewrites
+// that view's rows in the background. Until a row is rewritten, reads build
+// its view from the row (stored-view.ts storedRead), so answers are correct
+// throughout and only slower.
 //
 // The backfill never holds the table: each batch is its own short
 // transaction that rewrites a few hundred rows by id (row locks on those
@@ -96,4 +97,46 @@ async function backfillBatch(tx: Sql, view: View, size: number): Promise<number 
     n < size,
   ]);
   return n;
+}
+
+export interface BackgroundBackfill {
+  /** Settles when every stored view is backfilled (or the instance stopped it); never rejects: a failure is logged. */
+  readonly done: Promise<BackfillProgress[]>;
+  /** Whether rows are still being rewritten (/healthz shows it). */
+  running(): boolean;
+  stop(): Promise<void>;
+}
+
+type Log = { info: (fields: object, message: string) => void; error: (fields: object, message: string) => void };
+
+/**
+ * Runs backfillViews after the instance listens. A failed batch (the database
+ * away) is logged and the rest left to the next start or another instance:
+ * reads stay correct without it.
+ */
+export function startBackfill(db: Db, views: readonly View[], log: Log): BackgroundBackfill {
+  let stopping = false;
+  let running = true;
+  const done = backfillViews(db, views, () => stopping)
+    .then((progress) => {
+      for (const p of progress) {
+        log.info({ view: p.view, rows: p.rows, batches: p.batches, longest_batch_ms: Math.round(p.longestBatchMs) }, 'stored view documents written');
+      }
+      return progress;
+    })
+    .catch((err: unknown) => {
+      if (!stopping) log.error({ err }, 'stored view backfill stopped; reads build the views it did not reach from their rows');
+      return [];
+    })
+    .finally(() => {
+      running = false;
+    });
+  return {
+    done,
+    running: () => running,
+    async stop() {
+      stopping = true;
+      await done;
+    },
+  };
 }
