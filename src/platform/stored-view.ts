@@ -200,9 +200,9 @@ $view$`,
         ON ${source.table} FOR EACH ROW EXECUTE FUNCTION ${sourceFn}()`,
     );
   }
-  // A new version marks every row to be rewritten after the instances listen (view-upkeep.ts backfillViews).
-  statements.push(`INSERT INTO stored_views (name, definition_sha256) VALUES ('${name}', '${version}')
-  ON CONFLICT (name) DO UPDATE SET definition_sha256 = EXCLUDED.definition_sha256, backfilled_through = NULL, backfilled = false, updated_at = now()
+  // A new version marks every row to be rewritten after the instances listen (view-upkeep.ts backfillViews); an empty table has none.
+  statements.push(`INSERT INTO stored_views (name, definition_sha256, backfilled) VALUES ('${name}', '${version}', NOT EXISTS (SELECT FROM ${table}))
+  ON CONFLICT (name) DO UPDATE SET definition_sha256 = EXCLUDED.definition_sha256, backfilled_through = NULL, backfilled = EXCLUDED.backfilled, updated_at = now()
   WHERE stored_views.definition_sha256 IS DISTINCT FROM EXCLUDED.definition_sha256`);
   return statements.map((s) => `${s};`).join('\n');
 }

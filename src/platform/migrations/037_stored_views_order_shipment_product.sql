@@ -31,8 +31,8 @@ $view$;
 DROP TRIGGER IF EXISTS merx_view_order_from_shipments ON shipments;
 CREATE TRIGGER merx_view_order_from_shipments AFTER INSERT OR DELETE OR UPDATE OF account_id, order_id, id, courier_slug, tracking_number, status, last_status_label, last_status_at, created_at
         ON shipments FOR EACH ROW EXECUTE FUNCTION merx_view_order_from_shipments();
-INSERT INTO stored_views (name, definition_sha256) VALUES ('order', 'f65c07600e7a2263')
-  ON CONFLICT (name) DO UPDATE SET definition_sha256 = EXCLUDED.definition_sha256, backfilled_through = NULL, backfilled = false, updated_at = now()
+INSERT INTO stored_views (name, definition_sha256, backfilled) VALUES ('order', 'f65c07600e7a2263', NOT EXISTS (SELECT FROM orders))
+  ON CONFLICT (name) DO UPDATE SET definition_sha256 = EXCLUDED.definition_sha256, backfilled_through = NULL, backfilled = EXCLUDED.backfilled, updated_at = now()
   WHERE stored_views.definition_sha256 IS DISTINCT FROM EXCLUDED.definition_sha256;
 -- merx:view order end
 -- merx:view shipment begin
@@ -47,8 +47,8 @@ END
 $view$;
 DROP TRIGGER IF EXISTS merx_view_shipment ON shipments;
 CREATE TRIGGER merx_view_shipment BEFORE INSERT OR UPDATE ON shipments FOR EACH ROW EXECUTE FUNCTION merx_view_shipment();
-INSERT INTO stored_views (name, definition_sha256) VALUES ('shipment', 'c301c69dd2670a58')
-  ON CONFLICT (name) DO UPDATE SET definition_sha256 = EXCLUDED.definition_sha256, backfilled_through = NULL, backfilled = false, updated_at = now()
+INSERT INTO stored_views (name, definition_sha256, backfilled) VALUES ('shipment', 'c301c69dd2670a58', NOT EXISTS (SELECT FROM shipments))
+  ON CONFLICT (name) DO UPDATE SET definition_sha256 = EXCLUDED.definition_sha256, backfilled_through = NULL, backfilled = EXCLUDED.backfilled, updated_at = now()
   WHERE stored_views.definition_sha256 IS DISTINCT FROM EXCLUDED.definition_sha256;
 -- merx:view shipment end
 -- merx:view product begin
@@ -77,7 +77,7 @@ $view$;
 DROP TRIGGER IF EXISTS merx_view_product_from_product_variants ON product_variants;
 CREATE TRIGGER merx_view_product_from_product_variants AFTER INSERT OR DELETE OR UPDATE OF account_id, product_id, id, type, name, value, price_delta, stock_quantity, image_url, position
         ON product_variants FOR EACH ROW EXECUTE FUNCTION merx_view_product_from_product_variants();
-INSERT INTO stored_views (name, definition_sha256) VALUES ('product', 'c930b3f89e1b69f6')
-  ON CONFLICT (name) DO UPDATE SET definition_sha256 = EXCLUDED.definition_sha256, backfilled_through = NULL, backfilled = false, updated_at = now()
+INSERT INTO stored_views (name, definition_sha256, backfilled) VALUES ('product', 'c930b3f89e1b69f6', NOT EXISTS (SELECT FROM products))
+  ON CONFLICT (name) DO UPDATE SET definition_sha256 = EXCLUDED.definition_sha256, backfilled_through = NULL, backfilled = EXCLUDED.backfilled, updated_at = now()
   WHERE stored_views.definition_sha256 IS DISTINCT FROM EXCLUDED.definition_sha256;
 -- merx:view product end
