@@ -216,7 +216,9 @@ export async function buildApp(services: OperatorServices, options: { reactions?
     const redis = services.rateLimits.redisState();
     const pressure = pressureState(app, services.config.overload);
     const replicas = services.reads?.states();
-    const health = { ok: true, ...(redis === 'not_configured' ? {} : { redis }), ...(pressure ? { pressure } : {}), ...(replicas ? { replicas } : {}) };
+    // Issue 43: still ok while stored documents are rewritten (reads build them from the row meanwhile), but said.
+    const backfilling = services.viewBackfill?.running() ? { stored_views: 'backfilling' } : {};
+    const health = { ok: true, ...(redis === 'not_configured' ? {} : { redis }), ...(pressure ? { pressure } : {}), ...(replicas ? { replicas } : {}), ...backfilling };
     const database = services.db.health.state();
     if (database.database === 'ok') return health;
     reply.code(503).header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SEC));

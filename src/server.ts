@@ -7,7 +7,8 @@ import type { Db } from './platform/db.ts';
 import { ReadRouter } from './platform/read-routing.ts';
 import { ReplicaSet } from './platform/read-replicas.ts';
 import { createLogger } from './platform/logger.ts';
-import { migrateDatabase } from './views.ts';
+import { migrateDatabase, views } from './views.ts';
+import { startBackfill, type BackgroundBackfill } from './platform/view-upkeep.ts';
 import { createRateLimits } from './platform/rate-limit.ts';
 import { KeyCache } from './platform/key-cache.ts';
 import { markKeyUsed } from './modules/accounts/service.ts';
@@ -46,6 +47,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
   const db = await openDb({ ...config, pgliteTemplate: options.pgliteTemplate });
   db.health.setLog(log);
   let keys: KeyCache | undefined;
+  let backfill: BackgroundBackfill | undefined;
   let reads: ReadRouter | null = null;
   let simulatorStore: Awaited<ReturnType<typeof openSimulatorStore>> | null = null;
   try {
@@ -97,6 +99,8 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     };
     const app = await buildApp(services, { reactions: options.reactions });
     await app.listen({ port: config.port, host: config.host });
+    // Issue 43: rows an older view declaration wrote are rewritten while the instance serves; reads build them from the row meanwhile.
+    services.viewBackfill = backfill = startBackfill(db, views, log);
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     await deliveries.start({ self: { host: config.host, port }, worker: config.workers });
@@ -113,6 +117,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       services,
       async close() {
         stopSchedules();
+        await services.viewBackfill?.stop();
         await services.batches.stop();
         await app.close();
         await services.requestLog.flushed();
@@ -125,6 +130,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       },
     };
   } catch (err) {
+    await backfill?.stop();
     await keys?.stop().catch(() => {});
     await reads?.close().catch(() => {});
     await simulatorStore?.close().catch(() => {});

@@ -9,7 +9,6 @@ import path from 'node:path';
 import { isolatedDatabase } from './helpers/webhooks.ts';
 import { openDb } from '../src/platform/open-db.ts';
 import { migrate, migrationFiles, migrationKey } from '../src/platform/migrate.ts';
-import { views } from '../src/views.ts';
 
 const MIGRATIONS = path.join(import.meta.dirname, '../src/platform/migrations');
 
@@ -42,16 +41,16 @@ test('a migration renamed after it was applied is not applied again; a new one s
     { '999_probe.sql': 'CREATE TABLE migration_probe (id int PRIMARY KEY);' },
   );
   try {
-    const first = await migrate(db, views);
+    const first = await migrate(db);
     assert.deepEqual(first.filter((x) => !x.startsWith('view ')), migrationFiles());
     const recorded = async () => (await db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
     const before = await recorded();
 
-    assert.deepEqual(await migrate(db, views, dir), ['999_probe.sql'], 'only the new migration runs; the renamed ones were applied under their old names');
+    assert.deepEqual(await migrate(db, dir), ['999_probe.sql'], 'only the new migration runs; the renamed ones were applied under their old names');
     assert.deepEqual(await recorded(), [...before, '999_probe.sql'], 'the renamed ones keep the names they were applied under');
     assert.equal((await db.query('SELECT count(*)::int AS n FROM migration_probe')).rows[0].n, 0);
-    assert.deepEqual(await migrate(db, views, dir), [], 'and nothing runs a second time');
-    assert.deepEqual(await migrate(db, views), [], 'back under the old names: nothing runs either');
+    assert.deepEqual(await migrate(db, dir), [], 'and nothing runs a second time');
+    assert.deepEqual(await migrate(db), [], 'back under the old names: nothing runs either');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
     await db.close();
@@ -66,7 +65,7 @@ test('two migrations with one key are refused before anything runs', async () =>
     const database = await isolatedDatabase();
     const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, databaseDirectUrl: database.env.DATABASE_DIRECT_URL, dataDir: 'memory://' });
     try {
-      await assert.rejects(migrate(db, views, dir), /share the key 036/);
+      await assert.rejects(migrate(db, dir), /share the key 036/);
       assert.equal((await db.query("SELECT to_regclass('schema_migrations') AS t")).rows[0].t, null, 'nothing ran');
     } finally {
       await db.close();

@@ -4,7 +4,8 @@ import { loadConfig, type Config } from '../config.ts';
 import { onDirectSession, openDb } from '../platform/open-db.ts';
 import type { Db } from '../platform/db.ts';
 import { DataDirInUseError } from '../platform/data-dir.ts';
-import { migrateDatabase } from '../views.ts';
+import { migrateDatabase, views } from '../views.ts';
+import { backfillViews } from '../platform/view-upkeep.ts';
 import { PRESETS, isScope, type Preset } from '../platform/scopes.ts';
 import { createAccount, issueKey, revokeKey } from '../modules/accounts/service.ts';
 import { seedAccount } from '../operator/seed.ts';
@@ -51,7 +52,12 @@ export async function runDatabaseCommand(
 ): Promise<unknown> {
   switch (command) {
     case 'migrate':
-      return { applied: await withDb((db) => onDirectSession(db, loadConfig(), (direct) => migrateDatabase(direct))) };
+      return withDb(async (db) => {
+        const applied = await onDirectSession(db, loadConfig(), (direct) => migrateDatabase(direct));
+        // A release step that migrates leaves every stored document current: the instances then start with nothing to rewrite.
+        const written = await backfillViews(db, views);
+        return { applied, ...(written.length ? { documents_written: written.map(({ view, rows }) => ({ view, rows })) } : {}) };
+      });
     case 'accounts create': {
       const plan = (values.plan ?? 'pro') as 'pro' | 'business' | 'free';
       if (!['pro', 'business', 'free'].includes(plan)) throw new Error('--plan must be pro, business or free');

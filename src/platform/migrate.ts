@@ -1,14 +1,14 @@
 // Numbered .sql files in ./migrations, applied in order inside one transaction
-// and recorded in schema_migrations, then the upkeep of the stored views
-// (view-upkeep.ts) in the same transaction. The advisory lock lets several
-// instances (or parallel test processes) start against one database safely.
+// and recorded in schema_migrations. The stored views' upkeep is among them,
+// generated from the declarations and checked in (view-migrations.ts). The
+// advisory lock lets several instances (or parallel test processes) start
+// against one database safely.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Db } from './db.ts';
-import type { View } from './stored-view.ts';
-import { installViewUpkeep } from './view-upkeep.ts';
 
-const MIGRATIONS_DIR = path.join(import.meta.dirname, 'migrations');
+export const MIGRATIONS_DIR = path.join(import.meta.dirname, 'migrations');
+
 const LOCK_ID = 7_390_211;
 
 /**
@@ -36,8 +36,8 @@ export function migrationFiles(dir = MIGRATIONS_DIR): string[] {
   return files;
 }
 
-/** `views`: every view of the service (the composition root's list); the stored ones get their upkeep. `dir`: tests only. */
-export async function migrate(db: Db, views: readonly View[], dir = MIGRATIONS_DIR): Promise<string[]> {
+/** `dir`: tests only. */
+export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
   const files = migrationFiles(dir);
   return db.tx(async (tx) => {
     if (db.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
@@ -51,7 +51,6 @@ export async function migrate(db: Db, views: readonly View[], dir = MIGRATIONS_D
       await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [file]);
       applied.push(file);
     }
-    for (const view of await installViewUpkeep(tx, views)) applied.push(`view ${view}`);
     return applied;
   });
 }

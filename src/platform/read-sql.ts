@@ -6,7 +6,7 @@
 import type { QueryOptions, Sql } from './db.ts';
 import { JsonText, StoredText } from './json-text.ts';
 import { isoTime, type JsonView } from './json-view.ts';
-import { ETAG_COLUMN, type View } from './stored-view.ts';
+import type { View } from './stored-view.ts';
 import { etagOfAnswer } from './etag.ts';
 import { afterCursor, encodeCursor } from './paging.ts';
 import { documentOf, heldFor, hold } from './held-documents.ts';
@@ -93,7 +93,10 @@ function heldColumns(view: JsonView, tags: string): string {
  */
 export async function storedEtag(sql: Sql, view: View, accountId: string, id: string, options: { lock: boolean }): Promise<string | null> {
   const { rows } = await sql.query<{ e: string }>(
-    `SELECT ${ETAG_COLUMN} AS e FROM ${view.table} WHERE account_id = $1 AND id = $2${options.lock ? ' FOR UPDATE' : ''}`,
+    // The tag a read answers with (a row an older declaration wrote: its view's tag built from the row).
+    `SELECT ${view.read.etag} AS e FROM ${view.read.from} WHERE ${view.read.alias}.account_id = $1 AND ${view.read.alias}.id = $2${
+      options.lock ? ` FOR UPDATE OF ${view.read.alias}` : ''
+    }`,
     [accountId, id],
     { prepared: true },
   );

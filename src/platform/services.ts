@@ -12,6 +12,7 @@ import type { Faults } from './auth.ts';
 import type { CursorSeal } from './cursor-seal.ts';
 import type { RequestLog } from './request-log.ts';
 import type { ReadRouter } from './read-routing.ts';
+import type { BackgroundBackfill } from './view-upkeep.ts';
 
 export interface Services {
   config: Config;
@@ -30,4 +31,6 @@ export interface Services {
   requestLog: RequestLog;
   /** Issue 32: with DATABASE_READ_URLS, where operations' reads run (execute.ts); absent, all on `db`. */
   reads?: ReadRouter;
+  /** Issue 43: the stored views' backfill, begun once the instance listens (/healthz shows it while it runs). */
+  viewBackfill?: BackgroundBackfill;
 }

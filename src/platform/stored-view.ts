@@ -6,6 +6,10 @@
 // the operator API, a migration, a SQL console), and refreshed when a row
 // of a table the view reads (an order's shipments) changes. Reads select the
 // stored text: no JSON is built and no hash computed when a view is read.
+// The upkeep SQL is checked in as a migration (view-migrations.ts), and a
+// row written by an older declaration is read as built from the row until
+// the backfill rewrites it (view-upkeep.ts).
+import crypto from 'node:crypto';
 import type { Static, TObject, TSchema, TUnsafe } from 'typebox';
 import { Closed } from './schema.ts';
 import { isoTime, jsonArray, jsonNumber, jsonObject, type JsonView } from './json-view.ts';
@@ -88,18 +92,26 @@ export interface View<F extends ViewFields = ViewFields> {
   readonly table: string;
   /** The contract's schema of the view. */
   readonly schema: TObject<SchemaOf<F>>;
-  /** How the view is read: the stored document for a stored view, else the JSON built from the row. */
+  /**
+   * How the view is read: for a stored view, the stored document when the row's
+   * version is this declaration's, else the JSON built from the row (a row the
+   * backfill has not reached yet after a change); a view built when read: the JSON.
+   */
   readonly read: JsonView;
   /** The JSON built from the row as it is now: what the stored document must always equal. */
   readonly built: JsonView;
   readonly stored: boolean;
-  /** A stored view's upkeep in SQL (columns, triggers), idempotent; empty for a view built when read. */
+  /** Which declaration wrote a stored document: a hash of the SQL that builds it, kept in the row beside it. */
+  readonly version: string;
+  /** A stored view's upkeep in SQL (columns, triggers, its stored_views row), idempotent; empty for a view built when read. */
   readonly upkeepSql: string;
 }
 
 /** The two columns of a stored view in its row: the JSON text, and the ETag of exactly that text. */
 export const DOCUMENT_COLUMN = 'view_json';
 export const ETAG_COLUMN = 'view_etag';
+/** The version of the declaration that wrote the row's document (View#version). */
+export const VERSION_COLUMN = 'view_version';
 
 export type ViewOf<V extends View> = Static<V['schema']>;
 
@@ -112,14 +124,34 @@ export function defineView<F extends ViewFields>(declaration: ViewDeclaration<F>
     json: jsonObject(sqlOf(declaration.fields)),
   };
   const stored = declaration.stored !== undefined;
+  const version = crypto.createHash('sha256').update(`${built.json}\n${built.joins ?? ''}`).digest('hex').slice(0, 16);
   return {
     name: declaration.name,
     table: declaration.table,
     schema: Closed(schemaOf(declaration.fields), declaration.schema ?? {}),
     built,
     stored,
-    read: stored ? { from: built.from, alias: a, json: `${a}.${DOCUMENT_COLUMN}`, etag: `${a}.${ETAG_COLUMN}` } : built,
-    upkeepSql: stored ? upkeepSql(declaration, built) : '',
+    version,
+    read: stored ? storedRead(built, version) : built,
+    upkeepSql: stored ? upkeepSql(declaration, built, version) : '',
+  };
+}
+
+/**
+ * The stored text where the row's version is this declaration's; else the
+ * view built from the row (the trigger's own subquery), so that an answer is
+ * never the document of an older declaration while the backfill runs. A
+ * fresh row never evaluates the second branch.
+ */
+function storedRead(built: JsonView, version: string): JsonView {
+  const a = built.alias;
+  const current = `${a}.${VERSION_COLUMN} = '${version}'`;
+  const fromRow = `(SELECT ${built.json}::text FROM (SELECT ${a}.*) ${a} ${built.joins ?? ''})`;
+  return {
+    from: built.from,
+    alias: a,
+    json: `CASE WHEN ${current} THEN ${a}.${DOCUMENT_COLUMN} ELSE ${fromRow} END`,
+    etag: `CASE WHEN ${current} THEN ${a}.${ETAG_COLUMN} ELSE merx_view_etag(${fromRow}) END`,
   };
 }
 
@@ -131,15 +163,16 @@ export function defineView<F extends ViewFields>(declaration: ViewDeclaration<F>
  * merx_compact_json rather than a *_json twin. A source's change sets the
  * document to NULL, and the view's own trigger writes it anew.
  */
-function upkeepSql(declaration: ViewDeclaration<ViewFields>, built: JsonView): string {
+function upkeepSql(declaration: ViewDeclaration<ViewFields>, built: JsonView, version: string): string {
   const { name, table, alias } = declaration;
   const fn = `merx_view_${name}`;
   const statements = [
-    `ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${DOCUMENT_COLUMN} text, ADD COLUMN IF NOT EXISTS ${ETAG_COLUMN} text`,
+    `ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${DOCUMENT_COLUMN} text, ADD COLUMN IF NOT EXISTS ${ETAG_COLUMN} text, ADD COLUMN IF NOT EXISTS ${VERSION_COLUMN} text`,
     `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $view$
 BEGIN
   NEW.${DOCUMENT_COLUMN} := (SELECT ${built.json}::text FROM (SELECT NEW.*) ${alias} ${built.joins ?? ''});
   NEW.${ETAG_COLUMN} := merx_view_etag(NEW.${DOCUMENT_COLUMN});
+  NEW.${VERSION_COLUMN} := '${version}';
   RETURN NEW;
 END
 $view$`,
@@ -167,5 +200,9 @@ $view$`,
         ON ${source.table} FOR EACH ROW EXECUTE FUNCTION ${sourceFn}()`,
     );
   }
+  // A new version marks every row to be rewritten after the instances listen (view-upkeep.ts backfillViews); an empty table has none.
+  statements.push(`INSERT INTO stored_views (name, definition_sha256, backfilled) VALUES ('${name}', '${version}', NOT EXISTS (SELECT FROM ${table}))
+  ON CONFLICT (name) DO UPDATE SET definition_sha256 = EXCLUDED.definition_sha256, backfilled_through = NULL, backfilled = EXCLUDED.backfilled, updated_at = now()
+  WHERE stored_views.definition_sha256 IS DISTINCT FROM EXCLUDED.definition_sha256`);
   return statements.map((s) => `${s};`).join('\n');
 }

@@ -1,7 +1,10 @@
-// Installing the upkeep of stored views (issue 29) and writing the documents
-// of rows that existed before it. The upkeep SQL follows from each view's
-// declaration (stored-view.ts); when a declaration changes (a field added),
-// its upkeep is installed again and every document of that view rewritten.
+// Writing the documents of rows that an older declaration of a stored view
+// (or none) wrote (issue 29). The upkeep itself (columns, triggers) is a
+// checked-in migration (view-migrations.ts); a migration that changes a view
+// resets its stored_views row, and every instance, once it listens, rewrites
+// that view's rows in the background. Until a row is rewritten, reads build
+// its view from the row (stored-view.ts storedRead), so answers are correct
+// throughout and only slower.
 //
 // The backfill never holds the table: each batch is its own short
 // transaction that rewrites a few hundred rows by id (row locks on those
@@ -10,40 +13,30 @@
 // instead of doing the work twice. A batch is sized by time, not rows: at 1M
 // orders a row cost ~1 ms of PostgreSQL's CPU on an idle core and ~8 ms on a
 // loaded one (bench/RESULTS-view-backfill.md), so a fixed 2,000 rows held a
-// writer of one of them for 2 to 15 s. An instance serves only once every
-// document is written (server.ts waits for backfillViews).
-import crypto from 'node:crypto';
+// writer of one of them for 2 to 15 s. Nothing lives in the session: every
+// statement stands in its own transaction (PgBouncer transaction pooling).
 import type { Db, Sql } from './db.ts';
 import { DOCUMENT_COLUMN, type View } from './stored-view.ts';
+import { VIEW_MIGRATION_COMMAND } from './view-migrations.ts';
 
 /** How long a backfill batch should hold its rows, and the bounds of its size. */
 export const BATCH_TARGET_MS = 250;
 export const BATCH_ROWS = { first: 200, min: 20, max: 2000 };
 
-function definitionSha(view: View): string {
-  return crypto.createHash('sha256').update(view.upkeepSql).digest('hex');
+/**
+ * The stored views whose upkeep in the database is not their declaration's
+ * (a declaration changed without its migration, or code older than the
+ * database): their documents are never current, so reads build them from
+ * the row (correct, slower) and the backfill leaves them alone.
+ */
+export async function upkeepMismatches(db: Db, views: readonly View[]): Promise<string[]> {
+  const { rows } = await db.query<{ name: string; definition_sha256: string }>('SELECT name, definition_sha256 FROM stored_views');
+  const installed = new Map(rows.map((r) => [r.name, r.definition_sha256]));
+  return views.filter((v) => v.stored && installed.get(v.name) !== v.version).map((v) => v.name);
 }
 
-/**
- * Inside the migrations' transaction (and its lock): installs the upkeep of
- * each stored view whose definition is new or changed, and marks its
- * documents to be written. Returns the names of the views installed.
- */
-export async function installViewUpkeep(tx: Sql, views: readonly View[]): Promise<string[]> {
-  const installed: string[] = [];
-  for (const view of views.filter((v) => v.stored)) {
-    const sha = definitionSha(view);
-    const { rows } = await tx.query<{ definition_sha256: string }>('SELECT definition_sha256 FROM stored_views WHERE name = $1', [view.name]);
-    if (rows[0]?.definition_sha256 === sha) continue;
-    await tx.exec(view.upkeepSql);
-    await tx.query(
-      `INSERT INTO stored_views (name, definition_sha256) VALUES ($1, $2)
-       ON CONFLICT (name) DO UPDATE SET definition_sha256 = $2, backfilled_through = NULL, backfilled = false, updated_at = now()`,
-      [view.name, sha],
-    );
-    installed.push(view.name);
-  }
-  return installed;
+export function mismatchMessage(names: readonly string[]): string {
+  return `stored views ${names.join(', ')}: the database's upkeep is not this code's declaration, so these views are built when read; run \`${VIEW_MIGRATION_COMMAND}\` and deploy its migration`;
 }
 
 export interface BackfillProgress {
@@ -54,13 +47,17 @@ export interface BackfillProgress {
   longestBatchMs: number;
 }
 
-/** Writes the document of every row whose view is not backfilled yet; returns what each view took. */
-export async function backfillViews(db: Db, views: readonly View[]): Promise<BackfillProgress[]> {
+/**
+ * Writes the document of every row whose view is not backfilled yet; returns
+ * what each view took. `stopped` is asked between batches (an instance closing).
+ */
+export async function backfillViews(db: Db, views: readonly View[], stopped: () => boolean = () => false): Promise<BackfillProgress[]> {
   const progress: BackfillProgress[] = [];
-  for (const view of views.filter((v) => v.stored)) {
+  const mismatched = new Set(await upkeepMismatches(db, views));
+  for (const view of views.filter((v) => v.stored && !mismatched.has(v.name))) {
     const done: BackfillProgress = { view: view.name, rows: 0, batches: 0, longestBatchMs: 0 };
     let size = BATCH_ROWS.first;
-    for (;;) {
+    while (!stopped()) {
       const started = performance.now();
       const batch = await db.tx((tx) => backfillBatch(tx, view, size));
       if (batch === null) break;
@@ -100,4 +97,46 @@ async function backfillBatch(tx: Sql, view: View, size: number): Promise<number 
     n < size,
   ]);
   return n;
+}
+
+export interface BackgroundBackfill {
+  /** Settles when every stored view is backfilled (or the instance stopped it); never rejects: a failure is logged. */
+  readonly done: Promise<BackfillProgress[]>;
+  /** Whether rows are still being rewritten (/healthz shows it). */
+  running(): boolean;
+  stop(): Promise<void>;
+}
+
+type Log = { info: (fields: object, message: string) => void; error: (fields: object, message: string) => void };
+
+/**
+ * Runs backfillViews after the instance listens. A failed batch (the database
+ * away) is logged and the rest left to the next start or another instance:
+ * reads stay correct without it.
+ */
+export function startBackfill(db: Db, views: readonly View[], log: Log): BackgroundBackfill {
+  let stopping = false;
+  let running = true;
+  const done = backfillViews(db, views, () => stopping)
+    .then((progress) => {
+      for (const p of progress) {
+        log.info({ view: p.view, rows: p.rows, batches: p.batches, longest_batch_ms: Math.round(p.longestBatchMs) }, 'stored view documents written');
+      }
+      return progress;
+    })
+    .catch((err: unknown) => {
+      if (!stopping) log.error({ err }, 'stored view backfill stopped; reads build the views it did not reach from their rows');
+      return [];
+    })
+    .finally(() => {
+      running = false;
+    });
+  return {
+    done,
+    running: () => running,
+    async stop() {
+      stopping = true;
+      await done;
+    },
+  };
 }

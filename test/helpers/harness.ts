@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config.ts';
 import { startService, type RunningService } from '../../src/server.ts';
 import { openDb } from '../../src/platform/open-db.ts';
 import type { PgliteDb } from '../../src/platform/pglite-db.ts';
-import { migrateDatabase, views } from '../../src/views.ts';
+import { migrateDatabase } from '../../src/views.ts';
 
 const MIGRATIONS = path.join(import.meta.dirname, '../../src/platform/migrations');
 
@@ -22,8 +22,6 @@ const MIGRATIONS = path.join(import.meta.dirname, '../../src/platform/migrations
 async function pgliteTemplate(): Promise<Blob> {
   const hash = crypto.createHash('sha256');
   for (const file of fs.readdirSync(MIGRATIONS).sort()) hash.update(file).update(fs.readFileSync(path.join(MIGRATIONS, file)));
-  // The stored views' upkeep is part of the schema (issue 29).
-  for (const view of views) hash.update(view.upkeepSql);
   const file = path.join(os.tmpdir(), `merx-pglite-template-${hash.digest('hex').slice(0, 16)}.tar`);
   if (!fs.existsSync(file)) {
     const db = (await openDb({ databaseUrl: null, dataDir: 'memory://' })) as PgliteDb;
