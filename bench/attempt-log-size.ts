@@ -14,8 +14,8 @@ import crypto from 'node:crypto';
 import { openDb } from '../src/platform/open-db.ts';
 import { migrateDatabase } from '../src/views.ts';
 import type { Db } from '../src/platform/db.ts';
-import { attemptRow, insertAttempts, type AttemptRow } from '../src/modules/webhooks/attempt-log.ts';
-import { deliveryAttemptId, signatureHeaders } from '../src/modules/webhooks/signature.ts';
+import { attemptRow, insertAttempts, type AttemptRow } from '../src/modules/webhooks/attempts/log.ts';
+import { deliveryAttemptId, signatureHeaders } from '../src/modules/webhooks/signing/signature.ts';
 import { benchTools, setting } from './bench-tools.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';

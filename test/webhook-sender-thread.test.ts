@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { loadConfig } from '../src/config.ts';
-import { ThreadedSenders } from '../src/modules/webhooks/threaded-senders.ts';
-import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
-import type { CheckedTarget } from '../src/modules/webhooks/url-policy.ts';
+import { ThreadedSenders } from '../src/modules/webhooks/delivery/sender-thread.ts';
+import { verifyMerxSignature } from '../src/modules/webhooks/signing/signature.ts';
+import type { CheckedTarget } from '../src/modules/webhooks/subscriptions/url-policy.ts';
 import { startHttpsReceiver } from './helpers/https-receiver.ts';
 
 const receiver = await startHttpsReceiver();

@@ -15,7 +15,7 @@ import { compileValidator, type Validator } from '../platform/validation.ts';
 import { afterCursor, pageOf, sqlParameters } from '../platform/paging.ts';
 import { OPERATOR_SCOPE } from '../platform/cursor-seal.ts';
 import { toolArgumentsSchema } from '../transports/tool-schema.ts';
-import { SINK_PATH } from '../modules/webhooks/url-policy.ts';
+import { SINK_PATH } from '../modules/webhooks/subscriptions/url-policy.ts';
 import { requireAccount } from '../modules/storefront/service.ts';
 import { listShipments } from '../modules/shipments/queries.ts';
 import { listIntegrations } from '../modules/shipments/integrations.ts';

@@ -4,8 +4,8 @@
 // pinned to the address the policy approved, 5 s and 64 KB at most.
 import { Agent, request } from 'undici';
 import { AppError } from '../../platform/errors.ts';
-import { checkWebhookUrl, type UrlPolicy } from '../webhooks/url-policy.ts';
-import { pinnedLookup, trustedContext } from '../webhooks/sender.ts';
+import { checkWebhookUrl, type UrlPolicy } from '../webhooks/subscriptions/url-policy.ts';
+import { pinnedLookup, trustedContext } from '../webhooks/delivery/https-sender.ts';
 import { OAuthError } from './oauth-error.ts';
 
 export const METADATA_TIMEOUT_MS = 5_000;

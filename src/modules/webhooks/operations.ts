@@ -6,22 +6,22 @@ import { emit, SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
 import { AppError } from '../../platform/errors.ts';
 import { etagOf } from '../../platform/etag.ts';
 import crypto from 'node:crypto';
-import { checkWebhookUrl } from './url-policy.ts';
-import { storedWebhookUrl } from './sink-url.ts';
-import { getDelivery, getDeliveryText, insertDelivery } from './deliveries.ts';
-import { listDeliveryPage, nextLink } from './delivery-list.ts';
-import { attemptOperations } from './attempt-operations.ts';
-import { flowOperations } from './flow-operations.ts';
+import { checkWebhookUrl } from './subscriptions/url-policy.ts';
+import { storedWebhookUrl } from './subscriptions/sink-url.ts';
+import { getDelivery, getDeliveryText, insertDelivery } from './delivery/deliveries.ts';
+import { listDeliveryPage, nextLink } from './delivery/list.ts';
+import { attemptOperations } from './attempts/operations.ts';
+import { flowOperations } from './delivery/flow-operations.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import {
   checkEvents, createSubscription, deleteSubscription, findSubscription, getSubscription, getSubscriptionText, listSubscriptions, rotateSecret,
   updateSubscription,
-} from './subscriptions.ts';
+} from './subscriptions/subscriptions.ts';
 import {
   CreateWebhookBody, Delivery, DeliveriesQuery, DeliveryIdParams, RotateSecretBody, SecretRotation, Subscription, UpdateWebhookBody,
   VerifySignatureBody, WebhookIdParams,
 } from './schema.ts';
-import { checkSignature, DIAGNOSES } from './signature-check.ts';
+import { checkSignature, DIAGNOSES } from './signing/signature-check.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const TAGS = ['Webhooks'];

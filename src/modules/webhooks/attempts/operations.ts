@@ -3,16 +3,16 @@
 // (computed from its attempts). Declared once, exposed on REST, MCP and
 // OpenAPI; operations.ts adds them to the room's list.
 import { Type } from 'typebox';
-import { defineOperation } from '../../platform/operation.ts';
-import { Closed, DateTime, Uuid } from '../../platform/schema.ts';
-import { AppError } from '../../platform/errors.ts';
-import { parseStrictDate } from '../../platform/dates.ts';
-import { findSubscription } from './subscriptions.ts';
-import { DeliveryIdParams, WebhookIdParams } from './schema.ts';
-import { Attempt, listAttempts } from './attempt-view.ts';
-import { getRecovery, RECOVERABLE_STATUSES, Recovery } from './recovery-view.ts';
+import { defineOperation } from '../../../platform/operation.ts';
+import { Closed, DateTime, Uuid } from '../../../platform/schema.ts';
+import { AppError } from '../../../platform/errors.ts';
+import { parseStrictDate } from '../../../platform/dates.ts';
+import { findSubscription } from '../subscriptions/subscriptions.ts';
+import { DeliveryIdParams, WebhookIdParams } from '../schema.ts';
+import { Attempt, listAttempts } from './view.ts';
+import { getRecovery, RECOVERABLE_STATUSES, Recovery } from '../recovery/view.ts';
 import { Health, readHealth } from './health-view.ts';
-import { cancelRecovery, checkStartable, countMatching, startRecovery, type RecoveryWindow } from './recoveries.ts';
+import { cancelRecovery, checkStartable, countMatching, startRecovery, type RecoveryWindow } from '../recovery/recoveries.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const TAGS = ['Webhooks'];

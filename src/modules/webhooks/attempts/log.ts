@@ -5,8 +5,8 @@
 // the statement or transaction that records the attempt's outcome
 // (deliveries.ts, engine.ts, recoveries.ts): routine outcomes in their batch,
 // so the log adds no round trip to the fan-out.
-import type { Sql } from '../../platform/db.ts';
-import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome } from './sender.ts';
+import type { Sql } from '../../../platform/db.ts';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome } from '../delivery/https-sender.ts';
 
 /** What made an attempt: the automatic schedule, the retry endpoint, a recovery, or the test endpoint. */
 export const ATTEMPT_TRIGGERS = ['automatic', 'retry', 'recovery', 'test'] as const;

@@ -4,8 +4,8 @@
 // turn of either loop.
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { Senders } from './sender.ts';
-import { checked, type SendAnswer, type SendRequest, type SendThreadOptions } from './threaded-senders.ts';
+import { Senders } from './https-sender.ts';
+import { checked, type SendAnswer, type SendRequest, type SendThreadOptions } from './sender-thread.ts';
 
 if (!parentPort) throw new Error('send-thread.ts is the entry of a worker thread (threaded-senders.ts)');
 const port = parentPort;

@@ -8,13 +8,13 @@
 // made again: at most once per recovery). A recovered attempt changes the
 // delivery only when it succeeds; the automatic schedule is never spent.
 import crypto from 'node:crypto';
-import { flowHolds } from './flow.ts';
-import type { Sql } from '../../platform/db.ts';
-import { AppError } from '../../platform/errors.ts';
-import { findSubscription } from './subscriptions.ts';
-import { insertAttempts, type AttemptRow } from './attempt-log.ts';
-import type { AttemptOutcome } from './sender.ts';
-import { getRecovery, RECOVERY_COLUMNS, type RecoveryRecord } from './recovery-view.ts';
+import { flowHolds } from '../delivery/flow.ts';
+import type { Sql } from '../../../platform/db.ts';
+import { AppError } from '../../../platform/errors.ts';
+import { findSubscription } from '../subscriptions/subscriptions.ts';
+import { insertAttempts, type AttemptRow } from '../attempts/log.ts';
+import type { AttemptOutcome } from '../delivery/https-sender.ts';
+import { getRecovery, RECOVERY_COLUMNS, type RecoveryRecord } from './view.ts';
 
 /** Failed attempts in a row after which a recovery ends `stopped`. */
 export const MAX_FAILURES_IN_A_ROW = 10;

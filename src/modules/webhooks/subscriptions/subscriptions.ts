@@ -1,15 +1,15 @@
 // Webhook subscriptions (SPEC Webhook subscription; GAPS Webhooks).
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
-import { SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
-import { isoTime, jsonObject, type JsonView } from '../../platform/json-view.ts';
-import { JsonText, valueOf } from '../../platform/json-text.ts';
-import { readArray, readOne } from '../../platform/read-sql.ts';
+import type { Sql } from '../../../platform/db.ts';
+import { AppError, notFound } from '../../../platform/errors.ts';
+import { SUBSCRIBABLE_EVENTS } from '../../../platform/events.ts';
+import { isoTime, jsonObject, type JsonView } from '../../../platform/json-view.ts';
+import { JsonText, valueOf } from '../../../platform/json-text.ts';
+import { readArray, readOne } from '../../../platform/read-sql.ts';
 import type { Static } from 'typebox';
-import { MAX_SUBSCRIPTIONS, type Subscription } from './schema.ts';
-import { standardSecretOf } from './signature.ts';
-import { openSecret, sealSecret } from '../../platform/secret-box.ts';
+import { MAX_SUBSCRIPTIONS, type Subscription } from '../schema.ts';
+import { standardSecretOf } from '../signing/signature.ts';
+import { openSecret, sealSecret } from '../../../platform/secret-box.ts';
 
 // The secret itself is sealed at rest (issue 27): read by secretsOf() and the delivery claim, opened there.
 const COLUMNS = `id, url, description, events, active, last_triggered_at, last_status_code, dead_notified_at, created_at, updated_at`;
