@@ -25,7 +25,7 @@ const RESULTS = path.join(import.meta.dirname, 'RESULTS-attempt-log.md');
 
 const { log, createDatabase, run } = benchTools('attempt-log', ADMIN_URL, 'merx_attempts');
 
-/** What a sender sends for one delivery of an order event: the body it signs and the headers of sender.ts. */
+/** What a sender sends for one delivery of an order event: the body it signs and the headers of webhooks/delivery/https-sender.ts. */
 function requestHeaders(deliveryId: string, eventId: string): Record<string, string> {
   const rawBody = JSON.stringify({ id: eventId, event: 'order.updated', created_at: new Date().toISOString(), data: { order: { id: crypto.randomUUID() } } });
   const secret = `whsec_${crypto.randomBytes(24).toString('base64url')}`;

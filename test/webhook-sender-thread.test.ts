@@ -1,8 +1,8 @@
-// The webhook sender's own thread (threaded-senders.ts): attempts handed over
-// from the request loop come back with the outcome Senders gives (2xx, non-2xx
-// with the answer kept, connection refused), signed as SPEC says, many in one
-// message; the thread starts again after close(), and runs at the nice value
-// it was given (Linux).
+// The webhook sender's own thread (webhooks/delivery/sender-thread.ts):
+// attempts handed over from the request loop come back with the outcome
+// Senders gives (2xx, non-2xx with the answer kept, connection refused), signed
+// as SPEC says, many in one message; the thread starts again after close(), and
+// runs at the nice value it was given (Linux).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

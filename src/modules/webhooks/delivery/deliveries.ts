@@ -1,5 +1,5 @@
 // Delivery rows: created by the fan-out, claimed for an attempt, read as
-// the delivery view (what an outcome does to them: delivery-outcomes.ts).
+// the delivery view (what an outcome does to them: outcomes.ts).
 // An attempt first takes a short lease on its row (a committed UPDATE), then
 // sends outside any transaction, then records the outcome: no transaction is
 // held open across the network, and a process that dies mid-attempt leaves

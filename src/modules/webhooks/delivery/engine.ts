@@ -1,7 +1,7 @@
 // The delivery engine: the first attempt right after commit, the worker for
 // due retries (and first attempts past their grace), and manual retries and
 // tests. Each attempt: lease the row, re-check the URL, send (on the sender's
-// own thread, threaded-senders.ts), record the outcome with its side effects
+// own thread, sender-thread.ts), record the outcome with its side effects
 // in one transaction.
 //
 // At volume: first attempts queue per subscription (lanes.ts) and go out as
@@ -341,7 +341,7 @@ export class DeliveryEngine {
 
   /**
    * A recovery's attempt (EXTENSIONS 6): the same event id, a fresh signature
-   * and its own X-Merx-Delivery; it records nothing (recoveries.ts does, and
+   * and its own X-Merx-Delivery; it records nothing (recovery/recoveries.ts does, and
    * never touches the automatic schedule).
    */
   async resend(delivery: ClaimedDelivery): Promise<{ outcome: AttemptOutcome; log: AttemptRow }> {

@@ -1,7 +1,7 @@
 // Recoveries (EXTENSIONS 6): send again every delivery of a subscription
 // created in a window whose status is one of those asked, oldest first and
 // each once. A recovery is a row; the instance holding its lease
-// (recovery-runner.ts) takes one delivery at a time: the row's position moves
+// (runner.ts) takes one delivery at a time: the row's position moves
 // past the delivery in the same statement that takes it, before the attempt is
 // sent, so no delivery is sent twice by one recovery, whichever instance runs
 // it and whatever restarts in between (an attempt cut off by a crash is not
