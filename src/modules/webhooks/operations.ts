@@ -10,8 +10,9 @@ import { checkWebhookUrl } from './subscriptions/url-policy.ts';
 import { storedWebhookUrl } from './subscriptions/sink-url.ts';
 import { getDelivery, getDeliveryText, insertDelivery } from './delivery/deliveries.ts';
 import { listDeliveryPage, nextLink } from './delivery/list.ts';
-import { attemptOperations } from './attempts/operations.ts';
-import { flowOperations } from './delivery/flow-operations.ts';
+import { getWebhookHealthOp, listDeliveryAttemptsOp } from './attempts/operations.ts';
+import { cancelRecoveryOp, getRecoveryOp, recoverDeliveriesOp } from './recovery/operations.ts';
+import { getWebhookFlowOp, updateWebhookFlowOp } from './delivery/flow-operations.ts';
 import { JsonText } from '../../platform/json-text.ts';
 import {
   checkEvents, createSubscription, deleteSubscription, findSubscription, getSubscription, getSubscriptionText, listSubscriptions, rotateSecret,
@@ -325,7 +326,9 @@ export const verifySignatureOp = defineOperation({
   },
 });
 
+/** The room's operations, its subfolders' included (attempts, recovery, the flow in delivery). */
 export const webhookOperations = [
   listWebhooksOp, getWebhookOp, createWebhookOp, updateWebhookOp, deleteWebhookOp, listWebhookDeliveriesOp, testWebhookOp, retryDeliveryOp,
-  rotateSecretOp, verifySignatureOp, ...attemptOperations, ...flowOperations,
+  rotateSecretOp, verifySignatureOp, listDeliveryAttemptsOp, recoverDeliveriesOp, getRecoveryOp, cancelRecoveryOp, getWebhookHealthOp,
+  getWebhookFlowOp, updateWebhookFlowOp,
 ];

@@ -58,5 +58,3 @@ export const updateWebhookFlowOp = defineOperation({
     return { data: flow };
   },
 });
-
-export const flowOperations = [getWebhookFlowOp, updateWebhookFlowOp];
