@@ -14,10 +14,8 @@ import { getWebhookHealthOp, listDeliveryAttemptsOp } from './attempts/operation
 import { cancelRecoveryOp, getRecoveryOp, recoverDeliveriesOp } from './recovery/operations.ts';
 import { getWebhookFlowOp, updateWebhookFlowOp } from './delivery/flow-operations.ts';
 import { JsonText } from '../../platform/json-text.ts';
-import {
-  checkEvents, createSubscription, deleteSubscription, findSubscription, getSubscription, getSubscriptionText, listSubscriptions, rotateSecret,
-  updateSubscription,
-} from './subscriptions/subscriptions.ts';
+import { checkEvents, createSubscription, deleteSubscription, rotateSecret, updateSubscription } from './subscriptions/commands.ts';
+import { findSubscription, getSubscription, getSubscriptionText, listSubscriptions } from './subscriptions/queries.ts';
 import {
   CreateWebhookBody, Delivery, DeliveriesQuery, DeliveryIdParams, RotateSecretBody, SecretRotation, Subscription, UpdateWebhookBody,
   VerifySignatureBody, WebhookIdParams,

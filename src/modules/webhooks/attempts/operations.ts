@@ -5,7 +5,7 @@
 import { Type } from 'typebox';
 import { defineOperation } from '../../../platform/operation.ts';
 import { Closed } from '../../../platform/schema.ts';
-import { findSubscription } from '../subscriptions/subscriptions.ts';
+import { findSubscription } from '../subscriptions/queries.ts';
 import { DeliveryIdParams, WebhookIdParams } from '../schema.ts';
 import { Attempt, listAttempts } from './view.ts';
 import { Health, readHealth } from './health-view.ts';

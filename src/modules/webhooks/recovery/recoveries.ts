@@ -11,7 +11,7 @@ import crypto from 'node:crypto';
 import { flowHolds } from '../delivery/flow.ts';
 import type { Sql } from '../../../platform/db.ts';
 import { AppError } from '../../../platform/errors.ts';
-import { findSubscription } from '../subscriptions/subscriptions.ts';
+import { findSubscription } from '../subscriptions/queries.ts';
 import { insertAttempts, type AttemptRow } from '../attempts/log.ts';
 import type { AttemptOutcome } from '../delivery/https-sender.ts';
 import { getRecovery, RECOVERY_COLUMNS, type RecoveryRecord } from './view.ts';

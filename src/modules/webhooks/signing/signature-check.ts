@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import type { Sql } from '../../../platform/db.ts';
 import { canonicalJson } from '../../../platform/canonical-json.ts';
 import { envelopeJson, envelopeText } from '../../../platform/events.ts';
-import { findSubscription, secretsOf } from '../subscriptions/subscriptions.ts';
+import { findSubscription, secretsOf } from '../subscriptions/queries.ts';
 import { deliveryAttemptId, merxSignatureOf, standardSignatureOf } from './signature.ts';
 
 export const DIAGNOSES = [
