@@ -14,8 +14,8 @@ import crypto from 'node:crypto';
 import { openDb } from '../src/platform/open-db.ts';
 import { migrateDatabase } from '../src/views.ts';
 import type { Db } from '../src/platform/db.ts';
-import { attemptRow, insertAttempts, type AttemptRow } from '../src/modules/webhooks/attempt-log.ts';
-import { deliveryAttemptId, signatureHeaders } from '../src/modules/webhooks/signature.ts';
+import { attemptRow, insertAttempts, type AttemptRow } from '../src/modules/webhooks/attempts/log.ts';
+import { deliveryAttemptId, signatureHeaders } from '../src/modules/webhooks/signing/signature.ts';
 import { benchTools, setting } from './bench-tools.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -25,7 +25,7 @@ const RESULTS = path.join(import.meta.dirname, 'RESULTS-attempt-log.md');
 
 const { log, createDatabase, run } = benchTools('attempt-log', ADMIN_URL, 'merx_attempts');
 
-/** What a sender sends for one delivery of an order event: the body it signs and the headers of sender.ts. */
+/** What a sender sends for one delivery of an order event: the body it signs and the headers of webhooks/delivery/https-sender.ts. */
 function requestHeaders(deliveryId: string, eventId: string): Record<string, string> {
   const rawBody = JSON.stringify({ id: eventId, event: 'order.updated', created_at: new Date().toISOString(), data: { order: { id: crypto.randomUUID() } } });
   const secret = `whsec_${crypto.randomBytes(24).toString('base64url')}`;

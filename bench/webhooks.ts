@@ -20,7 +20,7 @@ import crypto from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { testCertificates } from '../test/helpers/https-receiver.ts';
-import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
+import { verifyMerxSignature } from '../src/modules/webhooks/signing/signature.ts';
 import { setting } from './bench-tools.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -20,7 +20,7 @@ import { loadCursorSeal } from './platform/cursor-seal.ts';
 import { RequestLog } from './platform/request-log.ts';
 import type { OperatorServices } from './operator/route.ts';
 import { buildApp } from './app.ts';
-import { DeliveryEngine } from './modules/webhooks/engine.ts';
+import { DeliveryEngine } from './modules/webhooks/delivery/engine.ts';
 import { BatchRunner } from './modules/shipments/batch-runner.ts';
 import { createMetricsRegistry } from './platform/metrics.ts';
 import { startSchedules } from './workers/schedule.ts';

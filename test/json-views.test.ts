@@ -35,8 +35,8 @@ import { Customer, Note, Segment } from '../src/modules/customers/schema.ts';
 import { segmentText } from '../src/modules/customers/segment-view.ts';
 import { listSegments } from '../src/modules/customers/segments.ts';
 import { NOTE_VIEW } from '../src/modules/customers/notes.ts';
-import { SUBSCRIPTION_VIEW } from '../src/modules/webhooks/subscriptions.ts';
-import { DELIVERY_VIEW } from '../src/modules/webhooks/deliveries.ts';
+import { SUBSCRIPTION_VIEW } from '../src/modules/webhooks/subscriptions/queries.ts';
+import { DELIVERY_VIEW } from '../src/modules/webhooks/delivery/deliveries.ts';
 import { Delivery, DELIVERY_STATUSES, Subscription } from '../src/modules/webhooks/schema.ts';
 
 let service: TestService;

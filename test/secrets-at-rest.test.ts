@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import { startTestService, freshTenant, http, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 import { rpc } from './helpers/mcp.ts';
 import { sinkCaptures } from './helpers/webhooks.ts';
-import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
+import { verifyMerxSignature } from '../src/modules/webhooks/signing/signature.ts';
 import { checkoutWith, push, pushTokenOf, putCourier, ship, shipmentNow } from './helpers/shipments.ts';
 import { SIMULATED_COURIERS } from '../src/couriers/simulator/simulated-couriers.ts';
 import { SEALED_COLUMNS } from '../src/platform/sealed-columns.ts';

@@ -16,7 +16,7 @@ import { startTestService, freshTenant, http, type TestService } from './helpers
 import { isolatedDatabase, sinkCaptures, sinkSubscription, type IsolatedDatabase } from './helpers/webhooks.ts';
 import { checkoutWith, putCourier, ship } from './helpers/shipments.ts';
 import { SIMULATED_COURIERS } from '../src/couriers/simulator/simulated-couriers.ts';
-import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
+import { verifyMerxSignature } from '../src/modules/webhooks/signing/signature.ts';
 import { SEALED_COLUMNS } from '../src/platform/sealed-columns.ts';
 import { KEY_FILE, keyIdOf } from '../src/platform/secret-box.ts';
 import { TOKEN_FILE } from '../src/operator/admin-token.ts';

@@ -4,10 +4,10 @@
 // runs. Plans only (EXPLAIN), never timings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ClaimedDelivery } from '../src/modules/webhooks/deliveries.ts';
-import { routineOutcomesStatement, type RoutineOutcome } from '../src/modules/webhooks/delivery-outcomes.ts';
+import type { ClaimedDelivery } from '../src/modules/webhooks/delivery/deliveries.ts';
+import { routineOutcomesStatement, type RoutineOutcome } from '../src/modules/webhooks/delivery/outcomes.ts';
 import { pendingDeliveries, subscriptionDatabase } from './helpers/webhooks.ts';
-import { attemptRow } from '../src/modules/webhooks/attempt-log.ts';
+import { attemptRow } from '../src/modules/webhooks/attempts/log.ts';
 
 const DELIVERIES = 3_000;
 

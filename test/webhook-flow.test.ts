@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { ADMIN_TOKEN, http, freshTenant, startTestService, type TestService } from './helpers/harness.ts';
 import { busiestSecond, startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { callTool, callToolError } from './helpers/mcp.ts';
-import { backPressureUntil } from '../src/modules/webhooks/flow.ts';
+import { backPressureUntil } from '../src/modules/webhooks/delivery/flow.ts';
 import { createWebhook, deliveriesOf, eventually, isolatedDatabase, runDeliveryJob, touchOrder, type IsolatedDatabase } from './helpers/webhooks.ts';
 
 let svc: TestService;

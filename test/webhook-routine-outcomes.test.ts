@@ -5,10 +5,10 @@
 // that of the latest outcome recorded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ClaimedDelivery } from '../src/modules/webhooks/deliveries.ts';
-import { recordRoutineOutcomes, type RoutineOutcome } from '../src/modules/webhooks/delivery-outcomes.ts';
+import type { ClaimedDelivery } from '../src/modules/webhooks/delivery/deliveries.ts';
+import { recordRoutineOutcomes, type RoutineOutcome } from '../src/modules/webhooks/delivery/outcomes.ts';
 import { pendingDeliveries, subscriptionDatabase } from './helpers/webhooks.ts';
-import { attemptRow } from '../src/modules/webhooks/attempt-log.ts';
+import { attemptRow } from '../src/modules/webhooks/attempts/log.ts';
 
 test('an outcome is recorded only for the attempt its delivery is still on', async () => {
   const { db, accountId, webhookId, close } = await subscriptionDatabase('Outcomes');

@@ -1,17 +1,17 @@
-// The webhook sender's own thread (threaded-senders.ts): attempts handed over
-// from the request loop come back with the outcome Senders gives (2xx, non-2xx
-// with the answer kept, connection refused), signed as SPEC says, many in one
-// message; the thread starts again after close(), and runs at the nice value
-// it was given (Linux).
+// The webhook sender's own thread (webhooks/delivery/sender-thread.ts):
+// attempts handed over from the request loop come back with the outcome
+// Senders gives (2xx, non-2xx with the answer kept, connection refused), signed
+// as SPEC says, many in one message; the thread starts again after close(), and
+// runs at the nice value it was given (Linux).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { loadConfig } from '../src/config.ts';
-import { ThreadedSenders } from '../src/modules/webhooks/threaded-senders.ts';
-import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
-import type { CheckedTarget } from '../src/modules/webhooks/url-policy.ts';
+import { ThreadedSenders } from '../src/modules/webhooks/delivery/sender-thread.ts';
+import { verifyMerxSignature } from '../src/modules/webhooks/signing/signature.ts';
+import type { CheckedTarget } from '../src/modules/webhooks/subscriptions/url-policy.ts';
 import { startHttpsReceiver } from './helpers/https-receiver.ts';
 
 const receiver = await startHttpsReceiver();

@@ -12,7 +12,7 @@ import {
   isolatedDatabase, createWebhook, patchWebhook, listWebhooks, getWebhook, deliveriesOf, deliveryWhen, touchOrder, driveUntilSettled,
   sinkCaptures, assertSignedDelivery, type IsolatedDatabase, UUID_RE, SUBSCRIPTION_FIELDS, DELIVERY_FIELDS, SUBSCRIBABLE_EVENTS,
 } from './helpers/webhooks.ts';
-import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
+import { verifyMerxSignature } from '../src/modules/webhooks/signing/signature.ts';
 
 let svc: TestService;
 let receiver: HttpsReceiver;

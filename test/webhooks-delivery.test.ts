@@ -14,7 +14,7 @@ import {
   isolatedDatabase, createWebhook, patchWebhook, getWebhook, deliveriesOf, deliveryWhen, touchOrder, runDeliveryJob,
   driveUntilSettled, assertSignedDelivery, eventually, type IsolatedDatabase, BACKOFF_SEC, UUID_RE,
 } from './helpers/webhooks.ts';
-import { verifyMerxSignature } from '../src/modules/webhooks/signature.ts';
+import { verifyMerxSignature } from '../src/modules/webhooks/signing/signature.ts';
 
 let svc: TestService;
 let receiver: HttpsReceiver;

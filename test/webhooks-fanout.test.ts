@@ -13,9 +13,9 @@ import {
 } from './helpers/webhooks.ts';
 import type { ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { openDb } from '../src/platform/open-db.ts';
-import { LANE_WIDTH } from '../src/modules/webhooks/lanes.ts';
+import { LANE_WIDTH } from '../src/modules/webhooks/delivery/lanes.ts';
 import { migrateDatabase } from '../src/views.ts';
-import { DUE_CHANNEL, DueAnnouncer, DueTimer } from '../src/modules/webhooks/due-timer.ts';
+import { DUE_CHANNEL, DueAnnouncer, DueTimer } from '../src/modules/webhooks/delivery/due-timer.ts';
 
 let world: ReceiverWorld;
 before(async () => {

@@ -9,7 +9,7 @@ import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { startTestService, http, freshTenant, type TestService } from './helpers/harness.ts';
 import { createWebhook, deliveriesOf, eventually, touchOrder } from './helpers/webhooks.ts';
-import { checkWebhookUrl } from '../src/modules/webhooks/url-policy.ts';
+import { checkWebhookUrl } from '../src/modules/webhooks/subscriptions/url-policy.ts';
 
 const OWN_HOST = 'merx.example.test';
 let svc: TestService;

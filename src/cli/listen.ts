@@ -6,7 +6,7 @@
 // called from this machine, not from the service).
 import crypto from 'node:crypto';
 import { envelopeText } from '../platform/events.ts';
-import { signatureHeaders, standardSecretOf } from '../modules/webhooks/signature.ts';
+import { signatureHeaders, standardSecretOf } from '../modules/webhooks/signing/signature.ts';
 
 export interface ListenOptions {
   forwardTo: string;

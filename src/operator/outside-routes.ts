@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { Closed, StrictDate, Uuid } from '../platform/schema.ts';
 import { AppError } from '../platform/errors.ts';
-import { listSinkCaptures } from '../modules/webhooks/sink.ts';
+import { listSinkCaptures } from '../modules/webhooks/delivery/sink.ts';
 import { JOBS } from '../workers/schedule.ts';
 import { recordCourierEvent } from '../couriers/simulator/routes.ts';
 import type { NormalizedStatus } from '../couriers/adapter.ts';

@@ -2,7 +2,7 @@
 import type { Db } from '../platform/db.ts';
 import { pruneEvents } from '../modules/events/retention.ts';
 import { pruneIdempotencyKeys } from '../platform/idempotency.ts';
-import { pruneRetiredSecrets } from '../modules/webhooks/subscriptions.ts';
+import { pruneRetiredSecrets } from '../modules/webhooks/subscriptions/commands.ts';
 import { pruneRequestLogs } from '../platform/request-log.ts';
 import { pruneOAuth } from '../modules/oauth/retention.ts';
 

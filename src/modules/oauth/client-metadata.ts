@@ -1,11 +1,12 @@
 // EXTENSIONS 10: a client may use as its client_id the HTTPS URL of a client
 // metadata document (MCP authorization 2025-11-25). The document is fetched
-// under the webhook URL policy: the same SSRF rules (url-policy.ts), the socket
-// pinned to the address the policy approved, 5 s and 64 KB at most.
+// under the webhook URL policy: the same SSRF rules
+// (webhooks/subscriptions/url-policy.ts), the socket pinned to the address the
+// policy approved, 5 s and 64 KB at most.
 import { Agent, request } from 'undici';
 import { AppError } from '../../platform/errors.ts';
-import { checkWebhookUrl, type UrlPolicy } from '../webhooks/url-policy.ts';
-import { pinnedLookup, trustedContext } from '../webhooks/sender.ts';
+import { checkWebhookUrl, type UrlPolicy } from '../webhooks/subscriptions/url-policy.ts';
+import { pinnedLookup, trustedContext } from '../webhooks/delivery/https-sender.ts';
 import { OAuthError } from './oauth-error.ts';
 
 export const METADATA_TIMEOUT_MS = 5_000;

@@ -2,7 +2,7 @@
 // clients only) or known by the URL of their metadata document.
 import crypto from 'node:crypto';
 import type { Sql } from '../../platform/db.ts';
-import type { UrlPolicy } from '../webhooks/url-policy.ts';
+import type { UrlPolicy } from '../webhooks/subscriptions/url-policy.ts';
 import { fetchClientMetadata, isMetadataDocumentId } from './client-metadata.ts';
 import { OAuthError } from './oauth-error.ts';
 

@@ -10,9 +10,9 @@
 // leases run out; whoever claims them next runs them, and the old token can
 // commit nothing, so no item commits twice.
 //
-// Woken like the webhook worker (due-timer.ts): a new batch and every
-// finished item NOTIFY every instance, which then claims what it may; a slow
-// timer covers a missed notification and leases that ran out.
+// Woken like the webhook worker (webhooks/delivery/due-timer.ts): a new batch
+// and every finished item NOTIFY every instance, which then claims what it may;
+// a slow timer covers a missed notification and leases that ran out.
 import type { Db } from '../../platform/db.ts';
 import type { Services } from '../../platform/services.ts';
 import { AppError, toAppError } from '../../platform/errors.ts';

@@ -6,22 +6,21 @@ import { emit, SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
 import { AppError } from '../../platform/errors.ts';
 import { etagOf } from '../../platform/etag.ts';
 import crypto from 'node:crypto';
-import { checkWebhookUrl } from './url-policy.ts';
-import { storedWebhookUrl } from './sink-url.ts';
-import { getDelivery, getDeliveryText, insertDelivery } from './deliveries.ts';
-import { listDeliveryPage, nextLink } from './delivery-list.ts';
-import { attemptOperations } from './attempt-operations.ts';
-import { flowOperations } from './flow-operations.ts';
+import { checkWebhookUrl } from './subscriptions/url-policy.ts';
+import { storedWebhookUrl } from './subscriptions/sink-url.ts';
+import { getDelivery, getDeliveryText, insertDelivery } from './delivery/deliveries.ts';
+import { listDeliveryPage, nextLink } from './delivery/list.ts';
+import { getWebhookHealthOp, listDeliveryAttemptsOp } from './attempts/operations.ts';
+import { cancelRecoveryOp, getRecoveryOp, recoverDeliveriesOp } from './recovery/operations.ts';
+import { getWebhookFlowOp, updateWebhookFlowOp } from './delivery/flow-operations.ts';
 import { JsonText } from '../../platform/json-text.ts';
-import {
-  checkEvents, createSubscription, deleteSubscription, findSubscription, getSubscription, getSubscriptionText, listSubscriptions, rotateSecret,
-  updateSubscription,
-} from './subscriptions.ts';
+import { checkEvents, createSubscription, deleteSubscription, rotateSecret, updateSubscription } from './subscriptions/commands.ts';
+import { findSubscription, getSubscription, getSubscriptionText, listSubscriptions } from './subscriptions/queries.ts';
 import {
   CreateWebhookBody, Delivery, DeliveriesQuery, DeliveryIdParams, RotateSecretBody, SecretRotation, Subscription, UpdateWebhookBody,
   VerifySignatureBody, WebhookIdParams,
 } from './schema.ts';
-import { checkSignature, DIAGNOSES } from './signature-check.ts';
+import { checkSignature, DIAGNOSES } from './signing/signature-check.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const TAGS = ['Webhooks'];
@@ -325,7 +324,9 @@ export const verifySignatureOp = defineOperation({
   },
 });
 
+/** The room's operations, its subfolders' included (attempts, recovery, the flow in delivery). */
 export const webhookOperations = [
   listWebhooksOp, getWebhookOp, createWebhookOp, updateWebhookOp, deleteWebhookOp, listWebhookDeliveriesOp, testWebhookOp, retryDeliveryOp,
-  rotateSecretOp, verifySignatureOp, ...attemptOperations, ...flowOperations,
+  rotateSecretOp, verifySignatureOp, listDeliveryAttemptsOp, recoverDeliveriesOp, getRecoveryOp, cancelRecoveryOp, getWebhookHealthOp,
+  getWebhookFlowOp, updateWebhookFlowOp,
 ];

@@ -1,6 +1,6 @@
 // What a delivery looks like to the receiver, for the OpenAPI document's
 // `webhooks` section (EXTENSIONS 4: the webhook-* headers are described there).
-import { Envelope } from '../events/schema.ts';
+import { Envelope } from '../../events/schema.ts';
 
 const text = (description: string, schema: object = { type: 'string' }) => ({ description, schema });
 const optional = (doc: { description: string; schema: object }) => ({ ...doc, required: false });

@@ -1,4 +1,4 @@
-// Senders on a thread of their own (send-thread.ts), with Senders' send():
+// Senders on a thread of their own (sender-thread-worker.ts), with Senders' send():
 // the request loop hands an attempt over and gets its outcome back. Measured
 // in bench:webhooks (bench/RESULTS-webhooks-sender-thread.md): TLS, HTTP and
 // signing on the request loop took a fifth of its time during a fan-out
@@ -12,8 +12,8 @@
 // cause them go first and the deliveries catch up in the gaps; below capacity
 // nothing waits (bench/RESULTS-webhooks-priority.md).
 import { Worker, SHARE_ENV } from 'node:worker_threads';
-import type { AttemptOutcome, OutgoingDelivery, SelfOrigin } from './sender.ts';
-import type { CheckedTarget } from './url-policy.ts';
+import type { AttemptOutcome, OutgoingDelivery, SelfOrigin } from './https-sender.ts';
+import type { CheckedTarget } from '../subscriptions/url-policy.ts';
 
 /** A target as it crosses threads: the URL as text (a URL object is not cloneable). */
 export type PortableTarget = { kind: 'remote'; href: string; address: string; family: 4 | 6 } | { kind: 'sink'; href: string };
@@ -63,8 +63,8 @@ export class ThreadedSenders {
   /** The thread, started on the first attempt and again after one that ended. */
   private thread(): Worker {
     if (this.worker) return this.worker;
-    // SHARE_ENV: a NODE_EXTRA_CA_CERTS set later in this process is trusted by the thread too (sender.ts trustedContext).
-    const worker = new Worker(new URL('./send-thread.ts', import.meta.url), { env: SHARE_ENV, workerData: this.options });
+    // SHARE_ENV: a NODE_EXTRA_CA_CERTS set later in this process is trusted by the thread too (https-sender.ts trustedContext).
+    const worker = new Worker(new URL('./sender-thread-worker.ts', import.meta.url), { env: SHARE_ENV, workerData: this.options });
     worker.on('message', (answers: SendAnswer[]) => {
       for (const a of answers) {
         const resolve = this.waiting.get(a.id);

@@ -8,10 +8,10 @@
 // expires after LEASE_SEC, and the next claim takes the recovery on.
 import crypto from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db } from '../../platform/db.ts';
-import { deliveryForResend, type ClaimedDelivery } from './deliveries.ts';
-import type { AttemptRow } from './attempt-log.ts';
-import type { AttemptOutcome } from './sender.ts';
+import type { Db } from '../../../platform/db.ts';
+import { deliveryForResend, type ClaimedDelivery } from '../delivery/deliveries.ts';
+import type { AttemptRow } from '../attempts/log.ts';
+import type { AttemptOutcome } from '../delivery/https-sender.ts';
 import { claimRecoveries, recordRecoveryAttempt, releaseRecoveries, START_SPACING_MS, takeNext } from './recoveries.ts';
 
 const POLL_MS = 1_000;

@@ -1,12 +1,12 @@
 // The attempt log (EXTENSIONS 6): one row per attempt of a delivery, whatever
 // made it (automatic, retry, recovery, test), with the request headers as sent
 // and the answer, bounded: at most 20 response headers of 200 characters each
-// and 1000 characters of body (sender.ts cuts the answer). Rows are written in
+// and 1000 characters of body (delivery/https-sender.ts cuts the answer). Rows are written in
 // the statement or transaction that records the attempt's outcome
-// (deliveries.ts, engine.ts, recoveries.ts): routine outcomes in their batch,
+// (delivery/outcomes.ts, delivery/engine.ts, recovery/recoveries.ts): routine outcomes in their batch,
 // so the log adds no round trip to the fan-out.
-import type { Sql } from '../../platform/db.ts';
-import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome } from './sender.ts';
+import type { Sql } from '../../../platform/db.ts';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome } from '../delivery/https-sender.ts';
 
 /** What made an attempt: the automatic schedule, the retry endpoint, a recovery, or the test endpoint. */
 export const ATTEMPT_TRIGGERS = ['automatic', 'retry', 'recovery', 'test'] as const;

@@ -1,7 +1,7 @@
 // The delivery engine: the first attempt right after commit, the worker for
 // due retries (and first attempts past their grace), and manual retries and
 // tests. Each attempt: lease the row, re-check the URL, send (on the sender's
-// own thread, threaded-senders.ts), record the outcome with its side effects
+// own thread, sender-thread.ts), record the outcome with its side effects
 // in one transaction.
 //
 // At volume: first attempts queue per subscription (lanes.ts) and go out as
@@ -11,29 +11,29 @@
 // earliest due time and is woken by NOTIFY (due-timer.ts), not by polling.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { Db, Sql } from '../../platform/db.ts';
-import { AppError } from '../../platform/errors.ts';
-import { envelopeText } from '../../platform/events.ts';
-import { Batcher } from '../../platform/batcher.ts';
-import type { Notifier } from '../../notify/notifier.ts';
-import type { UrlPolicy } from './url-policy.ts';
-import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './sender.ts';
-import { ThreadedSenders } from './threaded-senders.ts';
-import { deliveryAttemptId, liveSecrets } from './signature.ts';
+import type { Db, Sql } from '../../../platform/db.ts';
+import { AppError } from '../../../platform/errors.ts';
+import { envelopeText } from '../../../platform/events.ts';
+import { Batcher } from '../../../platform/batcher.ts';
+import type { Notifier } from '../../../notify/notifier.ts';
+import type { UrlPolicy } from '../subscriptions/url-policy.ts';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './https-sender.ts';
+import { ThreadedSenders } from './sender-thread.ts';
+import { deliveryAttemptId, liveSecrets } from '../signing/signature.ts';
 import {
   BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, unclaim, handToWorker, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, releaseFirstAttempts,
   type ClaimedDelivery, type NewDelivery,
 } from './deliveries.ts';
-import { markFailed, recordOutcome, recordRoutineOutcomes, settle, type RoutineOutcome, type Settlement } from './delivery-outcomes.ts';
+import { markFailed, recordOutcome, recordRoutineOutcomes, settle, type RoutineOutcome, type Settlement } from './outcomes.ts';
 import { Lanes } from './lanes.ts';
-import { retryOnConflict } from '../../platform/conflict-retry.ts';
+import { retryOnConflict } from '../../../platform/conflict-retry.ts';
 import { UrlChecks } from './url-checks.ts';
 import { DueAnnouncer, DueTimer } from './due-timer.ts';
-import { deliveryMetrics, type DeliveryMetrics } from './delivery-metrics.ts';
-import { openSecret } from '../../platform/secret-box.ts';
+import { deliveryMetrics, type DeliveryMetrics } from './metrics.ts';
+import { openSecret } from '../../../platform/secret-box.ts';
 import crypto from 'node:crypto';
-import { attemptRow, insertAttempts, type AttemptRow, type AttemptTrigger } from './attempt-log.ts';
-import { RecoveryRunner } from './recovery-runner.ts';
+import { attemptRow, insertAttempts, type AttemptRow, type AttemptTrigger } from '../attempts/log.ts';
+import { RecoveryRunner } from '../recovery/runner.ts';
 import { FlowOutcomes } from './flow-outcomes.ts';
 import { claimMetered, startWhenFree } from './flow-rate.ts';
 
@@ -341,7 +341,7 @@ export class DeliveryEngine {
 
   /**
    * A recovery's attempt (EXTENSIONS 6): the same event id, a fresh signature
-   * and its own X-Merx-Delivery; it records nothing (recoveries.ts does, and
+   * and its own X-Merx-Delivery; it records nothing (recovery/recoveries.ts does, and
    * never touches the automatic schedule).
    */
   async resend(delivery: ClaimedDelivery): Promise<{ outcome: AttemptOutcome; log: AttemptRow }> {

@@ -2,10 +2,10 @@
 // shows it. Declared here, in one place (schema and read), to be converted to
 // the platform's view declarations later.
 import { Type } from 'typebox';
-import type { Sql } from '../../platform/db.ts';
-import { notFound } from '../../platform/errors.ts';
-import { ATTEMPT_TRIGGERS, type AttemptRow } from './attempt-log.ts';
-import { Closed, DateTime, Nullable } from '../../platform/schema.ts';
+import type { Sql } from '../../../platform/db.ts';
+import { notFound } from '../../../platform/errors.ts';
+import { ATTEMPT_TRIGGERS, type AttemptRow } from './log.ts';
+import { Closed, DateTime, Nullable } from '../../../platform/schema.ts';
 
 const Headers = (description: string) => Type.Record(Type.String(), Type.String(), { description });
 

@@ -1,58 +1,17 @@
-// Webhook subscriptions (SPEC Webhook subscription; GAPS Webhooks).
+// Webhook subscriptions, written (SPEC Webhook subscription; GAPS Webhooks):
+// create, change, delete, rotate the secret, prune retired secrets.
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
-import { SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
-import { isoTime, jsonObject, type JsonView } from '../../platform/json-view.ts';
-import { JsonText, valueOf } from '../../platform/json-text.ts';
-import { readArray, readOne } from '../../platform/read-sql.ts';
-import type { Static } from 'typebox';
-import { MAX_SUBSCRIPTIONS, type Subscription } from './schema.ts';
-import { standardSecretOf } from './signature.ts';
-import { openSecret, sealSecret } from '../../platform/secret-box.ts';
-
-// The secret itself is sealed at rest (issue 27): read by secretsOf() and the delivery claim, opened there.
-const COLUMNS = `id, url, description, events, active, last_triggered_at, last_status_code, dead_notified_at, created_at, updated_at`;
+import type { Sql } from '../../../platform/db.ts';
+import { AppError } from '../../../platform/errors.ts';
+import { SUBSCRIBABLE_EVENTS } from '../../../platform/events.ts';
+import { JsonText } from '../../../platform/json-text.ts';
+import { MAX_SUBSCRIPTIONS } from '../schema.ts';
+import { standardSecretOf } from '../signing/signature.ts';
+import { sealSecret } from '../../../platform/secret-box.ts';
+import { findSubscription, getSubscriptionText } from './queries.ts';
 
 /** SPEC Webhook subscription: 64 hex characters. */
 const newSecret = () => crypto.randomBytes(32).toString('hex');
-
-/**
- * SPEC Webhook subscription view, written by PostgreSQL (issue 12). Never the
- * secret: only its first 8 characters and an ellipsis. The full secret is in
- * the answers of create and rotate alone, beside this view. Fields in the
- * order the JavaScript view printed them (secret_prefix last).
- */
-export const SUBSCRIPTION_VIEW: JsonView = {
-  from: 'webhook_subscriptions s',
-  alias: 's',
-  json: jsonObject({
-    id: 's.id',
-    url: 's.url',
-    description: 's.description',
-    events: 's.events',
-    active: 's.active',
-    last_triggered_at: isoTime('s.last_triggered_at'),
-    last_status_code: 's.last_status_code',
-    dead_notified_at: isoTime('s.dead_notified_at'),
-    created_at: isoTime('s.created_at'),
-    updated_at: isoTime('s.updated_at'),
-    // Kept beside the sealed secret (migration 020).
-    secret_prefix: `s.secret_prefix || '…'`,
-  }),
-};
-
-/** The subscription's view, or 404. */
-export async function getSubscriptionText(sql: Sql, accountId: string, webhookId: string): Promise<JsonText> {
-  const text = await readOne(sql, SUBSCRIPTION_VIEW, 's.account_id = $1 AND s.id = $2', [accountId, webhookId]);
-  if (!text) throw notFound('webhook subscription');
-  return text;
-}
-
-/** The same view as an object, for code that decides on its fields (and for ETags). */
-export async function getSubscription(sql: Sql, accountId: string, webhookId: string): Promise<Static<typeof Subscription>> {
-  return valueOf<Static<typeof Subscription>>(await getSubscriptionText(sql, accountId, webhookId));
-}
 
 /** Unknown event names are a 400 listing the subscribable ones (SPEC Webhooks). */
 export function checkEvents(events: string[]): string[] {
@@ -61,19 +20,6 @@ export function checkEvents(events: string[]): string[] {
     throw new AppError('validation_failed', `unknown event ${unknown.map((e) => `"${e}"`).join(', ')}`, { allowed: [...SUBSCRIBABLE_EVENTS] });
   }
   return [...new Set(events)];
-}
-
-export function listSubscriptions(sql: Sql, accountId: string): Promise<JsonText> {
-  return readArray(sql, SUBSCRIPTION_VIEW, 's.account_id = $1', [accountId], 's.created_at, s.id');
-}
-
-export async function findSubscription(sql: Sql, accountId: string, webhookId: string, options: { lock?: boolean } = {}) {
-  const { rows } = await sql.query(
-    `SELECT ${COLUMNS} FROM webhook_subscriptions WHERE account_id = $1 AND id = $2 ${options.lock ? 'FOR UPDATE' : ''}`,
-    [accountId, webhookId],
-  );
-  if (!rows[0]) throw notFound('webhook subscription');
-  return rows[0];
 }
 
 /** `id`: chosen by the caller when the url depends on it (the debug sink's `?id=`). */
@@ -159,20 +105,6 @@ export async function rotateSecret(tx: Sql, accountId: string, webhookId: string
     standard_secret: standardSecretOf(secret),
     previous_secret_expires_at: rows[0].previous_secret_expires_at,
   });
-}
-
-/** Every secret the subscription has had that the self-test can check, and whether it signs now. */
-export async function secretsOf(sql: Sql, accountId: string, webhookId: string) {
-  const { rows } = await sql.query<{ secret: string; live: boolean }>(
-    `SELECT secret, true AS live FROM webhook_subscriptions WHERE account_id = $1 AND id = $2
-     UNION ALL
-     SELECT previous_secret, previous_secret_expires_at > now() FROM webhook_subscriptions
-      WHERE account_id = $1 AND id = $2 AND previous_secret IS NOT NULL
-     UNION ALL
-     SELECT secret, false FROM webhook_retired_secrets WHERE account_id = $1 AND webhook_id = $2`,
-    [accountId, webhookId],
-  );
-  return rows.map((r) => ({ secret: openSecret(r.secret), live: r.live }));
 }
 
 /** Retired secrets are kept 30 days past their expiry, for the self-test only. */

@@ -1,13 +1,13 @@
-// The webhook sender's own thread (threaded-senders.ts): each attempt's
+// The webhook sender's own thread (sender-thread.ts starts it): each attempt's
 // HTTPS (TLS, HTTP, signing) runs here, off the event loop that serves API
 // requests. Attempts and their outcomes cross in batches, one message per
 // turn of either loop.
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { Senders } from './sender.ts';
-import { checked, type SendAnswer, type SendRequest, type SendThreadOptions } from './threaded-senders.ts';
+import { Senders } from './https-sender.ts';
+import { checked, type SendAnswer, type SendRequest, type SendThreadOptions } from './sender-thread.ts';
 
-if (!parentPort) throw new Error('send-thread.ts is the entry of a worker thread (threaded-senders.ts)');
+if (!parentPort) throw new Error('sender-thread-worker.ts is the entry of a worker thread (sender-thread.ts)');
 const port = parentPort;
 const options = workerData as SendThreadOptions;
 // On Linux a nice value is a thread's own (elsewhere it would slow the whole process); a refusal leaves the thread as it is.

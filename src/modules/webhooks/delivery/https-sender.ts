@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import tls from 'node:tls';
 import type { LookupFunction } from 'node:net';
 import { Pool } from 'undici';
-import type { CheckedTarget } from './url-policy.ts';
-import { signatureHeaders } from './signature.ts';
+import type { CheckedTarget } from '../subscriptions/url-policy.ts';
+import { signatureHeaders } from '../signing/signature.ts';
 
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 export const STORED_BODY_CHARS = 1000;

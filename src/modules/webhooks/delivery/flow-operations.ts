@@ -1,8 +1,8 @@
 // EXTENSIONS 9: the webhook flow resource (pause, rate, circuit breaker), on REST, MCP and OpenAPI.
 import { Type } from 'typebox';
-import { defineOperation } from '../../platform/operation.ts';
-import { Closed } from '../../platform/schema.ts';
-import { Flow, UpdateFlowBody, WebhookIdParams } from './schema.ts';
+import { defineOperation } from '../../../platform/operation.ts';
+import { Closed } from '../../../platform/schema.ts';
+import { Flow, UpdateFlowBody, WebhookIdParams } from '../schema.ts';
 import { getFlow, updateFlow } from './flow.ts';
 
 const TAGS = ['Webhooks'];
@@ -58,5 +58,3 @@ export const updateWebhookFlowOp = defineOperation({
     return { data: flow };
   },
 });
-
-export const flowOperations = [getWebhookFlowOp, updateWebhookFlowOp];

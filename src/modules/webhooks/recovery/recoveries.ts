@@ -1,20 +1,20 @@
 // Recoveries (EXTENSIONS 6): send again every delivery of a subscription
 // created in a window whose status is one of those asked, oldest first and
 // each once. A recovery is a row; the instance holding its lease
-// (recovery-runner.ts) takes one delivery at a time: the row's position moves
+// (runner.ts) takes one delivery at a time: the row's position moves
 // past the delivery in the same statement that takes it, before the attempt is
 // sent, so no delivery is sent twice by one recovery, whichever instance runs
 // it and whatever restarts in between (an attempt cut off by a crash is not
 // made again: at most once per recovery). A recovered attempt changes the
 // delivery only when it succeeds; the automatic schedule is never spent.
 import crypto from 'node:crypto';
-import { flowHolds } from './flow.ts';
-import type { Sql } from '../../platform/db.ts';
-import { AppError } from '../../platform/errors.ts';
-import { findSubscription } from './subscriptions.ts';
-import { insertAttempts, type AttemptRow } from './attempt-log.ts';
-import type { AttemptOutcome } from './sender.ts';
-import { getRecovery, RECOVERY_COLUMNS, type RecoveryRecord } from './recovery-view.ts';
+import { flowHolds } from '../delivery/flow.ts';
+import type { Sql } from '../../../platform/db.ts';
+import { AppError } from '../../../platform/errors.ts';
+import { findSubscription } from '../subscriptions/queries.ts';
+import { insertAttempts, type AttemptRow } from '../attempts/log.ts';
+import type { AttemptOutcome } from '../delivery/https-sender.ts';
+import { getRecovery, RECOVERY_COLUMNS, type RecoveryRecord } from './view.ts';
 
 /** Failed attempts in a row after which a recovery ends `stopped`. */
 export const MAX_FAILURES_IN_A_ROW = 10;

@@ -1,18 +1,18 @@
 // Delivery rows: created by the fan-out, claimed for an attempt, read as
-// the delivery view (what an outcome does to them: delivery-outcomes.ts).
+// the delivery view (what an outcome does to them: outcomes.ts).
 // An attempt first takes a short lease on its row (a committed UPDATE), then
 // sends outside any transaction, then records the outcome: no transaction is
 // held open across the network, and a process that dies mid-attempt leaves
 // a lease that simply expires into a retry (at least once).
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { envelopeJson, envelopeOf, envelopeText, type EmittedEvent } from '../../platform/events.ts';
-import { notFound } from '../../platform/errors.ts';
-import { isoTime, jsonObject, type JsonView } from '../../platform/json-view.ts';
-import { readOne } from '../../platform/read-sql.ts';
-import { valueOf, type JsonText } from '../../platform/json-text.ts';
+import type { Sql } from '../../../platform/db.ts';
+import { envelopeJson, envelopeOf, envelopeText, type EmittedEvent } from '../../../platform/events.ts';
+import { notFound } from '../../../platform/errors.ts';
+import { isoTime, jsonObject, type JsonView } from '../../../platform/json-view.ts';
+import { readOne } from '../../../platform/read-sql.ts';
+import { valueOf, type JsonText } from '../../../platform/json-text.ts';
 import type { Static } from 'typebox';
-import type { Delivery } from './schema.ts';
+import type { Delivery } from '../schema.ts';
 import { flowTakesOver } from './flow.ts';
 
 export const MAX_ATTEMPTS = 6;
