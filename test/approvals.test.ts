@@ -11,10 +11,12 @@ import { startTestService, http, outboxEvents, operator, type TestService } from
 import { assertError } from './helpers/contract.ts';
 import { assertRefusal, rpc } from './helpers/mcp.ts';
 import { checkoutWith, shipTenant } from './helpers/shipments.ts';
+import { createWebhook } from './helpers/webhooks.ts';
 
 let svc: TestService;
 before(async () => {
-  svc = await startTestService({ WORKERS: '0' });
+  // 127.0.0.1 takes a subscription whose test run is refused before anything is sent.
+  svc = await startTestService({ WORKERS: '0', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
 });
 after(async () => {
   await svc?.close();
@@ -281,4 +283,26 @@ test('MCP: the write answers a result with the approval and _meta.approval_id; g
   const b = await mcpCall(t.agent, 'update_order', { ...args, admin_notes: 'idem' }, { idempotency_key: key });
   assert.equal(b._meta.approval_id, a._meta.approval_id);
   assert.equal(b._meta.idempotent_replayed, true);
+});
+
+test('REST and MCP: an approved run counts against the operation\'s per-account limit, as a direct run does (test_webhook, 30 a minute)', async () => {
+  const t = await agentTenant();
+  const { data: sub } = await createWebhook(svc.url, t.key, { url: 'https://127.0.0.1:9/merx', events: ['order.updated'] });
+  const path = `/api/v1/webhooks/${sub.id}/test`;
+  const asked = await http(svc.url, 'POST', path, { token: t.agent });
+  assert.equal(asked.status, 202, asked.text);
+  const approval = asked.body.data;
+  await approve(approval.id);
+  // Another caller of the account used up the minute's allowance.
+  const limit = svc.service.services.rateLimits.named('webhook_test', 30);
+  for (let i = 0; i < 30; i++) assert.equal((await limit.consume(t.accountId)).allowed, true);
+
+  assertErr(await http(svc.url, 'POST', path, { token: t.key }), 429, 'rate_limited');
+  const approved = await http(svc.url, 'POST', path, { token: t.agent, headers: { 'Merx-Approval': approval.id } });
+  assertErr(approved, 429, 'rate_limited');
+  assert.ok(Number(approved.headers.get('retry-after')) > 0, approved.text);
+  assertRefusal(await mcpCall(t.agent, 'test_webhook', { id: sub.id }, { approval_id: approval.id }), 'RATE_LIMITED');
+  // Refused before it ran: the approval is still there to be used.
+  const still = (await http(svc.url, 'GET', `/api/v1/approvals/${approval.id}`, { token: t.agent })).body.data;
+  assert.equal(still.status, 'approved');
 });

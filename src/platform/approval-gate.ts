@@ -11,9 +11,9 @@ import { isWrite } from './operation.ts';
 import {
   ApprovalAnswer, approvalOfIdempotencyKey, lockApprovalFor, markExecuted, recordOrReuseApproval, recordResultStatus,
 } from './approvals.ts';
-import { boundTo, checkPrecondition, contextOf, enforceAccountLimit, type ExecuteOptions } from './operation-steps.ts';
-
-const ifMatchOf = (op: Operation, options: ExecuteOptions) => (op.etag && options.ifMatch !== undefined ? options.ifMatch : undefined);
+import {
+  boundTo, checkPrecondition, contextOf, ifMatchOf, runInTransaction, runOnOwnTransactions, type ExecuteOptions,
+} from './operation-steps.ts';
 
 /** The target's ETag an approval is bound to: for the update of a versioned resource (update_order, update_product, update_webhook). */
 const bindsEtag = (op: Operation) => op.etag !== undefined && isWrite(op) && op.method === 'PATCH';
@@ -43,10 +43,8 @@ export async function askApproval(services: Services, op: Operation, caller: Cal
     },
     { readOnly: true },
   );
-  const answer = await recordOrReuseApproval(services.db, { ...request, ...described });
-  // The approval is a write of the account: its next reads (get_approval) wait for a replica that has it.
-  await services.reads?.noteWrite(caller.accountId);
-  return answer;
+  // The approval is a write of the account: execute() notes it, so that its next reads (get_approval) wait for a replica that has it.
+  return recordOrReuseApproval(services.db, { ...request, ...described });
 }
 
 /** An operation that does not describe its effects: the fields its preview says would change, or its summary. */
@@ -67,37 +65,29 @@ async function checkApprovedTarget(op: Operation, tx: Sql, caller: Caller, input
 }
 
 /**
- * Runs the write an approval names, exactly once. The approval row is locked
- * in the transaction that performs the write and marked used there: a second
- * repeat waits, then finds it used. An operation that commits on its own
- * (around a courier call) is marked used first, in a transaction of its own:
- * it runs at most once, and its outcome's status is recorded after.
+ * Runs the write an approval names, exactly once, as any other write of its
+ * kind runs (operation-steps.ts). The approval row is locked in the
+ * transaction that performs the write and marked used there: a second repeat
+ * waits, then finds it used. An operation that commits on its own (around a
+ * courier call) is marked used first, in a transaction of its own: it runs at
+ * most once, and its outcome's status is recorded after.
  */
 export async function performApproved(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions) {
   const approvalId = options.approvalId!;
-  const { idempotent } = options;
-  const ifMatch = ifMatchOf(op, options);
   const status = op.successStatus ?? 200;
-  if (!op.ownTransactions) {
-    return services.db.tx(async (tx) => {
-      const approval = await lockApprovalFor(tx, caller, approvalId, op.name, input);
-      await checkApprovedTarget(op, tx, caller, input, approval.resourceEtag);
-      if (ifMatch !== undefined) await checkPrecondition(op, tx, caller, input, ifMatch, true);
-      const result = await op.handler(contextOf(services, caller, false)(boundTo(tx, services.db, true)), input);
-      await markExecuted(tx, approvalId, status);
-      if (idempotent) await idempotent.run.storeInTransaction(tx, idempotent.answerOf(result));
-      return result;
-    });
-  }
-  await enforceAccountLimit(services, op, caller);
-  await services.db.tx(async (tx) => {
+  const lockAndCheck = async (tx: Sql) => {
     const approval = await lockApprovalFor(tx, caller, approvalId, op.name, input);
     await checkApprovedTarget(op, tx, caller, input, approval.resourceEtag);
+  };
+  if (!op.ownTransactions) {
+    return runInTransaction(services, op, caller, input, options, { before: lockAndCheck, after: (tx) => markExecuted(tx, approvalId, status) });
+  }
+  await services.db.tx(async (tx) => {
+    await lockAndCheck(tx);
     await markExecuted(tx, approvalId, null);
   });
-  const db = idempotent ? idempotent.run.fenced() : services.db;
   try {
-    const result = await op.handler(contextOf(services, caller, false)(db), input);
+    const result = await runOnOwnTransactions(services, op, caller, input, options);
     await recordResultStatus(services.db, approvalId, status).catch(() => {});
     return result;
   } catch (err) {

@@ -13,6 +13,7 @@
 import crypto from 'node:crypto';
 import type { Db, Sql } from './db.ts';
 import { AppError } from './errors.ts';
+import { fencedDb } from './fenced-db.ts';
 import { canonicalJson } from './canonical-json.ts';
 // Issue 27: answers carry secrets (a webhook's signing secret), so their bodies are sealed at rest.
 import { openSecret, sealSecret } from './secret-box.ts';
@@ -165,28 +166,11 @@ export class IdempotentRun {
    * request still holds the key. Its answer is stored by finish() after.
    */
   fenced(): Db {
-    const { db, id } = this;
-    const fence = async (tx: Sql) => {
+    const { id } = this;
+    return fencedDb(this.db, async (tx) => {
       const { rowCount } = await tx.query('UPDATE idempotency_keys SET effect_committed = true WHERE account_id = $1 AND key = $2 AND owner = $3', id);
       if (rowCount === 0) throw inUse();
-    };
-    return {
-      kind: db.kind,
-      health: db.health,
-      query: (text, params, options) => db.query(text, params, options),
-      exec: (script) => db.exec(script),
-      afterCommit: (task) => db.afterCommit(task),
-      reactions: db.reactions,
-      tx: (fn, options) =>
-        db.tx(async (tx) => {
-          const result = await fn(tx);
-          if (!options?.readOnly) await fence(tx);
-          return result;
-        }, options),
-      listen: (channel, onNotify, state) => db.listen(channel, onNotify, state),
-      background: () => db.background(),
-      close: () => db.close(),
-    };
+    });
   }
 
   /** False once the answer is stored (or the request abandoned). */

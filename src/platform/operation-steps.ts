@@ -1,7 +1,8 @@
 // The steps of running an operation that execute() and the approval gate
 // (approval-gate.ts) both take: a Db bound to one transaction, the If-Match
-// check, the per-account limit, the handler's context, and the options a
-// transport passes.
+// check, the per-account limit, the handler's context, the options a
+// transport passes, and the two ways a write runs (in one transaction that
+// also stores its answer, or on its own transactions).
 import type { Db, Sql } from './db.ts';
 import { noExtras, type AnswerExtras, type Caller, type Operation, type OperationContext } from './operation.ts';
 import type { Services } from './services.ts';
@@ -27,6 +28,9 @@ export function boundTo(tx: Sql, db: Db, commits: boolean): Db {
     close: async () => {},
   };
 }
+
+/** The caller's If-Match, for an operation that declares `etag` (otherwise it is not a precondition). */
+export const ifMatchOf = (op: Operation, options: ExecuteOptions) => (op.etag && options.ifMatch !== undefined ? options.ifMatch : undefined);
 
 /** EXTENSIONS 3: 404 when the resource is missing (even for `*`), 412 when If-Match does not admit its current ETag. */
 export async function checkPrecondition(op: Operation, sql: Sql, caller: Caller, input: Record<string, unknown>, ifMatch: string, lock: boolean) {
@@ -74,3 +78,40 @@ export interface ExecuteOptions {
 export const contextOf = (services: Services, caller: Caller, dryRun: boolean, answer: AnswerExtras = noExtras()) => (db: Db): OperationContext => ({
   ...services, db, caller, dryRun, answer,
 });
+
+/** What an approved run adds to the transaction of its write (approval-gate.ts): the approval's lock and check first, its mark last. */
+export interface TransactionSteps {
+  before?: (tx: Sql) => Promise<void>;
+  after?: (tx: Sql) => Promise<void>;
+}
+
+/**
+ * The write in one transaction: If-Match checked on the locked row (EXTENSIONS 3),
+ * the handler, and the answer stored under the request's Idempotency-Key
+ * (issue 27), so that no change slips in between and a committed effect is
+ * always replayable.
+ */
+export async function runInTransaction(
+  services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions, steps: TransactionSteps = {},
+) {
+  const { idempotent } = options;
+  const ifMatch = ifMatchOf(op, options);
+  const db = dbOf(services, op, options);
+  return db.tx(async (tx) => {
+    await steps.before?.(tx);
+    if (ifMatch !== undefined) await checkPrecondition(op, tx, caller, input, ifMatch, true);
+    const result = await op.handler(contextOf(services, caller, false, options.answer)(boundTo(tx, db, true)), input);
+    await steps.after?.(tx);
+    if (idempotent && !op.ownTransactions) await idempotent.run.storeInTransaction(tx, idempotent.answerOf(result));
+    return result;
+  });
+}
+
+/** The handler on the Db, opening its own transactions: under a key, each of them proves the key is still held. */
+export function runOnOwnTransactions(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions) {
+  return op.handler(contextOf(services, caller, false, options.answer)(dbOf(services, op, options)), input);
+}
+
+/** The Db a write runs on: an operation with its own transactions under a key runs on the key's fenced Db. */
+const dbOf = (services: Services, op: Operation, options: ExecuteOptions) =>
+  (options.idempotent && op.ownTransactions ? options.idempotent.run.fenced() : services.db);

@@ -14,7 +14,7 @@
 import type { AuthenticatedKey } from './auth.ts';
 import { databaseUnavailable, toAppError, type AppError } from './errors.ts';
 import { etagOfData, storedAnswerEtag } from './etag.ts';
-import { execute } from './execute.ts';
+import { execute, modeOf } from './execute.ts';
 import {
   claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type RequestParts, type StoredAnswer,
 } from './idempotency.ts';
@@ -80,10 +80,6 @@ function approvalAnswerOf(answer: ApprovalAnswer, origin: Transport): StoredAnsw
   return { status: 202, headers: { location: answer.location }, body: JSON.stringify(answer.body), origin };
 }
 
-/** Whether the write waits for a person: a key whose writes need approval, a real write, no approval named. */
-const asksApproval = (request: Pick<OperationRequest, 'op' | 'caller' | 'dryRun' | 'approvalId'>) =>
-  isWrite(request.op) && !request.dryRun && request.approvalId === undefined && request.caller.writes === 'approval';
-
 /** EXTENSIONS 10: the fields a read asks for, taken out of its input and read before the handler runs (an unknown name costs no query). */
 function fieldsSelection(op: Operation, input: Record<string, unknown>): Selection | null {
   if (!op.fields || typeof input.fields !== 'string') return null;
@@ -96,7 +92,8 @@ export async function runOperation(services: Services, request: OperationRequest
   const { op, caller, trace, dryRun, transport } = request;
   // Issue 38: while no primary takes writes, a write is refused at once (reads may still be served by a replica).
   if (isWrite(op) && services.db.health.isDown) throw databaseUnavailable();
-  const waits = asksApproval(request);
+  // Whether the write waits for a person: decided as execute() decides it (a dry run or a named approval does not).
+  const waits = modeOf(services, op, caller, { dryRun, approvalId: request.approvalId }) === 'ask approval';
   // A dry run neither claims nor stores; a write that asks for approval performs nothing, and its key finds the same approval again.
   const claim = request.idempotencyKey !== undefined && isWrite(op) && !dryRun && !waits
     ? await claimIdempotencyKey(services.db, caller.accountId, request.idempotencyKey, requestFingerprint(op, request.sent))

@@ -13,7 +13,8 @@
 // Woken like the webhook worker (webhooks/delivery/due-timer.ts): a new batch
 // and every finished item NOTIFY every instance, which then claims what it may;
 // a slow timer covers a missed notification and leases that ran out.
-import type { Db } from '../../platform/db.ts';
+import type { Db, Sql } from '../../platform/db.ts';
+import { fencedDb } from '../../platform/fenced-db.ts';
 import type { Services } from '../../platform/services.ts';
 import { AppError, toAppError } from '../../platform/errors.ts';
 import { execute } from '../../platform/execute.ts';
@@ -136,7 +137,7 @@ export class BatchRunner {
   private async runItem(batch: RunnableBatch, item: ClaimedItem): Promise<void> {
     const services = this.services!;
     for (let attempt = 0; ; attempt++) {
-      const fence = fencedDb(services.db, item);
+      const fence = itemFencedDb(services.db, item);
       try {
         checkItemBody(item.body);
         await execute({ ...services, db: fence.db }, createShipmentOp, batch.caller, item.body);
@@ -168,29 +169,16 @@ export class BatchRunner {
  * finds nothing, the transaction rolls back, and create_shipment undoes the
  * courier's waybill as for any failed commit.
  */
-function fencedDb(db: Db, item: ClaimedItem): { db: Db; lost: () => boolean } {
+function itemFencedDb(db: Db, item: ClaimedItem): { db: Db; lost: () => boolean } {
   let lost = false;
-  const fenced: Db = {
-    kind: db.kind,
-    health: db.health,
-    reactions: db.reactions,
-    query: (text, params, options) => db.query(text, params, options),
-    exec: (script) => db.exec(script),
-    afterCommit: (task) => db.afterCommit(task),
-    background: () => db.background(),
-    listen: (channel, onNotify, state) => db.listen(channel, onNotify, state),
-    close: async () => {},
-    tx: (fn, options) => db.tx(async (tx) => {
-      const result = await fn(tx);
-      const shipmentId = (result as { id?: unknown } | null)?.id;
-      if (typeof shipmentId !== 'string') throw new Error('create_shipment committed no shipment');
-      if (!(await recordOutcome(tx, item, { shipmentId }))) {
-        lost = true;
-        throw new Error('the batch item was taken over by another claim');
-      }
-      await announce(tx);
-      return result;
-    }, options),
-  };
+  const fenced = fencedDb(db, async (tx, result) => {
+    const shipmentId = (result as { id?: unknown } | null)?.id;
+    if (typeof shipmentId !== 'string') throw new Error('create_shipment committed no shipment');
+    if (!(await recordOutcome(tx, item, { shipmentId }))) {
+      lost = true;
+      throw new Error('the batch item was taken over by another claim');
+    }
+    await announce(tx);
+  });
   return { db: fenced, lost: () => lost };
 }
