@@ -13,7 +13,7 @@
 // Woken like the webhook worker (webhooks/delivery/due-timer.ts): a new batch
 // and every finished item NOTIFY every instance, which then claims what it may;
 // a slow timer covers a missed notification and leases that ran out.
-import type { Db, Sql } from '../../platform/db.ts';
+import type { Db } from '../../platform/db.ts';
 import { fencedDb } from '../../platform/fenced-db.ts';
 import type { Services } from '../../platform/services.ts';
 import { AppError, toAppError } from '../../platform/errors.ts';
