@@ -4,7 +4,8 @@
 // view_json in the list's order) to /dev/null: the limit. Alternating rounds,
 // medians. Reports rows/s and MB/s and the service's memory growth (its RSS
 // sampled every 100 ms, highest minus the level before the export).
-// Appends to bench/RESULTS-exports.md.
+// With BENCH_BEFORE_DIR, that checkout's service exports the same orders in
+// the same rounds (jsonl before, csv before). Appends to bench/RESULTS-exports.md.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,8 @@ const ORDERS = setting('BENCH_ORDERS', 1_000_000);
 const ROUNDS = setting('BENCH_ROUNDS', 3);
 const RESULTS = path.join(import.meta.dirname, 'RESULTS-exports.md');
 const SERVICE_ENV = { RATE_LIMIT_REST_PER_MINUTE: '100000000', WORKERS: '0' };
+/** Another checkout whose service reads the same database in the same rounds (its migrations must be this one's). */
+const BEFORE_DIR = process.env.BENCH_BEFORE_DIR;
 
 const { log, cleanups, createDatabase, run } = benchTools('exports', ADMIN_URL, 'merx_exports_bench');
 
@@ -79,6 +82,8 @@ async function main(): Promise<void> {
   const databaseUrl = await createDatabase();
   const service = await startServiceProcess(databaseUrl, adminToken, { env: SERVICE_ENV });
   cleanups.push({ name: 'stop service', run: () => service.stop() });
+  const beforeService = BEFORE_DIR ? await startServiceProcess(databaseUrl, adminToken, { env: SERVICE_ENV, main: path.join(BEFORE_DIR, 'src', 'main.ts') }) : null;
+  if (beforeService) cleanups.push({ name: 'stop the before service', run: () => beforeService.stop() });
   const seeded = Math.min(ORDERS, SEED_ENDPOINT_MAX_ORDERS);
   log(`seeding ${ORDERS.toLocaleString('en-US')} orders…`);
   const tenant = await provisionAndSeed(service.url, adminToken, { orders: seeded, products: 200, customers: Math.max(100, seeded / 4) });
@@ -101,17 +106,22 @@ async function main(): Promise<void> {
     csv: [] as Measure[],
     'jsonl gzip': [] as Measure[],
     'csv gzip': [] as Measure[],
-  };
+    ...(beforeService ? { 'jsonl before': [] as Measure[], 'csv before': [] as Measure[] } : {}),
+  } as Record<string, Measure[]>;
   for (let round = 1; round <= ROUNDS; round++) {
     sides.psql.push(psqlCopy(databaseUrl, tenant.accountId, size.bytes, size.n));
     sides.jsonl.push(await exportOnce(service.url, tenant.key, 'jsonl', false, service.pid));
     sides.csv.push(await exportOnce(service.url, tenant.key, 'csv', false, service.pid));
     sides['jsonl gzip'].push({ ...(await exportOnce(service.url, tenant.key, 'jsonl', true, service.pid)), rows: size.n });
     sides['csv gzip'].push({ ...(await exportOnce(service.url, tenant.key, 'csv', true, service.pid)), rows: size.n + 1 });
+    if (beforeService) {
+      sides['jsonl before'].push(await exportOnce(beforeService.url, tenant.key, 'jsonl', false, beforeService.pid));
+      sides['csv before'].push(await exportOnce(beforeService.url, tenant.key, 'csv', false, beforeService.pid));
+    }
     log(`round ${round}: ${Object.entries(sides).map(([name, m]) => `${name} ${m.at(-1)!.seconds.toFixed(1)} s`).join(', ')}`);
   }
-  for (const name of ['jsonl', 'csv'] as const) {
-    for (const m of sides[name]) if (m.rows !== size.n + (name === 'csv' ? 1 : 0)) throw new Error(`${name} streamed ${m.rows} lines for ${size.n} orders`);
+  for (const name of ['jsonl', 'csv', 'jsonl before', 'csv before']) {
+    for (const m of sides[name] ?? []) if (m.rows !== size.n + (name.startsWith('csv') ? 1 : 0)) throw new Error(`${name} streamed ${m.rows} lines for ${size.n} orders`);
   }
   const psqlRate = size.n / median(sides.psql.map((m) => m.seconds));
   const lines = Object.entries(sides).map(([name, measures]) => {
@@ -123,6 +133,7 @@ async function main(): Promise<void> {
   const section = [
     `## ${started.toISOString().slice(0, 16)}Z: ${size.n.toLocaleString('en-US')} orders (${(size.bytes / 1e6).toFixed(0)} MB of documents)`,
     '',
+    ...(BEFORE_DIR ? [`- "before": the service of ${BEFORE_DIR} (BENCH_BEFORE_DIR) on the same database, in the same rounds.`] : []),
     `- ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)} at the end; PostgreSQL and the service on this machine; ${ROUNDS} rounds alternating, medians; the client only counts bytes (and lines).`,
     '- psql: `\\copy (SELECT view_json FROM orders WHERE account_id = … AND status <> \'archived\' ORDER BY created_at DESC, id DESC) TO \'/dev/null\'`, the same documents in the list\'s order. MB/s of gzip rows: compressed bytes on the wire.',
     '- Memory: the service\'s RSS sampled every 100 ms, the highest during an export minus its level just before (the highest over the rounds).',

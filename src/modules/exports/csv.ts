@@ -4,13 +4,16 @@
 // scalar as its text (numbers and booleans as their JSON text), a nested
 // object whose fields SPEC lists flattened with a dot (customer.name,
 // shipment.status), any other object or array as one cell of JSON text, null
-// as an empty cell.
+// as an empty cell. This lays out the rows PGlite reads; on PostgreSQL the
+// database writes the same bytes (csv-copy.ts).
 import type { TSchema } from 'typebox';
 
 /** A column: its header and where its value is in a record. */
-interface Column {
+export interface Column {
   name: string;
   path: string[];
+  /** Its schema allows a number and no string: its JSON text is a number's. */
+  number: boolean;
 }
 
 /** An object schema with listed fields (possibly nullable: anyOf [object, null]), or null. */
@@ -20,13 +23,18 @@ function listedFields(schema: any): Record<string, TSchema> | null {
   return object.properties;
 }
 
+function isNumber(schema: any): boolean {
+  const types = [schema?.type, ...(schema?.anyOf ?? []).map((s: any) => s.type)].flat();
+  return types.includes('number') && !types.includes('string');
+}
+
 export function csvColumns(record: TSchema): Column[] {
   const columns: Column[] = [];
   const walk = (fields: Record<string, TSchema>, path: string[]) => {
     for (const [name, schema] of Object.entries(fields)) {
       const nested = listedFields(schema);
       if (nested) walk(nested, [...path, name]);
-      else columns.push({ name: [...path, name].join('.'), path: [...path, name] });
+      else columns.push({ name: [...path, name].join('.'), path: [...path, name], number: isNumber(schema) });
     }
   };
   walk(listedFields(record) ?? {}, []);

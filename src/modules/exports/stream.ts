@@ -1,10 +1,11 @@
 // EXTENSIONS 8: an export streamed from one snapshot. One REPEATABLE READ
 // transaction takes the snapshot (and the events-feed cursor at it) with its
 // first statement, then the rows are read only as fast as the response takes
-// them: nothing is gathered in memory. JSONL on PostgreSQL is a COPY ... TO
-// STDOUT whose bytes (one document and a newline a row) go to the response
-// as they come, never decoded; CSV (each document laid out in columns) and
-// PGlite read a server-side cursor (DECLARE ... FETCH) a chunk at a time.
+// them: nothing is gathered in memory. On PostgreSQL a COPY ... TO STDOUT
+// writes the rows (JSONL: one document and a newline; CSV: the cells, read
+// from the document by the database) and its bytes go to the response as
+// they come, never decoded; PGlite reads a server-side cursor (DECLARE ...
+// FETCH) a chunk at a time and lays CSV out in JavaScript (csv.ts).
 // Both work inside the transaction, so through a transaction pooler too. The
 // transaction ends with the stream; a stream that fails or is cut off errors
 // the body, and the transport then ends the response without its final chunk.
@@ -16,6 +17,7 @@ import { sqlWithLiterals } from '../../platform/sql-literals.ts';
 import { snapshotFeedCursor } from '../events/feed.ts';
 import type { ExportSource } from './sources.ts';
 import { csvColumns, csvHeader, csvRow } from './csv.ts';
+import { crlfRows, csvCopySelect } from './csv-copy.ts';
 
 export type ExportFormat = 'jsonl' | 'csv';
 
@@ -62,8 +64,8 @@ export function openExport(db: Db, request: ExportRequest): Promise<OpenExport> 
         // The snapshot is the first statement's: the cursor and every row below are read in it.
         const eventsCursor = await snapshotFeedCursor(tx, request.seal);
         await request.claim?.(tx);
-        const query = await exportQuery(tx, request);
-        const body = request.format === 'jsonl' && tx.copyOut ? copiedBody(tx.copyOut, query) : await fetchedBody(tx, request, query);
+        const rows = await exportRows(tx, request);
+        const body = tx.copyOut ? copiedBody(tx.copyOut, request, rows) : await fetchedBody(tx, request, rows);
         opened = true;
         resolve({ eventsCursor, body, format: request.format });
         // Rejects on an error or a premature close: the transaction rolls back (it only read).
@@ -76,8 +78,15 @@ export function openExport(db: Db, request: ExportRequest): Promise<OpenExport> 
   });
 }
 
-/** The export's rows: each record's document as text, in the list's order. */
-async function exportQuery(tx: Sql, { source, accountId, filters, startingAfter }: ExportRequest): Promise<{ text: string; values: unknown[] }> {
+/** The export's rows: where they come from, in the list's order, without the select list. */
+interface ExportRows {
+  from: string;
+  where: string;
+  order: string;
+  values: unknown[];
+}
+
+async function exportRows(tx: Sql, { source, accountId, filters, startingAfter }: ExportRequest): Promise<ExportRows> {
   const filter = await source.filter(tx, accountId, filters);
   const where = [...filter.where];
   if (startingAfter !== undefined) {
@@ -88,21 +97,31 @@ async function exportQuery(tx: Sql, { source, accountId, filters, startingAfter 
     where.push(source.after.condition(filter.bind, rows[0]));
   }
   const view = source.view;
-  return {
-    text: `SELECT ${view.json}::text AS v FROM ${view.from} ${view.joins ?? ''} WHERE ${where.join(' AND ')} ORDER BY ${source.order}`,
-    values: filter.values,
-  };
+  return { from: `${view.from} ${view.joins ?? ''}`, where: where.join(' AND '), order: source.order, values: filter.values };
+}
+
+/** Each record's document as text (v), in the list's order. */
+function documentsQuery(source: ExportSource, rows: ExportRows): string {
+  return `SELECT ${source.view.json}::text AS v FROM ${rows.from} WHERE ${rows.where} ORDER BY ${rows.order}`;
 }
 
 /**
- * JSONL as COPY writes it: in CSV format with a delimiter and a quote that
- * JSON text never holds raw (control characters are escaped in JSON strings),
- * each document comes out as it is, then a newline.
+ * The body as COPY writes it. JSONL: in CSV format with a delimiter and a
+ * quote that JSON text never holds raw (control characters are escaped in
+ * JSON strings), each document comes out as it is, then a newline. CSV: the
+ * cells, each read from the document, in CSV format (csv-copy.ts).
  */
-function copiedBody(copyOut: NonNullable<Sql['copyOut']>, query: { text: string; values: unknown[] }): Readable {
-  const select = sqlWithLiterals(query.text, query.values);
+function copiedBody(copyOut: NonNullable<Sql['copyOut']>, request: ExportRequest, rows: ExportRows): Readable {
   // Named like the cursor of the other path, so that an operator finds either in pg_stat_activity.
-  const copy = copyOut(`COPY (${select}) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01') /* merx_export */`);
+  const name = '/* merx_export */';
+  if (request.format === 'csv') {
+    const columns = csvColumns(request.source.record);
+    const { cells, lateral } = csvCopySelect(columns, request.source.view.json);
+    const select = sqlWithLiterals(`SELECT ${cells} FROM ${rows.from} ${lateral} WHERE ${rows.where} ORDER BY ${rows.order}`, rows.values);
+    return pipeline(copyOut(`COPY (${select}) TO STDOUT WITH (FORMAT csv) ${name}`), crlfRows(csvHeader(columns)), () => {});
+  }
+  const select = sqlWithLiterals(documentsQuery(request.source, rows), rows.values);
+  const copy = copyOut(`COPY (${select}) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01') ${name}`);
   return pipeline(copy, oneDocumentPerLine(), () => {});
 }
 
@@ -133,8 +152,8 @@ export function oneDocumentPerLine(): Transform {
 }
 
 /** The body: chunks of lines, each FETCHed when the reader asks for more (backpressure). */
-async function fetchedBody(tx: Sql, request: ExportRequest, query: { text: string; values: unknown[] }): Promise<Readable> {
-  await tx.query(`DECLARE merx_export NO SCROLL CURSOR FOR ${query.text}`, query.values);
+async function fetchedBody(tx: Sql, request: ExportRequest, rows: ExportRows): Promise<Readable> {
+  await tx.query(`DECLARE merx_export NO SCROLL CURSOR FOR ${documentsQuery(request.source, rows)}`, rows.values);
   const columns = request.format === 'csv' ? csvColumns(request.source.record) : [];
   const line = request.format === 'csv' ? (json: string) => csvRow(columns, json) : (json: string) => `${json}\n`;
   let header = request.format === 'csv' ? csvHeader(columns) : '';
