@@ -30,6 +30,7 @@ import { simulatorStandIn } from './couriers/simulator/routes.ts';
 import { SIMULATED_COURIERS } from './couriers/simulator/simulated-couriers.ts';
 import { SimulatorState } from './couriers/simulator/state.ts';
 import { openSimulatorStore } from './couriers/simulator/open-store.ts';
+import { AnswerBufferPool } from './platform/answer-bytes.ts';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -93,6 +94,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       metrics,
       deploySha: resolveDeploySha(config.deploySha),
       cursors,
+      answerBuffers: new AnswerBufferPool(),
       requestLog: new RequestLog(db, log),
       ...(reads ? { reads } : {}),
       adminTokenSha256: admin.sha256,

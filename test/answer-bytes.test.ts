@@ -5,37 +5,55 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import Fastify from 'fastify';
-import { returnAnswerBytes, takeAnswerBytes } from '../src/platform/answer-bytes.ts';
+import { AnswerBufferPool } from '../src/platform/answer-bytes.ts';
 import { sendJsonText } from '../src/transports/json-answer.ts';
 import { JsonText } from '../src/platform/json-text.ts';
 
 test('a buffer given back is lent again, once, and only a lent one comes back', () => {
-  const first = takeAnswerBytes(100_000);
+  const pool = new AnswerBufferPool();
+  const first = pool.lend(100_000);
   assert.equal(first.length, 100_000);
-  returnAnswerBytes(first);
-  returnAnswerBytes(first); // twice: still one buffer to lend
-  const again = takeAnswerBytes(120_000);
+  pool.giveBack(first);
+  pool.giveBack(first); // twice: still one buffer to lend
+  const again = pool.lend(120_000);
   assert.equal(again.buffer, first.buffer, 'the same size class reuses the memory given back');
-  const other = takeAnswerBytes(120_000);
+  const other = pool.lend(120_000);
   assert.notEqual(other.buffer, again.buffer, 'a buffer given back twice is not lent to two answers');
 
   const foreign = Buffer.alloc(100_000);
-  returnAnswerBytes(foreign);
-  assert.notEqual(takeAnswerBytes(100_000).buffer, foreign.buffer, 'a buffer the pool did not lend is never lent');
-  const small = takeAnswerBytes(1_000);
-  returnAnswerBytes(small);
-  const next = takeAnswerBytes(1_000);
+  pool.giveBack(foreign);
+  assert.notEqual(pool.lend(100_000).buffer, foreign.buffer, 'a buffer the pool did not lend is never lent');
+  const small = pool.lend(1_000);
+  pool.giveBack(small);
+  const next = pool.lend(1_000);
   assert.ok(next.buffer !== small.buffer || next.byteOffset !== small.byteOffset, 'small answers are not kept');
 });
 
 test('idle buffers are bounded: past 32 MiB what comes back is left to the garbage collector', () => {
+  const pool = new AnswerBufferPool();
   const size = 4 * 1024 * 1024;
-  const taken = Array.from({ length: 10 }, () => takeAnswerBytes(size));
-  for (const bytes of taken) returnAnswerBytes(bytes);
+  const taken = Array.from({ length: 10 }, () => pool.lend(size));
+  for (const bytes of taken) pool.giveBack(bytes);
   const lentAgain = new Set(taken.map((bytes) => bytes.buffer));
-  const retaken = Array.from({ length: 10 }, () => takeAnswerBytes(size));
+  const retaken = Array.from({ length: 10 }, () => pool.lend(size));
   assert.equal(retaken.filter((bytes) => lentAgain.has(bytes.buffer)).length, 8);
-  // The retaken stay out: the next test starts with nothing idle (a full pool would keep nothing it gives back).
+});
+
+test('two pools (two services in one process) lend and bound their buffers apart', () => {
+  const one = new AnswerBufferPool();
+  const other = new AnswerBufferPool();
+  const given = one.lend(100_000);
+  other.giveBack(given);
+  assert.notEqual(other.lend(100_000).buffer, given.buffer, 'a buffer one pool lent does not come back to the other');
+  one.giveBack(given);
+  assert.equal(one.lend(100_000).buffer, given.buffer, 'it comes back to the pool that lent it');
+  // One pool full to its bound leaves the other keeping what comes back.
+  const size = 4 * 1024 * 1024;
+  const taken = Array.from({ length: 8 }, () => one.lend(size));
+  for (const bytes of taken) one.giveBack(bytes);
+  const own = other.lend(size);
+  other.giveBack(own);
+  assert.equal(other.lend(size).buffer, own.buffer);
 });
 
 /** A GET whose reader stops reading at first (its window fills, the server's write waits), then reads it all. */
@@ -54,6 +72,7 @@ function fetchAfterPause(port: number, path: string, pauseMs: number): Promise<s
 
 test('an answer still being written keeps its buffer; the answers after it get their own bytes', async () => {
   const app = Fastify();
+  const buffers = new AnswerBufferPool();
   // 6 MB answers, each filled with its own letter: more than the kernel takes for a reader that does not read.
   const SIZE = 6_000_000;
   let waitingSent!: () => void;
@@ -61,7 +80,7 @@ test('an answer still being written keeps its buffer; the answers after it get t
   app.get('/answer/:letter', (request, reply) => {
     const letter = (request.params as { letter: string }).letter;
     if (letter === 'w') setTimeout(waitingSent, 100);
-    return sendJsonText(reply, new JsonText(JSON.stringify({ letter, fill: letter.repeat(SIZE) })));
+    return sendJsonText(reply, new JsonText(JSON.stringify({ letter, fill: letter.repeat(SIZE) })), buffers);
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as { port: number };

@@ -11,6 +11,7 @@ import { CursorSeal, loadCursorSeal } from '../src/platform/cursor-seal.ts';
 import { findOrderText, listOrders } from '../src/modules/orders/queries.ts';
 import { freshTenant, http, startTestService, type TestService } from './helpers/harness.ts';
 import { callTool } from './helpers/mcp.ts';
+import { AnswerBufferPool } from '../src/platform/answer-bytes.ts';
 
 let svc: TestService;
 before(async () => {
@@ -56,7 +57,7 @@ test('a page and an order are sent in full once, then only what changed, and a c
   const again = await listOrders(sql, t.accountId, { limit: 50 }, seal);
   assert.deepEqual(seen, { sent: n, held: n }, 'the same read again: every document held');
   assert.equal(again.text, first.text);
-  assert.equal(again.bytes().toString('utf8'), first.text, 'held documents are sent as the same bytes');
+  assert.equal(again.bytes(new AnswerBufferPool()).toString('utf8'), first.text, 'held documents are sent as the same bytes');
   assert.equal(again.etag, first.etag);
 
   // A console's UPDATE, as no service code would write it: the trigger rewrites the document and its tag.

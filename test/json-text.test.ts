@@ -5,6 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JsonText, StoredText } from '../src/platform/json-text.ts';
 import { etagOfText } from '../src/platform/etag.ts';
+import { AnswerBufferPool } from '../src/platform/answer-bytes.ts';
+
+const buffers = new AnswerBufferPool();
 
 /** What MCP sends for a tool result: the JSON quoted, then the JSON itself. */
 const toolResult = (json: JsonText) =>
@@ -14,7 +17,7 @@ function assertQuotedLikeStringify(text: string) {
   const quoted = JsonText.quoted(new JsonText(text));
   const expected = JSON.stringify(text);
   assert.equal(quoted.text, expected);
-  assert.deepEqual(quoted.bytes(), Buffer.from(expected), `bytes of ${JSON.stringify(text.slice(0, 80))}`);
+  assert.deepEqual(quoted.bytes(buffers), Buffer.from(expected), `bytes of ${JSON.stringify(text.slice(0, 80))}`);
 }
 
 test('a quoted JSON text is escaped byte for byte as JSON.stringify escapes it', () => {
@@ -68,14 +71,14 @@ test('a tool result writes the same JSON twice, once quoted, among other pieces'
   const result = toolResult(JsonText.concat([page]));
   const expected = `{"content":[{"type":"text","text":${JSON.stringify(page.text)}}],"structuredContent":${page.text},"isError":false}`;
   assert.equal(result.text, expected);
-  assert.deepEqual(result.bytes(), Buffer.from(expected));
-  const parsed = JSON.parse(result.bytes().toString('utf8'));
+  assert.deepEqual(result.bytes(buffers), Buffer.from(expected));
+  const parsed = JSON.parse(result.bytes(buffers).toString('utf8'));
   assert.deepEqual(JSON.parse(parsed.content[0].text), parsed.structuredContent);
   // A quoted piece among pieces of several strings, and a quoted piece of a quoted piece.
   const pieces = JsonText.concat(['[', JsonText.quoted(JsonText.concat(['{"a":', page, '}'])), ',', JsonText.quoted(JsonText.quoted(page)), ']']);
   const nested = `[${JSON.stringify(`{"a":${page.text}}`)},${JSON.stringify(JSON.stringify(page.text))}]`;
   assert.equal(pieces.text, nested);
-  assert.deepEqual(pieces.bytes(), Buffer.from(nested));
+  assert.deepEqual(pieces.bytes(buffers), Buffer.from(nested));
 });
 
 test('stored views in a page are quoted as JSON.stringify quotes them, the first time and from their kept escaped form', () => {
@@ -91,12 +94,12 @@ test('stored views in a page are quoted as JSON.stringify quotes them, the first
   for (const round of ['first', 'kept']) {
     const result = toolResult(page());
     assert.equal(result.text, `{"content":[{"type":"text","text":${JSON.stringify(expected)}}],"structuredContent":${expected},"isError":false}`, round);
-    assert.deepEqual(result.bytes(), Buffer.from(result.text), `${round}: bytes`);
+    assert.deepEqual(result.bytes(buffers), Buffer.from(result.text), `${round}: bytes`);
   }
   // A control character JSON text never holds raw: the answer falls back to JSON.stringify's way.
   const odd = '{"a":"\u0001"}';
   const withOdd = toolResult(new JsonText([new StoredText(odd, etagOfText(odd))]));
-  assert.deepEqual(withOdd.bytes(), Buffer.from(`{"content":[{"type":"text","text":${JSON.stringify(odd)}}],"structuredContent":${odd},"isError":false}`));
+  assert.deepEqual(withOdd.bytes(buffers), Buffer.from(`{"content":[{"type":"text","text":${JSON.stringify(odd)}}],"structuredContent":${odd},"isError":false}`));
 });
 
 test('a kept page (a held one) and its held documents write the same bytes, quoted and not, again and again', () => {
@@ -108,14 +111,14 @@ test('a kept page (a held one) and its held documents write the same bytes, quot
   const expected = `{"data":[${views.join(',')}],"has_more":false}`;
   const page = new JsonText(['{"data":[', stored[0], ',', stored[1], '],"has_more":false}']).keep();
   for (const round of [1, 2, 3]) {
-    assert.deepEqual(page.bytes(), Buffer.from(expected), `round ${round}: the page's bytes`);
+    assert.deepEqual(page.bytes(buffers), Buffer.from(expected), `round ${round}: the page's bytes`);
     const result = toolResult(page);
     assert.equal(result.text, `{"content":[{"type":"text","text":${JSON.stringify(expected)}}],"structuredContent":${expected},"isError":false}`);
-    assert.deepEqual(result.bytes(), Buffer.from(result.text), `round ${round}: the tool result's bytes`);
+    assert.deepEqual(result.bytes(buffers), Buffer.from(result.text), `round ${round}: the tool result's bytes`);
   }
-  assert.equal(page.bytes(), page.bytes(), 'made once and shared');
+  assert.equal(page.bytes(buffers), page.bytes(buffers), 'made once and shared');
   // A raw control character: the quoted copy falls back to JSON.stringify's way, kept or not.
   const odd = '{"a":"\u0001"}';
   const oddPage = new JsonText([new StoredText(odd, etagOfText(odd)).keep()]).keep();
-  assert.deepEqual(toolResult(oddPage).bytes(), Buffer.from(`{"content":[{"type":"text","text":${JSON.stringify(odd)}}],"structuredContent":${odd},"isError":false}`));
+  assert.deepEqual(toolResult(oddPage).bytes(buffers), Buffer.from(`{"content":[{"type":"text","text":${JSON.stringify(odd)}}],"structuredContent":${odd},"isError":false}`));
 });

@@ -133,7 +133,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: OperatorServ
         }
         reply.code(status);
         // A public operation's answer written by PostgreSQL (issue 12) is sent as it is.
-        if (answer instanceof JsonText) return sendJsonText(reply, answer);
+        if (answer instanceof JsonText) return sendJsonText(reply, answer, services.answerBuffers);
         return answer;
       },
     });

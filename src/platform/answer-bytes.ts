@@ -14,34 +14,40 @@ const LARGEST_KEPT = 8 * 1024 * 1024;
 /** What the idle buffers may hold in all: enough for every connection of a busy instance to be mid-answer. */
 const KEPT_BYTES = 32 * 1024 * 1024;
 
-const idle = new Map<number, Buffer[]>();
-let idleBytes = 0;
 /**
- * The whole buffers now lent out, by their memory: only these come back, each
- * once. Weak: one never given back (an answer cut short) is simply collected.
+ * One service's buffers kept for reuse (issue 43: each service owns its own,
+ * so two services in one process neither share nor bound each other's).
  */
-const lent = new WeakMap<ArrayBufferLike, Buffer>();
+export class AnswerBufferPool {
+  private readonly idle = new Map<number, Buffer[]>();
+  private idleBytes = 0;
+  /**
+   * The whole buffers now lent out, by their memory: only these come back, each
+   * once. Weak: one never given back (an answer cut short) is simply collected.
+   */
+  private readonly lent = new WeakMap<ArrayBufferLike, Buffer>();
 
-/** Room for an answer of `size` bytes; its first `size` bytes are the caller's until returnAnswerBytes. */
-export function takeAnswerBytes(size: number): Buffer {
-  if (size < SMALLEST_KEPT || size > LARGEST_KEPT) return Buffer.allocUnsafe(size);
-  // Powers of two: an answer's size varies a little from page to page, its class rarely.
-  const capacity = 2 ** Math.ceil(Math.log2(size));
-  const kept = idle.get(capacity)?.pop();
-  if (kept) idleBytes -= capacity;
-  const whole = kept ?? Buffer.allocUnsafeSlow(capacity);
-  lent.set(whole.buffer, whole);
-  return whole.subarray(0, size);
-}
+  /** Room for an answer of `size` bytes; its first `size` bytes are the caller's until giveBack. */
+  lend(size: number): Buffer {
+    if (size < SMALLEST_KEPT || size > LARGEST_KEPT) return Buffer.allocUnsafe(size);
+    // Powers of two: an answer's size varies a little from page to page, its class rarely.
+    const capacity = 2 ** Math.ceil(Math.log2(size));
+    const kept = this.idle.get(capacity)?.pop();
+    if (kept) this.idleBytes -= capacity;
+    const whole = kept ?? Buffer.allocUnsafeSlow(capacity);
+    this.lent.set(whole.buffer, whole);
+    return whole.subarray(0, size);
+  }
 
-/** Gives back what takeAnswerBytes lent (anything else is left to the garbage collector). */
-export function returnAnswerBytes(bytes: Buffer): void {
-  const whole = lent.get(bytes.buffer);
-  if (!whole) return;
-  lent.delete(bytes.buffer);
-  if (idleBytes + whole.length > KEPT_BYTES) return;
-  let kept = idle.get(whole.length);
-  if (!kept) idle.set(whole.length, (kept = []));
-  kept.push(whole);
-  idleBytes += whole.length;
+  /** Gives back what lend lent (anything else is left to the garbage collector). */
+  giveBack(bytes: Buffer): void {
+    const whole = this.lent.get(bytes.buffer);
+    if (!whole) return;
+    this.lent.delete(bytes.buffer);
+    if (this.idleBytes + whole.length > KEPT_BYTES) return;
+    let kept = this.idle.get(whole.length);
+    if (!kept) this.idle.set(whole.length, (kept = []));
+    kept.push(whole);
+    this.idleBytes += whole.length;
+  }
 }

@@ -1,6 +1,6 @@
 // JSON that PostgreSQL already wrote (issue 12): a handler returns it, and the
 // transports send the text on as it is, never parsing and re-serialising it.
-import { returnAnswerBytes, takeAnswerBytes } from './answer-bytes.ts';
+import type { AnswerBufferPool } from './answer-bytes.ts';
 
 export class JsonText {
   /** The JSON as pieces written one after another (one piece for text PostgreSQL wrote); joined only when asked. */
@@ -44,7 +44,7 @@ export class JsonText {
   escapedBytes(): Buffer | null {
     if (!this.kept) return null;
     if (!this.kept.escaped) {
-      const utf8 = this.bytes();
+      const utf8 = this.keptBytes();
       const scratch = Buffer.allocUnsafe(2 * utf8.length);
       const end = escapeBytesInto(scratch, 0, utf8);
       if (end < 0) return null;
@@ -76,29 +76,32 @@ export class JsonText {
    * The UTF-8 bytes to send, each piece written into one buffer. Measured on
    * MCP's list answers (~130 kB: the view twice, once escaped): joining them
    * into one string first cost a third of the service's CPU, most of it in
-   * garbage collection.
+   * garbage collection. `buffers`: the service's pool the buffer is lent
+   * from (a kept JSON's bytes are its own, never lent).
    */
-  bytes(): Buffer {
-    if (this.kept) {
-      if (!this.kept.utf8) {
-        const lent = this.writtenBytes();
-        this.kept.utf8 = Buffer.from(lent ?? this.text);
-        if (lent) returnAnswerBytes(lent);
-      }
-      return this.kept.utf8;
-    }
-    return this.writtenBytes() ?? Buffer.from(this.text);
+  bytes(buffers: AnswerBufferPool): Buffer {
+    if (this.kept) return this.keptBytes();
+    return this.writtenBytes(buffers) ?? Buffer.from(this.text);
   }
 
-  /** bytes(), or null when a quoted piece holds a character only JSON.stringify's way escapes (never in JSON text). */
-  private writtenBytes(): Buffer | null {
+  /** A kept JSON's bytes, made once (written into a buffer of their own: they are never given back). */
+  keptBytes(): Buffer {
+    this.kept!.utf8 ??= this.writtenBytes(null) ?? Buffer.from(this.text);
+    return this.kept!.utf8;
+  }
+
+  /**
+   * bytes(), or null when a quoted piece holds a character only JSON.stringify's
+   * way escapes (never in JSON text); lent from `buffers`, or allocated without one.
+   */
+  private writtenBytes(buffers: AnswerBufferPool | null): Buffer | null {
     let room = 0;
     for (const piece of this.pieces) room += piece instanceof QuotedJson ? piece.room() : sizeOf(piece);
-    const bytes = takeAnswerBytes(room);
+    const bytes = buffers ? buffers.lend(room) : Buffer.allocUnsafe(room);
     let at = 0;
     for (const piece of this.pieces) {
       if (piece instanceof QuotedJson) at = piece.writeInto(bytes, at);
-      else if (piece instanceof JsonText) at += piece.bytes().copy(bytes, at);
+      else if (piece instanceof JsonText) at += piece.keptBytes().copy(bytes, at);
       else if (piece instanceof StoredText && piece.utf8) at += piece.utf8.copy(bytes, at);
       else at += bytes.write(textOf(piece), at);
       if (at < 0) return null;
@@ -165,7 +168,7 @@ export class StoredText {
 
 /** A piece's UTF-8 length. */
 function sizeOf(piece: string | StoredText | JsonText): number {
-  if (piece instanceof JsonText) return piece.bytes().length;
+  if (piece instanceof JsonText) return piece.keptBytes().length;
   return piece instanceof StoredText && piece.utf8 ? piece.utf8.length : Buffer.byteLength(textOf(piece));
 }
 

@@ -13,6 +13,7 @@ import type { CursorSeal } from './cursor-seal.ts';
 import type { RequestLog } from './request-log.ts';
 import type { ReadRouter } from './read-routing.ts';
 import type { BackgroundBackfill } from './view-upkeep.ts';
+import type { AnswerBufferPool } from './answer-bytes.ts';
 
 export interface Services {
   config: Config;
@@ -27,6 +28,8 @@ export interface Services {
   deploySha: string;
   /** Seals and opens list cursors with the key every instance of this database shares (issue 27). */
   cursors: CursorSeal;
+  /** Issue 12: the buffers large answers are written into, lent per answer and reused (answer-bytes.ts). */
+  answerBuffers: AnswerBufferPool;
   /** EXTENSIONS 7: writes the request log's entries in batches, off every request's transaction. */
   requestLog: RequestLog;
   /** Issue 32: with DATABASE_READ_URLS, where operations' reads run (execute.ts); absent, all on `db`. */

@@ -342,7 +342,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     const answers = responses.map(responseJson);
     const body = read.isBatch ? JsonText.concat(['[', ...answers.flatMap((a, i) => (i ? [',', a] : [a])), ']']) : answers[0];
     reply.code(200);
-    if (body instanceof JsonText) return sendJsonText(reply, body);
+    if (body instanceof JsonText) return sendJsonText(reply, body, services.answerBuffers);
     return reply.type('application/json; charset=utf-8').send(body);
   }
 

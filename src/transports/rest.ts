@@ -143,7 +143,7 @@ function operationRoute(services: Services, op: Operation) {
     else if (op.location) reply.header('Location', locationOf(op, result));
     reply.code(dryRun ? 200 : (op.successStatus ?? 200));
     // Written by PostgreSQL in the contract's shape (issue 12): its bytes are sent as they are.
-    if (result instanceof JsonText) return sendJsonText(reply, result);
+    if (result instanceof JsonText) return sendJsonText(reply, result, services.answerBuffers);
     return result;
   };
 }
