@@ -19,7 +19,7 @@ import type { Notifier } from '../../notify/notifier.ts';
 import type { UrlPolicy } from './url-policy.ts';
 import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './sender.ts';
 import { ThreadedSenders } from './threaded-senders.ts';
-import { deliveryAttemptId, liveSecrets } from './signature.ts';
+import { deliveryAttemptId, OpenedSecrets } from './signature.ts';
 import {
   BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, unclaim, handToWorker, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, releaseFirstAttempts,
   type ClaimedDelivery, type NewDelivery,
@@ -77,6 +77,7 @@ export class DeliveryEngine {
   private log: FastifyBaseLogger;
   private urls: UrlChecks;
   private senders: ThreadedSenders;
+  private readonly secrets = new OpenedSecrets(openSecret);
   private self: SelfOrigin | null = null;
   private due: DueTimer | null = null;
   /** EXTENSIONS 6: recoveries run where the worker runs. */
@@ -324,7 +325,7 @@ export class DeliveryEngine {
         {
           rawBody: delivery.body ?? envelopeText(delivery.envelope),
           // Opened here, on the main thread: the sender thread gets the secrets it signs with, never the keyring.
-          secrets: liveSecrets(openSecret(delivery.secret), openSecret(delivery.previous_secret), delivery.previous_secret_expires_at),
+          secrets: this.secrets.live(delivery.secret, delivery.previous_secret, delivery.previous_secret_expires_at),
           event: delivery.event,
           eventId: delivery.event_id,
           attemptId,
