@@ -115,7 +115,8 @@ export class DeliveryEngine {
     this.log = deps.log;
     this.urls = new UrlChecks(deps.policy);
     this.announcer = new DueAnnouncer(this.db, (err) => this.log.warn({ err }, 'webhook due-time notification failed'));
-    this.firstAttempts = new Lanes((d) => this.track(this.attemptFirstQueued(d)));
+    // A lane's slot bounds attempts on the network: it is free again once the attempt has its answer, not once its outcome is recorded.
+    this.firstAttempts = new Lanes((d) => new Promise<void>((answered) => void this.track(this.attemptFirstQueued(d, answered)).finally(answered)));
     this.claims = new Batcher(
       async (ids) => {
         const claimed = new Map((await claimFirstAttempts(this.bookkeeping, ids)).map((d) => [d.id, d]));
@@ -185,9 +186,9 @@ export class DeliveryEngine {
    * it is sent as the fan-out read it, with no statement first: the fan-out
    * wrote the row as attempt 1, and the grace is its lease. One that waited
    * longer (a slow lane) takes a real lease (batched), which also re-reads its
-   * subscription: deactivated or rotated meanwhile.
+   * subscription: deactivated or rotated meanwhile. `answered` frees its lane slot.
    */
-  private async attemptFirstQueued(fresh: NewDelivery): Promise<void> {
+  private async attemptFirstQueued(fresh: NewDelivery, answered: () => void): Promise<void> {
     if (this.stopping) return;
     const waitUntil = this.flow.backPressure.get(fresh.webhookId);
     if (waitUntil !== undefined) {
@@ -201,11 +202,11 @@ export class DeliveryEngine {
     const sinceCommit = performance.now() - fresh.committedAt;
     const sinceEvent = Date.now() - Date.parse(String(fresh.delivery.envelope?.created_at));
     if (sinceCommit < FRESH_WITHIN_MS && sinceEvent < FRESH_EVENT_AGE_MS) {
-      await this.attempt(fresh.delivery, 'automatic', new Date());
+      await this.attempt(fresh.delivery, 'automatic', new Date(), answered);
       return;
     }
     const claimed = await this.claims.add(fresh.id);
-    if (claimed) await this.attempt(claimed, 'automatic', new Date());
+    if (claimed) await this.attempt(claimed, 'automatic', new Date(), answered);
   }
 
   /** SPEC Receiver rules 4: attempt 1 is immediate; a no-op when another instance or the worker already took it. */
