@@ -19,7 +19,7 @@ import type { Notifier } from '../../../notify/notifier.ts';
 import type { UrlPolicy } from '../subscriptions/url-policy.ts';
 import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './https-sender.ts';
 import { ThreadedSenders } from './sender-thread.ts';
-import { deliveryAttemptId, liveSecrets } from '../signing/signature.ts';
+import { deliveryAttemptId, OpenedSecrets } from '../signing/signature.ts';
 import {
   BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, unclaim, handToWorker, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, releaseFirstAttempts,
   type ClaimedDelivery, type NewDelivery,
@@ -77,6 +77,7 @@ export class DeliveryEngine {
   private log: FastifyBaseLogger;
   private urls: UrlChecks;
   private senders: ThreadedSenders;
+  private readonly secrets = new OpenedSecrets(openSecret);
   private self: SelfOrigin | null = null;
   private due: DueTimer | null = null;
   /** EXTENSIONS 6: recoveries run where the worker runs. */
@@ -114,7 +115,8 @@ export class DeliveryEngine {
     this.log = deps.log;
     this.urls = new UrlChecks(deps.policy);
     this.announcer = new DueAnnouncer(this.db, (err) => this.log.warn({ err }, 'webhook due-time notification failed'));
-    this.firstAttempts = new Lanes((d) => this.track(this.attemptFirstQueued(d)));
+    // A lane's slot bounds attempts on the network: it is free again once the attempt has its answer, not once its outcome is recorded.
+    this.firstAttempts = new Lanes((d) => new Promise<void>((answered) => void this.track(this.attemptFirstQueued(d, answered)).finally(answered)));
     this.claims = new Batcher(
       async (ids) => {
         const claimed = new Map((await claimFirstAttempts(this.bookkeeping, ids)).map((d) => [d.id, d]));
@@ -184,9 +186,9 @@ export class DeliveryEngine {
    * it is sent as the fan-out read it, with no statement first: the fan-out
    * wrote the row as attempt 1, and the grace is its lease. One that waited
    * longer (a slow lane) takes a real lease (batched), which also re-reads its
-   * subscription: deactivated or rotated meanwhile.
+   * subscription: deactivated or rotated meanwhile. `answered` frees its lane slot.
    */
-  private async attemptFirstQueued(fresh: NewDelivery): Promise<void> {
+  private async attemptFirstQueued(fresh: NewDelivery, answered: () => void): Promise<void> {
     if (this.stopping) return;
     const waitUntil = this.flow.backPressure.get(fresh.webhookId);
     if (waitUntil !== undefined) {
@@ -200,11 +202,11 @@ export class DeliveryEngine {
     const sinceCommit = performance.now() - fresh.committedAt;
     const sinceEvent = Date.now() - Date.parse(String(fresh.delivery.envelope?.created_at));
     if (sinceCommit < FRESH_WITHIN_MS && sinceEvent < FRESH_EVENT_AGE_MS) {
-      await this.attempt(fresh.delivery, 'automatic', new Date());
+      await this.attempt(fresh.delivery, 'automatic', new Date(), answered);
       return;
     }
     const claimed = await this.claims.add(fresh.id);
-    if (claimed) await this.attempt(claimed, 'automatic', new Date());
+    if (claimed) await this.attempt(claimed, 'automatic', new Date(), answered);
   }
 
   /** SPEC Receiver rules 4: attempt 1 is immediate; a no-op when another instance or the worker already took it. */
@@ -324,7 +326,7 @@ export class DeliveryEngine {
         {
           rawBody: delivery.body ?? envelopeText(delivery.envelope),
           // Opened here, on the main thread: the sender thread gets the secrets it signs with, never the keyring.
-          secrets: liveSecrets(openSecret(delivery.secret), openSecret(delivery.previous_secret), delivery.previous_secret_expires_at),
+          secrets: this.secrets.live(delivery.secret, delivery.previous_secret, delivery.previous_secret_expires_at),
           event: delivery.event,
           eventId: delivery.event_id,
           attemptId,

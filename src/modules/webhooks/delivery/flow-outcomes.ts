@@ -42,10 +42,25 @@ export class FlowOutcomes {
       await recordBackPressure(this.db, delivery.account_id, delivery.webhook_id, until);
       this.announce(until.getTime());
     }
-    if (delivery.circuit_breaker && (await this.db.tx((tx) => noteCircuit(tx, this.notifier, delivery, succeeded(outcome)))) === 'closed') {
-      this.announce(Date.now());
-    }
+    if (!delivery.circuit_breaker) return;
+    const ok = succeeded(outcome);
+    // The usual answer, a success with no failure counted and the circuit closed, changes nothing: one read, no lock, no transaction.
+    if (ok && !(await circuitToReset(this.db, delivery.webhook_id))) return;
+    if ((await this.db.tx((tx) => noteCircuit(tx, this.notifier, delivery, ok))) === 'closed') this.announce(Date.now());
   }
+}
+
+/**
+ * Whether a success has anything to reset on the circuit: failures counted,
+ * or the circuit open. Read without a lock: a failure counted just after the
+ * read comes after this success in the row's order, as it would under the lock.
+ */
+async function circuitToReset(db: Db, webhookId: string): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT 1 FROM webhook_flows WHERE webhook_id = $1 AND circuit_breaker AND (failures_in_a_row > 0 OR circuit_opened_at IS NOT NULL)',
+    [webhookId],
+  );
+  return rows.length > 0;
 }
 
 /**
