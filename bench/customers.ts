@@ -17,13 +17,13 @@ import crypto from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import autocannon from 'autocannon';
-import type { Sql } from '../src/platform/db.ts';
-import { generateApiKey } from '../src/platform/auth.ts';
+import type { Sql } from '../src/platform/db/db.ts';
+import { generateApiKey } from '../src/platform/edge/auth.ts';
 import { listCustomers } from '../src/modules/customers/queries.ts';
 import { listSegments } from '../src/modules/customers/segments.ts';
-import { valueOf } from '../src/platform/json-text.ts';
+import { valueOf } from '../src/platform/read-path/json-text.ts';
 import { setting } from './bench-tools.ts';
-import { EventReactions } from '../src/platform/events.ts';
+import { EventReactions } from '../src/platform/db/outbox.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const SIZE = { orders: setting('BENCH_ORDERS', 100_000), products: 200, customers: setting('BENCH_CUSTOMERS', 30_000) };

@@ -15,8 +15,8 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { openDb } from '../src/platform/open-db.ts';
-import type { Db } from '../src/platform/db.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
+import type { Db } from '../src/platform/db/db.ts';
 import { startServiceProcess } from './service-process.ts';
 import { addShipments, multiplyOrders, pickParams, provisionAndSeed, SEED_ENDPOINT_MAX_ORDERS, tableSizeMb, withoutOrderIndexes } from './fixtures.ts';
 import { customerCases, explainCases, explainEach, type ExplainedQuery, type ReadFunctions } from './explain.ts';
@@ -186,7 +186,7 @@ function writeSection(section: Section): void {
     'execution, on a shared 2-core machine: compare plans and buffers first, milliseconds second. A Seq Scan on pages (a',
     'handful of rows), or on customer_counts (at most 16 rows an account), is the right plan; one on orders or customer_aggregates is not. "removed" in bold: the plan walked',
     `${int(WALK_ROWS)} or more rows it did not return (an index scan in name only). "Plan": generic for a statement the service`,
-    'prepares, which runs on its generic plan (src/platform/db.ts preparedPool), explained so (PREPARE, EXPLAIN EXECUTE);',
+    'prepares, which runs on its generic plan (src/platform/db/db.ts preparedPool), explained so (PREPARE, EXPLAIN EXECUTE);',
     '"per value" for one planned for its values on each request.',
     '',
     '## Summary',

@@ -2,15 +2,15 @@
 // own query functions run against a Sql that records the statement instead of
 // answering it, and the recorded text and parameters are then explained.
 import pg from 'pg';
-import type { Db, QueryOptions, Sql } from '../src/platform/db.ts';
+import type { Db, QueryOptions, Sql } from '../src/platform/db/db.ts';
 import * as orderQueries from '../src/modules/orders/queries.ts';
 import * as customerQueries from '../src/modules/customers/queries.ts';
 import type { ListOrdersInput } from '../src/modules/orders/schema.ts';
 import type { BenchParams } from './fixtures.ts';
 
 /** The query functions explained: this checkout's, or another one's (bench/explain-filters.ts, a before/after run). */
-import type { CursorSeal } from '../src/platform/cursor-seal.ts';
-import { EventReactions } from '../src/platform/events.ts';
+import type { CursorSeal } from '../src/platform/contract/cursor-seal.ts';
+import { EventReactions } from '../src/platform/db/outbox.ts';
 export interface ReadFunctions {
   listOrders: typeof orderQueries.listOrders;
   findOrder: typeof orderQueries.findOrder;

@@ -12,7 +12,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { spawnSync } from 'node:child_process';
-import { openDb } from '../src/platform/open-db.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
 import { startServiceProcess } from './service-process.ts';
 import { multiplyOrders, provisionAndSeed, SEED_ENDPOINT_MAX_ORDERS, settle, withDocumentsWrittenOnce, withoutOrderIndexes } from './fixtures.ts';
 import { benchTools, setting } from './bench-tools.ts';

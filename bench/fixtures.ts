@@ -3,11 +3,11 @@
 // API keys), and realistic filter values picked from the data itself.
 import crypto from 'node:crypto';
 import { Agent, fetch } from 'undici';
-import type { Db, Sql } from '../src/platform/db.ts';
-import { generateApiKey } from '../src/platform/auth.ts';
-import { PRESETS } from '../src/platform/scopes.ts';
-import { encodeCursor } from '../src/platform/paging.ts';
-import { loadCursorSeal, type CursorSeal } from '../src/platform/cursor-seal.ts';
+import type { Db, Sql } from '../src/platform/db/db.ts';
+import { generateApiKey } from '../src/platform/edge/auth.ts';
+import { PRESETS } from '../src/platform/contract/scopes.ts';
+import { encodeCursor } from '../src/platform/contract/paging.ts';
+import { loadCursorSeal, type CursorSeal } from '../src/platform/contract/cursor-seal.ts';
 import { SEARCH_TEXT } from '../src/modules/orders/queries.ts';
 
 export interface Tenant {

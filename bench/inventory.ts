@@ -11,9 +11,9 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
-import { openDb } from '../src/platform/open-db.ts';
-import type { Db } from '../src/platform/db.ts';
-import { generateApiKey } from '../src/platform/auth.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
+import type { Db } from '../src/platform/db/db.ts';
+import { generateApiKey } from '../src/platform/edge/auth.ts';
 import { applyMovement, type MovementInput } from '../src/modules/inventory/movements.ts';
 import { benchTools, setting } from './bench-tools.ts';
 
@@ -220,7 +220,7 @@ function render(env: Record<string, string>, rows: Row[], ledger: { movements: n
     `- Each writer alternates \`delivery\` qty 2 with unit_cost 3.5 (weighted average cost path) and \`correction\` qty -1 (negative-stock check).`,
     `- ${CONNECTIONS} concurrent writers, closed loop (next request when the previous answers), ${WARMUP_SECONDS} s unmeasured warm-up then ${SECONDS} s measured, per scenario and side.`,
     '- **HTTP**: autocannon POSTs `/api/v1/inventory/movements` (auth, rate limit, validation, one transaction, JSON answer; 201 only counts).',
-    '- **direct**: the same `applyMovement` (src/modules/inventory/movements.ts) inside `db.tx` on a `Db` from `openDb` (src/platform/db.ts): the same pg pool size (10) as the service, no HTTP.',
+    '- **direct**: the same `applyMovement` (src/modules/inventory/movements.ts) inside `db.tx` on a `Db` from `openDb` (src/platform/db/db.ts): the same pg pool size (10) as the service, no HTTP.',
     '- **hot product**: every write locks the same product row (`SELECT … FOR UPDATE`), so writes serialize on it.',
     `- **${PRODUCTS} products**: writes go round-robin over ${PRODUCTS} products, so row locks rarely collide.`,
     '',

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { openDb } from '../src/platform/open-db.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 import { provisionAndSeed, settle } from './fixtures.ts';
 import { CpuMeter, waitForQuiet, type CpuShare } from './cpu.ts';

@@ -16,7 +16,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import autocannon from 'autocannon';
-import { openDb } from '../src/platform/open-db.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 import { addBenchKeys, provisionAndSeed, settle } from './fixtures.ts';
 import { roundRobin } from './load.ts';

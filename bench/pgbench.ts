@@ -4,9 +4,9 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Sql } from '../src/platform/db.ts';
+import type { Sql } from '../src/platform/db/db.ts';
 import { childCpuMs } from './cpu.ts';
-import { EventReactions } from '../src/platform/events.ts';
+import { EventReactions } from '../src/platform/db/outbox.ts';
 
 export const PGBENCH = process.env.BENCH_PGBENCH || '/usr/bin/pgbench';
 

@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { openDb } from '../src/platform/open-db.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
 import { startServiceProcess } from './service-process.ts';
 import { addBenchKeys, addShipments, provisionAndSeed, settle } from './fixtures.ts';
 import { roundRobin } from './load.ts';

@@ -13,8 +13,8 @@
 // whatever the checkout maintains on write. With 50 requests in flight and
 // thousands of orders, no order is changed by two requests at once.
 import crypto from 'node:crypto';
-import { openDb } from '../src/platform/open-db.ts';
-import type { Db } from '../src/platform/db.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
+import type { Db } from '../src/platform/db/db.ts';
 import { addBenchKeys, addShipments, provisionAndSeed, settle } from './fixtures.ts';
 import { roundRobin } from './load.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';

@@ -18,7 +18,7 @@ const HOW_TO_READ = [
   'statement with both values bound: auto 17,961 tps, generic 18,186, custom 1,315), while fifty scripts of literal ids',
   'replan five times each per connection, most of an 8 s run at 50 connections: earlier sections measured that planning',
   '(pgbench 1,045-1,365/s, 11,529/s once it settled). From the section "prepared statements on their generic plans" on,',
-  "the service runs every prepared statement on its generic plan (src/platform/db.ts preparedPool), and pgbench runs",
+  "the service runs every prepared statement on its generic plan (src/platform/db/db.ts preparedPool), and pgbench runs",
   'every statement so too. "page N vs page 1" is throughput, so 1.2x slower reads as >= 83%. From the section "service',
   'CPU per request" on, each API side also shows the service process\'s CPU per answered request (user + system, from',
   '/proc): what the service itself spends, steadier from run to run than the throughput of a machine it shares. From the',

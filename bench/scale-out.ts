@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import autocannon from 'autocannon';
-import { openDb } from '../src/platform/open-db.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 import { addBenchKeys, addShipments, provisionAndSeed, settle } from './fixtures.ts';
 import { roundRobin } from './load.ts';

@@ -1,12 +1,12 @@
 // The measured requests: each as an HTTP path for autocannon and as the call
 // the route makes for the raw side, with identical inputs.
-import type { Db } from '../src/platform/db.ts';
+import type { Db } from '../src/platform/db/db.ts';
 import { getOrder, listOrders } from '../src/modules/orders/queries.ts';
 import type { ListOrdersInput } from '../src/modules/orders/schema.ts';
 import type { BenchParams } from './fixtures.ts';
-import type { CursorSeal } from '../src/platform/cursor-seal.ts';
+import type { CursorSeal } from '../src/platform/contract/cursor-seal.ts';
 import { roundRobin } from './load.ts';
-import { valueOf } from '../src/platform/json-text.ts';
+import { valueOf } from '../src/platform/read-path/json-text.ts';
 
 export interface Scenario {
   name: string;

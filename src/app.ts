@@ -1,8 +1,8 @@
 // Composition root: builds the Fastify app from the registries.
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
-import { AppError, databaseUnavailable, toAppError } from './platform/errors.ts';
-import { UNAVAILABLE_RETRY_AFTER_SEC } from './platform/db-health.ts';
-import { answersWithEtag, fullDescription, type Operation } from './platform/operation.ts';
+import { AppError, databaseUnavailable, toAppError } from './platform/contract/errors.ts';
+import { UNAVAILABLE_RETRY_AFTER_SEC } from './platform/db/health.ts';
+import { answersWithEtag, fullDescription, type Operation } from './platform/operations/operation.ts';
 import { registerOperations } from './transports/rest.ts';
 import { registerMcp } from './transports/mcp.ts';
 import { buildOpenApiDocument } from './transports/openapi.ts';
@@ -28,10 +28,10 @@ import { courierPushRoutes } from './modules/shipments/status-sync.ts';
 import { registerCourierSimulator } from './couriers/simulator/routes.ts';
 import { sinkRoute } from './modules/webhooks/delivery/sink.ts';
 import { fanOut } from './modules/webhooks/delivery/deliveries.ts';
-import type { PublicRoute } from './platform/public-route.ts';
+import type { PublicRoute } from './platform/operations/public-route.ts';
 import { registerPublicRoutes } from './transports/public-routes.ts';
 import { OPERATOR_BASE, checkOperatorToken, registerAdminRoutes, type AdminRoute, type OperatorServices } from './operator/route.ts';
-import { registerMetrics } from './platform/metrics.ts';
+import { registerMetrics } from './platform/edge/metrics.ts';
 import { accountRoutes } from './operator/accounts-routes.ts';
 import { storefrontRoutes } from './operator/storefront-routes.ts';
 import { outsideRoutes } from './operator/outside-routes.ts';
@@ -41,9 +41,9 @@ import { registerConsole } from './operator/console.ts';
 import { registerOAuthServer } from './operator/oauth-server.ts';
 import { consoleRoutes } from './operator/console-routes.ts';
 import { clientErrorHandler, drainRefusedBody, frameworkErrorHandler } from './transports/client-error.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from './platform/json-depth.ts';
-import { pressureState, registerLoadShedding } from './platform/overload.ts';
-import { newRequestId } from './platform/request-log.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from './platform/contract/json-depth.ts';
+import { pressureState, registerLoadShedding } from './platform/edge/overload.ts';
+import { newRequestId } from './platform/request-log/log.ts';
 
 /** Every public operation, in the order the docs list them. */
 export const operations: Operation[] = [

@@ -103,7 +103,7 @@ async function run(argv: string[]) {
 
 run(process.argv.slice(2)).catch(async (err) => {
   const [{ ConfigError }, { ListenError }, { toAppError }] = await Promise.all([
-    import('./config.ts'), import('./cli/listen.ts'), import('./platform/errors.ts'),
+    import('./config.ts'), import('./cli/listen.ts'), import('./platform/contract/errors.ts'),
   ]);
   const known = err instanceof ConfigError || err instanceof ListenError || (err instanceof Error && !('code' in err));
   const message = known ? err.message : toAppError(err).message;

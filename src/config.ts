@@ -1,7 +1,7 @@
 // Environment -> one typed, validated config object. A bad value stops the
 // process at start-up with a message naming the variable.
 import os from 'node:os';
-import { KEYS_VARIABLE, parseKeys, type SealingKey } from './platform/secret-box.ts';
+import { KEYS_VARIABLE, parseKeys, type SealingKey } from './platform/edge/secret-box.ts';
 import v8 from 'node:v8';
 
 export interface Config {
@@ -46,7 +46,7 @@ export interface Config {
     /** Failed authentications (API keys, operator token) per client address per window before 429 (issue 27). */
     authFailures: { points: number; windowSec: number };
   };
-  /** LOG_LEVEL when set; else the format decides (src/platform/logger.ts: warn in a terminal, info otherwise). */
+  /** LOG_LEVEL when set; else the format decides (src/platform/edge/logger.ts: warn in a terminal, info otherwise). */
   logLevel: string | null;
   /** LOG_FORMAT (json or pretty) when set; else pretty when stdout is a terminal, json otherwise. */
   logFormat: 'json' | 'pretty' | null;

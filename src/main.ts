@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { startService, type RunningService } from './server.ts';
 import { ensureDemoAccount, type DemoAccount } from './operator/demo.ts';
 import { tellTheTruth } from './operator/demo-truth.ts';
-import { isUnavailableError } from './platform/db-health.ts';
+import { isUnavailableError } from './platform/db/health.ts';
 import { recordServerAddress } from './cli/server-address.ts';
 
 // Issue 27: no database event may end the process. A connection that drops

@@ -3,10 +3,10 @@
 // stored views' upkeep among them). The documents of rows an older
 // declaration wrote are rewritten after the instance listens (server.ts,
 // view-upkeep.ts startBackfill); reads are correct meanwhile.
-import type { Db } from './platform/db.ts';
-import { migrate } from './platform/migrate.ts';
-import type { View } from './platform/stored-view.ts';
-import { mismatchMessage, upkeepMismatches } from './platform/view-upkeep.ts';
+import type { Db } from './platform/db/db.ts';
+import { migrate } from './platform/db/migrate.ts';
+import type { View } from './platform/read-path/stored-view.ts';
+import { mismatchMessage, upkeepMismatches } from './platform/read-path/view-upkeep.ts';
 import { orderView } from './modules/orders/view.ts';
 import { shipmentView } from './modules/shipments/view.ts';
 import { productView } from './modules/products/view.ts';

@@ -5,9 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import Fastify from 'fastify';
-import { AnswerBufferPool } from '../src/platform/answer-bytes.ts';
+import { AnswerBufferPool } from '../src/platform/read-path/answer-bytes.ts';
 import { sendJsonText } from '../src/transports/json-answer.ts';
-import { JsonText } from '../src/platform/json-text.ts';
+import { JsonText } from '../src/platform/read-path/json-text.ts';
 
 test('a buffer given back is lent again, once, and only a lent one comes back', () => {
   const pool = new AnswerBufferPool();

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { startTestService, http, freshTenant, operator, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 import { assertError, assertUnauthorized } from './helpers/contract.ts';
 import { rpc, toolCall } from './helpers/mcp.ts';
-import { generateApiKey } from '../src/platform/auth.ts';
+import { generateApiKey } from '../src/platform/edge/auth.ts';
 
 const LIMIT = 5;
 // Without Redis: the counters are this process's own, so other test files sending bad keys from 127.0.0.1 do not count here.

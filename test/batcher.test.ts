@@ -1,9 +1,9 @@
-// The Batcher (src/platform/batcher.ts): one flush for many items, results in
+// The Batcher (src/platform/db/batcher.ts): one flush for many items, results in
 // order, an idle batcher flushing at once, and spacingMs letting batches grow
 // under load. Behaviour only (which items share a flush), never how fast.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Batcher } from '../src/platform/batcher.ts';
+import { Batcher } from '../src/platform/db/batcher.ts';
 
 function recordingBatcher(options: { maxBatch: number; parallel: number; spacingMs?: number }) {
   const flushes: number[][] = [];

@@ -4,7 +4,7 @@
 // any depth JSON.parse accepts, past the recursion limit too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalJson } from '../src/platform/canonical-json.ts';
+import { canonicalJson } from '../src/platform/contract/canonical-json.ts';
 
 test('keys are sorted at every level, inside arrays too', () => {
   const value = { b: 1, a: { d: [1, { z: 1, y: 2 }], c: null } };

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openDb } from '../src/platform/open-db.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
 import { startLikeNpmStart } from './helpers/npm-start.ts';
 
 const BIN = path.join(import.meta.dirname, '../bin/merx.js');

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { startTestService, http, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 import { shop } from './helpers/customers.ts';
 import { isolatedDatabase } from './helpers/webhooks.ts';
-import { openDb } from '../src/platform/open-db.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
 import { migrateDatabase } from '../src/views.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -105,7 +105,7 @@ test('upgrading a database: migration 019 re-keys orders, customers, notes and s
   const db = await openDb({ databaseUrl: data.env.DATABASE_URL ?? null, databaseDirectUrl: data.env.DATABASE_DIRECT_URL, dataDir: 'memory://' });
   try {
     // The schema as it was before 019, recorded as applied.
-    const dir = path.join(import.meta.dirname, '../src/platform/migrations');
+    const dir = path.join(import.meta.dirname, '../src/platform/db/migrations');
     await db.exec('CREATE TABLE schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     for (const file of fs.readdirSync(dir).filter((f) => /^\d{3}_.+\.sql$/.test(f) && f < '019').sort()) {
       await db.exec(fs.readFileSync(path.join(dir, file), 'utf8'));

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { startTestService, http, freshTenant, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
 import { assertError } from './helpers/contract.ts';
 import { rpc } from './helpers/mcp.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../src/platform/json-depth.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../src/platform/contract/json-depth.ts';
 
 let svc: TestService;
 before(async () => {

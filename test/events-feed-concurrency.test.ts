@@ -18,9 +18,9 @@ import pg from 'pg';
 import { startTestService, freshTenant, type TestService } from './helpers/harness.ts';
 import { isolatedDatabase, type IsolatedDatabase } from './helpers/webhooks.ts';
 import { drainFeed } from './helpers/events-feed.ts';
-import { emit } from '../src/platform/events.ts';
-import type { Sql } from '../src/platform/db.ts';
-import { EventReactions } from '../src/platform/events.ts';
+import { emit } from '../src/platform/db/outbox.ts';
+import type { Sql } from '../src/platform/db/db.ts';
+import { EventReactions } from '../src/platform/db/outbox.ts';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
 const WRITERS = onPostgres ? 12 : 4;

@@ -9,7 +9,7 @@ import { http, startTestService } from './helpers/harness.ts';
 import { callTool } from './helpers/mcp.ts';
 import { checkoutWith, ship, shipTenant } from './helpers/shipments.ts';
 import { assertResponseMatches, type OpenApiDoc } from './helpers/openapi-validator.ts';
-import { SCOPES } from '../src/platform/scopes.ts';
+import { SCOPES } from '../src/platform/contract/scopes.ts';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { ERROR_STATUS } from '../src/platform/errors.ts';
+import { ERROR_STATUS } from '../src/platform/contract/errors.ts';
 import { startTestService, type TestService } from './helpers/harness.ts';
 import { deref, resolveRef, validateResponse, type OpenApiDoc } from './helpers/openapi-validator.ts';
 import { tenant, resourceFactories, sinkUrl, type Tenant } from './helpers/registry-fixtures.ts';

@@ -5,13 +5,13 @@
 // very next answer, and what is held is used only for unchanged rows.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Sql } from '../src/platform/db.ts';
+import type { Sql } from '../src/platform/db/db.ts';
 import crypto from 'node:crypto';
-import { CursorSeal, loadCursorSeal } from '../src/platform/cursor-seal.ts';
+import { CursorSeal, loadCursorSeal } from '../src/platform/contract/cursor-seal.ts';
 import { findOrderText, listOrders } from '../src/modules/orders/queries.ts';
 import { freshTenant, http, startTestService, type TestService } from './helpers/harness.ts';
 import { callTool } from './helpers/mcp.ts';
-import { AnswerBufferPool } from '../src/platform/answer-bytes.ts';
+import { AnswerBufferPool } from '../src/platform/read-path/answer-bytes.ts';
 
 let svc: TestService;
 before(async () => {

@@ -21,7 +21,7 @@ const PLATFORM_TABLES = [
  * room's outbox in the caller's transaction (DESIGN transactional outbox),
  * and the platform may not import a room to ask it.
  */
-const OUTBOX_WRITE = { file: 'platform/events.ts', table: 'events' };
+const OUTBOX_WRITE = { file: 'platform/db/outbox.ts', table: 'events' };
 
 /**
  * Writes whose table is a template (`UPDATE ${table}`), which the scan cannot
@@ -35,10 +35,10 @@ const OUTBOX_WRITE = { file: 'platform/events.ts', table: 'events' };
  * what the room wrote, under another key).
  */
 const TEMPLATED_WRITES: Record<string, { tables: () => Promise<string[]>; onBehalf?: string }> = {
-  'platform/view-upkeep.ts UPDATE ${view.table}': { tables: storedViewTables, onBehalf: "a stored view's document, backfilled" },
-  'platform/stored-view.ts UPDATE ${table}': { tables: storedViewTables, onBehalf: "a stored view's document, cleared when a table it reads changes" },
-  'platform/sealed-columns.ts UPDATE ${table}': {
-    tables: async () => (await import('../src/platform/sealed-columns.ts')).SEALED_COLUMNS.map((c) => c.table),
+  'platform/read-path/view-upkeep.ts UPDATE ${view.table}': { tables: storedViewTables, onBehalf: "a stored view's document, backfilled" },
+  'platform/read-path/stored-view.ts UPDATE ${table}': { tables: storedViewTables, onBehalf: "a stored view's document, cleared when a table it reads changes" },
+  'platform/edge/sealed-columns.ts UPDATE ${table}': {
+    tables: async () => (await import('../src/platform/edge/sealed-columns.ts')).SEALED_COLUMNS.map((c) => c.table),
     onBehalf: "a sealed column's value, sealed anew",
   },
 };
@@ -111,8 +111,8 @@ export function readNames(text: string): string[] {
 test('every table the migrations create has exactly one owner: a room, or the platform', async () => {
   const owner = await ownedTables();
   const created = new Set<string>();
-  for (const file of fs.readdirSync(path.join(SRC, 'platform/migrations'))) {
-    const sql = fs.readFileSync(path.join(SRC, 'platform/migrations', file), 'utf8');
+  for (const file of fs.readdirSync(path.join(SRC, 'platform/db/migrations'))) {
+    const sql = fs.readFileSync(path.join(SRC, 'platform/db/migrations', file), 'utf8');
     for (const m of sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?([a-z_]+)/g)) created.add(m[1]);
   }
   for (const table of created) {

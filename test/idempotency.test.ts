@@ -11,7 +11,7 @@ import { assertError } from './helpers/contract.ts';
 import { assertRefusal, rpc } from './helpers/mcp.ts';
 import { checkoutWith, newParcels, parcelKeys, shipTenant, shipmentRows, withMode } from './helpers/shipments.ts';
 import { sinkSubscription, deliveriesOf } from './helpers/webhooks.ts';
-import { claimIdempotencyKey } from '../src/platform/idempotency.ts';
+import { claimIdempotencyKey } from '../src/platform/operations/idempotency.ts';
 import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.ts';
 
 let svc: TestService;

@@ -1,5 +1,5 @@
 // Inputs PostgreSQL cannot hold are refused before any data access, in one
-// place for every operation (src/platform/validation.ts), never a 500:
+// place for every operation (src/platform/contract/validation.ts), never a 500:
 //   - a NUL character (U+0000) anywhere in a string or a key: query
 //     parameters, path parameters, body strings at any depth;
 //   - dates outside years 0001..9999 in UTC (year 0000, and
@@ -11,7 +11,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { operations } from '../src/app.ts';
-import type { Operation } from '../src/platform/operation.ts';
+import type { Operation } from '../src/platform/operations/operation.ts';
 import { startTestService, type TestService } from './helpers/harness.ts';
 import { assertError } from './helpers/contract.ts';
 import { callTool, rpc, toolCall } from './helpers/mcp.ts';

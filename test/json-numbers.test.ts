@@ -6,8 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { openDb } from '../src/platform/open-db.ts';
-import type { Db } from '../src/platform/db.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
+import type { Db } from '../src/platform/db/db.ts';
 import { migrateDatabase } from '../src/views.ts';
 import { isolatedDatabase, type IsolatedDatabase } from './helpers/webhooks.ts';
 

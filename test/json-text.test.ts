@@ -3,9 +3,9 @@
 // which must be byte for byte what JSON.stringify(text) gives.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { JsonText, StoredText } from '../src/platform/json-text.ts';
-import { etagOfText } from '../src/platform/etag.ts';
-import { AnswerBufferPool } from '../src/platform/answer-bytes.ts';
+import { JsonText, StoredText } from '../src/platform/read-path/json-text.ts';
+import { etagOfText } from '../src/platform/contract/etag.ts';
+import { AnswerBufferPool } from '../src/platform/read-path/answer-bytes.ts';
 
 const buffers = new AnswerBufferPool();
 

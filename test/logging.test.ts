@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { decideLogging, prettyLine } from '../src/platform/logger.ts';
+import { decideLogging, prettyLine } from '../src/platform/edge/logger.ts';
 import { startLikeNpmStart } from './helpers/npm-start.ts';
 
 const dbEnv = (): Record<string, string> => (process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {});

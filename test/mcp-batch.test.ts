@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, freshTenant, outboxEvents, type TestService } from './helpers/harness.ts';
 import { rpc, request, notification, toolCall, callTool, assertRefusal, assertToolResultShape } from './helpers/mcp.ts';
-import { SCOPES } from '../src/platform/scopes.ts';
+import { SCOPES } from '../src/platform/contract/scopes.ts';
 import { snapshotAccount } from './helpers/registry-fixtures.ts';
 
 let svc: TestService;

@@ -22,7 +22,7 @@ import { MCP_VERSIONS } from './helpers/mcp.ts';
 import { portableSchema } from '../src/transports/portable-schema.ts';
 import { compactSchema } from '../src/transports/compact-schema.ts';
 import { connectSdk, structuredOf, type SdkConnection } from './helpers/sdk-client.ts';
-import { SCOPES } from '../src/platform/scopes.ts';
+import { SCOPES } from '../src/platform/contract/scopes.ts';
 import { withPublicText } from '../src/transports/public-text.ts';
 import { operations } from '../src/app.ts';
 
@@ -380,7 +380,7 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
 
 // ---------------------------------------------------------------- the walk
 
-// REST and MCP run one pipeline (src/platform/pipeline.ts): what differs between them is each transport's translation
+// REST and MCP run one pipeline (src/platform/operations/pipeline.ts): what differs between them is each transport's translation
 // of the request and the answer, which the walk checks tool by tool on the newest protocol version. The protocol
 // version changes the JSON-RPC exchange only, checked for the older versions below.
 {

@@ -1,4 +1,4 @@
-// Migrations are keyed by their number (src/platform/migrate.ts): a file
+// Migrations are keyed by their number (src/platform/db/migrate.ts): a file
 // renamed after it was applied is recognised as applied and never runs twice,
 // whatever name the database recorded; two files with one number are refused.
 import { test } from 'node:test';
@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isolatedDatabase } from './helpers/webhooks.ts';
-import { openDb } from '../src/platform/open-db.ts';
-import { migrate, migrationFiles, migrationKey } from '../src/platform/migrate.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
+import { migrate, migrationFiles, migrationKey } from '../src/platform/db/migrate.ts';
 
-const MIGRATIONS = path.join(import.meta.dirname, '../src/platform/migrations');
+const MIGRATIONS = path.join(import.meta.dirname, '../src/platform/db/migrations');
 
 /** A copy of the migrations in a temp dir, with `renames` (old name -> new name) and `added` files. */
 function migrationsCopy(renames: Record<string, string>, added: Record<string, string> = {}): string {

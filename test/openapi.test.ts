@@ -4,8 +4,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { operations } from '../src/app.ts';
-import { ERROR_STATUS } from '../src/platform/errors.ts';
-import type { HttpMethod, Operation } from '../src/platform/operation.ts';
+import { ERROR_STATUS } from '../src/platform/contract/errors.ts';
+import type { HttpMethod, Operation } from '../src/platform/operations/operation.ts';
 import { startTestService, http, operator, type HttpResult, type TestService } from './helpers/harness.ts';
 import {
   assertResponseMatches,

@@ -4,13 +4,13 @@
 // request plan anew); a filter whose best plan depends on its value (product,
 // search, since) is planned per request, not prepared. On PostgreSQL a
 // prepared statement runs on its generic plan (db.ts preparedPool).
-import { CursorSeal } from '../src/platform/cursor-seal.ts';
+import { CursorSeal } from '../src/platform/contract/cursor-seal.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openDb } from '../src/platform/open-db.ts';
-import type { QueryOptions, Sql } from '../src/platform/db.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
+import type { QueryOptions, Sql } from '../src/platform/db/db.ts';
 import { listOrders } from '../src/modules/orders/queries.ts';
-import { EventReactions } from '../src/platform/events.ts';
+import { EventReactions } from '../src/platform/db/outbox.ts';
 
 const ACCOUNT = '00000000-0000-4000-8000-000000000001';
 

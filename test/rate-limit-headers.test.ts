@@ -8,8 +8,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { operations } from '../src/app.ts';
-import { admittingScopes, type Operation } from '../src/platform/operation.ts';
-import { SCOPES } from '../src/platform/scopes.ts';
+import { admittingScopes, type Operation } from '../src/platform/operations/operation.ts';
+import { SCOPES } from '../src/platform/contract/scopes.ts';
 import { startTestService, type HttpResult, type TestService } from './helpers/harness.ts';
 import { rpc, toolCall, request } from './helpers/mcp.ts';
 import { approvalOf, tenant, createTargets, prepareCall, restCall, scopesWithout, targetArgs, type Tenant } from './helpers/registry-fixtures.ts';

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import crypto from 'node:crypto';
-import { createRateLimits } from '../src/platform/rate-limit.ts';
+import { createRateLimits } from '../src/platform/edge/rate-limit.ts';
 import { startTestService, freshTenant, http } from './helpers/harness.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -12,7 +12,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { operations } from '../src/app.ts';
-import type { Operation } from '../src/platform/operation.ts';
+import type { Operation } from '../src/platform/operations/operation.ts';
 import { startTestService, type TestService } from './helpers/harness.ts';
 import { rpc, request, toolCall, callTool, assertRefusal, assertToolResultShape } from './helpers/mcp.ts';
 import {

@@ -12,8 +12,8 @@ import { sinkCaptures } from './helpers/webhooks.ts';
 import { verifyMerxSignature } from '../src/modules/webhooks/signing/signature.ts';
 import { checkoutWith, push, pushTokenOf, putCourier, ship, shipmentNow } from './helpers/shipments.ts';
 import { SIMULATED_COURIERS } from '../src/couriers/simulator/simulated-couriers.ts';
-import { SEALED_COLUMNS } from '../src/platform/sealed-columns.ts';
-import { isSealed } from '../src/platform/secret-box.ts';
+import { SEALED_COLUMNS } from '../src/platform/edge/sealed-columns.ts';
+import { isSealed } from '../src/platform/edge/secret-box.ts';
 
 let svc: TestService;
 before(async () => {
@@ -116,7 +116,7 @@ test('raw SQL finds no plaintext secret: webhook secrets, courier credentials an
 });
 
 test('a value sealed under one key cannot be moved under another id, and a changed byte is refused', async () => {
-  const { SecretBox } = await import('../src/platform/secret-box.ts');
+  const { SecretBox } = await import('../src/platform/edge/secret-box.ts');
   const a = new SecretBox([{ id: 'a', key: crypto.randomBytes(32) }]);
   const sealed = a.seal('whsec');
   assert.notEqual(a.seal('whsec'), sealed, 'a fresh IV each time');

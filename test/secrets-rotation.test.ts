@@ -17,8 +17,8 @@ import { isolatedDatabase, sinkCaptures, sinkSubscription, type IsolatedDatabase
 import { checkoutWith, putCourier, ship } from './helpers/shipments.ts';
 import { SIMULATED_COURIERS } from '../src/couriers/simulator/simulated-couriers.ts';
 import { verifyMerxSignature } from '../src/modules/webhooks/signing/signature.ts';
-import { SEALED_COLUMNS } from '../src/platform/sealed-columns.ts';
-import { KEY_FILE, keyIdOf } from '../src/platform/secret-box.ts';
+import { SEALED_COLUMNS } from '../src/platform/edge/sealed-columns.ts';
+import { KEY_FILE, keyIdOf } from '../src/platform/edge/secret-box.ts';
 import { TOKEN_FILE } from '../src/operator/admin-token.ts';
 
 const BIN = path.join(import.meta.dirname, '../bin/merx.js');

@@ -1,8 +1,8 @@
-// The COPY export's statement takes its values as literals (src/platform/sql-literals.ts): written as pg would send
+// The COPY export's statement takes its values as literals (src/platform/db/sql-literals.ts): written as pg would send
 // each parameter, quoted so that no value is read as SQL, and only where a parameter stands.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sqlWithLiterals } from '../src/platform/sql-literals.ts';
+import { sqlWithLiterals } from '../src/platform/db/sql-literals.ts';
 
 test('values become quoted literals; $n inside a quoted literal and $1 against $10 are told apart; a missing value throws', () => {
   const values = ["O'Brien", ['a', 'b"c'], null, 4, 5, 6, 7, 8, 9, 'ten'];

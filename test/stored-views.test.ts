@@ -7,11 +7,11 @@
 // the tag of its document's text, and the API serves exactly the stored text.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { etagOfText } from '../src/platform/etag.ts';
+import { etagOfText } from '../src/platform/contract/etag.ts';
 import { views } from '../src/views.ts';
 import { orderView } from '../src/modules/orders/view.ts';
 import { productView } from '../src/modules/products/view.ts';
-import { backfillViews } from '../src/platform/view-upkeep.ts';
+import { backfillViews } from '../src/platform/read-path/view-upkeep.ts';
 import { freshTenant, http, startTestService, type TestService } from './helpers/harness.ts';
 import { checkoutWith, courierReports, ship, shipTenant, cancel } from './helpers/shipments.ts';
 import { callTool } from './helpers/mcp.ts';

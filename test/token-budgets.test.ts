@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { freshTenant, startTestService } from './helpers/harness.ts';
 import { callTool, request, rpc } from './helpers/mcp.ts';
-import { SCOPES } from '../src/platform/scopes.ts';
+import { SCOPES } from '../src/platform/contract/scopes.ts';
 
 /** EXTENSIONS 10: at most 6,000 (bench/RESULTS-token-budgets.md has where it stands and what is left for new tools). */
 const TOOL_LIST_BUDGET = 6_000;

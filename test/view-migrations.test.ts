@@ -12,11 +12,11 @@ import pg from 'pg';
 import { views } from '../src/views.ts';
 import { orderView } from '../src/modules/orders/view.ts';
 import { productView } from '../src/modules/products/view.ts';
-import { etagOfText } from '../src/platform/etag.ts';
-import type { Db, Sql } from '../src/platform/db.ts';
-import type { View } from '../src/platform/stored-view.ts';
-import { VIEW_MIGRATION_COMMAND, outdatedViews, writeViewMigration } from '../src/platform/view-migrations.ts';
-import { MIGRATIONS_DIR } from '../src/platform/migrate.ts';
+import { etagOfText } from '../src/platform/contract/etag.ts';
+import type { Db, Sql } from '../src/platform/db/db.ts';
+import type { View } from '../src/platform/read-path/stored-view.ts';
+import { VIEW_MIGRATION_COMMAND, outdatedViews, writeViewMigration } from '../src/platform/read-path/view-migrations.ts';
+import { MIGRATIONS_DIR } from '../src/platform/db/migrate.ts';
 import { freshTenant, http, startTestService, type TestService } from './helpers/harness.ts';
 import { staleDocuments } from './helpers/stored-views.ts';
 

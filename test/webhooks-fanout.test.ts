@@ -12,7 +12,7 @@ import {
   createWebhook, deliveriesOf, eventually, isolatedDatabase, runDeliveryJob, startReceiverWorld, touchOrder, type IsolatedDatabase, type ReceiverWorld,
 } from './helpers/webhooks.ts';
 import type { ReceiverEndpoint } from './helpers/https-receiver.ts';
-import { openDb } from '../src/platform/open-db.ts';
+import { openDb } from '../src/platform/db/open-db.ts';
 import { LANE_WIDTH } from '../src/modules/webhooks/delivery/lanes.ts';
 import { migrateDatabase } from '../src/views.ts';
 import { DUE_CHANNEL, DueAnnouncer, DueTimer } from '../src/modules/webhooks/delivery/due-timer.ts';

@@ -1,16 +1,16 @@
 // The CLI's commands on the database (src/cli.ts): loaded only when one of
 // them runs. Each answers what the CLI prints as JSON.
 import { loadConfig, type Config } from '../config.ts';
-import { onDirectSession, openDb } from '../platform/open-db.ts';
-import type { Db } from '../platform/db.ts';
-import { DataDirInUseError } from '../platform/data-dir.ts';
+import { onDirectSession, openDb } from '../platform/db/open-db.ts';
+import type { Db } from '../platform/db/db.ts';
+import { DataDirInUseError } from '../platform/db/data-dir.ts';
 import { migrateDatabase, views } from '../views.ts';
-import { backfillViews } from '../platform/view-upkeep.ts';
-import { PRESETS, isScope, type Preset } from '../platform/scopes.ts';
+import { backfillViews } from '../platform/read-path/view-upkeep.ts';
+import { PRESETS, isScope, type Preset } from '../platform/contract/scopes.ts';
 import { createAccount, issueKey, revokeKey } from '../modules/accounts/service.ts';
 import { seedAccount } from '../operator/seed.ts';
-import { openSecretsAtRest, resealAll } from '../platform/sealed-columns.ts';
-import type { SecretBox } from '../platform/secret-box.ts';
+import { openSecretsAtRest, resealAll } from '../platform/edge/sealed-columns.ts';
+import type { SecretBox } from '../platform/edge/secret-box.ts';
 import { serverAddressOf } from './server-address.ts';
 
 /**

@@ -5,7 +5,7 @@
 // of the service: no database, and no URL policy to relax (the receiver is
 // called from this machine, not from the service).
 import crypto from 'node:crypto';
-import { envelopeText } from '../platform/events.ts';
+import { envelopeText } from '../platform/db/outbox.ts';
 import { signatureHeaders, standardSecretOf } from '../modules/webhooks/signing/signature.ts';
 
 export interface ListenOptions {
@@ -121,7 +121,7 @@ export async function listen(options: ListenOptions): Promise<void> {
   }
 
   async function forward(event: FeedPage['data'][number]): Promise<void> {
-    // The body a real delivery sends: the envelope serialised by the same function (src/platform/events.ts).
+    // The body a real delivery sends: the envelope serialised by the same function (src/platform/db/outbox.ts).
     const rawBody = envelopeText(event);
     const stamp = () => new Date().toISOString().slice(11, 19);
     for (let attempt = 1; attempt <= attempts; attempt++) {

@@ -2,7 +2,7 @@
 // courier in the catalog (catalog.ts), each speaking its own wire protocol over
 // HTTP. Adapters normalise requests, answers, statuses and failures; nothing
 // outside src/couriers knows a protocol.
-import { AppError } from '../platform/errors.ts';
+import { AppError } from '../platform/contract/errors.ts';
 
 /** A registered courier's slug (catalog.ts holds the list). */
 export type CourierSlug = string;

@@ -4,7 +4,7 @@
 // transaction has committed.
 import crypto from 'node:crypto';
 import nodemailer from 'nodemailer';
-import type { Sql } from '../platform/db.ts';
+import type { Sql } from '../platform/db/db.ts';
 
 export interface OutboundMessage {
   accountId: string;

@@ -1,8 +1,8 @@
 // Operator API: accounts and keys, and the fault switch (OPERATOR_API.md).
 import { Type } from 'typebox';
-import { Closed, DateTime, NullableDateTime, Uuid } from '../platform/schema.ts';
-import { PRESETS, SCOPES, type Scope } from '../platform/scopes.ts';
-import { AppError } from '../platform/errors.ts';
+import { Closed, DateTime, NullableDateTime, Uuid } from '../platform/contract/schema.ts';
+import { PRESETS, SCOPES, type Scope } from '../platform/contract/scopes.ts';
+import { AppError } from '../platform/contract/errors.ts';
 import { createAccount, getAccount, issueKey, listKeys, revokeKey, updateAccount } from '../modules/accounts/service.ts';
 import { adminRoute } from './route.ts';
 

@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Db } from '../platform/db.ts';
+import type { Db } from '../platform/db/db.ts';
 
 /** The file in DATA_DIR that keeps the generated token for the start banner. */
 export const TOKEN_FILE = 'operator-token';

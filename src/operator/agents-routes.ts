@@ -2,10 +2,10 @@
 // the approvals its keys asked for: list, approve, reject. The console's
 // approvals inbox and request log stand on these routes.
 import { Type } from 'typebox';
-import { Closed, ListOf, Nullable, Uuid } from '../platform/schema.ts';
-import { Approval } from '../platform/approval-schema.ts';
-import { decideApproval, findApproval, listApprovals, type ApprovalStatus } from '../platform/approvals.ts';
-import { listRequestLogs } from '../platform/request-log-queries.ts';
+import { Closed, ListOf, Nullable, Uuid } from '../platform/contract/schema.ts';
+import { Approval } from '../platform/approvals/schema.ts';
+import { decideApproval, findApproval, listApprovals, type ApprovalStatus } from '../platform/approvals/approvals.ts';
+import { listRequestLogs } from '../platform/request-log/queries.ts';
 import { getAccount } from '../modules/accounts/service.ts';
 import { RequestLogEntry, RequestLogQueryFields } from '../modules/agents/schema.ts';
 import { findEvent } from '../modules/events/queries.ts';

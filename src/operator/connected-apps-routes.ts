@@ -1,8 +1,8 @@
 // Operator API, EXTENSIONS 10: an account's connected apps (its live OAuth
 // grants) and their revocation. The console's "Connected apps" stands on these.
 import { Type } from 'typebox';
-import { Closed, DateTime, NullableDateTime, Nullable, Uuid } from '../platform/schema.ts';
-import { notFound } from '../platform/errors.ts';
+import { Closed, DateTime, NullableDateTime, Nullable, Uuid } from '../platform/contract/schema.ts';
+import { notFound } from '../platform/contract/errors.ts';
 import { getAccount } from '../modules/accounts/service.ts';
 import { grantAccount, listGrants, revokeGrant } from '../modules/oauth/grants.ts';
 import { adminRoute } from './route.ts';

@@ -1,7 +1,7 @@
 // EXTENSIONS 10: the consent page of /oauth/authorize, in the console's look
 // (console/src/styles.css's colours), usable at 390 px. No script: the form
 // posts exactly the fields §10 lists, so a script can consent as a person does.
-import { SCOPES } from '../platform/scopes.ts';
+import { SCOPES } from '../platform/contract/scopes.ts';
 
 export interface ConsentView {
   /** The authorization request's own parameters, carried as hidden fields. */

@@ -4,16 +4,16 @@
 // so the console reaches every operation of the registry, present and future,
 // without a key and without a second declaration of it.
 import { Type } from 'typebox';
-import { Closed, Cursor, Limit, ListOf, Nullable, Uuid } from '../platform/schema.ts';
-import { AppError } from '../platform/errors.ts';
-import { SCOPES, PRESETS } from '../platform/scopes.ts';
-import { noExtras, type Operation } from '../platform/operation.ts';
-import { valueOf } from '../platform/json-text.ts';
-import { etagOfData } from '../platform/etag.ts';
-import { execute } from '../platform/execute.ts';
-import { compileValidator, type Validator } from '../platform/validation.ts';
-import { afterCursor, pageOf, sqlParameters } from '../platform/paging.ts';
-import { OPERATOR_SCOPE } from '../platform/cursor-seal.ts';
+import { Closed, Cursor, Limit, ListOf, Nullable, Uuid } from '../platform/contract/schema.ts';
+import { AppError } from '../platform/contract/errors.ts';
+import { SCOPES, PRESETS } from '../platform/contract/scopes.ts';
+import { noExtras, type Operation } from '../platform/operations/operation.ts';
+import { valueOf } from '../platform/read-path/json-text.ts';
+import { etagOfData } from '../platform/contract/etag.ts';
+import { execute } from '../platform/operations/execute.ts';
+import { compileValidator, type Validator } from '../platform/contract/validation.ts';
+import { afterCursor, pageOf, sqlParameters } from '../platform/contract/paging.ts';
+import { OPERATOR_SCOPE } from '../platform/contract/cursor-seal.ts';
 import { toolArgumentsSchema } from '../transports/tool-schema.ts';
 import { SINK_PATH } from '../modules/webhooks/subscriptions/url-policy.ts';
 import { MAX_ATTEMPTS } from '../modules/webhooks/delivery/deliveries.ts';

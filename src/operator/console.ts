@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
-import { AppError } from '../platform/errors.ts';
+import { AppError } from '../platform/contract/errors.ts';
 import { OPERATOR_BASE } from './route.ts';
 
 export const CONSOLE_DIST = path.join(import.meta.dirname, '../../console/dist');

@@ -9,8 +9,8 @@
 // the movement ledger (a delivery, a sale-sized correction), one of them
 // below the account's low-stock threshold.
 import type { OperatorServices } from './route.ts';
-import { SCOPES } from '../platform/scopes.ts';
-import { execute } from '../platform/execute.ts';
+import { SCOPES } from '../platform/contract/scopes.ts';
+import { execute } from '../platform/operations/execute.ts';
 import { createShipmentOp } from '../modules/shipments/operations.ts';
 import { updateOrderOp } from '../modules/orders/operations.ts';
 import { unshipSeededOrders } from '../modules/orders/seed.ts';

@@ -7,9 +7,9 @@
 // DATA_DIR, DATA_DIR=memory://, or the key revoked by the operator.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Db, Sql } from '../platform/db.ts';
-import { hashApiKey } from '../platform/auth.ts';
-import { PRESETS } from '../platform/scopes.ts';
+import type { Db, Sql } from '../platform/db/db.ts';
+import { hashApiKey } from '../platform/edge/auth.ts';
+import { PRESETS } from '../platform/contract/scopes.ts';
 import { createAccount, issueKey, revokeKeysNamed } from '../modules/accounts/service.ts';
 import { seedAccount } from './seed.ts';
 import { putIntegration } from '../modules/shipments/integrations.ts';

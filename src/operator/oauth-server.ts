@@ -10,9 +10,9 @@
 // grant-backed keys; the SDK's own client is what the tests drive it with.
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { SCOPES, isScope, type Scope } from '../platform/scopes.ts';
-import { MCP_PATH, RESOURCE_METADATA_PATH, hashApiKey, isKeyShaped, lookupKey } from '../platform/auth.ts';
-import { AppError, toAppError } from '../platform/errors.ts';
+import { SCOPES, isScope, type Scope } from '../platform/contract/scopes.ts';
+import { MCP_PATH, RESOURCE_METADATA_PATH, hashApiKey, isKeyShaped, lookupKey } from '../platform/edge/auth.ts';
+import { AppError, toAppError } from '../platform/contract/errors.ts';
 import { registerPaths } from '../transports/http-paths.ts';
 import { getAccount } from '../modules/accounts/service.ts';
 import { OAuthError } from '../modules/oauth/oauth-error.ts';

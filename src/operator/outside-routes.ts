@@ -1,7 +1,7 @@
 // Operator API: the outside world and the scheduled jobs (OPERATOR_API.md "The outside world").
 import { Type } from 'typebox';
-import { Closed, StrictDate, Uuid } from '../platform/schema.ts';
-import { AppError } from '../platform/errors.ts';
+import { Closed, StrictDate, Uuid } from '../platform/contract/schema.ts';
+import { AppError } from '../platform/contract/errors.ts';
 import { listSinkCaptures } from '../modules/webhooks/delivery/sink.ts';
 import { JOBS } from '../workers/schedule.ts';
 import { recordCourierEvent } from '../couriers/simulator/routes.ts';

@@ -4,17 +4,17 @@
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TObject, TSchema, Static } from 'typebox';
-import { bearerToken } from '../platform/auth.ts';
-import { AppError, WWW_AUTHENTICATE } from '../platform/errors.ts';
-import type { HttpMethod } from '../platform/operation.ts';
+import { bearerToken } from '../platform/edge/auth.ts';
+import { AppError, WWW_AUTHENTICATE } from '../platform/contract/errors.ts';
+import type { HttpMethod } from '../platform/operations/operation.ts';
 import type { Services } from '../platform/services.ts';
-import { compileOptional } from '../platform/validation.ts';
-import { JsonText } from '../platform/json-text.ts';
+import { compileOptional } from '../platform/contract/validation.ts';
+import { JsonText } from '../platform/read-path/json-text.ts';
 import { sendJsonText } from '../transports/json-answer.ts';
 import { registerPaths } from '../transports/http-paths.ts';
 import { serializableSchema } from '../transports/schema-refs.ts';
-import { EVERY_ACCOUNT } from '../platform/read-routing.ts';
-import { StreamAnswer } from '../platform/stream-answer.ts';
+import { EVERY_ACCOUNT } from '../platform/db/read-routing.ts';
+import { StreamAnswer } from '../platform/operations/stream-answer.ts';
 
 export const OPERATOR_BASE = '/admin/api';
 
@@ -93,7 +93,7 @@ export async function checkOperatorToken(request: FastifyRequest, services: Oper
 /**
  * Issue 32, read your writes: an operator's change (a checkout, a seed, a
  * key, an order's status) is seen by the next reads even when read replicas
- * serve them, as a write operation's is (platform/read-routing.ts): marked for
+ * serve them, as a write operation's is (platform/db/read-routing.ts): marked for
  * the account its path names, else for every account (operator changes are few).
  */
 async function noteAccountWrite<T>(services: OperatorServices, route: AdminRoute, params: Record<string, unknown>, run: () => Promise<T>): Promise<T> {

@@ -2,8 +2,8 @@
 // after setseed() the rooms' set-based loaders run in this order, each
 // writing its own tables (products, pages, order numbers, orders), then the
 // customers room rebuilds its aggregates. Emits no events.
-import type { Sql } from '../platform/db.ts';
-import { AppError } from '../platform/errors.ts';
+import type { Sql } from '../platform/db/db.ts';
+import { AppError } from '../platform/contract/errors.ts';
 import { requireAccount, seedPages } from '../modules/storefront/service.ts';
 import { reserveOrderNumbers } from '../modules/accounts/service.ts';
 import { seedProducts } from '../modules/products/seed.ts';

@@ -1,6 +1,6 @@
 // Operator API: the storefront, the payment processor and the merchant's admin (OPERATOR_API.md).
 import { Type } from 'typebox';
-import { Closed, DateTime, Nullable, StrictDate, Uuid } from '../platform/schema.ts';
+import { Closed, DateTime, Nullable, StrictDate, Uuid } from '../platform/contract/schema.ts';
 import { Order, ORDER_STATUSES, type OrderStatusName } from '../modules/orders/schema.ts';
 import { checkout } from '../modules/orders/checkout.ts';
 import { changeOrder, changePaymentStatus } from '../modules/orders/commands.ts';

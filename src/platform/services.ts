@@ -5,15 +5,15 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
-import type { Db } from './db.ts';
-import type { RateLimits } from './rate-limit.ts';
-import type { KeyCache } from './key-cache.ts';
-import type { Faults } from './auth.ts';
-import type { CursorSeal } from './cursor-seal.ts';
-import type { RequestLog } from './request-log.ts';
-import type { ReadRouter } from './read-routing.ts';
-import type { BackgroundBackfill } from './view-upkeep.ts';
-import type { AnswerBufferPool } from './answer-bytes.ts';
+import type { Db } from './db/db.ts';
+import type { RateLimits } from './edge/rate-limit.ts';
+import type { KeyCache } from './edge/key-cache.ts';
+import type { Faults } from './edge/auth.ts';
+import type { CursorSeal } from './contract/cursor-seal.ts';
+import type { RequestLog } from './request-log/log.ts';
+import type { ReadRouter } from './db/read-routing.ts';
+import type { BackgroundBackfill } from './read-path/view-upkeep.ts';
+import type { AnswerBufferPool } from './read-path/answer-bytes.ts';
 
 export interface Services {
   config: Config;

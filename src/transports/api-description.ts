@@ -1,9 +1,9 @@
 // The public OpenAPI document's info and the decisions it records (GAPS.md:
 // "Each decision appears in the OpenAPI document").
-import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../platform/idempotency.ts';
-import { ETAG_HEADER, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../platform/etag.ts';
-import { APPROVAL_HEADER } from '../platform/approvals.ts';
-import type { ErrorCode } from '../platform/errors.ts';
+import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../platform/operations/idempotency.ts';
+import { ETAG_HEADER, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../platform/contract/etag.ts';
+import { APPROVAL_HEADER } from '../platform/approvals/approvals.ts';
+import type { ErrorCode } from '../platform/contract/errors.ts';
 import { ERROR_MEANINGS, errorStatuses, errorTableRows } from './error-descriptions.ts';
 export const API_DESCRIPTION = `
 Merx is a commerce operations API: one merchant account's orders, shipments, inventory, products, customers,

@@ -2,8 +2,8 @@
 // answers a small index of the service's addresses (no key needed).
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { Closed } from '../platform/schema.ts';
-import { EVENT_API_VERSION } from '../platform/events.ts';
+import { Closed } from '../platform/contract/schema.ts';
+import { EVENT_API_VERSION } from '../platform/db/outbox.ts';
 import type { DescribedRoute } from './described-route.ts';
 import { registerPaths } from './http-paths.ts';
 

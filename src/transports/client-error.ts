@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply } from 'fastify';
-import { AppError, toAppError } from '../platform/errors.ts';
+import { AppError, toAppError } from '../platform/contract/errors.ts';
 
 function errorFor(code: string | undefined): AppError {
   if (code === 'HPE_HEADER_OVERFLOW') return new AppError('headers_too_large', 'the request line and headers must not exceed 16 KB together');

@@ -3,7 +3,7 @@
 // (every tool with its input schema). The tools come from the operation
 // registry, the same place tools/list gets them, so the listing cannot drift
 // from what the server serves. The guides are pages of their own (guide-page.ts).
-import { fullDescription, type Operation } from '../platform/operation.ts';
+import { fullDescription, type Operation } from '../platform/operations/operation.ts';
 import { GUIDES, guideUrl } from './guides.ts';
 import type { GuideText } from './guide-page.ts';
 import { toolInputSchema } from './tool-schema.ts';

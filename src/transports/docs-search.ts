@@ -1,7 +1,7 @@
 // What the docs' one search finds (issue 41): the guides' sections, every
 // operation and webhook of the REST reference, every MCP tool and every
 // operator API route, each with the address of the page and place it is on.
-import { fullDescription, type Operation } from '../platform/operation.ts';
+import { fullDescription, type Operation } from '../platform/operations/operation.ts';
 import { referenceEntries, type SearchEntry } from './docs-site.ts';
 import { DOCS_PAGES } from './docs-document.ts';
 import { guideEntries, type GuideText } from './guide-page.ts';

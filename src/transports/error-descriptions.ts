@@ -1,8 +1,8 @@
-// What each error code of the code table (platform/errors.ts) means, for the
+// What each error code of the code table (platform/contract/errors.ts) means, for the
 // OpenAPI documents: the introduction's Errors table and each route's error
 // responses are derived from it, so a new code cannot go undescribed (the
 // record is keyed by the table's codes) nor land under a wrong status.
-import { ERROR_STATUS, type ErrorCode } from '../platform/errors.ts';
+import { ERROR_STATUS, type ErrorCode } from '../platform/contract/errors.ts';
 
 interface ErrorMeaning {
   /** Its row of the Errors table: when it is answered, and what `details` carries. */

@@ -1,7 +1,7 @@
 // SPEC Errors and GAPS General: on a known path, OPTIONS answers 204 and any
 // other method 405 with Allow, both before any key check.
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../platform/errors.ts';
+import { AppError } from '../platform/contract/errors.ts';
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

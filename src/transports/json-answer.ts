@@ -1,7 +1,7 @@
 // Sends an answer PostgreSQL wrote (JsonText) as its UTF-8 bytes.
 import type { FastifyReply } from 'fastify';
-import type { AnswerBufferPool } from '../platform/answer-bytes.ts';
-import type { JsonText } from '../platform/json-text.ts';
+import type { AnswerBufferPool } from '../platform/read-path/answer-bytes.ts';
+import type { JsonText } from '../platform/read-path/json-text.ts';
 
 /**
  * Sends JSON text as its UTF-8 bytes, in a lent buffer given back when the

@@ -1,12 +1,12 @@
 // What an MCP tool call reads from params._meta or, issue 41, its arguments
 // (if_match, idempotency_key, approval_id) and the tool results it answers: success with _meta (etag,
 // request_id, the operation's own), a refusal, an approval, a stored answer.
-import { AppError, mcpRefusalCode, type ErrorCode } from '../platform/errors.ts';
-import { isWrite, type Operation } from '../platform/operation.ts';
-import { checkIdempotencyKey, type StoredAnswer } from '../platform/idempotency.ts';
-import { JsonText } from '../platform/json-text.ts';
-import { etagOfData } from '../platform/etag.ts';
-import type { ApprovalAnswer } from '../platform/approvals.ts';
+import { AppError, mcpRefusalCode, type ErrorCode } from '../platform/contract/errors.ts';
+import { isWrite, type Operation } from '../platform/operations/operation.ts';
+import { checkIdempotencyKey, type StoredAnswer } from '../platform/operations/idempotency.ts';
+import { JsonText } from '../platform/read-path/json-text.ts';
+import { etagOfData } from '../platform/contract/etag.ts';
+import type { ApprovalAnswer } from '../platform/approvals/approvals.ts';
 
 export interface ToolResult {
   content: Array<{ type: string; text: string }>;

@@ -1,14 +1,14 @@
 // POST /api/mcp: a thin JSON-RPC 2.0 layer over the operation registry
 // (DESIGN: MCP). Stateless Streamable HTTP: JSON responses, no sessions.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { requirePlan, requireScope, resourceMetadataChallenge, type AuthenticatedKey } from '../platform/auth.ts';
-import { AppError, toAppError } from '../platform/errors.ts';
-import { admits, admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
-import type { StoredAnswer } from '../platform/idempotency.ts';
-import { compileValidator, type Validator } from '../platform/validation.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from '../platform/json-depth.ts';
-import { runOperation, type OperationRequest } from '../platform/pipeline.ts';
-import { JsonText, jsonOf } from '../platform/json-text.ts';
+import { requirePlan, requireScope, resourceMetadataChallenge, type AuthenticatedKey } from '../platform/edge/auth.ts';
+import { AppError, toAppError } from '../platform/contract/errors.ts';
+import { admits, admittingScopes, isWrite, type Operation } from '../platform/operations/operation.ts';
+import type { StoredAnswer } from '../platform/operations/idempotency.ts';
+import { compileValidator, type Validator } from '../platform/contract/validation.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from '../platform/contract/json-depth.ts';
+import { runOperation, type OperationRequest } from '../platform/operations/pipeline.ts';
+import { JsonText, jsonOf } from '../platform/read-path/json-text.ts';
 import { sendJsonText } from './json-answer.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
@@ -17,7 +17,7 @@ import {
 } from './mcp-results.ts';
 import { argumentParts, toolArgumentsSchema, toolDescription, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
 import { MCP_INSTRUCTIONS } from './mcp-instructions.ts';
-import { newRequestId, RequestTrace } from '../platform/request-log.ts';
+import { newRequestId, RequestTrace } from '../platform/request-log/log.ts';
 
 export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'];
 export const MAX_BATCH = 20;

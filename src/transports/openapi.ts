@@ -1,7 +1,7 @@
 // Registry -> OpenAPI 3.1. The public document is the contract (SPEC
 // Versioning 4); the operator API has its own, built the same way.
 import type { TObject, TSchema } from 'typebox';
-import { ErrorBody } from '../platform/schema.ts';
+import { ErrorBody } from '../platform/contract/schema.ts';
 import { withComponentRefs } from './schema-refs.ts';
 import { codeSamples } from './code-samples.ts';
 import { withPublicText } from './public-text.ts';
@@ -9,7 +9,7 @@ import { responseSample } from './response-samples.ts';
 import type { DescribedRoute } from './described-route.ts';
 
 export type { DescribedRoute };
-import { ApprovalAnswerBody } from '../platform/approval-schema.ts';
+import { ApprovalAnswerBody } from '../platform/approvals/schema.ts';
 
 
 export interface HeaderDoc {

@@ -1,8 +1,8 @@
-// Mounts the rooms' public routes (platform/public-route.ts) on Fastify:
+// Mounts the rooms' public routes (platform/operations/public-route.ts) on Fastify:
 // no API key, the room's handler answers. Raw-body routes get their own
 // scope so the exact bytes reach the handler.
 import type { FastifyInstance } from 'fastify';
-import type { PublicRoute } from '../platform/public-route.ts';
+import type { PublicRoute } from '../platform/operations/public-route.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 

@@ -2,22 +2,22 @@
 // checks scope, plan and rate limit in SPEC's order, validates, and hands the
 // input to the operation.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { requirePlan, requireScope } from '../platform/auth.ts';
-import { AppError } from '../platform/errors.ts';
-import { admittingScopes, answersWithEtag, isWrite, type AnswerExtras, type Operation } from '../platform/operation.ts';
-import { checkIdempotencyKey, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, type StoredAnswer } from '../platform/idempotency.ts';
-import { compileOptional } from '../platform/validation.ts';
-import { runOperation } from '../platform/pipeline.ts';
-import { dataOf, JsonText } from '../platform/json-text.ts';
+import { requirePlan, requireScope } from '../platform/edge/auth.ts';
+import { AppError } from '../platform/contract/errors.ts';
+import { admittingScopes, answersWithEtag, isWrite, type AnswerExtras, type Operation } from '../platform/operations/operation.ts';
+import { checkIdempotencyKey, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, type StoredAnswer } from '../platform/operations/idempotency.ts';
+import { compileOptional } from '../platform/contract/validation.ts';
+import { runOperation } from '../platform/operations/pipeline.ts';
+import { dataOf, JsonText } from '../platform/read-path/json-text.ts';
 import { sendJsonText } from './json-answer.ts';
-import { ETAG_HEADER, etagOfAnswer, etagOfData, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/etag.ts';
+import { ETAG_HEADER, etagOfAnswer, etagOfData, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/contract/etag.ts';
 import type { Services } from '../platform/services.ts';
-import type { AuthenticatedKey } from '../platform/auth.ts';
-import { APPROVAL_HEADER, type ApprovalAnswer } from '../platform/approvals.ts';
-import { concretePath, RequestTrace } from '../platform/request-log.ts';
+import type { AuthenticatedKey } from '../platform/edge/auth.ts';
+import { APPROVAL_HEADER, type ApprovalAnswer } from '../platform/approvals/approvals.ts';
+import { concretePath, RequestTrace } from '../platform/request-log/log.ts';
 import { registerPaths } from './http-paths.ts';
 import { serializableSchema } from './schema-refs.ts';
-import { StreamAnswer } from '../platform/stream-answer.ts';
+import { StreamAnswer } from '../platform/operations/stream-answer.ts';
 import { pipeline } from 'node:stream';
 import { createGzip } from 'node:zlib';
 

@@ -4,12 +4,12 @@
 // resource) if_match as arguments, the _meta fields of the same names that a
 // model cannot set (mcp-results.ts controlOf reads either).
 import { Type, type TObject } from 'typebox';
-import { admittingScopes, isWrite, type Operation } from '../platform/operation.ts';
-import { ApprovalAnswerBody } from '../platform/approval-schema.ts';
+import { admittingScopes, isWrite, type Operation } from '../platform/operations/operation.ts';
+import { ApprovalAnswerBody } from '../platform/approvals/schema.ts';
 import { serializableSchema } from './schema-refs.ts';
 import { portableSchema } from './portable-schema.ts';
 import { compactSchema } from './compact-schema.ts';
-import { withoutRequired } from '../platform/fields.ts';
+import { withoutRequired } from '../platform/contract/fields.ts';
 
 /**
  * The arguments as validated: the REST parts merged, in the spelling the validators share with REST.

@@ -8,11 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { startService, type RunningService } from '../../src/server.ts';
-import { openDb } from '../../src/platform/open-db.ts';
-import type { PgliteDb } from '../../src/platform/pglite-db.ts';
+import { openDb } from '../../src/platform/db/open-db.ts';
+import type { PgliteDb } from '../../src/platform/db/pglite-db.ts';
 import { migrateDatabase } from '../../src/views.ts';
 
-const MIGRATIONS = path.join(import.meta.dirname, '../../src/platform/migrations');
+const MIGRATIONS = path.join(import.meta.dirname, '../../src/platform/db/migrations');
 
 /**
  * A freshly migrated PGlite data directory, dumped once and shared by every

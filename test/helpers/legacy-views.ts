@@ -2,10 +2,10 @@
 // kept as the reference the safety net (json-views.test.ts) compares the
 // database-built JSON with: the same rows, read by the same driver type
 // parsers, shaped by the old code.
-import type { Sql } from '../../src/platform/db.ts';
+import type { Sql } from '../../src/platform/db/db.ts';
 import { countSegment } from '../../src/modules/customers/segments.ts';
 import { isMembership } from '../../src/modules/customers/filters.ts';
-import { openSecret } from '../../src/platform/secret-box.ts';
+import { openSecret } from '../../src/platform/edge/secret-box.ts';
 
 export const LEGACY_ORDER_SQL = `SELECT o.id, o.number, o.order_number, o.status, o.payment_status, o.payment_method, o.funnel_step,
   o.parent_order_id, o.total, o.delivery_price, o.discount_amount, o.coupon_code, o.refund_amount_cents, o.refunded_at,

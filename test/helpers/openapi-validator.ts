@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Ajv, ValidateFunction, ErrorObject } from 'ajv';
-import { withoutRequired } from '../../src/platform/fields.ts';
+import { withoutRequired } from '../../src/platform/contract/fields.ts';
 
 /** The 2020-12 flavour of Ajv (its instances have the core Ajv API). */
 type Ajv2020 = Ajv;

@@ -4,8 +4,8 @@
 // entries here; an operation without what it needs fails the walk loudly
 // instead of being skipped silently.
 import crypto from 'node:crypto';
-import { admittingScopes, type Operation } from '../../src/platform/operation.ts';
-import { SCOPES, type Scope } from '../../src/platform/scopes.ts';
+import { admittingScopes, type Operation } from '../../src/platform/operations/operation.ts';
+import { SCOPES, type Scope } from '../../src/platform/contract/scopes.ts';
 import type { RunningService } from '../../src/server.ts';
 import { freshTenant, operator, http, type HttpResult, type TestService } from './harness.ts';
 import { callTool } from './mcp.ts';

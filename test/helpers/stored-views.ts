@@ -1,8 +1,8 @@
 // Issue 29: the rows whose stored document is not the view built from the row
 // now (or whose ETag is not the tag of that document, or that have none, or
 // that an older declaration wrote).
-import type { Sql } from '../../src/platform/db.ts';
-import { DOCUMENT_COLUMN, ETAG_COLUMN, VERSION_COLUMN, type View } from '../../src/platform/stored-view.ts';
+import type { Sql } from '../../src/platform/db/db.ts';
+import { DOCUMENT_COLUMN, ETAG_COLUMN, VERSION_COLUMN, type View } from '../../src/platform/read-path/stored-view.ts';
 
 export async function staleDocuments(sql: Sql, view: View, accountId?: string): Promise<string[]> {
   const { alias: a, from, joins, json } = view.built;

@@ -10,8 +10,8 @@ import pg from 'pg';
 import type { TestContext } from 'node:test';
 import { http, ADMIN_TOKEN, freshTenant, startTestService, type TestService } from './harness.ts';
 import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint, type ReceivedRequest } from './https-receiver.ts';
-import { openDb } from '../../src/platform/open-db.ts';
-import type { Db } from '../../src/platform/db.ts';
+import { openDb } from '../../src/platform/db/open-db.ts';
+import type { Db } from '../../src/platform/db/db.ts';
 import { migrateDatabase } from '../../src/views.ts';
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { openDb } from '../../src/platform/open-db.ts';
+import { openDb } from '../../src/platform/db/open-db.ts';
 import { migrateDatabase } from '../../src/views.ts';
 import { fileDatabasePattern, renameDatabase } from './database-names.ts';
 

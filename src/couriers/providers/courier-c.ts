@@ -7,8 +7,8 @@
 import type { CourierAccount, CourierAdapter, CourierEvent, NormalizedStatus, Waybill } from '../adapter.ts';
 import { courierError } from '../adapter.ts';
 import type { CourierProvider, CourierPush } from '../provider.ts';
-import { AppError } from '../../platform/errors.ts';
-import { isSupportedInstant } from '../../platform/dates.ts';
+import { AppError } from '../../platform/contract/errors.ts';
+import { isSupportedInstant } from '../../platform/contract/dates.ts';
 import { failureFor, type CourierHttp, type CourierResponse } from '../http.ts';
 
 export const COURIER_C_STATES: Record<string, NormalizedStatus> = {

@@ -2,7 +2,7 @@
 // shares (store.ts), through a few connections of its own (open-store.ts).
 // Modes have a row only while not ok, so a call of a courier in the usual
 // mode reads one index and writes nothing.
-import type { Db } from '../../platform/db.ts';
+import type { Db } from '../../platform/db/db.ts';
 import type { Parcel, RawEvent, SimCall, SimMode } from './simulated-courier.ts';
 import { CALLS_KEPT, type SimulatorStore } from './store.ts';
 

@@ -1,6 +1,6 @@
 // Which store the in-service simulator keeps its parcels in (store.ts).
-import { openDb, type OpenOptions } from '../../platform/open-db.ts';
-import type { Db } from '../../platform/db.ts';
+import { openDb, type OpenOptions } from '../../platform/db/open-db.ts';
+import type { Db } from '../../platform/db/db.ts';
 import { DatabaseSimulatorStore } from './database-store.ts';
 import { MemorySimulatorStore } from './memory-store.ts';
 import type { SimulatorStore } from './store.ts';

@@ -1,9 +1,9 @@
 // Merchant accounts and their API keys (SPEC Authentication; OPERATOR_API Accounts and keys).
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
-import { GRANT_KEY_PREFIX, PUBLIC_PREFIX_LENGTH, generateApiKey, randomToken } from '../../platform/auth.ts';
-import type { Scope } from '../../platform/scopes.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { AppError, notFound } from '../../platform/contract/errors.ts';
+import { GRANT_KEY_PREFIX, PUBLIC_PREFIX_LENGTH, generateApiKey, randomToken } from '../../platform/edge/auth.ts';
+import type { Scope } from '../../platform/contract/scopes.ts';
 
 /** SPEC Authentication 4. */
 export const MAX_ACTIVE_KEYS = 10;

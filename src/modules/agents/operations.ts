@@ -2,12 +2,12 @@
 // it asked for. Any valid key may call both (no scope), so an agent holding a
 // read-only or an approval key can always see what it did and what waits.
 import { Type } from 'typebox';
-import { defineOperation } from '../../platform/operation.ts';
-import { Closed } from '../../platform/schema.ts';
-import { ApprovalAnswerBody } from '../../platform/approval-schema.ts';
-import { getApproval, APPROVAL_HEADER } from '../../platform/approvals.ts';
-import { listRequestLogs } from '../../platform/request-log-queries.ts';
-import { REQUEST_LOG_RETENTION_DAYS } from '../../platform/request-log.ts';
+import { defineOperation } from '../../platform/operations/operation.ts';
+import { Closed } from '../../platform/contract/schema.ts';
+import { ApprovalAnswerBody } from '../../platform/approvals/schema.ts';
+import { getApproval, APPROVAL_HEADER } from '../../platform/approvals/approvals.ts';
+import { listRequestLogs } from '../../platform/request-log/queries.ts';
+import { REQUEST_LOG_RETENTION_DAYS } from '../../platform/request-log/log.ts';
 import { RequestLogPage, RequestLogQuery } from './schema.ts';
 
 const TAGS = ['Agents'];

@@ -1,6 +1,6 @@
 // EXTENSIONS 7: the request log's entry and its filters.
 import { Type } from 'typebox';
-import { Closed, Cursor, DateTime, Limit, ListOf, Nullable, StrictDate, Uuid } from '../../platform/schema.ts';
+import { Closed, Cursor, DateTime, Limit, ListOf, Nullable, StrictDate, Uuid } from '../../platform/contract/schema.ts';
 
 export const RequestLogEntry = Closed(
   {

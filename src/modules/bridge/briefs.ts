@@ -1,8 +1,8 @@
 // Bridge briefs: an agent submits a marketing brief, the merchant's admin
 // takes it from draft to live; the bridge itself never publishes (SPEC MCP).
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { notFound } from '../../platform/errors.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { notFound } from '../../platform/contract/errors.ts';
 
 export const BRIEF_KINDS = ['PAGE', 'AUTOMATION', 'CAMPAIGN', 'SEGMENT'] as const;
 export const BRIEF_STATUSES = ['RECEIVED', 'IN_WORK', 'AWAITING_APPROVAL', 'APPROVED', 'LIVE', 'REJECTED', 'FAILED'] as const;

@@ -1,8 +1,8 @@
 // get_facts: counts for one asset in a time window, each with where it came
 // from. A fact that does not apply to the asset's kind is null (GAPS).
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { notFound } from '../../platform/errors.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { notFound } from '../../platform/contract/errors.ts';
 import { UNCOUNTED_STATUSES } from '../customers/aggregates.ts';
 import { countSegment } from '../customers/segments.ts';
 

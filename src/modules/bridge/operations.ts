@@ -1,9 +1,9 @@
 // The bridge tools (MCP only, bridge scopes): submit a brief, follow it, read its facts.
 import { Type } from 'typebox';
-import { defineOperation } from '../../platform/operation.ts';
-import { notFound } from '../../platform/errors.ts';
-import { parseStrictDate } from '../../platform/dates.ts';
-import { Closed, Nullable, NullableUuid, StrictDate, Uuid } from '../../platform/schema.ts';
+import { defineOperation } from '../../platform/operations/operation.ts';
+import { notFound } from '../../platform/contract/errors.ts';
+import { parseStrictDate } from '../../platform/contract/dates.ts';
+import { Closed, Nullable, NullableUuid, StrictDate, Uuid } from '../../platform/contract/schema.ts';
 import { BRIEF_KINDS, briefStatusView, getBrief, submitBrief } from './briefs.ts';
 import { computeFacts } from './facts.ts';
 import { Fact, Status } from './schema.ts';

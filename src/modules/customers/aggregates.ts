@@ -1,7 +1,7 @@
 // Keeping customer aggregates in step with orders. Every order write that can
 // change a customer's numbers calls refreshCustomer in its own transaction,
 // which also keeps the account's customer count (customer_counts) exact.
-import type { Sql } from '../../platform/db.ts';
+import type { Sql } from '../../platform/db/db.ts';
 
 /** SPEC: cancelled, archived and refunded orders do not count. */
 export const UNCOUNTED_STATUSES = ['cancelled', 'archived', 'refunded'];

@@ -1,8 +1,8 @@
 // Computed segment filters (SPEC Customers and segments; GAPS value types),
 // compiled to SQL over customer_aggregates c.
-import type { Sql } from '../../platform/db.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
-import { parseStrictDate } from '../../platform/dates.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { AppError, notFound } from '../../platform/contract/errors.ts';
+import { parseStrictDate } from '../../platform/contract/dates.ts';
 import { UNCOUNTED_STATUSES } from './aggregates.ts';
 
 export type Filters = Record<string, unknown>;

@@ -4,7 +4,7 @@
 // derives from input (notes, segment members). JavaScript's toLowerCase and
 // PostgreSQL's locale-dependent lower() once gave "İvan@x.io" two keys
 // (issue 27); nothing here lower-cases by itself.
-import type { Sql } from '../../platform/db.ts';
+import type { Sql } from '../../platform/db/db.ts';
 
 export interface CustomerRef {
   email?: string | null;

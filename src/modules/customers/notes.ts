@@ -1,10 +1,10 @@
 // Customer notes (SPEC Customer, segment, note): written, then answered with
 // the Note view as PostgreSQL writes it (issue 12).
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { isoTime, jsonObject, type JsonView } from '../../platform/json-view.ts';
-import type { JsonText } from '../../platform/json-text.ts';
-import { readOne } from '../../platform/read-sql.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { isoTime, jsonObject, type JsonView } from '../../platform/read-path/json-view.ts';
+import type { JsonText } from '../../platform/read-path/json-text.ts';
+import { readOne } from '../../platform/read-path/read-sql.ts';
 
 export const NOTE_VIEW: JsonView = {
   from: 'customer_notes n',

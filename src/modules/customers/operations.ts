@@ -1,10 +1,10 @@
 // Customers, segments, members and notes: declared once, exposed on REST, MCP and OpenAPI.
 import crypto from 'node:crypto';
 import { Type } from 'typebox';
-import { defineOperation } from '../../platform/operation.ts';
-import { AppError } from '../../platform/errors.ts';
-import { JsonText } from '../../platform/json-text.ts';
-import { Closed, Uuid } from '../../platform/schema.ts';
+import { defineOperation } from '../../platform/operations/operation.ts';
+import { AppError } from '../../platform/contract/errors.ts';
+import { JsonText } from '../../platform/read-path/json-text.ts';
+import { Closed, Uuid } from '../../platform/contract/schema.ts';
 import { listCustomers } from './queries.ts';
 import { Customer, Members, Note, Segment, SegmentFilters, SegmentIdParams, SegmentName } from './schema.ts';
 import {

@@ -1,11 +1,11 @@
 // Listing customers: an index scan over customer_aggregates, newest last
 // order first; the unfiltered total is a kept count. PostgreSQL writes the Customer view (issue 12).
-import type { Sql } from '../../platform/db.ts';
-import { isoTime, jsonNumber, jsonObject, type JsonView } from '../../platform/json-view.ts';
-import { readOffsetPage, type Filter } from '../../platform/read-sql.ts';
-import { JsonText } from '../../platform/json-text.ts';
-import { sqlParameters } from '../../platform/paging.ts';
-import { substringSearch } from '../../platform/search.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { isoTime, jsonNumber, jsonObject, type JsonView } from '../../platform/read-path/json-view.ts';
+import { readOffsetPage, type Filter } from '../../platform/read-path/read-sql.ts';
+import { JsonText } from '../../platform/read-path/json-text.ts';
+import { sqlParameters } from '../../platform/contract/paging.ts';
+import { substringSearch } from '../../platform/contract/search.ts';
 
 export const CUSTOMER_SEARCH = `lower(coalesce(c.name, '') || chr(1) || coalesce(c.email, '') || chr(1) || coalesce(c.phone, ''))`;
 

@@ -1,7 +1,7 @@
 // The customers room's schemas: the Customer, Segment and Note views, the
 // computed segment filters and the inputs of its operations.
 import { Type } from 'typebox';
-import { Closed, DateTime, Nullable, StrictDate, Uuid } from '../../platform/schema.ts';
+import { Closed, DateTime, Nullable, StrictDate, Uuid } from '../../platform/contract/schema.ts';
 import { MAX_MEMBERS_PER_CALL } from './segments.ts';
 
 const Count = () => Type.Optional(Type.Integer({ minimum: 0 }));

@@ -4,12 +4,12 @@
 // which looks up the segments an inSegment names), so the statement is
 // written for the segments it shows: one CASE branch per computed segment,
 // and PostgreSQL runs every count and writes every view in one statement.
-import type { Sql } from '../../platform/db.ts';
-import { isoTime, jsonObject, type JsonView } from '../../platform/json-view.ts';
-import { notFound } from '../../platform/errors.ts';
-import { JsonText } from '../../platform/json-text.ts';
-import { sqlParameters } from '../../platform/paging.ts';
-import { readArray, readOne } from '../../platform/read-sql.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { isoTime, jsonObject, type JsonView } from '../../platform/read-path/json-view.ts';
+import { notFound } from '../../platform/contract/errors.ts';
+import { JsonText } from '../../platform/read-path/json-text.ts';
+import { sqlParameters } from '../../platform/contract/paging.ts';
+import { readArray, readOne } from '../../platform/read-path/read-sql.ts';
 import { filterConditions, isMembership, type Filters } from './filters.ts';
 
 /** SPEC: filters exactly {inSegment: <own id>} (isMembership, in SQL). */

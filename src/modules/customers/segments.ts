@@ -1,11 +1,11 @@
 // Segments: membership segments (filters {inSegment: own id}) and computed
 // ones (any other filters), with their members and counts.
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { AppError, notFound } from '../../platform/contract/errors.ts';
 import { filterConditions, isMembership, requireOwnFilterIds, type Filters } from './filters.ts';
-import { sqlParameters } from '../../platform/paging.ts';
-import type { JsonText } from '../../platform/json-text.ts';
+import { sqlParameters } from '../../platform/contract/paging.ts';
+import type { JsonText } from '../../platform/read-path/json-text.ts';
 import { segmentsText, segmentText, type SegmentFiltersRow } from './segment-view.ts';
 import { customerKeys } from './key.ts';
 

@@ -4,13 +4,13 @@
 // transactions that had finished before the page's snapshot was taken: no
 // transaction still running can later insert an event at or before a
 // position already handed out. The whole argument is in docs/ARCHITECTURE.md.
-import type { Sql } from '../../platform/db.ts';
-import { AppError } from '../../platform/errors.ts';
-import { envelopeJson, SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
-import { parseStrictDate } from '../../platform/dates.ts';
-import { sqlParameters } from '../../platform/paging.ts';
-import type { CursorSeal, ScopedSeal } from '../../platform/cursor-seal.ts';
-import type { Scope } from '../../platform/scopes.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { AppError } from '../../platform/contract/errors.ts';
+import { envelopeJson, SUBSCRIBABLE_EVENTS } from '../../platform/db/outbox.ts';
+import { parseStrictDate } from '../../platform/contract/dates.ts';
+import { sqlParameters } from '../../platform/contract/paging.ts';
+import type { CursorSeal, ScopedSeal } from '../../platform/contract/cursor-seal.ts';
+import type { Scope } from '../../platform/contract/scopes.ts';
 import type { Static } from 'typebox';
 import type { Envelope } from './schema.ts';
 

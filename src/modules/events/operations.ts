@@ -1,5 +1,5 @@
 // The events feed, declared once for REST, MCP and OpenAPI (EXTENSIONS 1).
-import { defineOperation } from '../../platform/operation.ts';
+import { defineOperation } from '../../platform/operations/operation.ts';
 import { EventFeedPage, EventsQuery } from './schema.ts';
 import { FEED_SCOPES, readFeed, visibleTypes } from './feed.ts';
 import { EVENT_RETENTION_DAYS } from './retention.ts';

@@ -1,8 +1,8 @@
 // One event of an account by id (the operator console's link from a request
 // log entry to the events it committed, EXTENSIONS 7).
-import type { Sql } from '../../platform/db.ts';
-import { envelopeJson } from '../../platform/events.ts';
-import { notFound } from '../../platform/errors.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { envelopeJson } from '../../platform/db/outbox.ts';
+import { notFound } from '../../platform/contract/errors.ts';
 
 export async function findEvent(sql: Sql, accountId: string, eventId: string): Promise<Record<string, unknown>> {
   const { rows } = await sql.query<{ envelope: Record<string, unknown> }>(

@@ -3,7 +3,7 @@
 // every attempt of a delivery falls within its first day) and remembers, per
 // account, the newest feed position it deleted, so that a cursor from before
 // it is told it missed events (cursor_expired) instead of skipping them.
-import type { Db } from '../../platform/db.ts';
+import type { Db } from '../../platform/db/db.ts';
 
 export const EVENT_RETENTION_DAYS = 30;
 const BATCH = 1000;

@@ -1,7 +1,7 @@
 // EXTENSIONS 1, the events feed: the same envelopes webhooks deliver.
 import { Type } from 'typebox';
-import { Closed, DateTime, Limit, Nullable, StrictDate, Uuid } from '../../platform/schema.ts';
-import { SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
+import { Closed, DateTime, Limit, Nullable, StrictDate, Uuid } from '../../platform/contract/schema.ts';
+import { SUBSCRIBABLE_EVENTS } from '../../platform/db/outbox.ts';
 
 export const Envelope = Closed(
   {

@@ -2,9 +2,9 @@
 // (each its own read scope and filters), REST only: MCP answers JSON within a
 // context window, not a stream of every record.
 import { Type } from 'typebox';
-import { defineOperation, type Operation } from '../../platform/operation.ts';
-import { Closed } from '../../platform/schema.ts';
-import { StreamAnswer } from '../../platform/stream-answer.ts';
+import { defineOperation, type Operation } from '../../platform/operations/operation.ts';
+import { Closed } from '../../platform/contract/schema.ts';
+import { StreamAnswer } from '../../platform/operations/stream-answer.ts';
 import { EXPORT_SOURCES, type ExportSource } from './sources.ts';
 import { MEDIA_TYPES, openExport, type ExportFormat } from './stream.ts';
 import { EXPORTS_PER_KEY, takeSharedSlot, takeSlot } from './slots.ts';

@@ -3,8 +3,8 @@
 // export behind the transactions of the first two) and, on PostgreSQL, across
 // instances by two advisory locks per key held by the export's transaction,
 // which the database releases when it ends, however it ends.
-import type { Db, Sql } from '../../platform/db.ts';
-import { AppError } from '../../platform/errors.ts';
+import type { Db, Sql } from '../../platform/db/db.ts';
+import { AppError } from '../../platform/contract/errors.ts';
 
 export const EXPORTS_PER_KEY = 2;
 

@@ -3,12 +3,12 @@
 // single read's document where there is one (the stored views), the schema
 // CSV columns come from, and how `starting_after` finds its record.
 import { Type, type TObject, type TSchema } from 'typebox';
-import type { Sql } from '../../platform/db.ts';
-import type { Filter } from '../../platform/read-sql.ts';
-import type { JsonView } from '../../platform/json-view.ts';
-import type { Scope } from '../../platform/scopes.ts';
-import type { FeatureGate } from '../../platform/operation.ts';
-import { Closed, StrictDate } from '../../platform/schema.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import type { Filter } from '../../platform/read-path/read-sql.ts';
+import type { JsonView } from '../../platform/read-path/json-view.ts';
+import type { Scope } from '../../platform/contract/scopes.ts';
+import type { FeatureGate } from '../../platform/operations/operation.ts';
+import { Closed, StrictDate } from '../../platform/contract/schema.ts';
 import { orderView } from '../orders/view.ts';
 import { orderListFilter } from '../orders/queries.ts';
 import { listOrdersOp } from '../orders/operations.ts';

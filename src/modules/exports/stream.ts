@@ -10,10 +10,10 @@
 // transaction ends with the stream; a stream that fails or is cut off errors
 // the body, and the transport then ends the response without its final chunk.
 import { Readable, Transform, finished, pipeline } from 'node:stream';
-import type { Db, Sql } from '../../platform/db.ts';
-import { AppError } from '../../platform/errors.ts';
-import type { ScopedSeal } from '../../platform/cursor-seal.ts';
-import { sqlWithLiterals } from '../../platform/sql-literals.ts';
+import type { Db, Sql } from '../../platform/db/db.ts';
+import { AppError } from '../../platform/contract/errors.ts';
+import type { ScopedSeal } from '../../platform/contract/cursor-seal.ts';
+import { sqlWithLiterals } from '../../platform/db/sql-literals.ts';
 import { snapshotFeedCursor } from '../events/feed.ts';
 import type { ExportSource } from './sources.ts';
 import { csvColumns, csvHeader, csvRow } from './csv.ts';

@@ -1,5 +1,5 @@
 // EXTENSIONS 7: what a stock movement would do, in sentences, for an approval.
-import type { OperationContext } from '../../platform/operation.ts';
+import type { OperationContext } from '../../platform/operations/operation.ts';
 
 export async function movementEffects(ctx: OperationContext, _input: unknown, preview: { product_id: string; qty: number }): Promise<string[]> {
   const { rows } = await ctx.db.query<{ sku: string | null; name: string }>(

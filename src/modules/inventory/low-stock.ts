@@ -1,8 +1,8 @@
 // The daily low-stock check: inventory.low_stock once per product per UTC
 // day, made idempotent across instances by a unique key, not a memory flag.
 import crypto from 'node:crypto';
-import type { Db } from '../../platform/db.ts';
-import { emit } from '../../platform/events.ts';
+import type { Db } from '../../platform/db/db.ts';
+import { emit } from '../../platform/db/outbox.ts';
 
 export async function runLowStockCheck(db: Db, now: Date): Promise<number> {
   const day = now.toISOString().slice(0, 10);

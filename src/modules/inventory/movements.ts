@@ -2,15 +2,15 @@
 // in one transaction under the product's row lock, so concurrent movements
 // never lose an update and the ledger always sums to the stock.
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
-import { parseStrictDate } from '../../platform/dates.ts';
-import { sqlParameters } from '../../platform/paging.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { AppError, notFound } from '../../platform/contract/errors.ts';
+import { parseStrictDate } from '../../platform/contract/dates.ts';
+import { sqlParameters } from '../../platform/contract/paging.ts';
 import { writeProductStock, writeVariantStock } from '../products/stock-levels.ts';
-import { isoTime, jsonObject, type JsonView } from '../../platform/json-view.ts';
-import { readPage, type Filter } from '../../platform/read-sql.ts';
-import type { CursorSeal } from '../../platform/cursor-seal.ts';
-import type { JsonText } from '../../platform/json-text.ts';
+import { isoTime, jsonObject, type JsonView } from '../../platform/read-path/json-view.ts';
+import { readPage, type Filter } from '../../platform/read-path/read-sql.ts';
+import type { CursorSeal } from '../../platform/contract/cursor-seal.ts';
+import type { JsonText } from '../../platform/read-path/json-text.ts';
 
 export type MovementType = 'sale' | 'release' | 'return' | 'delivery' | 'correction';
 

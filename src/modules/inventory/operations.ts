@@ -1,8 +1,8 @@
 // The inventory operations: stock levels and the movement ledger.
 import { Type } from 'typebox';
-import { defineOperation, type FeatureGate } from '../../platform/operation.ts';
-import { AppError } from '../../platform/errors.ts';
-import { Closed, Cursor, Limit, ListOf, Nullable, NullableUuid, StrictDate, Uuid } from '../../platform/schema.ts';
+import { defineOperation, type FeatureGate } from '../../platform/operations/operation.ts';
+import { AppError } from '../../platform/contract/errors.ts';
+import { Closed, Cursor, Limit, ListOf, Nullable, NullableUuid, StrictDate, Uuid } from '../../platform/contract/schema.ts';
 import { applyMovement, listMovements, planMovement, type MovementType } from './movements.ts';
 import { stockLevels } from './stock.ts';
 import { Movement, MOVEMENT_TYPES, StockItem } from './schema.ts';

@@ -2,8 +2,8 @@
 // checkout sells, cancellation releases, returned/refunded restock; each at
 // most once per order however often its status flips. The courier status
 // mirror calls the same functions.
-import type { Sql } from '../../platform/db.ts';
-import { AppError } from '../../platform/errors.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { AppError } from '../../platform/contract/errors.ts';
 import { applyMovement } from './movements.ts';
 
 interface SoldItem {

@@ -1,6 +1,6 @@
 // The inventory room's schemas: stock levels and the movement ledger.
 import { Type } from 'typebox';
-import { Closed, DateTime, Nullable, NullableUuid, Uuid } from '../../platform/schema.ts';
+import { Closed, DateTime, Nullable, NullableUuid, Uuid } from '../../platform/contract/schema.ts';
 import type { MovementType } from './movements.ts';
 
 export const MOVEMENT_TYPES = ['sale', 'release', 'return', 'delivery', 'correction'] as const;

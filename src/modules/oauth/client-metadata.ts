@@ -4,7 +4,7 @@
 // (webhooks/subscriptions/url-policy.ts), the socket pinned to the address the
 // policy approved, 5 s and 64 KB at most.
 import { Agent, request } from 'undici';
-import { AppError } from '../../platform/errors.ts';
+import { AppError } from '../../platform/contract/errors.ts';
 import { checkWebhookUrl, type UrlPolicy } from '../webhooks/subscriptions/url-policy.ts';
 import { pinnedLookup, trustedContext } from '../webhooks/delivery/https-sender.ts';
 import { OAuthError } from './oauth-error.ts';

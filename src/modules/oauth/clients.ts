@@ -1,7 +1,7 @@
 // EXTENSIONS 10: OAuth clients, registered dynamically (RFC 7591, public
 // clients only) or known by the URL of their metadata document.
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
+import type { Sql } from '../../platform/db/db.ts';
 import type { UrlPolicy } from '../webhooks/subscriptions/url-policy.ts';
 import { fetchClientMetadata, isMetadataDocumentId } from './client-metadata.ts';
 import { OAuthError } from './oauth-error.ts';

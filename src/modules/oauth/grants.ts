@@ -3,10 +3,10 @@
 // mode, prefix, last use and revocation are that row's, and the key cache
 // forgets its tokens on every instance when either changes (migration 032).
 import crypto from 'node:crypto';
-import type { Db, Sql } from '../../platform/db.ts';
-import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, hashApiKey, randomToken } from '../../platform/auth.ts';
-import type { KeyCache } from '../../platform/key-cache.ts';
-import type { Scope } from '../../platform/scopes.ts';
+import type { Db, Sql } from '../../platform/db/db.ts';
+import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, hashApiKey, randomToken } from '../../platform/edge/auth.ts';
+import type { KeyCache } from '../../platform/edge/key-cache.ts';
+import type { Scope } from '../../platform/contract/scopes.ts';
 import { issueGrantKey, revokeKey } from '../accounts/service.ts';
 import { OAuthError } from './oauth-error.ts';
 

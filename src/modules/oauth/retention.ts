@@ -3,7 +3,7 @@
 // unknown); an access token a day past its hour. Refresh tokens, used ones
 // too, stay while their grant does: a used one presented again must still
 // revoke it.
-import type { Sql } from '../../platform/db.ts';
+import type { Sql } from '../../platform/db/db.ts';
 
 export async function pruneOAuth(sql: Sql, now: Date): Promise<number> {
   const codes = await sql.query(`DELETE FROM oauth_codes WHERE expires_at < $1::timestamptz - interval '1 day'`, [now.toISOString()]);

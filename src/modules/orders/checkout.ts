@@ -2,10 +2,10 @@
 // creates an order with its line items resolved from the catalog and emits
 // order.created in the same transaction.
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { AppError } from '../../platform/errors.ts';
-import { emit } from '../../platform/events.ts';
-import { parseStrictDate } from '../../platform/dates.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { AppError } from '../../platform/contract/errors.ts';
+import { emit } from '../../platform/db/outbox.ts';
+import { parseStrictDate } from '../../platform/contract/dates.ts';
 import { findOrder } from './queries.ts';
 import { takeOrderNumbers } from '../accounts/service.ts';
 import { recordSale } from '../inventory/order-stock.ts';

@@ -1,10 +1,10 @@
 // Changing orders. Every change and its events commit in one transaction
 // (SPEC Events; DESIGN transactional outbox).
-import type { Sql } from '../../platform/db.ts';
-import { emit, type EventSource } from '../../platform/events.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { emit, type EventSource } from '../../platform/db/outbox.ts';
 import type { Notifier } from '../../notify/notifier.ts';
 import { findOrder, findOrderText, lockOrder } from './queries.ts';
-import { valueOf, type JsonText } from '../../platform/json-text.ts';
+import { valueOf, type JsonText } from '../../platform/read-path/json-text.ts';
 import type { OrderStatusName, OrderView, UpdateOrderInput } from './schema.ts';
 import { shippedNotices } from './notices.ts';
 import { LATEST_SHIPMENT_STATUS } from './latest-shipment.ts';

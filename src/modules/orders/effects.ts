@@ -1,5 +1,5 @@
 // EXTENSIONS 7: what an order update would do, in sentences, for an approval.
-import type { OperationContext } from '../../platform/operation.ts';
+import type { OperationContext } from '../../platform/operations/operation.ts';
 import { eventEffect } from '../webhooks/effects.ts';
 
 interface UpdatePreview {

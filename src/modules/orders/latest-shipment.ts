@@ -6,8 +6,8 @@
 // shipments room takes them from here. The order's SQL reads the shipments
 // table in this file only.
 import { Type } from 'typebox';
-import { Nullable, NullableDateTime, Uuid } from '../../platform/schema.ts';
-import { field, type ViewSource } from '../../platform/stored-view.ts';
+import { Nullable, NullableDateTime, Uuid } from '../../platform/contract/schema.ts';
+import { field, type ViewSource } from '../../platform/read-path/stored-view.ts';
 
 export const SHIPMENT_STATUSES = ['pending', 'picked_up', 'in_transit', 'delivered', 'cancelled', 'refused', 'returned'] as const;
 export const ShipmentStatus = Type.Unsafe<(typeof SHIPMENT_STATUSES)[number]>({

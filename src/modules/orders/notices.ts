@@ -1,6 +1,6 @@
 // SPEC order state table: on `shipped` the customer gets an email and/or SMS
 // per the merchant's notification settings.
-import type { Sql } from '../../platform/db.ts';
+import type { Sql } from '../../platform/db/db.ts';
 import type { OutboundMessage } from '../../notify/notifier.ts';
 import type { OrderView } from './schema.ts';
 

@@ -1,10 +1,10 @@
 // The order operations: declared once, exposed on REST, MCP and OpenAPI.
-import { defineOperation, type Versioned } from '../../platform/operation.ts';
+import { defineOperation, type Versioned } from '../../platform/operations/operation.ts';
 import { changeOrder, plannedChanges, wouldNotifyCustomer } from './commands.ts';
 import { getOrderText, listOrders } from './queries.ts';
-import { JsonText, valueOf } from '../../platform/json-text.ts';
-import { notFound } from '../../platform/errors.ts';
-import { storedEtag } from '../../platform/read-sql.ts';
+import { JsonText, valueOf } from '../../platform/read-path/json-text.ts';
+import { notFound } from '../../platform/contract/errors.ts';
+import { storedEtag } from '../../platform/read-path/read-sql.ts';
 import { orderView } from './view.ts';
 import { ListOrdersQuery, OrderEnvelope, type OrderView, OrderIdParams, OrderList, UpdateOrderBody, UpdateOrderPreview, UpdateOrderResult } from './schema.ts';
 import { updateOrderEffects } from './effects.ts';

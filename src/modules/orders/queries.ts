@@ -1,13 +1,13 @@
 // Reading orders: the stored Order view (view.ts) and the keyset-paged list.
 // Every query is scoped by account_id.
-import type { Sql } from '../../platform/db.ts';
-import { parseStrictDate } from '../../platform/dates.ts';
-import { sqlParameters } from '../../platform/paging.ts';
-import { readOne, readPage, type Filter } from '../../platform/read-sql.ts';
-import type { CursorSeal } from '../../platform/cursor-seal.ts';
-import { substringSearch } from '../../platform/search.ts';
-import { valueOf, type JsonText } from '../../platform/json-text.ts';
-import { notFound } from '../../platform/errors.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { parseStrictDate } from '../../platform/contract/dates.ts';
+import { sqlParameters } from '../../platform/contract/paging.ts';
+import { readOne, readPage, type Filter } from '../../platform/read-path/read-sql.ts';
+import type { CursorSeal } from '../../platform/contract/cursor-seal.ts';
+import { substringSearch } from '../../platform/contract/search.ts';
+import { valueOf, type JsonText } from '../../platform/read-path/json-text.ts';
+import { notFound } from '../../platform/contract/errors.ts';
 import type { ListOrdersInput, OrderView } from './schema.ts';
 import { orderView } from './view.ts';
 

@@ -1,7 +1,7 @@
 // The order operations' inputs and answers around the SPEC Order view
 // (declared with its SQL in view.ts).
 import { Type, type Static } from 'typebox';
-import { Closed, Cursor, Limit, ListOf, Nullable, StrictDate, Uuid } from '../../platform/schema.ts';
+import { Closed, Cursor, Limit, ListOf, Nullable, StrictDate, Uuid } from '../../platform/contract/schema.ts';
 import { SHIPMENT_STATUSES } from './latest-shipment.ts';
 import { orderView, OrderStatus, type OrderStatusName } from './view.ts';
 

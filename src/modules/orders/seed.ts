@@ -3,7 +3,7 @@
 // seconds; deterministic under the caller's setseed(). Each order sells one
 // of the account's products, on a page selling it when there is one. No
 // events: a data loader, not a checkout; the caller rebuilds the customers.
-import type { Sql } from '../../platform/db.ts';
+import type { Sql } from '../../platform/db/db.ts';
 
 const FIRST = ['Ana', 'Boris', 'Daria', 'Emil', 'Galya', 'Ivan', 'Kalina', 'Lyubo', 'Maria', 'Nikola', 'Petya', 'Rosen', 'Stela', 'Todor', 'Vera', 'Yana'];
 const LAST = ['Petrova', 'Ivanov', 'Georgieva', 'Dimitrov', 'Koleva', 'Nikolov', 'Stoyanova', 'Todorov', 'Marinova', 'Angelov'];

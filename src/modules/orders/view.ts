@@ -4,8 +4,8 @@
 // the order or one of its shipments changes. Hidden columns (attribution,
 // IP, payment-provider ids, costs) are never read.
 import { Type, type Static } from 'typebox';
-import { DateTime, Nullable, NullableDateTime, NullableUuid, Uuid } from '../../platform/schema.ts';
-import { defineView, field } from '../../platform/stored-view.ts';
+import { DateTime, Nullable, NullableDateTime, NullableUuid, Uuid } from '../../platform/contract/schema.ts';
+import { defineView, field } from '../../platform/read-path/stored-view.ts';
 import { LATEST_SHIPMENT_JOIN, LATEST_SHIPMENT_SOURCE, shipmentSummary } from './latest-shipment.ts';
 
 export const ORDER_STATUSES = ['new', 'confirmed', 'processing', 'shipped', 'delivered', 'cancelled', 'returned', 'refunded', 'archived'] as const;

@@ -1,12 +1,12 @@
 // The product operations: declared once, exposed on REST, MCP and OpenAPI.
 import { Type } from 'typebox';
-import { defineOperation, type Versioned } from '../../platform/operation.ts';
-import { Closed } from '../../platform/schema.ts';
+import { defineOperation, type Versioned } from '../../platform/operations/operation.ts';
+import { Closed } from '../../platform/contract/schema.ts';
 import { createProduct, normalizedNewProduct, productChanges, updateProduct } from './commands.ts';
 import { getProduct, getProductText, listProducts } from './queries.ts';
-import { JsonText, valueOf } from '../../platform/json-text.ts';
-import { notFound } from '../../platform/errors.ts';
-import { storedEtag } from '../../platform/read-sql.ts';
+import { JsonText, valueOf } from '../../platform/read-path/json-text.ts';
+import { notFound } from '../../platform/contract/errors.ts';
+import { storedEtag } from '../../platform/read-path/read-sql.ts';
 import { productView } from './view.ts';
 import { type ProductView, Changes, CreateProductBody, ListProductsQuery, Product, ProductEnvelope, ProductIdParams, ProductList, UpdateProductBody } from './schema.ts';
 

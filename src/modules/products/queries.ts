@@ -1,12 +1,12 @@
 // Reading the catalog: the stored Product view (view.ts), with its variants,
 // keyset-paged newest first.
-import type { Sql } from '../../platform/db.ts';
-import { notFound } from '../../platform/errors.ts';
-import { sqlParameters } from '../../platform/paging.ts';
-import { readOne, readPage, type Filter } from '../../platform/read-sql.ts';
-import type { CursorSeal } from '../../platform/cursor-seal.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { notFound } from '../../platform/contract/errors.ts';
+import { sqlParameters } from '../../platform/contract/paging.ts';
+import { readOne, readPage, type Filter } from '../../platform/read-path/read-sql.ts';
+import type { CursorSeal } from '../../platform/contract/cursor-seal.ts';
 import { productView } from './view.ts';
-import { valueOf, type JsonText } from '../../platform/json-text.ts';
+import { valueOf, type JsonText } from '../../platform/read-path/json-text.ts';
 import type { ListProductsInput, ProductView } from './schema.ts';
 
 export function findProductText(sql: Sql, accountId: string, productId: string): Promise<JsonText | null> {

@@ -1,7 +1,7 @@
 // The product operations' inputs and answers around the SPEC Product view
 // (declared with its SQL in view.ts); GAPS "Inventory and products" field types.
 import { Type, type Static } from 'typebox';
-import { Closed, Cursor, Limit, ListOf, Nullable, Uuid } from '../../platform/schema.ts';
+import { Closed, Cursor, Limit, ListOf, Nullable, Uuid } from '../../platform/contract/schema.ts';
 import { Dimensions, productView } from './view.ts';
 
 export const DELIVERY_TYPES = ['physical', 'digital', 'free'] as const;

@@ -1,7 +1,7 @@
 // Bulk synthetic catalog records for the operator's seed (operator/seed.ts):
 // one set-based INSERT ... SELECT, deterministic under the caller's setseed().
 // Stock is left untracked, so no movement is owed.
-import type { Sql } from '../../platform/db.ts';
+import type { Sql } from '../../platform/db/db.ts';
 
 export async function seedProducts(tx: Sql, accountId: string, count: number): Promise<void> {
   await tx.query(

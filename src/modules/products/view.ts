@@ -3,8 +3,8 @@
 // Product view is stored: the row keeps its JSON and ETag, written by the
 // database whenever the product or one of its variants changes.
 import { Type } from 'typebox';
-import { DateTime, Nullable, NullableDateTime, Uuid } from '../../platform/schema.ts';
-import { defineView, field } from '../../platform/stored-view.ts';
+import { DateTime, Nullable, NullableDateTime, Uuid } from '../../platform/contract/schema.ts';
+import { defineView, field } from '../../platform/read-path/stored-view.ts';
 
 export const Dimensions = Type.Unsafe<{ l: number; w: number; h: number } | null>({
   type: ['object', 'null'],

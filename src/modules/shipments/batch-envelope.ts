@@ -1,8 +1,8 @@
 // EXTENSIONS 8: what a batch request is checked for as a whole (the envelope),
 // and its dry run: each item's create_shipment dry-run answer or refusal.
-import { AppError, toAppError } from '../../platform/errors.ts';
-import type { OperationContext } from '../../platform/operation.ts';
-import { compileValidator } from '../../platform/validation.ts';
+import { AppError, toAppError } from '../../platform/contract/errors.ts';
+import type { OperationContext } from '../../platform/operations/operation.ts';
+import { compileValidator } from '../../platform/contract/validation.ts';
 import { createShipmentOp } from './operations.ts';
 import type { BatchItemBody } from './batch-schema.ts';
 

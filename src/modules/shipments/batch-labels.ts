@@ -2,8 +2,8 @@
 // route's own answer (get_shipment_label: the courier's PDF, fetched now);
 // pdf-lib copies their pages, unchanged, into one document in item order.
 import { PDFDocument } from 'pdf-lib';
-import { AppError } from '../../platform/errors.ts';
-import type { OperationContext } from '../../platform/operation.ts';
+import { AppError } from '../../platform/contract/errors.ts';
+import type { OperationContext } from '../../platform/operations/operation.ts';
 import { getBatch, succeededShipments } from './batch-store.ts';
 import { getLabelOp } from './operations.ts';
 

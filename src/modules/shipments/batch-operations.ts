@@ -2,8 +2,8 @@
 // The items run on every instance's batch runner (batch-runner.ts); these
 // operations store a batch, show it, cancel it and merge its labels.
 import { Type } from 'typebox';
-import { defineOperation } from '../../platform/operation.ts';
-import { Closed, Cursor, Limit, ListOf, Uuid } from '../../platform/schema.ts';
+import { defineOperation } from '../../platform/operations/operation.ts';
+import { Closed, Cursor, Limit, ListOf, Uuid } from '../../platform/contract/schema.ts';
 import { Batch, BatchItem, ITEM_STATUSES, type BatchItemBody } from './batch-schema.ts';
 import { announce, cancelBatch, getBatch, insertBatch, listItems } from './batch-store.ts';
 import { checkEnvelope, previewItems } from './batch-envelope.ts';

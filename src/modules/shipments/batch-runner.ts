@@ -13,11 +13,11 @@
 // Woken like the webhook worker (webhooks/delivery/due-timer.ts): a new batch
 // and every finished item NOTIFY every instance, which then claims what it may;
 // a slow timer covers a missed notification and leases that ran out.
-import type { Db } from '../../platform/db.ts';
-import { fencedDb } from '../../platform/fenced-db.ts';
+import type { Db } from '../../platform/db/db.ts';
+import { fencedDb } from '../../platform/db/fenced-db.ts';
 import type { Services } from '../../platform/services.ts';
-import { AppError, toAppError } from '../../platform/errors.ts';
-import { execute } from '../../platform/execute.ts';
+import { AppError, toAppError } from '../../platform/contract/errors.ts';
+import { execute } from '../../platform/operations/execute.ts';
 import { checkItemBody } from './batch-envelope.ts';
 import { createShipmentOp } from './operations.ts';
 import { announce, BATCH_CHANNEL, claimItems, recordOutcome, renewLeases, runnableBatches, type ClaimedItem, type RunnableBatch } from './batch-store.ts';

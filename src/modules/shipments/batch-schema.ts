@@ -1,6 +1,6 @@
 // EXTENSIONS 8: the Batch and its items as the API shows them.
 import { Type, type Static } from 'typebox';
-import { Closed, DateTime, NullableDateTime, NullableUuid, Uuid, ErrorBody } from '../../platform/schema.ts';
+import { Closed, DateTime, NullableDateTime, NullableUuid, Uuid, ErrorBody } from '../../platform/contract/schema.ts';
 import type { CreateShipmentInput } from './create.ts';
 
 export const BATCH_STATES = ['running', 'done', 'cancelled'] as const;

@@ -3,11 +3,11 @@
 // was claimed with, with the batch row locked, so the last item to finish
 // finishes the batch exactly once whichever instance ran it.
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
-import type { Caller } from '../../platform/auth.ts';
-import type { ScopedSeal } from '../../platform/cursor-seal.ts';
-import type { Scope } from '../../platform/scopes.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { AppError, notFound } from '../../platform/contract/errors.ts';
+import type { Caller } from '../../platform/edge/auth.ts';
+import type { ScopedSeal } from '../../platform/contract/cursor-seal.ts';
+import type { Scope } from '../../platform/contract/scopes.ts';
 import type { BatchItemBody, BatchItemView, BatchView } from './batch-schema.ts';
 
 /** Every instance's batch runner listens here (batch-runner.ts). */

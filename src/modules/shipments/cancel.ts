@@ -1,7 +1,7 @@
 // Cancelling a waybill (SPEC shipment state table; GAPS cancel result).
-import type { Sql } from '../../platform/db.ts';
-import { AppError } from '../../platform/errors.ts';
-import { emit } from '../../platform/events.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { AppError } from '../../platform/contract/errors.ts';
+import { emit } from '../../platform/db/outbox.ts';
 import type { CourierSlug } from '../../couriers/adapter.ts';
 import type { OrderChangeDeps } from '../orders/commands.ts';
 import { changeOrder, touchOrder } from '../orders/commands.ts';

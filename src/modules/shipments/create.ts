@@ -4,9 +4,9 @@
 // If the courier accepted but our commit fails, the waybill is cancelled at
 // the courier, or kept for reconciliation when the courier cannot cancel.
 import crypto from 'node:crypto';
-import type { Db, Sql } from '../../platform/db.ts';
-import { AppError, toAppError } from '../../platform/errors.ts';
-import { emit } from '../../platform/events.ts';
+import type { Db, Sql } from '../../platform/db/db.ts';
+import { AppError, toAppError } from '../../platform/contract/errors.ts';
+import { emit } from '../../platform/db/outbox.ts';
 import type { CourierAdapters } from '../../couriers/adapters.ts';
 import { COURIER_SLUGS, isCourierSlug } from '../../couriers/catalog.ts';
 import type { CourierAccount, CourierSlug, WaybillRequest } from '../../couriers/adapter.ts';

@@ -1,5 +1,5 @@
 // EXTENSIONS 7: what creating or cancelling a shipment would do, in sentences, for an approval.
-import type { OperationContext } from '../../platform/operation.ts';
+import type { OperationContext } from '../../platform/operations/operation.ts';
 import { eventEffect } from '../webhooks/effects.ts';
 
 export async function createShipmentEffects(ctx: OperationContext, _input: unknown, preview: { courier: string; cod_amount: number }): Promise<string[]> {

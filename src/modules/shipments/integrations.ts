@@ -1,11 +1,11 @@
 // The account's courier integrations (OPERATOR_API PUT /accounts/{id}/couriers/{slug}).
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { AppError } from '../../platform/errors.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { AppError } from '../../platform/contract/errors.ts';
 import type { CourierAccount, CourierSlug } from '../../couriers/adapter.ts';
 import type { CourierAdapters } from '../../couriers/adapters.ts';
 import { COURIER_SLUGS, isCourierSlug } from '../../couriers/catalog.ts';
-import { openSecret, sealSecret } from '../../platform/secret-box.ts';
+import { openSecret, sealSecret } from '../../platform/edge/secret-box.ts';
 
 // Credentials and the push token are sealed at rest (issue 27): credentials as
 // the sealed text of their JSON object, the push token sealed beside its

@@ -2,8 +2,8 @@
 // Raw events are kept; new events are applied in their own time order, one
 // shipment.status_changed per new normalised status, so repeated or
 // out-of-order reports change nothing twice.
-import type { Db } from '../../platform/db.ts';
-import { emit } from '../../platform/events.ts';
+import type { Db } from '../../platform/db/db.ts';
+import { emit } from '../../platform/db/outbox.ts';
 import type { CourierEvent } from '../../couriers/adapter.ts';
 import { changeOrder, touchOrder, type OrderChangeDeps } from '../orders/commands.ts';
 import { getShipment, TERMINAL_STATUSES } from './queries.ts';

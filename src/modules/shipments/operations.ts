@@ -1,12 +1,12 @@
 // The shipment operations: declared once, exposed on REST, MCP and OpenAPI.
 import { Type } from 'typebox';
-import { defineOperation, type OperationContext } from '../../platform/operation.ts';
-import { AppError } from '../../platform/errors.ts';
-import { Closed, Nullable, Uuid } from '../../platform/schema.ts';
+import { defineOperation, type OperationContext } from '../../platform/operations/operation.ts';
+import { AppError } from '../../platform/contract/errors.ts';
+import { Closed, Nullable, Uuid } from '../../platform/contract/schema.ts';
 import type { CourierSlug } from '../../couriers/adapter.ts';
 import { getOrder } from '../orders/queries.ts';
 import { OrderIdParams } from '../orders/schema.ts';
-import { JsonText } from '../../platform/json-text.ts';
+import { JsonText } from '../../platform/read-path/json-text.ts';
 import { CourierSlugSchema as Courier, Shipment } from './schema.ts';
 import { createShipment, planShipment, type ShipmentDeps } from './create.ts';
 import { cancelShipment, isCancellable } from './cancel.ts';

@@ -1,12 +1,12 @@
 // Reading shipments: the stored Shipment view (view.ts) and the rows the
 // shipment commands decide on. Every query is scoped by account_id.
-import type { Sql } from '../../platform/db.ts';
-import { notFound } from '../../platform/errors.ts';
-import { sqlParameters } from '../../platform/paging.ts';
-import { JsonText } from '../../platform/json-text.ts';
-import { readOne, readPage, type Filter } from '../../platform/read-sql.ts';
-import { parseStrictDate } from '../../platform/dates.ts';
-import type { CursorSeal } from '../../platform/cursor-seal.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { notFound } from '../../platform/contract/errors.ts';
+import { sqlParameters } from '../../platform/contract/paging.ts';
+import { JsonText } from '../../platform/read-path/json-text.ts';
+import { readOne, readPage, type Filter } from '../../platform/read-path/read-sql.ts';
+import { parseStrictDate } from '../../platform/contract/dates.ts';
+import type { CursorSeal } from '../../platform/contract/cursor-seal.ts';
 import { shipmentView } from './view.ts';
 
 export const SHIPMENT_COLUMNS = `id, order_id, courier_slug, tracking_number, status, last_status_label, last_status_at,

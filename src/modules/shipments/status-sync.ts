@@ -2,9 +2,9 @@
 // (batched per account and courier), and the pushing couriers' reports.
 import type { FastifyBaseLogger } from 'fastify';
 import { Type } from 'typebox';
-import type { Db } from '../../platform/db.ts';
-import type { PublicRoute } from '../../platform/public-route.ts';
-import { AppError, unauthorized } from '../../platform/errors.ts';
+import type { Db } from '../../platform/db/db.ts';
+import type { PublicRoute } from '../../platform/operations/public-route.ts';
+import { AppError, unauthorized } from '../../platform/contract/errors.ts';
 import type { CourierSlug } from '../../couriers/adapter.ts';
 import { courierProviders } from '../../couriers/catalog.ts';
 import type { CourierAdapters } from '../../couriers/adapters.ts';

@@ -3,8 +3,8 @@
 // database with every change. Its statuses are declared with the summary an
 // order shows of its latest waybill (orders/latest-shipment.ts).
 import { Type } from 'typebox';
-import { DateTime, Nullable, NullableDateTime, Uuid } from '../../platform/schema.ts';
-import { defineView, field } from '../../platform/stored-view.ts';
+import { DateTime, Nullable, NullableDateTime, Uuid } from '../../platform/contract/schema.ts';
+import { defineView, field } from '../../platform/read-path/stored-view.ts';
 import { ShipmentStatus } from '../orders/latest-shipment.ts';
 
 const StringOrInteger = Type.Unsafe<string | number | null>({ type: ['string', 'integer', 'null'] });

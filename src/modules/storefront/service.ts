@@ -1,8 +1,8 @@
 // The storefront side the operator API stands in for: pages, imported
 // contacts and abandoned carts (inputs to customers and segments).
 import crypto from 'node:crypto';
-import type { Sql } from '../../platform/db.ts';
-import { notFound } from '../../platform/errors.ts';
+import type { Sql } from '../../platform/db/db.ts';
+import { notFound } from '../../platform/contract/errors.ts';
 
 export async function requireAccount(sql: Sql, accountId: string): Promise<void> {
   const { rowCount } = await sql.query('SELECT 1 FROM accounts WHERE id = $1', [accountId]);

@@ -1,10 +1,10 @@
 // The webhook operations: declared once, exposed on REST, MCP and OpenAPI.
 import { Type } from 'typebox';
-import { defineOperation, type OperationContext, type Versioned } from '../../platform/operation.ts';
-import { Closed, DateTime, Uuid } from '../../platform/schema.ts';
-import { emit, SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
-import { AppError } from '../../platform/errors.ts';
-import { etagOf } from '../../platform/etag.ts';
+import { defineOperation, type OperationContext, type Versioned } from '../../platform/operations/operation.ts';
+import { Closed, DateTime, Uuid } from '../../platform/contract/schema.ts';
+import { emit, SUBSCRIBABLE_EVENTS } from '../../platform/db/outbox.ts';
+import { AppError } from '../../platform/contract/errors.ts';
+import { etagOf } from '../../platform/contract/etag.ts';
 import crypto from 'node:crypto';
 import { checkWebhookUrl } from './subscriptions/url-policy.ts';
 import { storedWebhookUrl } from './subscriptions/sink-url.ts';
@@ -13,7 +13,7 @@ import { listDeliveryPage, nextLink } from './delivery/list.ts';
 import { getWebhookHealthOp, listDeliveryAttemptsOp } from './attempts/operations.ts';
 import { cancelRecoveryOp, getRecoveryOp, recoverDeliveriesOp } from './recovery/operations.ts';
 import { getWebhookFlowOp, updateWebhookFlowOp } from './delivery/flow-operations.ts';
-import { JsonText } from '../../platform/json-text.ts';
+import { JsonText } from '../../platform/read-path/json-text.ts';
 import { checkEvents, createSubscription, deleteSubscription, rotateSecret, updateSubscription } from './subscriptions/commands.ts';
 import { findSubscription, getSubscription, getSubscriptionText, listSubscriptions } from './subscriptions/queries.ts';
 import {

@@ -1,7 +1,7 @@
 // SPEC Webhook subscription and Webhook delivery views, and the inputs.
 import { Type } from 'typebox';
-import { Closed, DateTime, Nullable, NullableDateTime, Uuid } from '../../platform/schema.ts';
-import { SUBSCRIBABLE_EVENTS } from '../../platform/events.ts';
+import { Closed, DateTime, Nullable, NullableDateTime, Uuid } from '../../platform/contract/schema.ts';
+import { SUBSCRIBABLE_EVENTS } from '../../platform/db/outbox.ts';
 
 export const MAX_SUBSCRIPTIONS = 20;
 

@@ -2,8 +2,8 @@
 // computed from its attempt log. Declared here, in one place (schema and
 // read), to be converted to the platform's view declarations later.
 import { Type } from 'typebox';
-import type { Sql } from '../../../platform/db.ts';
-import { Closed, Nullable, NullableDateTime, Uuid } from '../../../platform/schema.ts';
+import type { Sql } from '../../../platform/db/db.ts';
+import { Closed, Nullable, NullableDateTime, Uuid } from '../../../platform/contract/schema.ts';
 
 const Window = Closed(
   {

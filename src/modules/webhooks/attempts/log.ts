@@ -5,7 +5,7 @@
 // the statement or transaction that records the attempt's outcome
 // (delivery/outcomes.ts, delivery/engine.ts, recovery/recoveries.ts): routine outcomes in their batch,
 // so the log adds no round trip to the fan-out.
-import type { Sql } from '../../../platform/db.ts';
+import type { Sql } from '../../../platform/db/db.ts';
 import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome } from '../delivery/https-sender.ts';
 
 /** What made an attempt: the automatic schedule, the retry endpoint, a recovery, or the test endpoint. */

@@ -3,8 +3,8 @@
 // exposed on REST, MCP and OpenAPI; the room's operations.ts adds them to its
 // list.
 import { Type } from 'typebox';
-import { defineOperation } from '../../../platform/operation.ts';
-import { Closed } from '../../../platform/schema.ts';
+import { defineOperation } from '../../../platform/operations/operation.ts';
+import { Closed } from '../../../platform/contract/schema.ts';
 import { findSubscription } from '../subscriptions/queries.ts';
 import { DeliveryIdParams, WebhookIdParams } from '../schema.ts';
 import { Attempt, listAttempts } from './view.ts';

@@ -2,10 +2,10 @@
 // shows it. Declared here, in one place (schema and read), to be converted to
 // the platform's view declarations later.
 import { Type } from 'typebox';
-import type { Sql } from '../../../platform/db.ts';
-import { notFound } from '../../../platform/errors.ts';
+import type { Sql } from '../../../platform/db/db.ts';
+import { notFound } from '../../../platform/contract/errors.ts';
 import { ATTEMPT_TRIGGERS, type AttemptRow } from './log.ts';
-import { Closed, DateTime, Nullable } from '../../../platform/schema.ts';
+import { Closed, DateTime, Nullable } from '../../../platform/contract/schema.ts';
 
 const Headers = (description: string) => Type.Record(Type.String(), Type.String(), { description });
 

@@ -5,12 +5,12 @@
 // held open across the network, and a process that dies mid-attempt leaves
 // a lease that simply expires into a retry (at least once).
 import crypto from 'node:crypto';
-import type { Sql } from '../../../platform/db.ts';
-import { envelopeJson, envelopeOf, envelopeText, type EmittedEvent } from '../../../platform/events.ts';
-import { notFound } from '../../../platform/errors.ts';
-import { isoTime, jsonObject, type JsonView } from '../../../platform/json-view.ts';
-import { readOne } from '../../../platform/read-sql.ts';
-import { valueOf, type JsonText } from '../../../platform/json-text.ts';
+import type { Sql } from '../../../platform/db/db.ts';
+import { envelopeJson, envelopeOf, envelopeText, type EmittedEvent } from '../../../platform/db/outbox.ts';
+import { notFound } from '../../../platform/contract/errors.ts';
+import { isoTime, jsonObject, type JsonView } from '../../../platform/read-path/json-view.ts';
+import { readOne } from '../../../platform/read-path/read-sql.ts';
+import { valueOf, type JsonText } from '../../../platform/read-path/json-text.ts';
 import type { Static } from 'typebox';
 import type { Delivery } from '../schema.ts';
 import { flowTakesOver } from './flow.ts';

@@ -5,7 +5,7 @@
 // PGlite: this process). After each pass the timer is set from the database
 // again, so an instance that died with attempts in flight is covered when
 // their leases run out.
-import type { Db } from '../../../platform/db.ts';
+import type { Db } from '../../../platform/db/db.ts';
 import { flowTakesOver } from './flow.ts';
 
 export const DUE_CHANNEL = 'merx_webhook_due';

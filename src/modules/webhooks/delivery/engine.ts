@@ -11,10 +11,10 @@
 // earliest due time and is woken by NOTIFY (due-timer.ts), not by polling.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { Db, Sql } from '../../../platform/db.ts';
-import { AppError } from '../../../platform/errors.ts';
-import { envelopeText } from '../../../platform/events.ts';
-import { Batcher } from '../../../platform/batcher.ts';
+import type { Db, Sql } from '../../../platform/db/db.ts';
+import { AppError } from '../../../platform/contract/errors.ts';
+import { envelopeText } from '../../../platform/db/outbox.ts';
+import { Batcher } from '../../../platform/db/batcher.ts';
 import type { Notifier } from '../../../notify/notifier.ts';
 import type { UrlPolicy } from '../subscriptions/url-policy.ts';
 import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './https-sender.ts';
@@ -26,11 +26,11 @@ import {
 } from './deliveries.ts';
 import { markFailed, recordOutcome, recordRoutineOutcomes, settle, type RoutineOutcome, type Settlement } from './outcomes.ts';
 import { Lanes } from './lanes.ts';
-import { retryOnConflict } from '../../../platform/conflict-retry.ts';
+import { retryOnConflict } from '../../../platform/db/conflict-retry.ts';
 import { UrlChecks } from './url-checks.ts';
 import { DueAnnouncer, DueTimer } from './due-timer.ts';
 import { deliveryMetrics, type DeliveryMetrics } from './metrics.ts';
-import { openSecret } from '../../../platform/secret-box.ts';
+import { openSecret } from '../../../platform/edge/secret-box.ts';
 import crypto from 'node:crypto';
 import { attemptRow, insertAttempts, type AttemptRow, type AttemptTrigger } from '../attempts/log.ts';
 import { RecoveryRunner } from '../recovery/runner.ts';

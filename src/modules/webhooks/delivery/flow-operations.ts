@@ -1,7 +1,7 @@
 // EXTENSIONS 9: the webhook flow resource (pause, rate, circuit breaker), on REST, MCP and OpenAPI.
 import { Type } from 'typebox';
-import { defineOperation } from '../../../platform/operation.ts';
-import { Closed } from '../../../platform/schema.ts';
+import { defineOperation } from '../../../platform/operations/operation.ts';
+import { Closed } from '../../../platform/contract/schema.ts';
 import { Flow, UpdateFlowBody, WebhookIdParams } from '../schema.ts';
 import { getFlow, updateFlow } from './flow.ts';
 

@@ -4,7 +4,7 @@
 // circuit breaker on, 10 failures in a row open the circuit (one email to the
 // merchant per opening) and a success of any trigger closes it (the held
 // deliveries drain, at the rate if one is set).
-import type { Db, Sql } from '../../../platform/db.ts';
+import type { Db, Sql } from '../../../platform/db/db.ts';
 import type { Notifier } from '../../../notify/notifier.ts';
 import type { AttemptOutcome } from './https-sender.ts';
 import type { ClaimedDelivery } from './deliveries.ts';

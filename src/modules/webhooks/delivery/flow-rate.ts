@@ -8,7 +8,7 @@
 // instances and the database's clock is the one they share, so the recorded
 // starts never number more than rate_per_second within any window, whoever
 // made them; each claimed attempt is then sent at once.
-import type { Db, Sql } from '../../../platform/db.ts';
+import type { Db, Sql } from '../../../platform/db/db.ts';
 import { CLAIMED_COLUMNS, contextOf, LEASE_SEC, type ClaimedDelivery } from './deliveries.ts';
 
 /**

@@ -8,8 +8,8 @@
 // Retry-After or an open circuit; metered (flow-rate.ts) by a rate or the
 // circuit's probe. The retry and test endpoints are never held (a person asked
 // for that attempt), but take their turn in the rate.
-import type { Sql } from '../../../platform/db.ts';
-import { notFound } from '../../../platform/errors.ts';
+import type { Sql } from '../../../platform/db/db.ts';
+import { notFound } from '../../../platform/contract/errors.ts';
 
 /** SQL: the flow row `f` holds its subscription's attempts at `now` (paused, a Retry-After, the circuit open). */
 const HOLDS = (now: string) => `(f.paused OR f.retry_after_until > ${now} OR f.circuit_opened_at IS NOT NULL)`;

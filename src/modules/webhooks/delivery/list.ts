@@ -2,11 +2,11 @@
 // and event and paged by a keyset cursor on (created_at, id). The body stays
 // SPEC's {data: [...]}; where the next page starts travels beside it (REST
 // `Link: rel="next"`, MCP `_meta.next_cursor`).
-import type { Sql } from '../../../platform/db.ts';
-import type { ScopedSeal } from '../../../platform/cursor-seal.ts';
-import { isoTime } from '../../../platform/json-view.ts';
-import { JsonText } from '../../../platform/json-text.ts';
-import { afterCursor, encodeCursor, sqlParameters } from '../../../platform/paging.ts';
+import type { Sql } from '../../../platform/db/db.ts';
+import type { ScopedSeal } from '../../../platform/contract/cursor-seal.ts';
+import { isoTime } from '../../../platform/read-path/json-view.ts';
+import { JsonText } from '../../../platform/read-path/json-text.ts';
+import { afterCursor, encodeCursor, sqlParameters } from '../../../platform/contract/paging.ts';
 import { DELIVERY_VIEW } from './deliveries.ts';
 
 export interface DeliveryFilters {

@@ -3,7 +3,7 @@
 // /metrics is scraped, so they are the same whichever instance answers.
 import type { Registry } from 'prom-client';
 import { Counter, Gauge, Histogram } from 'prom-client';
-import type { Db } from '../../../platform/db.ts';
+import type { Db } from '../../../platform/db/db.ts';
 import { flowTakesOver } from './flow.ts';
 
 export interface DeliveryMetrics {

@@ -1,7 +1,7 @@
 // What an attempt's outcome does to its delivery (SPEC Webhook delivery
 // status): the settlement, and the statements that record it, one outcome
 // at a time or the routine ones many at once (deliveries.ts claims the rows).
-import type { Sql } from '../../../platform/db.ts';
+import type { Sql } from '../../../platform/db/db.ts';
 import type { AttemptOutcome } from './https-sender.ts';
 import { ATTEMPT_COLUMNS, ATTEMPT_RECORD, type AttemptRow } from '../attempts/log.ts';
 import { BACKOFF_SEC, MAX_ATTEMPTS, type ClaimedDelivery } from './deliveries.ts';

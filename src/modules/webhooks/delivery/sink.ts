@@ -1,12 +1,12 @@
 // The debug sink (SPEC Debug sink): POST /api/webhooks/sink?id=<webhook id>
 // stores what it receives for an active subscription; the operator API lists it.
 import crypto from 'node:crypto';
-import type { Sql } from '../../../platform/db.ts';
-import { AppError } from '../../../platform/errors.ts';
-import type { PublicRoute } from '../../../platform/public-route.ts';
+import type { Sql } from '../../../platform/db/db.ts';
+import { AppError } from '../../../platform/contract/errors.ts';
+import type { PublicRoute } from '../../../platform/operations/public-route.ts';
 import { SINK_PATH } from '../subscriptions/url-policy.ts';
 import { Type } from 'typebox';
-import { Closed, Uuid } from '../../../platform/schema.ts';
+import { Closed, Uuid } from '../../../platform/contract/schema.ts';
 
 export const SINK_MAX_BYTES = 64 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

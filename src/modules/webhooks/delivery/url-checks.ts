@@ -4,7 +4,7 @@
 // whose host starts resolving to a private address is refused within
 // URL_CHECK_TTL_MS, and a changed subscription URL is a different key, so it
 // is always checked afresh.
-import { AppError } from '../../../platform/errors.ts';
+import { AppError } from '../../../platform/contract/errors.ts';
 import { checkWebhookUrl, type CheckedTarget, type UrlPolicy } from '../subscriptions/url-policy.ts';
 
 export const URL_CHECK_TTL_MS = 5_000;

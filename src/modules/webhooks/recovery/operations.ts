@@ -3,10 +3,10 @@
 // Declared once, exposed on REST, MCP and OpenAPI; the room's operations.ts
 // adds them to its list.
 import { Type } from 'typebox';
-import { defineOperation } from '../../../platform/operation.ts';
-import { Closed, DateTime, Uuid } from '../../../platform/schema.ts';
-import { AppError } from '../../../platform/errors.ts';
-import { parseStrictDate } from '../../../platform/dates.ts';
+import { defineOperation } from '../../../platform/operations/operation.ts';
+import { Closed, DateTime, Uuid } from '../../../platform/contract/schema.ts';
+import { AppError } from '../../../platform/contract/errors.ts';
+import { parseStrictDate } from '../../../platform/contract/dates.ts';
 import { WebhookIdParams } from '../schema.ts';
 import { getRecovery, RECOVERABLE_STATUSES, Recovery } from './view.ts';
 import { cancelRecovery, checkStartable, countMatching, startRecovery, type RecoveryWindow } from './recoveries.ts';

@@ -9,8 +9,8 @@
 // delivery only when it succeeds; the automatic schedule is never spent.
 import crypto from 'node:crypto';
 import { flowHolds } from '../delivery/flow.ts';
-import type { Sql } from '../../../platform/db.ts';
-import { AppError } from '../../../platform/errors.ts';
+import type { Sql } from '../../../platform/db/db.ts';
+import { AppError } from '../../../platform/contract/errors.ts';
 import { findSubscription } from '../subscriptions/queries.ts';
 import { insertAttempts, type AttemptRow } from '../attempts/log.ts';
 import type { AttemptOutcome } from '../delivery/https-sender.ts';

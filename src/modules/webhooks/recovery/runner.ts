@@ -8,7 +8,7 @@
 // expires after LEASE_SEC, and the next claim takes the recovery on.
 import crypto from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db } from '../../../platform/db.ts';
+import type { Db } from '../../../platform/db/db.ts';
 import { deliveryForResend, type ClaimedDelivery } from '../delivery/deliveries.ts';
 import type { AttemptRow } from '../attempts/log.ts';
 import type { AttemptOutcome } from '../delivery/https-sender.ts';

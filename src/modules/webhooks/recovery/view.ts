@@ -2,9 +2,9 @@
 // progress. Declared here, in one place (schema and read), to be converted to
 // the platform's view declarations later.
 import { Type } from 'typebox';
-import type { Sql } from '../../../platform/db.ts';
-import { notFound } from '../../../platform/errors.ts';
-import { Closed, DateTime, NullableDateTime, Uuid } from '../../../platform/schema.ts';
+import type { Sql } from '../../../platform/db/db.ts';
+import { notFound } from '../../../platform/contract/errors.ts';
+import { Closed, DateTime, NullableDateTime, Uuid } from '../../../platform/contract/schema.ts';
 
 export const RECOVERY_STATES = ['running', 'done', 'cancelled', 'stopped'] as const;
 export const RECOVERABLE_STATUSES = ['failed', 'dead', 'pending'] as const;

@@ -3,9 +3,9 @@
 // sending its secret. The diagnoses are tried in the contract's order; the
 // first that applies is the answer.
 import crypto from 'node:crypto';
-import type { Sql } from '../../../platform/db.ts';
-import { canonicalJson } from '../../../platform/canonical-json.ts';
-import { envelopeJson, envelopeText } from '../../../platform/events.ts';
+import type { Sql } from '../../../platform/db/db.ts';
+import { canonicalJson } from '../../../platform/contract/canonical-json.ts';
+import { envelopeJson, envelopeText } from '../../../platform/db/outbox.ts';
 import { findSubscription, secretsOf } from '../subscriptions/queries.ts';
 import { deliveryAttemptId, merxSignatureOf, standardSignatureOf } from './signature.ts';
 

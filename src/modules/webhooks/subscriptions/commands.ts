@@ -1,13 +1,13 @@
 // Webhook subscriptions, written (SPEC Webhook subscription; GAPS Webhooks):
 // create, change, delete, rotate the secret, prune retired secrets.
 import crypto from 'node:crypto';
-import type { Sql } from '../../../platform/db.ts';
-import { AppError } from '../../../platform/errors.ts';
-import { SUBSCRIBABLE_EVENTS } from '../../../platform/events.ts';
-import { JsonText } from '../../../platform/json-text.ts';
+import type { Sql } from '../../../platform/db/db.ts';
+import { AppError } from '../../../platform/contract/errors.ts';
+import { SUBSCRIBABLE_EVENTS } from '../../../platform/db/outbox.ts';
+import { JsonText } from '../../../platform/read-path/json-text.ts';
 import { MAX_SUBSCRIPTIONS } from '../schema.ts';
 import { standardSecretOf } from '../signing/signature.ts';
-import { sealSecret } from '../../../platform/secret-box.ts';
+import { sealSecret } from '../../../platform/edge/secret-box.ts';
 import { findSubscription, getSubscriptionText } from './queries.ts';
 
 /** SPEC Webhook subscription: 64 hex characters. */

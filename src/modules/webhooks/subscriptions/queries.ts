@@ -1,13 +1,13 @@
 // Webhook subscriptions, read (SPEC Webhook subscription; GAPS Webhooks): the
 // view, the row commands decide on, and the secrets the self-test checks.
-import type { Sql } from '../../../platform/db.ts';
-import { notFound } from '../../../platform/errors.ts';
-import { isoTime, jsonObject, type JsonView } from '../../../platform/json-view.ts';
-import { JsonText, valueOf } from '../../../platform/json-text.ts';
-import { readArray, readOne } from '../../../platform/read-sql.ts';
+import type { Sql } from '../../../platform/db/db.ts';
+import { notFound } from '../../../platform/contract/errors.ts';
+import { isoTime, jsonObject, type JsonView } from '../../../platform/read-path/json-view.ts';
+import { JsonText, valueOf } from '../../../platform/read-path/json-text.ts';
+import { readArray, readOne } from '../../../platform/read-path/read-sql.ts';
 import type { Static } from 'typebox';
 import type { Subscription } from '../schema.ts';
-import { openSecret } from '../../../platform/secret-box.ts';
+import { openSecret } from '../../../platform/edge/secret-box.ts';
 
 // The secret itself is sealed at rest (issue 27): read by secretsOf() and the delivery claim, opened there.
 const COLUMNS = `id, url, description, events, active, last_triggered_at, last_status_code, dead_notified_at, created_at, updated_at`;

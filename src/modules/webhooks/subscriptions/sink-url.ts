@@ -2,7 +2,7 @@
 // with its own id (`?id=<this subscription>`). A sink URL naming another
 // subscription, or a malformed id, would be accepted and then fail on every
 // delivery (the sink answers 404/400), so it is refused up front.
-import { AppError } from '../../../platform/errors.ts';
+import { AppError } from '../../../platform/contract/errors.ts';
 import type { CheckedTarget } from './url-policy.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -4,7 +4,7 @@
 // answer cannot change between the check and the connection.
 import dns from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { AppError } from '../../../platform/errors.ts';
+import { AppError } from '../../../platform/contract/errors.ts';
 
 export const SINK_PATH = '/api/webhooks/sink';
 
