@@ -17,14 +17,23 @@ import { envelopeText } from '../../../platform/db/outbox.ts';
 import { Batcher } from '../../../platform/db/batcher.ts';
 import type { Notifier } from '../../../notify/notifier.ts';
 import type { UrlPolicy } from '../subscriptions/url-policy.ts';
-import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, type SelfOrigin } from './https-sender.ts';
+import type { AttemptOutcome, SelfOrigin } from './https-sender.ts';
 import { ThreadedSenders } from './sender-thread.ts';
 import { deliveryAttemptId, OpenedSecrets } from '../signing/signature.ts';
 import {
-  BACKOFF_SEC, FIRST_ATTEMPT_GRACE_SEC, unclaim, handToWorker, claimDue, claimFirstAttempt, claimFirstAttempts, claimForRetry, releaseFirstAttempts,
-  type ClaimedDelivery, type NewDelivery,
+  BACKOFF_SEC,
+  FIRST_ATTEMPT_GRACE_SEC,
+  unclaim,
+  handToWorker,
+  claimDue,
+  claimFirstAttempt,
+  claimFirstAttempts,
+  claimForRetry,
+  releaseFirstAttempts,
+  type ClaimedDelivery,
+  type NewDelivery,
 } from './deliveries.ts';
-import { markFailed, recordOutcome, recordRoutineOutcomes, settle, type RoutineOutcome, type Settlement } from './outcomes.ts';
+import { markFailed, recordRoutineOutcomes, recordWithSideEffects, settle, type RoutineOutcome, type Settlement } from './outcomes.ts';
 import { Lanes } from './lanes.ts';
 import { retryOnConflict } from '../../../platform/db/conflict-retry.ts';
 import { UrlChecks } from './url-checks.ts';
@@ -37,30 +46,16 @@ import { RecoveryRunner } from '../recovery/runner.ts';
 import { FlowOutcomes } from './flow-outcomes.ts';
 import { claimMetered, startWhenFree } from './flow-rate.ts';
 
-const WORKER_BATCH = 100;
-/** Worker attempts in flight at once (each pass); more are claimed as these finish. */
-const WORKER_IN_FLIGHT = 256;
-const CLAIM_BATCH = 200;
-const RECORD_BATCH = 500;
-/**
- * Under load, routine outcomes wait up to this long for others to share their
- * statement (an idle engine records one at once): at 1,000 deliveries a second
- * that is ~20 rows a statement instead of ~7, a third of the round trips and
- * of PostgreSQL's time per outcome (bench/RESULTS-webhooks-first-attempts.md). The receiver
- * has its answer already; only the delivery's view waits.
- */
-const RECORD_SPACING_MS = 20;
-/**
- * A first attempt goes out on the grace alone (no lease of its own) only if
- * its lane reaches it this soon after the commit, and its transaction began
- * less than FRESH_EVENT_AGE_MS ago (by the database's clock): with the 10 s
- * timeout, its outcome is recorded long before the 60 s grace lets any worker
- * take the row.
- */
-const FRESH_WITHIN_MS = 5_000;
-const FRESH_EVENT_AGE_MS = 20_000;
-/** Graceful stop: attempts in flight get this long to finish (just over one attempt's timeout); the rest stay pending. */
-const STOP_WAIT_MS = ATTEMPT_TIMEOUT_MS + 2_000;
+import {
+  CLAIM_BATCH,
+  FRESH_EVENT_AGE_MS,
+  FRESH_WITHIN_MS,
+  RECORD_BATCH,
+  RECORD_SPACING_MS,
+  STOP_WAIT_MS,
+  WORKER_BATCH,
+  WORKER_IN_FLIGHT,
+} from './engine-tuning.ts';
 
 const eventTime = (d: ClaimedDelivery) => Date.parse(String(d.envelope?.created_at ?? '')) || 0;
 
@@ -124,7 +119,11 @@ export class DeliveryEngine {
       },
       { maxBatch: CLAIM_BATCH, parallel: 2 },
     );
-    this.routine = new Batcher((outcomes) => retryOnConflict(() => recordRoutineOutcomes(this.bookkeeping, outcomes)), { maxBatch: RECORD_BATCH, parallel: 2, spacingMs: RECORD_SPACING_MS });
+    this.routine = new Batcher((outcomes) => retryOnConflict(() => recordRoutineOutcomes(this.bookkeeping, outcomes)), {
+      maxBatch: RECORD_BATCH,
+      parallel: 2,
+      spacingMs: RECORD_SPACING_MS,
+    });
     this.metrics = deliveryMetrics(deps.metrics, this.db, () => this.firstAttempts.backlog);
     this.flow = new FlowOutcomes(this.db, this.notifier, (at) => this.announcer.announce(at));
   }
@@ -134,7 +133,11 @@ export class DeliveryEngine {
     this.taking = true;
     this.senders.warm();
     if (options.worker) {
-      this.due = new DueTimer(this.db, () => this.runDue(new Date()), (err) => this.log.error({ err }, 'webhook worker pass failed'));
+      this.due = new DueTimer(
+        this.db,
+        () => this.runDue(new Date()),
+        (err) => this.log.error({ err }, 'webhook worker pass failed'),
+      );
       await this.due.start();
       this.recoveries = new RecoveryRunner(this.db, (d) => this.resend(d), this.log);
       this.recoveries.start();
@@ -160,7 +163,10 @@ export class DeliveryEngine {
     // Rows stay pending: the worker takes them over after the grace, as the first attempts they still are.
     const unsent = this.firstAttempts.clear();
     if (unsent.length) {
-      await releaseFirstAttempts(this.db, unsent.map((d) => d.id)).catch((err) => this.log.warn({ err }, 'releasing queued first attempts failed'));
+      await releaseFirstAttempts(
+        this.db,
+        unsent.map((d) => d.id),
+      ).catch((err) => this.log.warn({ err }, 'releasing queued first attempts failed'));
     }
     await this.due?.stop();
     let timer: NodeJS.Timeout | undefined;
@@ -228,7 +234,9 @@ export class DeliveryEngine {
     for (;;) {
       while (running.size > WORKER_IN_FLIGHT - WORKER_BATCH) await Promise.race(running);
       // EXTENSIONS 9: metered subscriptions (a rate, the circuit's probe) are claimed apart, their starts counted.
-      const batch = this.stopping ? [] : [...(await claimDue(this.bookkeeping, now.toISOString(), WORKER_BATCH)), ...(await claimMetered(this.db, now.toISOString(), WORKER_BATCH))];
+      const batch = this.stopping
+        ? []
+        : [...(await claimDue(this.bookkeeping, now.toISOString(), WORKER_BATCH)), ...(await claimMetered(this.db, now.toISOString(), WORKER_BATCH))];
       if (batch.length === 0) break;
       processed += batch.length;
       // RETURNING keeps no order: a flowed subscription's rows are put back in the order of their events.
@@ -268,7 +276,12 @@ export class DeliveryEngine {
   async retry(deliveryId: string): Promise<AttemptResult> {
     const claimed = await claimForRetry(this.db, deliveryId);
     if (!claimed) throw new AppError('conflict', 'this delivery was already delivered');
-    return (await this.attempt(claimed, 'retry', new Date())) ?? { outcome: { statusCode: null, error: 'not sent', responseBody: null }, settlement: 'failed' };
+    return (
+      (await this.attempt(claimed, 'retry', new Date())) ?? {
+        outcome: { statusCode: null, error: 'not sent', responseBody: null },
+        settlement: 'failed',
+      }
+    );
   }
 
   /** `answered`: called once the attempt has its outcome, before it is recorded. */
@@ -302,9 +315,10 @@ export class DeliveryEngine {
     if (!manual && (settlement === 'delivered' || settlement === 'retry_later')) {
       await this.routine.add({ delivery, outcome, settlement, now: now.toISOString(), log });
     } else {
-      await this.recordWithSideEffects(delivery, outcome, settlement, now, log);
+      await recordWithSideEffects(this.db, this.notifier, { delivery, outcome, settlement, now, log });
     }
-    if (settlement === 'retry_later') this.announcer.announce(now.getTime() + 1000 * (BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0));
+    if (settlement === 'retry_later')
+      this.announcer.announce(now.getTime() + 1000 * (BACKOFF_SEC[Math.min(delivery.attempt, BACKOFF_SEC.length) - 1] ?? 0));
     return { outcome, settlement };
   }
 
@@ -354,43 +368,5 @@ export class DeliveryEngine {
     const outcome = 'refused' in sent ? { statusCode: null, error: sent.refused, responseBody: null } : sent.outcome;
     if (!('refused' in sent)) await this.flow.note(delivery, outcome);
     return { outcome, log: attemptRow(delivery, outcome, 'recovery', startedAt, performance.now() - started) };
-  }
-
-  /** Outcomes beyond the routine (dead, gone, manual retries): one transaction each, with the email and deactivation. */
-  private async recordWithSideEffects(delivery: ClaimedDelivery, outcome: AttemptOutcome, settlement: Settlement, now: Date, log: AttemptRow): Promise<void> {
-    await this.db.tx(async (tx) => {
-      await insertAttempts(tx, [log]);
-      if (!(await recordOutcome(tx, delivery, outcome, settlement, now.toISOString()))) return;
-      await tx.query(
-        `UPDATE webhook_subscriptions SET last_triggered_at = now(), last_status_code = $2,
-                dead_notified_at = CASE WHEN $3 THEN NULL ELSE dead_notified_at END,
-                active = CASE WHEN $4 THEN false ELSE active END, updated_at = now()
-          WHERE id = $1`,
-        [delivery.webhook_id, outcome.statusCode, settlement === 'delivered', settlement === 'gone'],
-      );
-      // SPEC Receiver rules 5: one email per subscription until a delivery succeeds again.
-      if (settlement === 'dead' && delivery.status === 'pending') {
-        const { rowCount } = await tx.query(
-          'UPDATE webhook_subscriptions SET dead_notified_at = now() WHERE id = $1 AND dead_notified_at IS NULL RETURNING id',
-          [delivery.webhook_id],
-        );
-        if (rowCount) {
-          await this.notifier.send(
-            tx,
-            {
-              accountId: delivery.account_id,
-              channel: 'email',
-              to: delivery.merchant_email,
-              subject: 'A Merx webhook endpoint keeps failing',
-              body:
-                `Hello ${delivery.merchant_name},\n\nthe ${delivery.event} event ${delivery.event_id} could not be delivered to ` +
-                `${delivery.url} after 6 attempts (last error: ${outcome.error ?? 'unknown'}). Later events are still attempted; ` +
-                'you can retry this delivery from the API. We will not email again about this endpoint until a delivery succeeds.\n\nMerx',
-              kind: 'webhook_dead',
-            },
-          );
-        }
-      }
-    });
   }
 }

@@ -1,9 +1,10 @@
 // What an attempt's outcome does to its delivery (SPEC Webhook delivery
 // status): the settlement, and the statements that record it, one outcome
 // at a time or the routine ones many at once (deliveries.ts claims the rows).
-import type { Sql } from '../../../platform/db/db.ts';
+import type { Db, Sql } from '../../../platform/db/db.ts';
+import type { Notifier } from '../../../notify/notifier.ts';
 import type { AttemptOutcome } from './https-sender.ts';
-import { ATTEMPT_COLUMNS, ATTEMPT_RECORD, type AttemptRow } from '../attempts/log.ts';
+import { ATTEMPT_COLUMNS, ATTEMPT_RECORD, insertAttempts, type AttemptRow } from '../attempts/log.ts';
 import { BACKOFF_SEC, MAX_ATTEMPTS, type ClaimedDelivery } from './deliveries.ts';
 
 export type Settlement = 'delivered' | 'retry_later' | 'dead' | 'gone' | 'failed';
@@ -112,4 +113,49 @@ export function routineOutcomesStatement(outcomes: RoutineOutcome[]): { text: st
 /** A delivery that cannot be sent at all (policy re-check failed, subscription inactive). */
 export async function markFailed(tx: Sql, deliveryId: string, error: string) {
   await tx.query(`UPDATE webhook_deliveries SET status = 'failed', last_error = $2, updated_at = now() WHERE id = $1`, [deliveryId, error]);
+}
+
+/** Outcomes beyond the routine (dead, gone, manual retries): one transaction each, with the email and deactivation. */
+export async function recordWithSideEffects(
+  db: Db,
+  notifier: Notifier,
+  {
+    delivery,
+    outcome,
+    settlement,
+    now,
+    log,
+  }: { delivery: ClaimedDelivery; outcome: AttemptOutcome; settlement: Settlement; now: Date; log: AttemptRow },
+): Promise<void> {
+  await db.tx(async (tx) => {
+    await insertAttempts(tx, [log]);
+    if (!(await recordOutcome(tx, delivery, outcome, settlement, now.toISOString()))) return;
+    await tx.query(
+      `UPDATE webhook_subscriptions SET last_triggered_at = now(), last_status_code = $2,
+                dead_notified_at = CASE WHEN $3 THEN NULL ELSE dead_notified_at END,
+                active = CASE WHEN $4 THEN false ELSE active END, updated_at = now()
+          WHERE id = $1`,
+      [delivery.webhook_id, outcome.statusCode, settlement === 'delivered', settlement === 'gone'],
+    );
+    // SPEC Receiver rules 5: one email per subscription until a delivery succeeds again.
+    if (settlement === 'dead' && delivery.status === 'pending') {
+      const { rowCount } = await tx.query(
+        'UPDATE webhook_subscriptions SET dead_notified_at = now() WHERE id = $1 AND dead_notified_at IS NULL RETURNING id',
+        [delivery.webhook_id],
+      );
+      if (rowCount) {
+        await notifier.send(tx, {
+          accountId: delivery.account_id,
+          channel: 'email',
+          to: delivery.merchant_email,
+          subject: 'A Merx webhook endpoint keeps failing',
+          body:
+            `Hello ${delivery.merchant_name},\n\nthe ${delivery.event} event ${delivery.event_id} could not be delivered to ` +
+            `${delivery.url} after 6 attempts (last error: ${outcome.error ?? 'unknown'}). Later events are still attempted; ` +
+            'you can retry this delivery from the API. We will not email again about this endpoint until a delivery succeeds.\n\nMerx',
+          kind: 'webhook_dead',
+        });
+      }
+    }
+  });
 }
