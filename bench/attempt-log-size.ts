@@ -27,7 +27,12 @@ const { log, createDatabase, run } = benchTools('attempt-log', ADMIN_URL, 'merx_
 
 /** What a sender sends for one delivery of an order event: the body it signs and the headers of webhooks/delivery/https-sender.ts. */
 function requestHeaders(deliveryId: string, eventId: string): Record<string, string> {
-  const rawBody = JSON.stringify({ id: eventId, event: 'order.updated', created_at: new Date().toISOString(), data: { order: { id: crypto.randomUUID() } } });
+  const rawBody = JSON.stringify({
+    id: eventId,
+    event: 'order.updated',
+    created_at: new Date().toISOString(),
+    data: { order: { id: crypto.randomUUID() } },
+  });
   const secret = `whsec_${crypto.randomBytes(24).toString('base64url')}`;
   const signed = signatureHeaders({ rawBody, eventId, timestampSec: Math.floor(Date.now() / 1000), secrets: [secret] });
   return {
@@ -42,11 +47,19 @@ function requestHeaders(deliveryId: string, eventId: string): Record<string, str
 }
 
 const TYPICAL_ANSWER = {
-  headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': '17', date: new Date().toUTCString(), connection: 'keep-alive', 'keep-alive': 'timeout=5' },
+  headers: {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': '17',
+    date: new Date().toUTCString(),
+    connection: 'keep-alive',
+    'keep-alive': 'timeout=5',
+  },
   body: '{"received":true}',
 };
 const BOUNDED_ANSWER = {
-  headers: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`x-receiver-header-${i}`, crypto.randomBytes(150).toString('base64').slice(0, 200)])),
+  headers: Object.fromEntries(
+    Array.from({ length: 20 }, (_, i) => [`x-receiver-header-${i}`, crypto.randomBytes(150).toString('base64').slice(0, 200)]),
+  ),
   body: crypto.randomBytes(750).toString('base64').slice(0, 1000),
 };
 
@@ -57,7 +70,13 @@ async function fill(db: Db, answer: { headers: Record<string, string>; body: str
     const rows: AttemptRow[] = [];
     for (let i = 0; i < Math.min(BATCH, ATTEMPTS - done); i++) {
       const delivery = { account_id: account, webhook_id: webhook, id: crypto.randomUUID(), url: 'https://receiver.example.com/hooks/merx' };
-      const outcome = { statusCode: 200, error: null, responseBody: answer.body, requestHeaders: requestHeaders(delivery.id, crypto.randomUUID()), responseHeaders: answer.headers };
+      const outcome = {
+        statusCode: 200,
+        error: null,
+        responseBody: answer.body,
+        requestHeaders: requestHeaders(delivery.id, crypto.randomUUID()),
+        responseHeaders: answer.headers,
+      };
       rows.push(attemptRow(delivery, outcome, 'automatic', new Date(), 40 + (i % 200)));
     }
     await insertAttempts(db, rows);
@@ -87,7 +106,10 @@ const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
 
 await run(async () => {
   const rows: string[] = [];
-  for (const [name, answer] of [['typical answer (200, 5 headers, 17-character body)', TYPICAL_ANSWER], ['at the bounds (20 headers of 200 characters, 1,000-character body)', BOUNDED_ANSWER]] as const) {
+  for (const [name, answer] of [
+    ['typical answer (200, 5 headers, 17-character body)', TYPICAL_ANSWER],
+    ['at the bounds (20 headers of 200 characters, 1,000-character body)', BOUNDED_ANSWER],
+  ] as const) {
     const db = await openDb({ databaseUrl: await createDatabase(), dataDir: '', poolMax: 2 });
     try {
       await migrateDatabase(db);
@@ -105,7 +127,7 @@ await run(async () => {
     `## ${new Date().toISOString()}`,
     '',
     `- Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.split(' ').slice(0, 2).join(' ')}; Node ${process.version}. ${ATTEMPTS.toLocaleString('en-US')} first attempts that succeed, written ${BATCH} a statement through insertAttempts(), then VACUUM (ANALYZE).`,
-    '- Each row is attemptRow() of the sender\'s request headers (both signature schemes, one live secret) and the answer below.',
+    "- Each row is attemptRow() of the sender's request headers (both signature schemes, one live secret) and the answer below.",
     '',
     '| attempts | table MB | TOAST MB | indexes MB | MB per 100,000 attempts | bytes per attempt |',
     '|---|---:|---:|---:|---:|---:|',

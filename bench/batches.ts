@@ -62,17 +62,26 @@ await run(async () => {
   log(`checking out ${ORDERS} orders (couriers a, b, c in turn)`);
   const orderIds: string[] = new Array(ORDERS);
   let next = 0;
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    for (let i = next++; i < ORDERS; i = next++) {
-      const order = await operator(base, 'POST', `/accounts/${account.id}/orders`, {
-        customer: { name: `Customer ${i}`, email: `c${i}@example.com`, phone: '+359888000111' },
-        shipping: { address: `ul. Vitosha ${i}`, city: 'Sofia', zip: '1000', courier_slug: COURIERS[i % 3], courier_delivery_mode: 'office', courier_office_id: 101 },
-        legacy: { product_name: 'Mug', quantity: 1, unit_price: 12.5 },
-        payment_method: 'cod',
-      });
-      orderIds[i] = order.data.id;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let i = next++; i < ORDERS; i = next++) {
+        const order = await operator(base, 'POST', `/accounts/${account.id}/orders`, {
+          customer: { name: `Customer ${i}`, email: `c${i}@example.com`, phone: '+359888000111' },
+          shipping: {
+            address: `ul. Vitosha ${i}`,
+            city: 'Sofia',
+            zip: '1000',
+            courier_slug: COURIERS[i % 3],
+            courier_delivery_mode: 'office',
+            courier_office_id: 101,
+          },
+          legacy: { product_name: 'Mug', quantity: 1, unit_price: 12.5 },
+          payment_method: 'cod',
+        });
+        orderIds[i] = order.data.id;
+      }
+    }),
+  );
 
   log('batch of ' + ORDERS);
   const rssBeforeBatch = rssMb(service.pid);
@@ -94,13 +103,17 @@ await run(async () => {
   const perCourier: Array<{ slug: string; calls: number; most: number; p50: number; p99: number }> = [];
   const everyCall: Array<{ at: string; duration_ms: number | null }> = [];
   for (const slug of COURIERS) {
-    const calls = ((await operator(base, 'GET', `/courier-sim/${slug}/calls`)).data as Array<{ at: string; operation: string; duration_ms: number | null }>)
-      .filter((c) => c.operation === 'create');
+    const calls = (
+      (await operator(base, 'GET', `/courier-sim/${slug}/calls`)).data as Array<{ at: string; operation: string; duration_ms: number | null }>
+    ).filter((c) => c.operation === 'create');
     everyCall.push(...calls);
     const durations = calls.map((c) => c.duration_ms ?? 0).sort((a, b) => a - b);
     perCourier.push({
-      slug, calls: calls.length, most: mostInFlight(calls),
-      p50: durations[Math.floor(durations.length * 0.5)] ?? 0, p99: durations[Math.floor(durations.length * 0.99)] ?? 0,
+      slug,
+      calls: calls.length,
+      most: mostInFlight(calls),
+      p50: durations[Math.floor(durations.length * 0.5)] ?? 0,
+      p99: durations[Math.floor(durations.length * 0.99)] ?? 0,
     });
   }
   const mostOverall = mostInFlight(everyCall);
@@ -122,7 +135,14 @@ await run(async () => {
   const items = [] as string[];
   let cursor: string | null = null;
   do {
-    const page: any = (await call(base, key, 'GET', `/api/v1/shipment-batches/${batchId}/items?status=succeeded&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).body;
+    const page: any = (
+      await call(
+        base,
+        key,
+        'GET',
+        `/api/v1/shipment-batches/${batchId}/items?status=succeeded&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      )
+    ).body;
     items.push(...page.data.map((i: { shipment_id: string }) => i.shipment_id));
     cursor = page.next_cursor;
   } while (cursor);
@@ -147,7 +167,7 @@ await run(async () => {
     '# Shipment batches (EXTENSIONS 8)',
     '',
     '`npm run bench:batches` (`bench/batches.ts`): a batch of 1,000 orders against the built-in courier simulator, then its',
-    "labels as one PDF. The service runs as a child process on PostgreSQL with its workers (the batch runner) and the",
+    'labels as one PDF. The service runs as a child process on PostgreSQL with its workers (the batch runner) and the',
     'simulator in it, as `npm start` runs it; orders are spread over courier_a, courier_b and courier_c in turn.',
     '',
     `- Date: ${new Date().toISOString()}`,
@@ -165,7 +185,7 @@ await run(async () => {
     `| the POST's answer (202) | ${created.ms.toFixed(0)} ms |`,
     `| service RSS before / peak during | ${mb(rssBeforeBatch)} / ${mb(rssPeakBatch)} |`,
     '',
-    'Courier calls in flight, from the simulator\'s call log (the most calls open at one moment; the limit is 4 per courier for one batch):',
+    "Courier calls in flight, from the simulator's call log (the most calls open at one moment; the limit is 4 per courier for one batch):",
     '',
     '| courier | create calls | most in flight | call p50 | call p99 |',
     '|---|---|---|---|---|',

@@ -112,4 +112,3 @@ export function childCpuMs(timesOutput: string): number | null {
   const parts = [...line.matchAll(/(\d+)m([\d.]+)s/g)];
   return parts.length === 2 ? parts.reduce((ms, [, m, s]) => ms + (Number(m) * 60 + Number(s)) * 1000, 0) : null;
 }
-

@@ -126,7 +126,13 @@ async function call(base: string, token: string, method: string, p: string, body
 
 function jiffies(): { busy: number; total: number } | null {
   try {
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = fs
+      .readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
     const busy = user + nice + system + irq + softirq + steal;
     return { busy, total: busy + idle + iowait };
   } catch {
@@ -217,7 +223,14 @@ function autocannonRun(base: string, p: string, nextKey: () => string, connectio
   });
 }
 
-async function loadApi(base: string, p: string, nextKey: () => string, connections: number, seconds: number, pids: () => Promise<number[]>): Promise<Stats> {
+async function loadApi(
+  base: string,
+  p: string,
+  nextKey: () => string,
+  connections: number,
+  seconds: number,
+  pids: () => Promise<number[]>,
+): Promise<Stats> {
   if (SHAPE.warmup > 0) await autocannonRun(base, p, nextKey, connections, SHAPE.warmup, null);
   const latencies: number[] = [];
   const { result, other } = await otherCores(pids, () => autocannonRun(base, p, nextKey, connections, seconds, latencies));
@@ -378,7 +391,8 @@ async function main() {
   const keys = [key, ...extra.map((k) => k.key)];
   let next = 0;
   const nextKey = () => keys[next++ % keys.length];
-  for (const table of ['orders', 'customer_aggregates', 'pages', 'products', 'abandoned_carts', 'api_keys']) await pool.query(`VACUUM (ANALYZE) ${table}`);
+  for (const table of ['orders', 'customer_aggregates', 'pages', 'products', 'abandoned_carts', 'api_keys'])
+    await pool.query(`VACUUM (ANALYZE) ${table}`);
 
   const counts = (
     await pool.query(
@@ -438,7 +452,8 @@ async function main() {
       segmentIds.push(created.data.id);
     },
     capture: (sql) => listSegments(sql, account.id),
-    agree: (api, raw) => `customer_count ${api.data.map((s: any) => s.customer_count).join(', ')} (raw ${raw.map((s: any) => s.customer_count).join(', ')})`,
+    agree: (api, raw) =>
+      `customer_count ${api.data.map((s: any) => s.customer_count).join(', ')} (raw ${raw.map((s: any) => s.customer_count).join(', ')})`,
   });
   const cases: Case[] = [
     customerCase('customers: first page', {}),
@@ -470,7 +485,9 @@ async function main() {
     log(
       `${c.name}: 1 conn p50 ${fmt(single.p50)} ms | API ${fmt(api.reqPerSec, 0)} req/s p50 ${fmt(api.p50)} p99 ${fmt(api.p99)}` +
         ` | raw ${fmt(raw.reqPerSec, 0)} req/s p50 ${fmt(raw.p50)} p99 ${fmt(raw.p99)} | other CPU ${cores(api.other)}/${cores(raw.other)}` +
-        (api.failures || raw.failures || single.failures ? ` | FAILURES ${[single.failures, api.failures, raw.failures].filter(Boolean).join('; ')}` : ''),
+        (api.failures || raw.failures || single.failures
+          ? ` | FAILURES ${[single.failures, api.failures, raw.failures].filter(Boolean).join('; ')}`
+          : ''),
     );
     for (const [i, s] of statements.entries()) {
       // The segment list statement, and the first segment's count, repeat in the second segment case: explain each once.
@@ -515,7 +532,9 @@ async function main() {
       }
       const last = statements[statements.length - 1];
       plan = (await client.query(`EXPLAIN ${last.text}`, last.params as any[])).rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
-      oneShot.push(`- Filters \`${JSON.stringify(cartFilters)}\` (${counts.carts.toLocaleString('en-US')} carts, ${counts.customers.toLocaleString('en-US')} customers)`);
+      oneShot.push(
+        `- Filters \`${JSON.stringify(cartFilters)}\` (${counts.carts.toLocaleString('en-US')} carts, ${counts.customers.toLocaleString('en-US')} customers)`,
+      );
       oneShot.push(`- Through the API (\`POST /api/v1/segments\` with \`X-Merx-Dry-Run: 1\`, which answers the count): ${apiOutcome}`);
       oneShot.push(`- The same count statement run once directly: ${rawOutcome}`);
       oneShot.push('');
@@ -538,9 +557,13 @@ async function main() {
 
   const version = (await pool.query('SELECT version() AS v')).rows[0].v as string;
   const settings = (
-    await pool.query(`SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'effective_cache_size', 'random_page_cost', 'max_connections') ORDER BY name`)
+    await pool.query(
+      `SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'effective_cache_size', 'random_page_cost', 'max_connections') ORDER BY name`,
+    )
   ).rows.map((r: any) => `${r.name}=${r.setting}${r.unit ? ` (${r.unit})` : ''}`);
-  const autocannonVersion = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', 'node_modules', 'autocannon', 'package.json'), 'utf8')).version;
+  const autocannonVersion = JSON.parse(
+    fs.readFileSync(path.join(import.meta.dirname, '..', 'node_modules', 'autocannon', 'package.json'), 'utf8'),
+  ).version;
   const cpus = os.cpus();
   const invalid = scenarios.some((s) => s.api.failures || s.raw.failures || s.single.failures);
 
@@ -552,19 +575,31 @@ async function main() {
   lines.push('## Environment');
   lines.push('');
   lines.push(`- Date: ${new Date().toISOString()}`);
-  lines.push(`- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM; ${os.type()} ${os.release()} ${os.arch()}`);
+  lines.push(
+    `- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM; ${os.type()} ${os.release()} ${os.arch()}`,
+  );
   lines.push(`- Load average (1 min) before / after: ${loadBefore.toFixed(2)} / ${os.loadavg()[0].toFixed(2)}`);
   lines.push(`- Node ${process.version}; ${version.split(' on ')[0]}; autocannon ${autocannonVersion}`);
   lines.push(`- PostgreSQL settings: ${settings.join(', ')}`);
-  lines.push(`- Data: ${counts.orders.toLocaleString('en-US')} orders (seed ${seedSeconds.toFixed(1)} s through POST /admin/api/accounts/{id}/seed), ${counts.customers.toLocaleString('en-US')} customers in customer_aggregates (${(Number(counts.agg_bytes) / 1024 / 1024).toFixed(1)} MB with indexes), ${counts.carts.toLocaleString('en-US')} abandoned carts`);
-  lines.push(`- Load: ${SHAPE.connections} connections (API, autocannon) and ${SHAPE.connections} concurrent callers (raw), ${SHAPE.warmup} s warm-up then ${SHAPE.seconds} s measured each; "1 conn" is one autocannon connection for ${SINGLE_SECONDS} s (unloaded latency). ${keys.length} API keys rotated (SPEC: 300 req/min per key).`);
-  lines.push('- **raw** replays the exact statements the service sends for that request (captured from `listCustomers` / `listSegments` themselves) on a `pg` pool of 10 with the service\'s type parsing: no HTTP, auth, rate limit, validation or serialisation. The customer list sends its page and its count in parallel; the segment list reads the segments\' filters (and each segment an inSegment names), then sends one statement that writes every view with its count, one after another.');
-  lines.push('- **other CPU**: cores used by processes other than the bench, the service and the bench database\'s backends during the measured seconds; trust a row only when it is near 0.');
+  lines.push(
+    `- Data: ${counts.orders.toLocaleString('en-US')} orders (seed ${seedSeconds.toFixed(1)} s through POST /admin/api/accounts/{id}/seed), ${counts.customers.toLocaleString('en-US')} customers in customer_aggregates (${(Number(counts.agg_bytes) / 1024 / 1024).toFixed(1)} MB with indexes), ${counts.carts.toLocaleString('en-US')} abandoned carts`,
+  );
+  lines.push(
+    `- Load: ${SHAPE.connections} connections (API, autocannon) and ${SHAPE.connections} concurrent callers (raw), ${SHAPE.warmup} s warm-up then ${SHAPE.seconds} s measured each; "1 conn" is one autocannon connection for ${SINGLE_SECONDS} s (unloaded latency). ${keys.length} API keys rotated (SPEC: 300 req/min per key).`,
+  );
+  lines.push(
+    "- **raw** replays the exact statements the service sends for that request (captured from `listCustomers` / `listSegments` themselves) on a `pg` pool of 10 with the service's type parsing: no HTTP, auth, rate limit, validation or serialisation. The customer list sends its page and its count in parallel; the segment list reads the segments' filters (and each segment an inSegment names), then sends one statement that writes every view with its count, one after another.",
+  );
+  lines.push(
+    "- **other CPU**: cores used by processes other than the bench, the service and the bench database's backends during the measured seconds; trust a row only when it is near 0.",
+  );
   if (invalid) lines.push('- **INVALID RUN**: some requests failed (see the table).');
   lines.push('');
   lines.push('## Results');
   lines.push('');
-  lines.push('| scenario | request | 1 conn p50 / p99 ms | API req/s | API p50 ms | API p99 ms | raw req/s | raw p50 ms | raw p99 ms | API/raw | other CPU (API/raw) | check |');
+  lines.push(
+    '| scenario | request | 1 conn p50 / p99 ms | API req/s | API p50 ms | API p99 ms | raw req/s | raw p50 ms | raw p99 ms | API/raw | other CPU (API/raw) | check |',
+  );
   lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const s of scenarios) {
     const failures = [s.single.failures, s.api.failures, s.raw.failures].filter(Boolean).join('; ');

@@ -18,7 +18,15 @@ import { execFileSync } from 'node:child_process';
 import { openDb } from '../src/platform/db/open-db.ts';
 import type { Db } from '../src/platform/db/db.ts';
 import { startServiceProcess } from './service-process.ts';
-import { addShipments, multiplyOrders, pickParams, provisionAndSeed, SEED_ENDPOINT_MAX_ORDERS, tableSizeMb, withoutOrderIndexes } from './fixtures.ts';
+import {
+  addShipments,
+  multiplyOrders,
+  pickParams,
+  provisionAndSeed,
+  SEED_ENDPOINT_MAX_ORDERS,
+  tableSizeMb,
+  withoutOrderIndexes,
+} from './fixtures.ts';
 import { customerCases, explainCases, explainEach, type ExplainedQuery, type ReadFunctions } from './explain.ts';
 import { benchTools, setting } from './bench-tools.ts';
 
@@ -100,9 +108,9 @@ async function main(): Promise<void> {
     ...(await import(path.join(SERVICE_DIR, 'src', 'modules', 'orders', 'queries.ts'))),
     ...(await import(path.join(SERVICE_DIR, 'src', 'modules', 'customers', 'queries.ts'))),
   };
-  const narrowCustomer = (await db.query<{ key: string }>(
-    'SELECT key FROM customer_aggregates WHERE account_id = $1 ORDER BY key LIMIT 1 OFFSET 1234', [tenant.accountId],
-  )).rows[0].key;
+  const narrowCustomer = (
+    await db.query<{ key: string }>('SELECT key FROM customer_aggregates WHERE account_id = $1 ORDER BY key LIMIT 1 OFFSET 1234', [tenant.accountId])
+  ).rows[0].key;
   const cases = [
     ...explainCases(tenant.accountId, params, read),
     ...customerCases(tenant.accountId, { q: 'petrova', qNarrow: narrowCustomer, deepOffset: Math.floor(customers * 0.8) }, read),
@@ -128,7 +136,7 @@ async function main(): Promise<void> {
     key: `${SERVICE_DIR === THIS_DIR ? 'after' : 'before'} ${size}`,
     title: `${SERVICE_DIR === THIS_DIR ? 'After' : 'Before'}: ${size}, ${revision}`,
     header: [
-      `- Date: ${new Date().toISOString()}; whole run ${((performance.now()) / 1000).toFixed(0)} s`,
+      `- Date: ${new Date().toISOString()}; whole run ${(performance.now() / 1000).toFixed(0)} s`,
       `- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM; ${os.type()} ${os.release()}; Node ${process.version}; ${version}`,
       `- PostgreSQL settings: ${settings[0].s}`,
       `- Load average (1 min) before / after: ${loadBefore.toFixed(2)} / ${os.loadavg()[0].toFixed(2)} (the machine is shared: execution times move with it, plans do not)`,
@@ -152,10 +160,20 @@ const SECTION = /<!-- section (.+?) -->\n([\s\S]*?)<!-- end section -->\n/g;
 const DATA = /<!-- data (.*) -->/;
 
 function renderSection(s: Section): string {
-  const lines = [`<!-- section ${s.key} -->`, `## ${s.title}`, '', ...s.header, '', '| Case | Plan | Rows | Execution ms | Planning ms | Buffers | Seq Scan on | Rows removed by filter |', '|---|---|---:|---:|---:|---:|---|---:|'];
+  const lines = [
+    `<!-- section ${s.key} -->`,
+    `## ${s.title}`,
+    '',
+    ...s.header,
+    '',
+    '| Case | Plan | Rows | Execution ms | Planning ms | Buffers | Seq Scan on | Rows removed by filter |',
+    '|---|---|---:|---:|---:|---:|---|---:|',
+  ];
   for (const p of s.plans) {
     const walk = p.rowsRemovedByFilter >= WALK_ROWS ? `**${int(p.rowsRemovedByFilter)}**` : int(p.rowsRemovedByFilter);
-    lines.push(`| ${p.name} | ${p.genericPlan ? 'generic' : 'per value'} | ${p.rowsReturned} | ${ms(p.executionMs)} | ${ms(p.planningMs)} | ${int(p.buffers)} | ${p.seqScans.length ? `**${p.seqScans.join(', ')}**` : '–'} | ${walk} |`);
+    lines.push(
+      `| ${p.name} | ${p.genericPlan ? 'generic' : 'per value'} | ${p.rowsReturned} | ${ms(p.executionMs)} | ${ms(p.planningMs)} | ${int(p.buffers)} | ${p.seqScans.length ? `**${p.seqScans.join(', ')}**` : '–'} | ${walk} |`,
+    );
   }
   lines.push('', '<details><summary>Plans</summary>', '');
   for (const p of s.plans) lines.push(`### ${p.name}`, '', `\`${p.request}\``, '', '```', p.plan, '```', '');
@@ -173,10 +191,15 @@ function writeSection(section: Section): void {
   sections.set(section.key, renderSection(section));
   const order = ['before 100k orders', 'after 100k orders', 'before 1,000k orders', 'after 1,000k orders'];
   const keys = [...sections.keys()].sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
-  const data = keys.map((k) => ({ key: k, rows: JSON.parse(DATA.exec(sections.get(k)!)![1]) as Array<{ name: string; ms: number; seq: string[]; removed: number; buffers: number }> }));
+  const data = keys.map((k) => ({
+    key: k,
+    rows: JSON.parse(DATA.exec(sections.get(k)!)![1]) as Array<{ name: string; ms: number; seq: string[]; removed: number; buffers: number }>,
+  }));
   const names = [...new Set(data.flatMap((d) => d.rows.map((r) => r.name)))];
   const cell = (r?: { ms: number; seq: string[]; removed: number; buffers: number }) =>
-    !r ? '' : `${ms(r.ms)} ms, ${int(r.buffers)} buf${r.seq.length ? `, **Seq Scan on ${r.seq.join(', ')}**` : ''}${r.removed >= WALK_ROWS ? `, **${int(r.removed)} removed**` : ''}`;
+    !r
+      ? ''
+      : `${ms(r.ms)} ms, ${int(r.buffers)} buf${r.seq.length ? `, **Seq Scan on ${r.seq.join(', ')}**` : ''}${r.removed >= WALK_ROWS ? `, **${int(r.removed)} removed**` : ''}`;
   const lines = [
     '# EXPLAIN of every list filter, before and after',
     '',

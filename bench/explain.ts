@@ -77,8 +77,19 @@ const queryString = (input: object) => {
   return query ? `?${query}` : '';
 };
 
-export function listCase(name: string, accountId: string, input: ListOrdersInput, cursors: CursorSeal, read: ReadFunctions = THIS_CHECKOUT): ExplainCase {
-  return { name, request: `GET /api/v1/orders${queryString(input)}`, capture: (sql) => read.listOrders(sql, accountId, input, cursors), answerLast: true };
+export function listCase(
+  name: string,
+  accountId: string,
+  input: ListOrdersInput,
+  cursors: CursorSeal,
+  read: ReadFunctions = THIS_CHECKOUT,
+): ExplainCase {
+  return {
+    name,
+    request: `GET /api/v1/orders${queryString(input)}`,
+    capture: (sql) => read.listOrders(sql, accountId, input, cursors),
+    answerLast: true,
+  };
 }
 
 /** One case per list filter the API offers, plus the edge cases worth watching. */
@@ -113,7 +124,11 @@ export function explainCases(accountId: string, p: BenchParams, read: ReadFuncti
 }
 
 /** The customer list (SPEC Customers): each case sends a page and its `total`, both explained. */
-export function customerCases(accountId: string, p: { q: string; qNarrow: string; deepOffset: number }, read: ReadFunctions = THIS_CHECKOUT): ExplainCase[] {
+export function customerCases(
+  accountId: string,
+  p: { q: string; qNarrow: string; deepOffset: number },
+  read: ReadFunctions = THIS_CHECKOUT,
+): ExplainCase[] {
   const customers = (name: string, input: { q?: string; offset?: number }) => ({
     name,
     request: `GET /api/v1/customers${queryString(input)}`,
@@ -146,8 +161,12 @@ export async function explainEach(db: Db, c: ExplainCase): Promise<ExplainedQuer
   const explained: ExplainedQuery[] = [];
   for (const [i, statement] of statements.entries()) {
     const last = i === statements.length - 1;
-    const name = statements.length === 1 || (c.answerLast && last) ? c.name
-      : c.answerLast ? `${c.name} (lookup ${i + 1} of ${statements.length - 1})` : `${c.name} [${i + 1}/${statements.length}]`;
+    const name =
+      statements.length === 1 || (c.answerLast && last)
+        ? c.name
+        : c.answerLast
+          ? `${c.name} (lookup ${i + 1} of ${statements.length - 1})`
+          : `${c.name} [${i + 1}/${statements.length}]`;
     explained.push(await explainStatement(db, name, c.request, statement));
   }
   return explained;

@@ -48,20 +48,22 @@ function exportOnce(url: string, key: string, format: 'jsonl' | 'csv', gzip: boo
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(pid))), 100);
     const started = performance.now();
     const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'accept-encoding': gzip ? 'gzip' : 'identity' };
-    http.get(`${url}/api/v1/exports/orders?format=${format}`, { headers }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`export answered ${res.statusCode}`));
-      let bytes = 0;
-      let rows = 0;
-      res.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (!gzip) for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) rows++;
-      });
-      res.on('end', () => {
-        clearInterval(sampler);
-        resolve({ seconds: (performance.now() - started) / 1000, bytes, rows, growthMb: peak - before });
-      });
-      res.on('error', reject);
-    }).on('error', reject);
+    http
+      .get(`${url}/api/v1/exports/orders?format=${format}`, { headers }, (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`export answered ${res.statusCode}`));
+        let bytes = 0;
+        let rows = 0;
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (!gzip) for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) rows++;
+        });
+        res.on('end', () => {
+          clearInterval(sampler);
+          resolve({ seconds: (performance.now() - started) / 1000, bytes, rows, growthMb: peak - before });
+        });
+        res.on('error', reject);
+      })
+      .on('error', reject);
   });
 }
 
@@ -82,7 +84,9 @@ async function main(): Promise<void> {
   const databaseUrl = await createDatabase();
   const service = await startServiceProcess(databaseUrl, adminToken, { env: SERVICE_ENV });
   cleanups.push({ name: 'stop service', run: () => service.stop() });
-  const beforeService = BEFORE_DIR ? await startServiceProcess(databaseUrl, adminToken, { env: SERVICE_ENV, main: path.join(BEFORE_DIR, 'src', 'main.ts') }) : null;
+  const beforeService = BEFORE_DIR
+    ? await startServiceProcess(databaseUrl, adminToken, { env: SERVICE_ENV, main: path.join(BEFORE_DIR, 'src', 'main.ts') })
+    : null;
   if (beforeService) cleanups.push({ name: 'stop the before service', run: () => beforeService.stop() });
   const seeded = Math.min(ORDERS, SEED_ENDPOINT_MAX_ORDERS);
   log(`seeding ${ORDERS.toLocaleString('en-US')} orders…`);
@@ -91,10 +95,14 @@ async function main(): Promise<void> {
   cleanups.push({ name: 'close pool', run: () => db.close() });
   const factor = Math.ceil(ORDERS / seeded);
   if (factor > 1) {
-    await withoutOrderIndexes(db, log, () => withDocumentsWrittenOnce(db, tenant.accountId, log, (tx) => multiplyOrders(tx, tenant.accountId, factor, log)));
+    await withoutOrderIndexes(db, log, () =>
+      withDocumentsWrittenOnce(db, tenant.accountId, log, (tx) => multiplyOrders(tx, tenant.accountId, factor, log)),
+    );
   }
   await settle(db);
-  const { rows: [size] } = await db.query<{ n: number; bytes: number }>(
+  const {
+    rows: [size],
+  } = await db.query<{ n: number; bytes: number }>(
     `SELECT count(*)::int AS n, sum(octet_length(view_json::text) + 1)::bigint AS bytes FROM orders WHERE account_id = $1 AND status <> 'archived'`,
     [tenant.accountId],
   );
@@ -118,25 +126,30 @@ async function main(): Promise<void> {
       sides['jsonl before'].push(await exportOnce(beforeService.url, tenant.key, 'jsonl', false, beforeService.pid));
       sides['csv before'].push(await exportOnce(beforeService.url, tenant.key, 'csv', false, beforeService.pid));
     }
-    log(`round ${round}: ${Object.entries(sides).map(([name, m]) => `${name} ${m.at(-1)!.seconds.toFixed(1)} s`).join(', ')}`);
+    log(
+      `round ${round}: ${Object.entries(sides)
+        .map(([name, m]) => `${name} ${m.at(-1)!.seconds.toFixed(1)} s`)
+        .join(', ')}`,
+    );
   }
   for (const name of ['jsonl', 'csv', 'jsonl before', 'csv before']) {
-    for (const m of sides[name] ?? []) if (m.rows !== size.n + (name.startsWith('csv') ? 1 : 0)) throw new Error(`${name} streamed ${m.rows} lines for ${size.n} orders`);
+    for (const m of sides[name] ?? [])
+      if (m.rows !== size.n + (name.startsWith('csv') ? 1 : 0)) throw new Error(`${name} streamed ${m.rows} lines for ${size.n} orders`);
   }
   const psqlRate = size.n / median(sides.psql.map((m) => m.seconds));
   const lines = Object.entries(sides).map(([name, measures]) => {
     const seconds = median(measures.map((m) => m.seconds));
     const rows = measures[0].rows - (name.startsWith('csv') ? 1 : 0);
     const growth = measures.some((m) => m.growthMb !== undefined) ? `${Math.max(...measures.map((m) => m.growthMb ?? 0)).toFixed(0)} MB` : '—';
-    return `| ${name} | ${seconds.toFixed(2)} | ${Math.round(rows / seconds).toLocaleString('en-US')} | ${(median(measures.map((m) => m.bytes)) / 1e6 / seconds).toFixed(1)} | ${Math.round(((rows / seconds) / psqlRate) * 100)}% | ${growth} |`;
+    return `| ${name} | ${seconds.toFixed(2)} | ${Math.round(rows / seconds).toLocaleString('en-US')} | ${(median(measures.map((m) => m.bytes)) / 1e6 / seconds).toFixed(1)} | ${Math.round((rows / seconds / psqlRate) * 100)}% | ${growth} |`;
   });
   const section = [
     `## ${started.toISOString().slice(0, 16)}Z: ${size.n.toLocaleString('en-US')} orders (${(size.bytes / 1e6).toFixed(0)} MB of documents)`,
     '',
     ...(BEFORE_DIR ? [`- "before": the service of ${BEFORE_DIR} (BENCH_BEFORE_DIR) on the same database, in the same rounds.`] : []),
     `- ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)} at the end; PostgreSQL and the service on this machine; ${ROUNDS} rounds alternating, medians; the client only counts bytes (and lines).`,
-    '- psql: `\\copy (SELECT view_json FROM orders WHERE account_id = … AND status <> \'archived\' ORDER BY created_at DESC, id DESC) TO \'/dev/null\'`, the same documents in the list\'s order. MB/s of gzip rows: compressed bytes on the wire.',
-    '- Memory: the service\'s RSS sampled every 100 ms, the highest during an export minus its level just before (the highest over the rounds).',
+    "- psql: `\\copy (SELECT view_json FROM orders WHERE account_id = … AND status <> 'archived' ORDER BY created_at DESC, id DESC) TO '/dev/null'`, the same documents in the list's order. MB/s of gzip rows: compressed bytes on the wire.",
+    "- Memory: the service's RSS sampled every 100 ms, the highest during an export minus its level just before (the highest over the rounds).",
     '',
     '| side | seconds | rows/s | MB/s | rows/s vs psql | service memory growth |',
     '| --- | --- | --- | --- | --- | --- |',
@@ -144,7 +157,10 @@ async function main(): Promise<void> {
     '',
   ].join('\n');
   if (!fs.existsSync(RESULTS)) {
-    fs.writeFileSync(RESULTS, '# Exports: the service beside psql (bench/exports.ts)\n\nTarget (issue 39): JSONL at >= 70% of psql\'s rows/s; the service\'s memory grows by no more than 100 MB.\n\n');
+    fs.writeFileSync(
+      RESULTS,
+      "# Exports: the service beside psql (bench/exports.ts)\n\nTarget (issue 39): JSONL at >= 70% of psql's rows/s; the service's memory grows by no more than 100 MB.\n\n",
+    );
   }
   fs.appendFileSync(RESULTS, `${section}\n`);
   log(`\n${section}`);

@@ -261,10 +261,7 @@ export async function pickParams(db: Db, accountId: string): Promise<BenchParams
   const page = await one<{ id: string }>(`SELECT id FROM pages WHERE account_id = $1 ORDER BY created_at, id LIMIT 1`);
   const product = await one<{ id: string }>(`SELECT id FROM products WHERE account_id = $1 ORDER BY created_at DESC, id LIMIT 1 OFFSET 17`);
   const narrow = await one<{ email: string }>(`SELECT customer_email AS email FROM orders WHERE account_id = $1 ORDER BY number LIMIT 1 OFFSET 1234`);
-  const { rows: ids } = await db.query<{ id: string }>(
-    `SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text) LIMIT 1000`,
-    [accountId],
-  );
+  const { rows: ids } = await db.query<{ id: string }>(`SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text) LIMIT 1000`, [accountId]);
   const day = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
   const cursors = await loadCursorSeal(db);
   return {

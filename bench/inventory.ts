@@ -132,7 +132,8 @@ function autocannonRun(base: string, nextKey: () => string, nextMovement: () => 
           },
         ],
       },
-      (err, result) => (err ? reject(err) : resolve({ seconds: (result.finish.getTime() - result.start.getTime()) / 1000, statuses, errors: result.errors })),
+      (err, result) =>
+        err ? reject(err) : resolve({ seconds: (result.finish.getTime() - result.start.getTime()) / 1000, statuses, errors: result.errors }),
     );
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
       statuses.set(statusCode, (statuses.get(statusCode) ?? 0) + 1);
@@ -228,7 +229,10 @@ function render(env: Record<string, string>, rows: Row[], ledger: { movements: n
     '',
     '| scenario | side | writes/s | p50 ms | p99 ms | writes | failures |',
     '|---|---|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.scenario} | ${r.side} | ${f(r.stats.perSecond, 0)} | ${f(r.stats.p50)} | ${f(r.stats.p99)} | ${r.stats.writes} | ${r.stats.failures}${r.stats.failureDetail ? ` (${r.stats.failureDetail})` : ''} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.scenario} | ${r.side} | ${f(r.stats.perSecond, 0)} | ${f(r.stats.p50)} | ${f(r.stats.p99)} | ${r.stats.writes} | ${r.stats.failures}${r.stats.failureDetail ? ` (${r.stats.failureDetail})` : ''} |`,
+    ),
     '',
     '## Ledger check after the run',
     '',
@@ -251,7 +255,14 @@ async function main(): Promise<void> {
 
   const account = (await operatorCall(service.url, adminToken, 'POST', '/accounts', { name: 'Bench inventory', email: 'bench@example.com' })).data;
   const create = async (i: number) =>
-    (await operatorCall(service.url, adminToken, 'POST', `/accounts/${account.id}/products`, { name: `Bench ${i}`, price: 10, sku: `B-${i}`, stock_quantity: INITIAL_STOCK })).data.id as string;
+    (
+      await operatorCall(service.url, adminToken, 'POST', `/accounts/${account.id}/products`, {
+        name: `Bench ${i}`,
+        price: 10,
+        sku: `B-${i}`,
+        stock_quantity: INITIAL_STOCK,
+      })
+    ).data.id as string;
   const hot = await create(0);
   const spread: string[] = [];
   for (let i = 1; i <= PRODUCTS; i++) spread.push(await create(i));
@@ -267,13 +278,18 @@ async function main(): Promise<void> {
   const nextProduct = roundRobin(spread);
   const spreadMovement = () => movementFor(n++, nextProduct());
   const rows: Row[] = [];
-  for (const [scenario, next] of [['one hot product', hotMovement], [`${PRODUCTS} products`, spreadMovement]] as const) {
+  for (const [scenario, next] of [
+    ['one hot product', hotMovement],
+    [`${PRODUCTS} products`, spreadMovement],
+  ] as const) {
     const http = await overHttp(service.url, nextKey, next);
     rows.push({ scenario, side: 'HTTP', stats: http });
     const raw = await direct(db, account.id, next);
     rows.push({ scenario, side: 'direct', stats: raw });
-    log(`${scenario}: HTTP ${http.perSecond.toFixed(0)}/s p50 ${http.p50.toFixed(2)} p99 ${http.p99.toFixed(2)} | direct ${raw.perSecond.toFixed(0)}/s p50 ${raw.p50.toFixed(2)} p99 ${raw.p99.toFixed(2)}`
-      + (http.failures || raw.failures ? ` | FAILURES ${http.failureDetail} ${raw.failureDetail}` : ''));
+    log(
+      `${scenario}: HTTP ${http.perSecond.toFixed(0)}/s p50 ${http.p50.toFixed(2)} p99 ${http.p99.toFixed(2)} | direct ${raw.perSecond.toFixed(0)}/s p50 ${raw.p50.toFixed(2)} p99 ${raw.p99.toFixed(2)}` +
+        (http.failures || raw.failures ? ` | FAILURES ${http.failureDetail} ${raw.failureDetail}` : ''),
+    );
   }
 
   await new Promise((resolve) => setTimeout(resolve, 1000)); // let writes still in flight when autocannon stopped commit
@@ -286,7 +302,9 @@ async function main(): Promise<void> {
   const { rows: settings } = await db.query<{ name: string; setting: string; unit: string | null }>(
     `SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'max_connections', 'synchronous_commit', 'fsync', 'wal_level') ORDER BY name`,
   );
-  const autocannonVersion = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', 'node_modules', 'autocannon', 'package.json'), 'utf8')).version;
+  const autocannonVersion = JSON.parse(
+    fs.readFileSync(path.join(import.meta.dirname, '..', 'node_modules', 'autocannon', 'package.json'), 'utf8'),
+  ).version;
   const env = {
     date: new Date().toISOString(),
     machine: `${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM`,

@@ -145,7 +145,11 @@ async function main(): Promise<void> {
   // The child inherits this environment (bench/service-process.ts): raise both limits alike.
   process.env.RATE_LIMIT_REST_PER_MINUTE = RATE_LIMIT_PER_MINUTE;
   process.env.RATE_LIMIT_MCP_PER_MINUTE = RATE_LIMIT_PER_MINUTE;
-  const service: ServiceProcess = await startServiceProcess(databaseUrl, adminToken, SERVICE_DIR ? { main: path.join(SERVICE_DIR, 'src', 'main.ts') } : {});
+  const service: ServiceProcess = await startServiceProcess(
+    databaseUrl,
+    adminToken,
+    SERVICE_DIR ? { main: path.join(SERVICE_DIR, 'src', 'main.ts') } : {},
+  );
   cleanups.push({ name: 'stop service', run: () => service.stop() });
   log(`service pid ${service.pid} at ${service.url}`);
 
@@ -174,7 +178,8 @@ async function main(): Promise<void> {
     return [process.pid, service.pid, ...rows.map((r) => r.pid)];
   });
   const busyBefore = await waitForQuiet(QUIET_BUDGET);
-  if (busyBefore !== null && busyBefore > 0.3) log(`machine busy (${busyBefore.toFixed(2)} cores) and the quiet-wait budget is spent: measuring anyway`);
+  if (busyBefore !== null && busyBefore > 0.3)
+    log(`machine busy (${busyBefore.toFixed(2)} cores) and the quiet-wait budget is spent: measuring anyway`);
 
   if (WARMUP_SECONDS > 0) {
     await runSlice(service.url, rest, WARMUP_SECONDS);
@@ -197,12 +202,16 @@ async function main(): Promise<void> {
   const restStats = summarise(slices.REST, shares.REST);
   const mcpStats = summarise(slices.MCP, shares.MCP);
   for (const s of [restStats, mcpStats]) {
-    log(`${s === restStats ? 'REST' : 'MCP '} ${fmt(s.reqPerSec, 0)} req/s p50 ${fmt(s.p50Ms)} ms p99 ${fmt(s.p99Ms)} ms other CPU ${fmt(s.otherCores)}${s.failures ? ` FAILURES ${s.failures}` : ''}`);
+    log(
+      `${s === restStats ? 'REST' : 'MCP '} ${fmt(s.reqPerSec, 0)} req/s p50 ${fmt(s.p50Ms)} ms p99 ${fmt(s.p99Ms)} ms other CPU ${fmt(s.otherCores)}${s.failures ? ` FAILURES ${s.failures}` : ''}`,
+    );
   }
 
   const cpus = os.cpus();
   const pgVersion = (await db.query<{ v: string }>('SELECT version() AS v')).rows[0].v.split(' on ')[0];
-  const autocannonVersion = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', 'node_modules', 'autocannon', 'package.json'), 'utf8')).version;
+  const autocannonVersion = JSON.parse(
+    fs.readFileSync(path.join(import.meta.dirname, '..', 'node_modules', 'autocannon', 'package.json'), 'utf8'),
+  ).version;
   const ratio = mcpStats.reqPerSec / restStats.reqPerSec;
   const p99Ratio = mcpStats.p99Ms / restStats.p99Ms;
   const valid = !restStats.failures && !mcpStats.failures;

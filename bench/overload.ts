@@ -72,7 +72,12 @@ function load(service: ServiceProcess, connections: number, seconds: number, nex
         connections,
         duration: seconds,
         timeout: 30,
-        requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: LIST_PATH, headers: { ...request.headers, authorization: `Bearer ${nextKey()}` } }) }],
+        requests: [
+          {
+            method: 'GET',
+            setupRequest: (request) => ({ ...request, path: LIST_PATH, headers: { ...request.headers, authorization: `Bearer ${nextKey()}` } }),
+          },
+        ],
       },
       (err, result) => {
         if (err) return reject(err);
@@ -128,7 +133,8 @@ function politeLoad(service: ServiceProcess, connections: number, seconds: numbe
   const loop = async () => {
     while (performance.now() < deadline) {
       const { status, retryAfterSec } = await once();
-      if (status === 503) await new Promise((resolve) => setTimeout(resolve, Math.min(retryAfterSec * 1000, Math.max(0, deadline - performance.now()))));
+      if (status === 503)
+        await new Promise((resolve) => setTimeout(resolve, Math.min(retryAfterSec * 1000, Math.max(0, deadline - performance.now()))));
     }
   };
   return Promise.all(Array.from({ length: connections }, loop)).then(() => {
@@ -173,7 +179,8 @@ function cpuModel(): string {
   }
 }
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '-');
+const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '-';
 
 function table(rows: Array<{ label: string; step: Step }>): string {
   const lines = [
@@ -220,7 +227,9 @@ async function main(): Promise<void> {
     }
     for (const connections of STEPS) {
       const step = await measure(service, adminToken, connections, nextKey, side.client);
-      log(`${side.label} ${connections} connections: ${fmt(step.servedPerSec)} 2xx/s, p50 ${fmt(step.p50Ms)} ms, p99 ${fmt(step.p99Ms)} ms, 503 ${fmt(step.shed * 100, 1)}%, loop ${fmt(step.loopMeanMs)}/${fmt(step.loopP99Ms)} ms`);
+      log(
+        `${side.label} ${connections} connections: ${fmt(step.servedPerSec)} 2xx/s, p50 ${fmt(step.p50Ms)} ms, p99 ${fmt(step.p99Ms)} ms, 503 ${fmt(step.shed * 100, 1)}%, loop ${fmt(step.loopMeanMs)}/${fmt(step.loopP99Ms)} ms`,
+      );
       rows.push({ label: side.label, step });
       if (service.death()) throw new Error(service.death()!);
     }
@@ -247,7 +256,13 @@ async function main(): Promise<void> {
     'in the service over the step (mean and p99 of its samples), read from /metrics, which is never shed.',
     '',
   ].join('\n');
-  const previous = fs.existsSync(RESULTS_FILE) ? fs.readFileSync(RESULTS_FILE, 'utf8').split('\n## ').slice(1).map((s) => `## ${s}`) : [];
+  const previous = fs.existsSync(RESULTS_FILE)
+    ? fs
+        .readFileSync(RESULTS_FILE, 'utf8')
+        .split('\n## ')
+        .slice(1)
+        .map((s) => `## ${s}`)
+    : [];
   fs.writeFileSync(RESULTS_FILE, [header, section, ...previous].join('\n'));
   log(`written to ${RESULTS_FILE}`);
 }

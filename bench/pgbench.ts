@@ -97,14 +97,28 @@ export async function runPgbench(
   try {
     const { files, defines } = pgbenchScripts(statements, dir);
     const args = [
-      '-n', '-M', 'prepared', '-c', String(clients), '-j', String(Math.min(clients, os.availableParallelism())),
-      '-T', String(seconds), '-l', `--log-prefix=${path.join(dir, 'log')}`, ...defines,
-      ...files.flatMap((f) => ['-f', f]), databaseUrl,
+      '-n',
+      '-M',
+      'prepared',
+      '-c',
+      String(clients),
+      '-j',
+      String(Math.min(clients, os.availableParallelism())),
+      '-T',
+      String(seconds),
+      '-l',
+      `--log-prefix=${path.join(dir, 'log')}`,
+      ...defines,
+      ...files.flatMap((f) => ['-f', f]),
+      databaseUrl,
     ];
     // Through bash, whose `times` then prints pgbench's CPU.
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
-      execFile('bash', ['-c', '"$0" "$@" && times >&2', PGBENCH, ...args], { maxBuffer: 16 * 1024 * 1024, env: sessionEnv(options.planCacheMode) }, (err, out, errOut) =>
-        err ? reject(new Error(`pgbench: ${err.message}\n${errOut}`)) : resolve({ stdout: out, stderr: errOut }),
+      execFile(
+        'bash',
+        ['-c', '"$0" "$@" && times >&2', PGBENCH, ...args],
+        { maxBuffer: 16 * 1024 * 1024, env: sessionEnv(options.planCacheMode) },
+        (err, out, errOut) => (err ? reject(new Error(`pgbench: ${err.message}\n${errOut}`)) : resolve({ stdout: out, stderr: errOut })),
       ),
     );
     const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1] ?? /tps = ([\d.]+)/.exec(stdout)?.[1]);
@@ -117,7 +131,13 @@ export async function runPgbench(
     }
     const sorted = Float64Array.from(latencies).sort();
     const cpuMs = childCpuMs(stderr);
-    return { tps, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), transactions: sorted.length, clientCpuMs: cpuMs === null ? undefined : cpuMs / sorted.length };
+    return {
+      tps,
+      p50Ms: percentile(sorted, 50),
+      p99Ms: percentile(sorted, 99),
+      transactions: sorted.length,
+      clientCpuMs: cpuMs === null ? undefined : cpuMs / sorted.length,
+    };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

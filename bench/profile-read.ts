@@ -23,7 +23,11 @@ const SERVICE_ENV = { RATE_LIMIT_REST_PER_MINUTE: '100000000', RATE_LIMIT_MCP_PE
 
 const { log, cleanups, createDatabase, run } = benchTools('profile-read', ADMIN_URL, 'merx_profile');
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number }
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount: number;
+}
 
 async function main(): Promise<void> {
   fs.rmSync(DIR, { recursive: true, force: true });
@@ -47,7 +51,10 @@ async function main(): Promise<void> {
     mcp: {
       method: 'POST',
       headers: MCP_HEADERS,
-      next: () => ({ path: '/api/mcp', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_orders', arguments: { limit: 50 } } }) }),
+      next: () => ({
+        path: '/api/mcp',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_orders', arguments: { limit: 50 } } }),
+      }),
     },
   };
   await runHttp(service, loads[LOAD], keys, 3, 50);
@@ -67,7 +74,10 @@ async function main(): Promise<void> {
   const idle = self.get('(idle) :0') ?? 0;
   const busy = total - idle;
   log(`profile ${path.join(DIR, file)}: ${busy} busy samples`);
-  for (const [name, hits] of [...self].filter(([n]) => !n.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, 40)) {
+  for (const [name, hits] of [...self]
+    .filter(([n]) => !n.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 40)) {
     console.log(`${((hits / busy) * 100).toFixed(1).padStart(5)}%  ${name}`);
   }
 }

@@ -54,7 +54,13 @@ export function httpClient(): 'wrk' | 'autocannon' {
 }
 
 /** `load` sent to `service` for `seconds` over `connections`, each request with the next of the keys. */
-type HttpRunner = (service: { url: string; pid: number }, load: HttpLoad, nextKey: () => string, seconds: number, connections: number) => Promise<Side>;
+type HttpRunner = (
+  service: { url: string; pid: number },
+  load: HttpLoad,
+  nextKey: () => string,
+  seconds: number,
+  connections: number,
+) => Promise<Side>;
 
 export const runHttp: HttpRunner = (...args) => (httpClient() === 'wrk' && !args[1].stateful ? runWrk : runAutocannon)(...args);
 
@@ -71,8 +77,17 @@ const runWrk: HttpRunner = async (service, load, nextKey, seconds, connections) 
   const requests: string[] = [];
   for (let i = 0; i < WRK_REQUESTS; i++) {
     const next = load.next();
-    const headers = { host, ...load.headers, authorization: `Bearer ${nextKey()}`, ...(next.body !== undefined ? { 'content-length': String(Buffer.byteLength(next.body)) } : {}) };
-    requests.push(`${load.method} ${next.path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${next.body ?? ''}`);
+    const headers = {
+      host,
+      ...load.headers,
+      authorization: `Bearer ${nextKey()}`,
+      ...(next.body !== undefined ? { 'content-length': String(Buffer.byteLength(next.body)) } : {}),
+    };
+    requests.push(
+      `${load.method} ${next.path} HTTP/1.1\r\n${Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('')}\r\n${next.body ?? ''}`,
+    );
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'merx-wrk-'));
   const script = path.join(dir, 'load.lua');
@@ -96,7 +111,22 @@ end
   const cpuBefore = pidJiffies(service.pid);
   try {
     // bash's `times` prints the CPU its children used: wrk's own, exact, after it exits.
-    const { stdout, stderr } = await run('bash', ['-c', 'wrk "$@" && times >&2', 'wrk', '-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '30s', '-s', script, service.url]);
+    const { stdout, stderr } = await run('bash', [
+      '-c',
+      'wrk "$@" && times >&2',
+      'wrk',
+      '-t',
+      String(threads),
+      '-c',
+      String(connections),
+      '-d',
+      `${seconds}s`,
+      '--timeout',
+      '30s',
+      '-s',
+      script,
+      service.url,
+    ]);
     const cpuAfter = pidJiffies(service.pid);
     // done()'s line, among wrk's own summary lines.
     const result = JSON.parse(stdout.split('\n').find((line) => line.startsWith('{"requests"'))!) as Record<string, number>;
@@ -125,7 +155,9 @@ function run(command: string, args: string[]): Promise<{ stdout: string; stderr:
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`)),
+    );
   });
 }
 
@@ -167,7 +199,14 @@ const runAutocannon: HttpRunner = (service, load, nextKey, seconds, connections)
         const serviceCpuMs = cpuBefore !== null && cpuAfter !== null ? ((cpuAfter - cpuBefore) * 10) / sorted.length : undefined;
         const client = process.cpuUsage(clientBefore);
         const clientCpuMs = (client.user + client.system) / 1000 / sorted.length;
-        resolve({ reqPerSec: sorted.length / elapsed, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), answered: sorted.length, serviceCpuMs, clientCpuMs });
+        resolve({
+          reqPerSec: sorted.length / elapsed,
+          p50Ms: percentile(sorted, 50),
+          p99Ms: percentile(sorted, 99),
+          answered: sorted.length,
+          serviceCpuMs,
+          clientCpuMs,
+        });
       },
     );
     instance.on('response', (_client, status, _bytes, ms) => (status >= 200 && status < 300 ? latencies.push(ms) : failures++));

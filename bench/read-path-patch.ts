@@ -97,13 +97,16 @@ export async function startPatchSide(
       const current = new Map(now.map((r) => [r.id, r.status]));
       ids.forEach((id, i) => (statuses[i] = current.get(id)!));
       // Every answered request changed a status, give or take the requests cut off at either end of the run.
-      if (committed < side.answered! - connections) throw new Error(`PATCH ${label}: ${side.answered} answered, only ${committed} order.status_changed events committed`);
+      if (committed < side.answered! - connections)
+        throw new Error(`PATCH ${label}: ${side.answered} answered, only ${committed} order.status_changed events committed`);
       return side;
     },
   };
 }
 
 async function statusChanges(db: Db, accountId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE account_id = $1 AND event = 'order.status_changed'`, [accountId]);
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE account_id = $1 AND event = 'order.status_changed'`, [
+    accountId,
+  ]);
   return rows[0].n;
 }

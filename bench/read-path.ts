@@ -24,7 +24,16 @@ import { openDb } from '../src/platform/db/open-db.ts';
 import type { Db, Sql } from '../src/platform/db/db.ts';
 import { encodeCursor } from '../src/platform/contract/paging.ts';
 import { startServiceProcess } from './service-process.ts';
-import { addBenchKeys, addShipments, multiplyOrders, provisionAndSeed, SEED_ENDPOINT_MAX_ORDERS, settle, withDocumentsWrittenOnce, withoutOrderIndexes } from './fixtures.ts';
+import {
+  addBenchKeys,
+  addShipments,
+  multiplyOrders,
+  provisionAndSeed,
+  SEED_ENDPOINT_MAX_ORDERS,
+  settle,
+  withDocumentsWrittenOnce,
+  withoutOrderIndexes,
+} from './fixtures.ts';
 import { roundRobin } from './load.ts';
 import { benchTools, setting } from './bench-tools.ts';
 import { recordSql, runPgbench, type Statement } from './pgbench.ts';
@@ -97,7 +106,14 @@ async function main(): Promise<void> {
   if (patchSides) {
     patchSides.catch(() => {}); // awaited below; a failure before that must not end the process ahead of its cleanup
     // On a failure while they start, cleanup waits for them; what they push meanwhile is cleaned up after this step.
-    cleanups.push({ name: 'wait for the PATCH services', run: () => patchSides.then(() => {}, () => {}) });
+    cleanups.push({
+      name: 'wait for the PATCH services',
+      run: () =>
+        patchSides.then(
+          () => {},
+          () => {},
+        ),
+    });
   }
   log(`seeding ${ORDERS.toLocaleString('en-US')} orders…`);
   const seedSize = { orders: seeded, products: 200, customers: Math.max(100, seeded / 4) };
@@ -125,9 +141,13 @@ async function main(): Promise<void> {
   await settle(db);
   const { rows: total } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE account_id = $1', [tenant.accountId]);
   log(`${total[0].n.toLocaleString('en-US')} orders in the account`);
-  const { rows: idRows } = await db.query<{ id: string }>('SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text) LIMIT 50', [tenant.accountId]);
+  const { rows: idRows } = await db.query<{ id: string }>('SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text) LIMIT 50', [
+    tenant.accountId,
+  ]);
   const ids = idRows.map((r) => r.id);
-  const { rows: visible } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM orders WHERE account_id = $1 AND status <> 'archived'`, [tenant.accountId]);
+  const { rows: visible } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM orders WHERE account_id = $1 AND status <> 'archived'`, [
+    tenant.accountId,
+  ]);
   // Page 200 at 100k orders; the last full page on a small smoke-test seed.
   const deepPage = Math.min(DEEP_PAGE, Math.floor(visible[0].n / PAGE));
   const deepCursor = await cursorBefore(db, tenant.accountId, deepPage);
@@ -143,21 +163,26 @@ async function main(): Promise<void> {
   for (const id of ids) getSql.push(await recordSql((sql: Sql) => queries.getOrder(sql, tenant.accountId, id)));
 
   /** A load on the API, with the big account's keys unless others are given. */
-  const api = (load: HttpLoad, keysOf = keys, connections = CONNECTIONS): Runner => (seconds) => runHttp(service, load, keysOf, seconds, connections);
+  const api =
+    (load: HttpLoad, keysOf = keys, connections = CONNECTIONS): Runner =>
+    (seconds) =>
+      runHttp(service, load, keysOf, seconds, connections);
   // The service runs its prepared statements on their generic plans (db.ts preparedPool); so does pgbench.
-  const pgbench = (statements: Statement[], clients = CONNECTIONS): Runner => async (seconds) => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const r = await runPgbench(databaseUrl, statements, clients, seconds, { planCacheMode: 'force_generic_plan' });
-        return { reqPerSec: r.tps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, answered: r.transactions, clientCpuMs: r.clientCpuMs };
-      } catch (err) {
-        // The PostgreSQL server is shared (max_connections 100 here): other work may hold the connections pgbench needs.
-        if (attempt >= 5 || !String(err).includes('could not create connection')) throw err;
-        log(`pgbench could not open its ${clients} connections (attempt ${attempt}); again in 5 s`);
-        await new Promise((resolve) => setTimeout(resolve, 5000));
+  const pgbench =
+    (statements: Statement[], clients = CONNECTIONS): Runner =>
+    async (seconds) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const r = await runPgbench(databaseUrl, statements, clients, seconds, { planCacheMode: 'force_generic_plan' });
+          return { reqPerSec: r.tps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, answered: r.transactions, clientCpuMs: r.clientCpuMs };
+        } catch (err) {
+          // The PostgreSQL server is shared (max_connections 100 here): other work may hold the connections pgbench needs.
+          if (attempt >= 5 || !String(err).includes('could not create connection')) throw err;
+          log(`pgbench could not open its ${clients} connections (attempt ${attempt}); again in 5 s`);
+          await new Promise((resolve) => setTimeout(resolve, 5000));
+        }
       }
-    }
-  };
+    };
   const nextId = roundRobin(ids);
   const listPath = `/api/v1/orders?limit=${PAGE}`;
   const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_orders', arguments: { limit: PAGE } } });
@@ -215,7 +240,10 @@ async function main(): Promise<void> {
   const answersDir = fs.mkdtempSync(path.join(os.tmpdir(), 'merx-answers-'));
   cleanups.push({ name: 'remove the fixed answers', run: async () => fs.rmSync(answersDir, { recursive: true, force: true }) });
   const answerBytes = async (init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> }) => {
-    const res = await fetch(`${service.url}${init.method === 'POST' ? '/api/mcp' : listPath}`, { ...init, headers: { ...init.headers, authorization: `Bearer ${keys()}` } });
+    const res = await fetch(`${service.url}${init.method === 'POST' ? '/api/mcp' : listPath}`, {
+      ...init,
+      headers: { ...init.headers, authorization: `Bearer ${keys()}` },
+    });
     if (!res.ok) throw new Error(`fixed answer: ${res.status}`);
     return Buffer.from(await res.arrayBuffer());
   };
@@ -228,7 +256,10 @@ async function main(): Promise<void> {
     env: { FIXED_GET_BODY: path.join(answersDir, 'rest.json'), FIXED_POST_BODY: path.join(answersDir, 'mcp.json') },
   });
   cleanups.push({ name: 'stop the fixed-answer server', run: () => fixed.stop() });
-  const onFixed = (load: HttpLoad): Runner => (seconds) => runHttp(fixed, load, keys, seconds, CONNECTIONS);
+  const onFixed =
+    (load: HttpLoad): Runner =>
+    (seconds) =>
+      runHttp(fixed, load, keys, seconds, CONNECTIONS);
   pairs.push({
     name: `fixed bytes, no work: the MCP answer (${(mcpAnswer.length / 1024).toFixed(0)} kB) vs the REST page (${(restAnswer.length / 1024).toFixed(0)} kB)`,
     target: 'the floor under MCP vs REST on this machine',
@@ -249,7 +280,7 @@ async function main(): Promise<void> {
         b: { label: 'before', run: before.run },
       },
       {
-        name: 'GET /api/v1/orders?limit=50 on the PATCH pair\'s services, after vs before',
+        name: "GET /api/v1/orders?limit=50 on the PATCH pair's services, after vs before",
         target: 'what the change costs a read',
         a: { label: 'after', run: after.list },
         b: { label: 'before', run: before.list },
@@ -261,7 +292,9 @@ async function main(): Promise<void> {
 
   if (smaller) {
     const smallerKeys = roundRobin([smaller.key, ...(await addBenchKeys(db, smaller.accountId, KEYS - 1))]);
-    const { rows: smallerIdRows } = await db.query<{ id: string }>('SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text) LIMIT 50', [smaller.accountId]);
+    const { rows: smallerIdRows } = await db.query<{ id: string }>('SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text) LIMIT 50', [
+      smaller.accountId,
+    ]);
     const nextSmallerId = roundRobin(smallerIdRows.map((r) => r.id));
     pairs.push(
       {
@@ -293,7 +326,9 @@ async function main(): Promise<void> {
       measured[i][second].push(await pair[second].run(SECONDS));
       const a = measured[i].a.at(-1)!;
       const b = measured[i].b.at(-1)!;
-      log(`round ${round + 1} ${pair.name}: ${pair.a.label} ${a.reqPerSec.toFixed(0)}/s p99 ${a.p99Ms.toFixed(1)} | ${pair.b.label} ${b.reqPerSec.toFixed(0)}/s p99 ${b.p99Ms.toFixed(1)} | ${((a.reqPerSec / b.reqPerSec) * 100).toFixed(0)}%`);
+      log(
+        `round ${round + 1} ${pair.name}: ${pair.a.label} ${a.reqPerSec.toFixed(0)}/s p99 ${a.p99Ms.toFixed(1)} | ${pair.b.label} ${b.reqPerSec.toFixed(0)}/s p99 ${b.p99Ms.toFixed(1)} | ${((a.reqPerSec / b.reqPerSec) * 100).toFixed(0)}%`,
+      );
       const death = services.map((s) => s.death()).find(Boolean);
       if (death) throw new Error(death);
     }
@@ -311,7 +346,9 @@ async function main(): Promise<void> {
 
   const cpus = os.cpus();
   const version = (await db.query<{ v: string }>('SELECT version() AS v')).rows[0].v.split(' on ')[0];
-  const rows = pairs.map((pair, i) => pairRow(pair.name, pair.target, { label: pair.a.label, sides: measured[i].a }, { label: pair.b.label, sides: measured[i].b }));
+  const rows = pairs.map((pair, i) =>
+    pairRow(pair.name, pair.target, { label: pair.a.label, sides: measured[i].a }, { label: pair.b.label, sides: measured[i].b }),
+  );
   const sidesOf = (name: string) => measured[pairs.findIndex((p) => p.name === name)];
   const revision = process.env.BENCH_REVISION ? ` (${process.env.BENCH_REVISION})` : '';
   const section = [
@@ -324,7 +361,11 @@ async function main(): Promise<void> {
     `- Machine: ${cpus.length} × ${cpus[0]?.model.trim()}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB; ${version}; Node ${process.version}. Load average (1 min) before: ${loadBefore.toFixed(2)}, after: ${os.loadavg()[0].toFixed(2)}.`,
     `- ${ORDERS.toLocaleString('en-US')} orders${ORDERS > SEED_ENDPOINT_MAX_ORDERS ? ` (${SEED_ENDPOINT_MAX_ORDERS.toLocaleString('en-US')} through the seed endpoint, the rest copies of them made in SQL)` : ''}; ${CONNECTIONS} connections on each side unless the row says otherwise (${httpClient()} -t 2 for the API's GETs and MCP calls, autocannon for PATCH; pgbench -M prepared -c ${CONNECTIONS} -j 2); ${ROUNDS} rounds of ${SECONDS} s per side, alternating; medians of the rounds (per-round ratios in brackets). Keys rotate over ${KEYS}; rate limits raised.`,
     '- pgbench: plan_cache_mode=force_generic_plan for every statement, as the service runs its prepared statements.',
-    ...(smaller ? [`- A second account of ${seeded.toLocaleString('en-US')} orders (the seed endpoint, same sizes and shipments) in the same database and service, for the rows comparing the two accounts with the same requests.`] : []),
+    ...(smaller
+      ? [
+          `- A second account of ${seeded.toLocaleString('en-US')} orders (the seed endpoint, same sizes and shipments) in the same database and service, for the rows comparing the two accounts with the same requests.`,
+        ]
+      : []),
     '',
     '| measure | side A | side B | A / B | target |',
     '|---|---|---|---:|---|',

@@ -59,7 +59,9 @@ function failures(results: Results): string[] {
     ...(s.api.failures ? [`- **${s.name}, API**: ${s.api.failureDetail}`] : []),
     ...(s.raw.failures ? [`- **${s.name}, raw**: ${s.raw.failureDetail}`] : []),
   ]);
-  return bad.length ? ['**Failed requests (these runs are not valid):**', '', ...bad] : ['Every request in every measured run answered 2xx (API) or resolved (raw).'];
+  return bad.length
+    ? ['**Failed requests (these runs are not valid):**', '', ...bad]
+    : ['Every request in every measured run answered 2xx (API) or resolved (raw).'];
 }
 
 /** An index that reads this many rows only to throw them away is filtering, not finding. */
@@ -110,7 +112,7 @@ export function renderResults(r: Results): string {
     `- Every API request also does the key lookup (one more SQL round trip) that raw does not. SPEC Limits allow 300 requests per minute per key, so the requests rotate over ${int(r.keyCount)} keys of the account (the bench inserts them with the service's own key hashing); each key's first use in a minute also writes \`last_used_at\`.`,
     `- Before each scenario the bench waits for the machine to be quiet (under 0.3 cores busy), at most ${r.quietWait.budgetSeconds} s over the whole run; this run waited ${int(r.quietWait.waitedSeconds)} s.`,
     `- **other CPU**: what processes outside the bench (anything but this process, the service and the bench database's PostgreSQL backends) used during the measured seconds, from /proc, in cores out of ${r.env.cores}. Near 0: the numbers are this machine's. Higher: they are low by roughly that share of the machine.`,
-    '- Latencies are every request\'s own time (float ms, not autocannon\'s whole-millisecond histogram); p50/p99 over all measured requests. Both sides share the 2 cores with PostgreSQL, and the API side also with autocannon.',
+    "- Latencies are every request's own time (float ms, not autocannon's whole-millisecond histogram); p50/p99 over all measured requests. Both sides share the 2 cores with PostgreSQL, and the API side also with autocannon.",
     `- Parameters: status=\`${p.status}\`; q=\`${p.q}\` (matches ${int(p.qMatches)} visible orders); since=\`${p.since}\` (${p.sinceMatches} rows); deep cursor = page ${p.deepCursorPage} of the unfiltered list; order by id rotates over ${p.orderIds.length} random ids.`,
     '',
     '## Throughput and latency',
@@ -121,9 +123,7 @@ export function renderResults(r: Results): string {
     '',
     '## Index use per list filter',
     '',
-    withSeq.length
-      ? `**Seq Scan in: ${withSeq.map((x) => x.name).join('; ')}.**`
-      : 'No plan has a Seq Scan.',
+    withSeq.length ? `**Seq Scan in: ${withSeq.map((x) => x.name).join('; ')}.**` : 'No plan has a Seq Scan.',
     '',
     `A Seq Scan on a tiny table (pages) is the right plan; one on orders is not. Rows removed by a filter in bold (${int(WALK_FLAG_ROWS)} or more) mean the plan walks an index or table row by row rather than finding the rows: it is an index scan in name only.`,
     '',

@@ -63,7 +63,11 @@ function pidsOf(part: Exclude<Part, 'service'>, database: string): number[] {
     }
     const backend = cmd.startsWith('postgres: ') && cmd.includes(` ${database} `);
     const matches =
-      part === 'pgbouncer' ? /(^|\/)pgbouncer /.test(cmd) : part === 'replica' ? backend && cmd.includes(`/${replicaCluster}:`) : backend && !cmd.includes(`/${replicaCluster}:`);
+      part === 'pgbouncer'
+        ? /(^|\/)pgbouncer /.test(cmd)
+        : part === 'replica'
+          ? backend && cmd.includes(`/${replicaCluster}:`)
+          : backend && !cmd.includes(`/${replicaCluster}:`);
     if (matches) pids.push(Number(entry));
   }
   return pids;
@@ -94,7 +98,8 @@ function used(before: Snapshot, after: Snapshot, part: Part): number {
   return sum;
 }
 
-const percentile = (sorted: Float64Array, p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN);
+const percentile = (sorted: Float64Array, p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 interface Load {
@@ -128,7 +133,10 @@ function runHttp(service: ServiceProcess, load: Load, nextKey: () => string): Pr
       },
       (err, result) => {
         if (err) return reject(err);
-        if (failures.size || result.errors) return reject(new Error(`${service.url}: non-2xx answers ${JSON.stringify(Object.fromEntries(failures))}, ${result.errors} connection errors`));
+        if (failures.size || result.errors)
+          return reject(
+            new Error(`${service.url}: non-2xx answers ${JSON.stringify(Object.fromEntries(failures))}, ${result.errors} connection errors`),
+          );
         const after = cpuSnapshot(service);
         const sorted = Float64Array.from(latencies).sort();
         const elapsed = (result.finish.getTime() - result.start.getTime()) / 1000;
@@ -141,7 +149,9 @@ function runHttp(service: ServiceProcess, load: Load, nextKey: () => string): Pr
         });
       },
     );
-    instance.on('response', (_client, status, _bytes, ms) => (status >= 200 && status < 300 ? latencies.push(ms) : failures.set(status, (failures.get(status) ?? 0) + 1)));
+    instance.on('response', (_client, status, _bytes, ms) =>
+      status >= 200 && status < 300 ? latencies.push(ms) : failures.set(status, (failures.get(status) ?? 0) + 1),
+    );
   });
 }
 
@@ -158,7 +168,14 @@ async function main(): Promise<void> {
     return url.toString();
   };
   // Load shedding off: the machine is shared, and a shed request is not what this measures.
-  const common = { OVERLOAD_SHEDDING: '0', RATE_LIMIT_REST_PER_MINUTE: '100000000', RATE_LIMIT_MCP_PER_MINUTE: '100000000', WORKERS: '0', DATABASE_DIRECT_URL: '', DATABASE_READ_URLS: '' };
+  const common = {
+    OVERLOAD_SHEDDING: '0',
+    RATE_LIMIT_REST_PER_MINUTE: '100000000',
+    RATE_LIMIT_MCP_PER_MINUTE: '100000000',
+    WORKERS: '0',
+    DATABASE_DIRECT_URL: '',
+    DATABASE_READ_URLS: '',
+  };
   const direct = await startServiceProcess(primaryUrl, adminToken, { env: common });
   cleanups.push({ name: 'stop direct', run: () => direct.stop() });
   log(`seeding ${ORDERS.toLocaleString('en-US')} orders into ${name}…`);
@@ -172,13 +189,26 @@ async function main(): Promise<void> {
   cleanups.push({ name: 'stop pooled', run: () => pooled.stop() });
   const replicated = await startServiceProcess(primaryUrl, adminToken, { env: { ...common, DATABASE_READ_URLS: at(REPLICA_PORT) } });
   cleanups.push({ name: 'stop replica-routed', run: () => replicated.stop() });
-  const ids = (await db.query<{ id: string }>('SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text) LIMIT 2000', [tenant.accountId])).rows.map((r) => r.id);
+  const ids = (
+    await db.query<{ id: string }>('SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text) LIMIT 2000', [tenant.accountId])
+  ).rows.map((r) => r.id);
   const nextId = roundRobin(ids);
-  const services: Array<[string, ServiceProcess]> = [['direct', direct], ['PgBouncer', pooled], ['replica', replicated]];
+  const services: Array<[string, ServiceProcess]> = [
+    ['direct', direct],
+    ['PgBouncer', pooled],
+    ['replica', replicated],
+  ];
   const loads: Array<[string, Load]> = [
     ['GET /api/v1/orders?limit=50 (a page)', { method: 'GET', nextPath: () => '/api/v1/orders?limit=50' }],
     ['GET /api/v1/orders/{id}', { method: 'GET', nextPath: () => `/api/v1/orders/${nextId()}` }],
-    ['PATCH /api/v1/orders/{id} {admin_notes} (a write)', { method: 'PATCH', nextPath: () => `/api/v1/orders/${nextId()}`, body: () => JSON.stringify({ admin_notes: `n${crypto.randomBytes(4).toString('hex')}` }) }],
+    [
+      'PATCH /api/v1/orders/{id} {admin_notes} (a write)',
+      {
+        method: 'PATCH',
+        nextPath: () => `/api/v1/orders/${nextId()}`,
+        body: () => JSON.stringify({ admin_notes: `n${crypto.randomBytes(4).toString('hex')}` }),
+      },
+    ],
   ];
   // Warm every pool and plan cache.
   for (const [, service] of services) for (const [, load] of loads) await runHttp(service, load, keys);
@@ -190,7 +220,9 @@ async function main(): Promise<void> {
         const side = await runHttp(service, load, keys);
         const key = `${loadName}|${serviceName}`;
         measured.set(key, [...(measured.get(key) ?? []), side]);
-        log(`round ${round + 1} ${loadName} ${serviceName}: ${side.reqPerSec.toFixed(0)}/s p99 ${side.p99Ms.toFixed(1)} ms, CPU ms/req ${JSON.stringify(Object.fromEntries(Object.entries(side.cpu).map(([k, v]) => [k, Number(v.toFixed(3))])))}`);
+        log(
+          `round ${round + 1} ${loadName} ${serviceName}: ${side.reqPerSec.toFixed(0)}/s p99 ${side.p99Ms.toFixed(1)} ms, CPU ms/req ${JSON.stringify(Object.fromEntries(Object.entries(side.cpu).map(([k, v]) => [k, Number(v.toFixed(3))])))}`,
+        );
         for (const [, s] of services) if (s.death()) throw new Error(s.death()!);
       }
     }
@@ -206,8 +238,26 @@ async function main(): Promise<void> {
       const m = (pick: (s: Side) => number) => median(sides.map(pick));
       const rate = m((s) => s.reqPerSec);
       rows.push(
-        `| ${loadName} | ${serviceName} | ${f(rate)} (${sides.map((s) => f(s.reqPerSec)).join(', ')}) | ${f((rate / base) * 100)}% | ${f(m((s) => s.p50Ms), 1)} / ${f(m((s) => s.p99Ms), 1)} | ` +
-          `${f(m((s) => s.cpu.service), 3)} | ${f(m((s) => s.cpu.primary), 3)} | ${f(m((s) => s.cpu.replica), 3)} | ${f(m((s) => s.cpu.pgbouncer), 3)} |`,
+        `| ${loadName} | ${serviceName} | ${f(rate)} (${sides.map((s) => f(s.reqPerSec)).join(', ')}) | ${f((rate / base) * 100)}% | ${f(
+          m((s) => s.p50Ms),
+          1,
+        )} / ${f(
+          m((s) => s.p99Ms),
+          1,
+        )} | ` +
+          `${f(
+            m((s) => s.cpu.service),
+            3,
+          )} | ${f(
+            m((s) => s.cpu.primary),
+            3,
+          )} | ${f(
+            m((s) => s.cpu.replica),
+            3,
+          )} | ${f(
+            m((s) => s.cpu.pgbouncer),
+            3,
+          )} |`,
       );
     }
   }
@@ -216,7 +266,7 @@ async function main(): Promise<void> {
     '',
     `- Machine: ${cpus.length} × ${cpus[0]?.model.trim()}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB; ${version}; PgBouncer 1.18 (transaction pooling); Node ${process.version}. Load average (1 min) before: ${loadBefore.toFixed(2)}, after: ${os.loadavg()[0].toFixed(2)}.`,
     `- One database, ${ORDERS.toLocaleString('en-US')} orders in one account (the seed endpoint, plus shipments); three services on it, each a child process with a pool of its default size; ${CONNECTIONS} autocannon connections; ${ROUNDS} rounds of ${SECONDS} s per cell, the services' order alternating per round; medians (per-round rates in brackets). Keys rotate over ${KEYS}; rate limits raised; workers off.`,
-    '- direct: `DATABASE_URL` = PostgreSQL (named prepared statements). PgBouncer: `DATABASE_URL` = PgBouncer, `DATABASE_DIRECT_URL` = PostgreSQL (no prepared statements). replica: `DATABASE_URL` = PostgreSQL, `DATABASE_READ_URLS` = a streaming replica on the same machine (reads there after the account\'s read-your-writes mark is looked up on the primary; every write records a mark).',
+    "- direct: `DATABASE_URL` = PostgreSQL (named prepared statements). PgBouncer: `DATABASE_URL` = PgBouncer, `DATABASE_DIRECT_URL` = PostgreSQL (no prepared statements). replica: `DATABASE_URL` = PostgreSQL, `DATABASE_READ_URLS` = a streaming replica on the same machine (reads there after the account's read-your-writes mark is looked up on the primary; every write records a mark).",
     "- CPU per request: user + system jiffies (10 ms) over the cell divided by requests answered: of the service process, of the primary's and the replica's backends serving the bench database (their process titles; the clusters' shared processes, WAL writer, checkpointer, replay, are left out: other databases on this shared machine use them too), and of PgBouncer. Everything shares the 2 cores with whatever else runs (see the load average), so rates compare only within this run; CPU per request is the steadier figure.",
     '',
     '| request | service | req/s | vs direct | p50 / p99 ms | service CPU ms | primary CPU ms | replica CPU ms | PgBouncer CPU ms |',
@@ -224,7 +274,8 @@ async function main(): Promise<void> {
     ...rows,
     '',
   ].join('\n');
-  const header = '# Past one machine: PgBouncer and a read replica (issue 32)\n\nWritten by `npm run bench:scale-out` (bench/scale-out.ts) with `.ci/pooler-and-replica up` running; each run appends its section.\n\n';
+  const header =
+    '# Past one machine: PgBouncer and a read replica (issue 32)\n\nWritten by `npm run bench:scale-out` (bench/scale-out.ts) with `.ci/pooler-and-replica up` running; each run appends its section.\n\n';
   const existing = fs.existsSync(RESULTS_FILE) ? fs.readFileSync(RESULTS_FILE, 'utf8') : '';
   const sections = existing.includes('\n## ') ? existing.slice(existing.indexOf('\n## ') + 1).trimEnd() : '';
   fs.writeFileSync(RESULTS_FILE, `${header}${sections ? `${sections}\n\n` : ''}${section}`);

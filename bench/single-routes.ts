@@ -56,13 +56,15 @@ async function measure(count: number, send: (i: number) => Promise<{ status: num
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-    for (let i = next++; i < count; i = next++) {
-      const res = await send(i);
-      if (res.status !== expected) throw new Error(`answered ${res.status}, expected ${expected}`);
-      latencies.push(res.ms);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const res = await send(i);
+        if (res.status !== expected) throw new Error(`answered ${res.status}, expected ${expected}`);
+        latencies.push(res.ms);
+      }
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   return { perSecond: count / seconds, p50: median(latencies) };
 }
@@ -78,17 +80,26 @@ async function startSide(name: string, main?: string): Promise<Side> {
   const key = (await operator(base, 'POST', `/accounts/${account.id}/keys`, { name: 'bench', preset: 'fulfilment' })).key as string;
   const orders: string[] = new Array(SHIPMENTS * ROUNDS);
   let next = 0;
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-    for (let i = next++; i < orders.length; i = next++) {
-      const order = await operator(base, 'POST', `/accounts/${account.id}/orders`, {
-        customer: { name: `Customer ${i}`, email: `c${i}@example.com`, phone: '+359888000111' },
-        shipping: { address: `ul. Vitosha ${i}`, city: 'Sofia', zip: '1000', courier_slug: 'courier_a', courier_delivery_mode: 'office', courier_office_id: 101 },
-        legacy: { product_name: 'Mug', quantity: 1, unit_price: 12.5 },
-        payment_method: 'cod',
-      });
-      orders[i] = order.data.id;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      for (let i = next++; i < orders.length; i = next++) {
+        const order = await operator(base, 'POST', `/accounts/${account.id}/orders`, {
+          customer: { name: `Customer ${i}`, email: `c${i}@example.com`, phone: '+359888000111' },
+          shipping: {
+            address: `ul. Vitosha ${i}`,
+            city: 'Sofia',
+            zip: '1000',
+            courier_slug: 'courier_a',
+            courier_delivery_mode: 'office',
+            courier_office_id: 101,
+          },
+          legacy: { product_name: 'Mug', quantity: 1, unit_price: 12.5 },
+          payment_method: 'cod',
+        });
+        orders[i] = order.data.id;
+      }
+    }),
+  );
   log(`${name}: ${base}, ${orders.length} orders`);
   return { name, service, key, orders, shipments: [], list: [] };
 }
@@ -108,13 +119,15 @@ await run(async () => {
   for (let r = 1; r <= ROUNDS; r++) {
     // Alternating which side goes first, so that neither always meets the machine after the other.
     for (const side of r % 2 ? sides : [...sides].reverse()) await round(side);
-    log(`round ${r}: ${sides.map((s) => `${s.name} ${s.shipments.at(-1)!.perSecond.toFixed(1)} shipments/s, list ${s.list.at(-1)!.perSecond.toFixed(0)}/s`).join('; ')}`);
+    log(
+      `round ${r}: ${sides.map((s) => `${s.name} ${s.shipments.at(-1)!.perSecond.toFixed(1)} shipments/s, list ${s.list.at(-1)!.perSecond.toFixed(0)}/s`).join('; ')}`,
+    );
   }
   const [after, before] = sides;
   const row = (label: string, pick: (s: Side) => Side['list']) => {
     const rate = (s: Side) => median(pick(s).map((m) => m.perSecond));
     const p50 = (s: Side) => median(pick(s).map((m) => m.p50));
-    return `| ${label} | ${rate(before).toFixed(1)} /s, p50 ${p50(before).toFixed(1)} ms | ${rate(after).toFixed(1)} /s, p50 ${p50(after).toFixed(1)} ms | ${(((rate(after) / rate(before)) - 1) * 100).toFixed(1)}% |`;
+    return `| ${label} | ${rate(before).toFixed(1)} /s, p50 ${p50(before).toFixed(1)} ms | ${rate(after).toFixed(1)} /s, p50 ${p50(after).toFixed(1)} ms | ${((rate(after) / rate(before) - 1) * 100).toFixed(1)}% |`;
   };
   const section = [
     `## ${new Date().toISOString().slice(0, 16)}Z: the single routes beside the tree before batches and exports (bench/single-routes.ts)`,

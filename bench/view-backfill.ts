@@ -126,7 +126,12 @@ interface Sample {
 }
 
 /** A loop on its own connection, lock_timeout unset: one statement every PROBE_EVERY_MS, timed. */
-async function probeLoop(databaseUrl: string, statement: (client: pg.Client) => Promise<unknown>, samples: Sample[], running: () => boolean): Promise<void> {
+async function probeLoop(
+  databaseUrl: string,
+  statement: (client: pg.Client) => Promise<unknown>,
+  samples: Sample[],
+  running: () => boolean,
+): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -203,7 +208,9 @@ async function main(): Promise<void> {
   const count = async (table: string) => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n;
   const sizes = { orders: await count('orders'), shipments: await count('shipments'), products: await count('products') };
   const ordersMbBefore = await tableSizeMb(db, 'orders');
-  log(`${sizes.orders.toLocaleString('en-US')} orders (${ordersMbBefore.toFixed(0)} MB), ${sizes.shipments.toLocaleString('en-US')} shipments, ${sizes.products} products`);
+  log(
+    `${sizes.orders.toLocaleString('en-US')} orders (${ordersMbBefore.toFixed(0)} MB), ${sizes.shipments.toLocaleString('en-US')} shipments, ${sizes.products} products`,
+  );
   const { rows: idRows } = await db.query<{ id: string }>('SELECT id FROM orders TABLESAMPLE SYSTEM (5) LIMIT 20000');
   const probeIds = idRows.map((r) => r.id);
 
@@ -215,8 +222,19 @@ async function main(): Promise<void> {
   let probing = true;
   const running = () => probing;
   const probes = Promise.all([
-    probeLoop(databaseUrl, (c) => c.query('SELECT o.* FROM orders o WHERE o.account_id = $1 ORDER BY o.created_at DESC, o.id DESC LIMIT 51', [tenant.accountId]), reads, running),
-    probeLoop(databaseUrl, (c) => c.query('UPDATE orders SET admin_notes = $2 WHERE id = $1', [probeIds[Math.floor(Math.random() * probeIds.length)], `probe ${Date.now()}`]), writes, running),
+    probeLoop(
+      databaseUrl,
+      (c) => c.query('SELECT o.* FROM orders o WHERE o.account_id = $1 ORDER BY o.created_at DESC, o.id DESC LIMIT 51', [tenant.accountId]),
+      reads,
+      running,
+    ),
+    probeLoop(
+      databaseUrl,
+      (c) =>
+        c.query('UPDATE orders SET admin_notes = $2 WHERE id = $1', [probeIds[Math.floor(Math.random() * probeIds.length)], `probe ${Date.now()}`]),
+      writes,
+      running,
+    ),
     probeLoop(
       databaseUrl,
       (c) =>
@@ -275,7 +293,21 @@ async function main(): Promise<void> {
       const full = writing.length > 1 ? writing.slice(0, -1) : writing.filter((b) => b.rows);
       const wallPerRowMaxMs = Math.max(0, ...full.map((b) => (b.endedMs - b.startedMs) / b.rows!));
       const cpuPerRowMaxMs = Math.max(0, ...full.map((b) => (b.cpuMs ?? 0) / b.rows!));
-      return { view, rows, done, wallPerRowMaxMs, cpuPerRowMaxMs, cpuP50Ms: percentile(cpu, 50), cpuMaxMs: Math.max(0, ...cpu), cpuPerRowMs, batches: writing.length, spanMs, longestMs: Math.max(0, ...times), p99Ms: percentile(times, 99), p50Ms: percentile(times, 50) };
+      return {
+        view,
+        rows,
+        done,
+        wallPerRowMaxMs,
+        cpuPerRowMaxMs,
+        cpuP50Ms: percentile(cpu, 50),
+        cpuMaxMs: Math.max(0, ...cpu),
+        cpuPerRowMs,
+        batches: writing.length,
+        spanMs,
+        longestMs: Math.max(0, ...times),
+        p99Ms: percentile(times, 99),
+        p50Ms: percentile(times, 50),
+      };
     });
 
   // Every row has a document; a sample of each equals the view built from the row now.
@@ -290,8 +322,16 @@ async function main(): Promise<void> {
         WHERE s.backfilled OR t.id <= s.backfilled_through ORDER BY random() LIMIT ${SAMPLE}`,
       [view.name],
     );
-    const stale = sample.length ? await staleInSample(db, view, sample.map((r) => r.id)) : 0;
-    verify.push(`| ${view.name} (${view.table}) | ${rows[0].total.toLocaleString('en-US')} | ${rows[0].missing.toLocaleString('en-US')} | ${sample.length} | ${stale} |`);
+    const stale = sample.length
+      ? await staleInSample(
+          db,
+          view,
+          sample.map((r) => r.id),
+        )
+      : 0;
+    verify.push(
+      `| ${view.name} (${view.table}) | ${rows[0].total.toLocaleString('en-US')} | ${rows[0].missing.toLocaleString('en-US')} | ${sample.length} | ${stale} |`,
+    );
     if ((rows[0].missing && !stopped) || stale) process.exitCode = 1;
   }
   const ordersMbAfter = await tableSizeMb(db, 'orders');
@@ -302,7 +342,9 @@ async function main(): Promise<void> {
   const probeRow = (label: string, samples: Sample[]) =>
     PHASES.flatMap((p) => {
       const values = samples.filter((s) => s.phase === p).map((s) => s.ms);
-      return values.length ? [`| ${label} | ${p} | ${values.length} | ${ms(percentile(values, 50))} | ${ms(percentile(values, 99))} | ${ms(Math.max(...values))} |`] : [];
+      return values.length
+        ? [`| ${label} | ${p} | ${values.length} | ${ms(percentile(values, 50))} | ${ms(percentile(values, 99))} | ${ms(Math.max(...values))} |`]
+        : [];
     });
   const worst = Math.max(...[...reads, ...writes, ...hotWrites].filter((s) => s.phase !== 'before' && s.phase !== 'after').map((s) => s.ms));
   const longestBatch = Math.max(...perView.map((v) => v.longestMs));
@@ -314,12 +356,12 @@ async function main(): Promise<void> {
     'its state before the stored views (their triggers, `view_json`/`view_etag` columns and `stored_views` rows dropped), and',
     '`migrateDatabase` (src/views.ts) runs on it as an instance starting on it would: `migrate` installs the upkeep in the',
     "migrations' transaction, then `backfillViews` writes every document in batches sized to hold their rows about",
-    '`BATCH_TARGET_MS` (from the previous batch\'s pace, within `BATCH_ROWS`), each its own',
+    "`BATCH_TARGET_MS` (from the previous batch's pace, within `BATCH_ROWS`), each its own",
     'transaction. A probe on three other connections (`lock_timeout` unset) runs all the while, one statement every',
     `${PROBE_EVERY_MS} ms each: a page read (the account's newest 51 orders, \`SELECT o.*\`), an update of a random order, and an`,
-    "update of the next order the backfill takes (the first row of the batch under way: the longest row-lock wait a writer can",
+    'update of the next order the backfill takes (the first row of the batch under way: the longest row-lock wait a writer can',
     'meet). A statement counts in the phase it started in. "Backend CPU" is the user + system time of the PostgreSQL',
-    "backend that ran each batch (from /proc, 10 ms steps): about how long the batch would take on an idle core, whatever",
+    'backend that ran each batch (from /proc, 10 ms steps): about how long the batch would take on an idle core, whatever',
     'else the machine was doing.',
     '',
     `## ${started.toISOString()}`,
@@ -337,7 +379,10 @@ async function main(): Promise<void> {
     '### The backfill',
     '',
     ...(stopped
-      ? [`Stopped by \`BENCH_BACKFILL_BUDGET_SECONDS\`=${BUDGET_SECONDS}: after that long no new batch started, so the table shows the batches made until then (the rows without a document below are the rest).`, '']
+      ? [
+          `Stopped by \`BENCH_BACKFILL_BUDGET_SECONDS\`=${BUDGET_SECONDS}: after that long no new batch started, so the table shows the batches made until then (the rows without a document below are the rest).`,
+          '',
+        ]
       : []),
     '| view | rows written | batches | time | rows/s | batch p50 | batch p99 | longest batch | backend CPU per batch: p50 / max | CPU per row |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -360,7 +405,18 @@ async function main(): Promise<void> {
     '|---|---:|---:|---:|---:|',
     ...verify,
     '',
-    `At the slowest batch's time per row, ${perView.filter((v) => v.batches).map((v) => `${v.view.name} ${v.wallPerRowMaxMs.toFixed(2)} ms`).join(', ')}, batches of at most ${perView.filter((v) => v.batches).map((v) => `${Math.floor(1000 / v.wallPerRowMaxMs)} ${v.view.table}`).join(', ')} would have stayed under a second on this machine as loaded; at the backend's CPU per row (an idle core) of the most costly batch, ${perView.filter((v) => v.batches && v.cpuPerRowMaxMs).map((v) => `${Math.floor(1000 / v.cpuPerRowMaxMs)} ${v.view.table}`).join(', ')}.`,
+    `At the slowest batch's time per row, ${perView
+      .filter((v) => v.batches)
+      .map((v) => `${v.view.name} ${v.wallPerRowMaxMs.toFixed(2)} ms`)
+      .join(', ')}, batches of at most ${perView
+      .filter((v) => v.batches)
+      .map((v) => `${Math.floor(1000 / v.wallPerRowMaxMs)} ${v.view.table}`)
+      .join(
+        ', ',
+      )} would have stayed under a second on this machine as loaded; at the backend's CPU per row (an idle core) of the most costly batch, ${perView
+      .filter((v) => v.batches && v.cpuPerRowMaxMs)
+      .map((v) => `${Math.floor(1000 / v.cpuPerRowMaxMs)} ${v.view.table}`)
+      .join(', ')}.`,
     '',
     `**Longest batch ${ms(longestBatch)}, orders held by the install ${ms(ordersHeldMs)}, longest probe statement during the migration ${ms(worst)}: ${Math.max(longestBatch, ordersHeldMs, worst) < 1000 ? 'under' : 'OVER'} the issue's one second.**`,
     '',
@@ -370,7 +426,9 @@ async function main(): Promise<void> {
   const previous = fs.existsSync(RESULTS_FILE) ? fs.readFileSync(RESULTS_FILE, 'utf8').trimEnd() : '';
   const written = previous.includes('\n## ') ? `${previous}\n\n${lines.slice(firstSection).join('\n')}` : lines.join('\n');
   fs.writeFileSync(RESULTS_FILE, written);
-  log(`wrote ${path.relative(process.cwd(), RESULTS_FILE)}; longest batch ${ms(longestBatch)}, install hold ${ms(ordersHeldMs)}, worst probe ${ms(worst)}`);
+  log(
+    `wrote ${path.relative(process.cwd(), RESULTS_FILE)}; longest batch ${ms(longestBatch)}, install hold ${ms(ordersHeldMs)}, worst probe ${ms(worst)}`,
+  );
 }
 
 await run(main);

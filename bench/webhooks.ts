@@ -441,7 +441,14 @@ interface Dist {
 function dist(values: number[]): Dist {
   const sorted = [...values].sort((a, b) => a - b);
   const mean = sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1);
-  return { n: sorted.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN, mean };
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1] ?? NaN,
+    mean,
+  };
 }
 
 // ---------------------------------------------------------------- load
@@ -563,19 +570,16 @@ interface Side {
   death: string | null;
 }
 
-async function runPhase(
-  receiver: Receiver,
-  service: Service,
-  pgPids: () => Promise<number[]>,
-  run: () => Promise<LoadResult>,
-): Promise<Phase> {
+async function runPhase(receiver: Receiver, service: Service, pgPids: () => Promise<number[]>, run: () => Promise<LoadResult>): Promise<Phase> {
   const firstArrival = receiver.arrivals.length;
   const uniqueBefore = receiver.unique;
   const duplicatesBefore = receiver.duplicates;
   const cpu = new CpuWindow({ bench: process.pid, service: service.pid }, await pgPids(), pgPids);
   const load = await run();
   const expected = load.events * SUBSCRIPTIONS;
-  log(`  ${load.events} events in ${load.seconds.toFixed(1)} s (${(load.samples.length / load.seconds).toFixed(0)} PATCH/s); received so far ${receiver.unique - uniqueBefore}/${expected}`);
+  log(
+    `  ${load.events} events in ${load.seconds.toFixed(1)} s (${(load.samples.length / load.seconds).toFixed(0)} PATCH/s); received so far ${receiver.unique - uniqueBefore}/${expected}`,
+  );
   await drain(receiver, uniqueBefore + expected, service);
   const cpuReport = await cpu.end();
   const arrivals = receiver.arrivals.slice(firstArrival);
@@ -614,14 +618,25 @@ async function runSide(label: string, root: string): Promise<Side> {
   log(`service ${service.url} (pid ${service.pid})`);
   const pool = new pg.Pool({ connectionString: db.url, max: 2, application_name: 'merx-bench' });
   const pgPids = async () =>
-    (await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name <> 'merx-bench'", [db.name])).rows.map((r) => r.pid);
+    (
+      await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name <> 'merx-bench'", [db.name])
+    ).rows.map((r) => r.pid);
   try {
-    const account = await must(request(service.url, 'POST', '/admin/api/accounts', ADMIN_TOKEN, { name: 'Bench Webhooks', email: 'bench-webhooks@example.com', plan: 'pro' }), 'create account');
+    const account = await must(
+      request(service.url, 'POST', '/admin/api/accounts', ADMIN_TOKEN, { name: 'Bench Webhooks', email: 'bench-webhooks@example.com', plan: 'pro' }),
+      'create account',
+    );
     const accountId: string = account.data.id;
-    const issued = await must(request(service.url, 'POST', `/admin/api/accounts/${accountId}/keys`, ADMIN_TOKEN, { name: 'bench-webhooks', scopes: SCOPES }), 'issue key');
+    const issued = await must(
+      request(service.url, 'POST', `/admin/api/accounts/${accountId}/keys`, ADMIN_TOKEN, { name: 'bench-webhooks', scopes: SCOPES }),
+      'issue key',
+    );
     const key: string = issued.key;
     const wanted = BASELINE_EVENTS + WARMUP_EVENTS + EVENTS;
-    await must(request(service.url, 'POST', `/admin/api/accounts/${accountId}/seed`, ADMIN_TOKEN, { orders: wanted, products: 20, seed: 11 }), 'seed');
+    await must(
+      request(service.url, 'POST', `/admin/api/accounts/${accountId}/seed`, ADMIN_TOKEN, { orders: wanted, products: 20, seed: 11 }),
+      'seed',
+    );
     const { rows } = await pool.query<{ id: string }>('SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text)', [accountId]);
     if (rows.length < wanted) throw new Error(`the seed made ${rows.length} orders, expected ${wanted}`);
     await pool.query('VACUUM (ANALYZE) orders');
@@ -698,7 +713,8 @@ function gitCommit(root: string): string {
 
 // ---------------------------------------------------------------- report
 
-const fmt = (v: number, digits = 0) => (Number.isFinite(v) ? v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a');
+const fmt = (v: number, digits = 0) =>
+  Number.isFinite(v) ? v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a';
 const ms = (v: number) => (Number.isFinite(v) ? (v >= 100 ? fmt(v, 0) : fmt(v, 1)) : 'n/a');
 const patchRate = (load: LoadResult) => load.samples.length / load.seconds;
 const cores = (v: number | undefined) => (v === undefined ? 'n/a' : v.toFixed(2));
@@ -734,14 +750,30 @@ function medians(sides: Side[]): string[] {
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const names = [...groups.keys()];
   const row = (title: string, f: (s: Side) => number, show: (v: number) => string) =>
-    `| ${title} | ${names.map((n) => `${show(median(groups.get(n)!.map(f)))} (${groups.get(n)!.map((s) => show(f(s))).join(', ')})`).join(' | ')} |`;
+    `| ${title} | ${names
+      .map(
+        (n) =>
+          `${show(median(groups.get(n)!.map(f)))} (${groups
+            .get(n)!
+            .map((s) => show(f(s)))
+            .join(', ')})`,
+      )
+      .join(' | ')} |`;
   return [
     `Medians over ${groups.get(names[0])!.length} alternating rounds (each round's figure in brackets):`,
     '',
     `| | ${names.join(' | ')} |`,
     `|---|${names.map(() => '---').join('|')}|`,
-    row('Burst: signed deliveries per second', (s) => s.burst.rate, (v) => fmt(v)),
-    row('Burst: PATCH/s with subscriptions / without', (s) => (patchRate(s.burst.load) / patchRate(s.baseline)) * 100, (v) => `${v.toFixed(0)} %`),
+    row(
+      'Burst: signed deliveries per second',
+      (s) => s.burst.rate,
+      (v) => fmt(v),
+    ),
+    row(
+      'Burst: PATCH/s with subscriptions / without',
+      (s) => (patchRate(s.burst.load) / patchRate(s.baseline)) * 100,
+      (v) => `${v.toFixed(0)} %`,
+    ),
     row('Open loop: commit-to-receipt p99 ms', (s) => s.open.latency.p99, ms),
     '',
   ];
@@ -775,7 +807,7 @@ function report(sides: Side[], started: number, pgVersion: string, quiet: number
     `- ${SUBSCRIPTIONS} subscriptions to \`${EVENT_NAME}\`, distinct paths; each \`PATCH /api/v1/orders/{id}\` \`{admin_notes}\` makes one event, so ${SUBSCRIPTIONS} deliveries`,
     `- Burst (closed loop): ${fmt(EVENTS)} PATCH, ${CONCURRENCY} in flight, distinct orders. Open loop (below capacity): ${OPEN_RATE} PATCH/s for ${OPEN_SECONDS} s, started on schedule whatever the answers take`,
     `- Baseline: the same ${fmt(BASELINE_EVENTS)}-PATCH burst before any subscription exists (after ${WARMUP_EVENTS} unmeasured)`,
-    '- Commit-to-receipt: receiver arrival minus the envelope `created_at` (the event row\'s `now()`, its transaction\'s start)',
+    "- Commit-to-receipt: receiver arrival minus the envelope `created_at` (the event row's `now()`, its transaction's start)",
     '',
     `| | ${col((s) => `${s.label} (\`${s.commit}\`)`)} |`,
     `|---|${sides.map(() => '---').join('|')}|`,

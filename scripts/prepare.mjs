@@ -19,4 +19,3 @@ if (!has('node_modules/vite') || major < 22) {
   run([path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'console/vite.config.ts', '--logLevel', 'warn']);
   console.log('merx: operator console built into console/dist');
 }
-

@@ -12,7 +12,11 @@ import { RESPONSE_SAMPLES_FILE, SAMPLES_WRITTEN_FOR } from '../src/transports/re
 
 /** Lists cut to their first two rows: a sample shows the shape, not the page. */
 const short = (value: unknown): unknown =>
-  Array.isArray(value) ? value.slice(0, 2).map(short) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, short(v)])) : value;
+  Array.isArray(value)
+    ? value.slice(0, 2).map(short)
+    : value && typeof value === 'object'
+      ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, short(v)]))
+      : value;
 
 const svc = await startTestService({ PUBLIC_BASE_URL: SAMPLES_WRITTEN_FOR, WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
 try {

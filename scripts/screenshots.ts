@@ -36,9 +36,19 @@ try {
   const result = await runConsoleFlow({ browser, baseUrl, adminToken: ADMIN_TOKEN, shotsDir: dir, failingUrl: failing.url });
   fs.rmSync(path.join(dir, 'failure.png'), { force: true });
   const orders = await http(svc.url, 'GET', '/api/v1/orders?limit=1', { token: result.apiKey });
-  const fit: FitOptions = { browser, baseUrl, adminToken: ADMIN_TOKEN, accountId: result.accountId, webhookId: result.webhookId, orderId: orders.body.data[0].id, shotsDir: dir };
+  const fit: FitOptions = {
+    browser,
+    baseUrl,
+    adminToken: ADMIN_TOKEN,
+    accountId: result.accountId,
+    webhookId: result.webhookId,
+    orderId: orders.body.data[0].id,
+    shotsDir: dir,
+  };
   const narrow = [
-    ...(await checkWidth(fit, 390)).screenshots, ...(await checkWidth(fit, 900)).screenshots, ...(await readSink(fit)).screenshots,
+    ...(await checkWidth(fit, 390)).screenshots,
+    ...(await checkWidth(fit, 900)).screenshots,
+    ...(await readSink(fit)).screenshots,
     ...(await webhookOpsScreens({ svc, browser, baseUrl, endpoint: receiver.endpoint('console-ops'), shotsDir: dir })),
   ];
   // EXTENSIONS 7: an agent's write through the approvals inbox, and the request log.
@@ -48,7 +58,10 @@ try {
   const slow = await startSlowCourier(3_000);
   const slowSvc = await startTestService({ PUBLIC_BASE_URL: 'http://localhost:3000', COURIER_A_URL: `${slow.url}/courier_a` });
   try {
-    narrow.push(...(await walkRoughEdges({ browser, baseUrl: slowSvc.url.replace('127.0.0.1', 'localhost'), adminToken: ADMIN_TOKEN, shotsDir: dir })).screenshots);
+    narrow.push(
+      ...(await walkRoughEdges({ browser, baseUrl: slowSvc.url.replace('127.0.0.1', 'localhost'), adminToken: ADMIN_TOKEN, shotsDir: dir }))
+        .screenshots,
+    );
   } finally {
     await slowSvc.close();
     await slow.close();
@@ -57,7 +70,8 @@ try {
   const consentPort = Number(process.env.PORT ?? '31480') + 1;
   const consentSvc = await startTestService({ PORT: String(consentPort), PUBLIC_BASE_URL: `http://127.0.0.1:${consentPort}` });
   try {
-    for (const width of [1440, 390]) narrow.push(...(await runConsentFlow({ browser, baseUrl: consentSvc.url, adminToken: ADMIN_TOKEN, width, shotsDir: dir })).screenshots);
+    for (const width of [1440, 390])
+      narrow.push(...(await runConsentFlow({ browser, baseUrl: consentSvc.url, adminToken: ADMIN_TOKEN, width, shotsDir: dir })).screenshots);
   } finally {
     await consentSvc.close();
   }
@@ -67,7 +81,8 @@ try {
   narrow.push(...(await runFirstDayScreens({ browser, baseUrl, adminToken: ADMIN_TOKEN, shotsDir: dir })).screenshots);
   for (const file of [...result.screenshots, ...narrow]) {
     // Smaller files for the repository, where Debian's pngquant is installed (apt-get install pngquant).
-    if (fs.existsSync('/usr/bin/pngquant')) execFileSync('/usr/bin/pngquant', ['--force', '--skip-if-larger', '--quality=70-90', '--ext', '.png', file]);
+    if (fs.existsSync('/usr/bin/pngquant'))
+      execFileSync('/usr/bin/pngquant', ['--force', '--skip-if-larger', '--quality=70-90', '--ext', '.png', file]);
     process.stdout.write(`${path.relative(process.cwd(), file)} (${Math.round(fs.statSync(file).size / 1024)} KB)\n`);
   }
 } finally {

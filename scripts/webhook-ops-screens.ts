@@ -8,7 +8,13 @@ import { createWebhook, eventually, touchOrder } from '../test/helpers/webhooks.
 import { walkWebhookOps } from '../test/browser/console-webhook-ops.ts';
 import type { ReceiverEndpoint } from '../test/helpers/https-receiver.ts';
 
-export async function webhookOpsScreens(o: { svc: TestService; browser: Browser; baseUrl: string; endpoint: ReceiverEndpoint; shotsDir: string }): Promise<string[]> {
+export async function webhookOpsScreens(o: {
+  svc: TestService;
+  browser: Browser;
+  baseUrl: string;
+  endpoint: ReceiverEndpoint;
+  shotsDir: string;
+}): Promise<string[]> {
   const op = operator(o.svc.url);
   const account = await op.createAccount({ name: 'Lamps & Co' });
   const key = await op.issueKey(account.id);
@@ -21,7 +27,17 @@ export async function webhookOpsScreens(o: { svc: TestService; browser: Browser;
     return res.body.data.filter((d: any) => d.last_status_code === 500).length === 3;
   }, 'three failed first attempts');
   o.endpoint.script([], { status: 200, body: 'ok' });
-  return (await walkWebhookOps({ browser: o.browser, baseUrl: o.baseUrl, adminToken: ADMIN_TOKEN, accountId: account.id, webhookId: sub.id, failed: 3, shotsDir: o.shotsDir })).screenshots;
+  return (
+    await walkWebhookOps({
+      browser: o.browser,
+      baseUrl: o.baseUrl,
+      adminToken: ADMIN_TOKEN,
+      accountId: account.id,
+      webhookId: sub.id,
+      failed: 3,
+      shotsDir: o.shotsDir,
+    })
+  ).screenshots;
 }
 
 if (import.meta.main) {
@@ -33,7 +49,13 @@ if (import.meta.main) {
   const svc = await startTestService({ WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
   const browser = await launchChromium();
   try {
-    const files = await webhookOpsScreens({ svc, browser, baseUrl: svc.url, endpoint: receiver.endpoint('console-ops'), shotsDir: path.join(import.meta.dirname, '../docs/screenshots') });
+    const files = await webhookOpsScreens({
+      svc,
+      browser,
+      baseUrl: svc.url,
+      endpoint: receiver.endpoint('console-ops'),
+      shotsDir: path.join(import.meta.dirname, '../docs/screenshots'),
+    });
     for (const file of files) process.stdout.write(`${file}\n`);
   } finally {
     await browser.close();

@@ -11,7 +11,15 @@ import { docsPages } from './transports/docs-document.ts';
 import { docsSearch } from './transports/docs-search.ts';
 import { loadGuides } from './transports/guides.ts';
 import { apiIndexRoute, registerApiIndex } from './transports/api-index.ts';
-import { API_DESCRIPTION, APPROVAL_HEADERS, COMMON_HEADERS, ERROR_STATUSES, IDEMPOTENCY_HEADERS, OPERATOR_ERROR_STATUSES, VERSIONING_HEADERS } from './transports/api-description.ts';
+import {
+  API_DESCRIPTION,
+  APPROVAL_HEADERS,
+  COMMON_HEADERS,
+  ERROR_STATUSES,
+  IDEMPOTENCY_HEADERS,
+  OPERATOR_ERROR_STATUSES,
+  VERSIONING_HEADERS,
+} from './transports/api-description.ts';
 import { deliveryWebhooks } from './modules/webhooks/delivery/description.ts';
 import { orderOperations } from './modules/orders/operations.ts';
 import { webhookOperations } from './modules/webhooks/operations.ts';
@@ -47,12 +55,28 @@ import { newRequestId } from './platform/request-log/log.ts';
 
 /** Every public operation, in the order the docs list them. */
 export const operations: Operation[] = [
-  ...orderOperations, ...shipmentOperations, ...shipmentBatchOperations, ...productOperations, ...inventoryOperations, ...customerOperations,
-  ...webhookOperations, ...eventOperations, ...bridgeOperations, ...agentOperations, ...exportOperations,
+  ...orderOperations,
+  ...shipmentOperations,
+  ...shipmentBatchOperations,
+  ...productOperations,
+  ...inventoryOperations,
+  ...customerOperations,
+  ...webhookOperations,
+  ...eventOperations,
+  ...bridgeOperations,
+  ...agentOperations,
+  ...exportOperations,
 ];
 /** Routes outside the API-key operations (no key; each checks its own token or id). */
 export const publicRoutes = (): PublicRoute[] => [sinkRoute, ...courierPushRoutes()];
-export const adminRoutes: AdminRoute[] = [...accountRoutes, ...agentsRoutes, ...connectedAppsRoutes, ...storefrontRoutes, ...outsideRoutes, ...consoleRoutes(operations)];
+export const adminRoutes: AdminRoute[] = [
+  ...accountRoutes,
+  ...agentsRoutes,
+  ...connectedAppsRoutes,
+  ...storefrontRoutes,
+  ...outsideRoutes,
+  ...consoleRoutes(operations),
+];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -103,8 +127,15 @@ export function publicOpenApi(serverUrl: string) {
     [
       ...operations
         .filter((op) => op.rest !== false)
-        .map((op) => ({ ...op, description: fullDescription(op), cacheable: answersWithEtag(op), mcpTool: op.mcp === false ? (op.mcpVia ?? null) : op.name })),
-      ...publicRoutes().filter((r) => r.documented).map((r) => ({ ...r, public: true, mcpTool: null })),
+        .map((op) => ({
+          ...op,
+          description: fullDescription(op),
+          cacheable: answersWithEtag(op),
+          mcpTool: op.mcp === false ? (op.mcpVia ?? null) : op.name,
+        })),
+      ...publicRoutes()
+        .filter((r) => r.documented)
+        .map((r) => ({ ...r, public: true, mcpTool: null })),
       apiIndexRoute,
     ],
   );
@@ -116,9 +147,9 @@ export function operatorOpenApi(serverUrl: string) {
       title: 'Merx operator API',
       version: '1.0.0',
       description:
-        'For the people who run Merx: provisioning (accounts, keys, courier integrations), the merchant\'s admin and the storefront ' +
+        "For the people who run Merx: provisioning (accounts, keys, courier integrations), the merchant's admin and the storefront " +
         '(checkout, payments, order edits), the simulated outside world (couriers, jobs, the debug sink, faults), and what the operator ' +
-        'console at /admin stands on (service facts, lists, running any public operation as the merchant\'s admin). ' +
+        "console at /admin stands on (service facts, lists, running any public operation as the merchant's admin). " +
         'Authorization: Bearer <ADMIN_TOKEN> (printed by npm start). Not rate limited, except wrong tokens: past 1,000 a minute ' +
         '(AUTH_FAILURES_PER_WINDOW) from one address, that address gets 429 with Retry-After. Never reachable with an API key.',
       serverUrl,
@@ -218,7 +249,13 @@ export async function buildApp(services: OperatorServices, options: { reactions?
     const replicas = services.reads?.states();
     // Issue 43: still ok while stored documents are rewritten (reads build them from the row meanwhile), but said.
     const backfilling = services.viewBackfill?.running() ? { stored_views: 'backfilling' } : {};
-    const health = { ok: true, ...(redis === 'not_configured' ? {} : { redis }), ...(pressure ? { pressure } : {}), ...(replicas ? { replicas } : {}), ...backfilling };
+    const health = {
+      ok: true,
+      ...(redis === 'not_configured' ? {} : { redis }),
+      ...(pressure ? { pressure } : {}),
+      ...(replicas ? { replicas } : {}),
+      ...backfilling,
+    };
     const database = services.db.health.state();
     if (database.database === 'ok') return health;
     reply.code(503).header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SEC));

@@ -48,11 +48,24 @@ async function run(argv: string[]) {
     args: argv,
     allowPositionals: true,
     options: {
-      name: { type: 'string' }, email: { type: 'string' }, plan: { type: 'string' }, account: { type: 'string' },
-      preset: { type: 'string' }, scopes: { type: 'string' }, key: { type: 'string' }, orders: { type: 'string' },
-      products: { type: 'string' }, customers: { type: 'string' }, seed: { type: 'string' }, help: { type: 'boolean' },
-      port: { type: 'string' }, 'forward-to': { type: 'string' }, events: { type: 'string' }, 'base-url': { type: 'string' },
-      since: { type: 'string' }, 'expires-at': { type: 'string' },
+      name: { type: 'string' },
+      email: { type: 'string' },
+      plan: { type: 'string' },
+      account: { type: 'string' },
+      preset: { type: 'string' },
+      scopes: { type: 'string' },
+      key: { type: 'string' },
+      orders: { type: 'string' },
+      products: { type: 'string' },
+      customers: { type: 'string' },
+      seed: { type: 'string' },
+      help: { type: 'boolean' },
+      port: { type: 'string' },
+      'forward-to': { type: 'string' },
+      events: { type: 'string' },
+      'base-url': { type: 'string' },
+      since: { type: 'string' },
+      'expires-at': { type: 'string' },
     },
   });
   const command = positionals.join(' ');
@@ -66,7 +79,9 @@ async function run(argv: string[]) {
       const { SIMULATED_COURIERS } = await import('./couriers/simulator/simulated-couriers.ts');
       const { courierProviders } = await import('./couriers/catalog.ts');
       const url = await startStandaloneSimulator(Number(values.port ?? 3100));
-      const settings = courierProviders().filter((p) => SIMULATED_COURIERS.has(p.slug)).map((p) => `${p.urlVariable}=${url}/${p.slug}`);
+      const settings = courierProviders()
+        .filter((p) => SIMULATED_COURIERS.has(p.slug))
+        .map((p) => `${p.urlVariable}=${url}/${p.slug}`);
       process.stdout.write(`courier simulator at ${url}: set ${settings.join(', ')}\n`);
       return;
     }
@@ -81,7 +96,10 @@ async function run(argv: string[]) {
         baseUrl,
         baseUrlFrom,
         key: values.key ?? process.env.MERX_API_KEY ?? '',
-        events: (values.events ?? '').split(',').map((e) => e.trim()).filter(Boolean),
+        events: (values.events ?? '')
+          .split(',')
+          .map((e) => e.trim())
+          .filter(Boolean),
         since: values.since,
         signal: stop.signal,
       });
@@ -103,7 +121,9 @@ async function run(argv: string[]) {
 
 run(process.argv.slice(2)).catch(async (err) => {
   const [{ ConfigError }, { ListenError }, { toAppError }] = await Promise.all([
-    import('./config.ts'), import('./cli/listen.ts'), import('./platform/contract/errors.ts'),
+    import('./config.ts'),
+    import('./cli/listen.ts'),
+    import('./platform/contract/errors.ts'),
   ]);
   const known = err instanceof ConfigError || err instanceof ListenError || (err instanceof Error && !('code' in err));
   const message = known ? err.message : toAppError(err).message;

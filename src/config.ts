@@ -143,7 +143,10 @@ function url(env: Env, name: string, protocols: string[]): string | null {
 function databaseTopology(env: Env): Pick<Config, 'databaseDirectUrl' | 'preparedStatements' | 'readReplicas'> {
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const direct = url(env, 'DATABASE_DIRECT_URL', ['postgres:', 'postgresql:']);
-  const readUrls = (env.DATABASE_READ_URLS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const readUrls = (env.DATABASE_READ_URLS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   readUrls.forEach((raw, i) => url({ [`DATABASE_READ_URLS[${i}]`]: raw }, `DATABASE_READ_URLS[${i}]`, ['postgres:', 'postgresql:']));
   // Without DATABASE_URL (the embedded database) there is no pooler and no replica: both are ignored.
   const pooled = databaseUrl !== null && direct !== null && direct !== databaseUrl;
@@ -214,7 +217,10 @@ export function loadConfig(env: Env = process.env): Config {
     seedDemo: flag(env, 'SEED_DEMO', true),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
-    webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     webhookSenderNice: integer(env, 'WEBHOOK_SENDER_NICE', 19, 0, 19),
     courierMode: oneOf(env, 'COURIER_MODE', ['simulator', 'live'] as const, production ? 'live' : 'simulator'),
     courierUrls: courierUrls(env),

@@ -46,7 +46,9 @@ async function main() {
     const demo = await ensureDemoAccount(service.db, config.dataDir);
     // Issue 41: real waybills from the courier simulator and tracked stock, made once, when the account is new.
     const truth = demo.created ? await tellTheTruth(service.services, demo.accountId) : null;
-    const made = truth ? ` (created with 250 orders, ${truth.shipments} shipped through the courier simulator, ${truth.tracked} products with stock)` : '';
+    const made = truth
+      ? ` (created with 250 orders, ${truth.shipments} shipped through the courier simulator, ${truth.tracked} products with stock)`
+      : '';
     lines.push(
       `  Demo account     ${demo.accountId}${made}`,
       `  Demo API key     ${demo.key}   (${demoKeyNote(demo)})`,

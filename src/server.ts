@@ -145,7 +145,11 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
 async function openReadRouter(primary: Db, config: Config, log: ReturnType<typeof createLogger>): Promise<ReadRouter | null> {
   const { urls, maxLagMs, waitMs, prepared } = config.readReplicas;
   if (urls.length === 0 || primary.kind !== 'postgres') return null;
-  const replicas = new ReplicaSet(primary, urls.map((url) => replicaDb(url, config.poolMax, { prepared })), { maxLagMs, log });
+  const replicas = new ReplicaSet(
+    primary,
+    urls.map((url) => replicaDb(url, config.poolMax, { prepared })),
+    { maxLagMs, log },
+  );
   await replicas.start();
   return new ReadRouter(primary, replicas, { waitMs, log });
 }

@@ -27,7 +27,12 @@ async function agentTenant() {
 }
 
 async function call(key: string, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) {
-  const res = await rpc(svc.url, key, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } });
+  const res = await rpc(svc.url, key, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+  });
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.error, undefined, res.text);
   return res.body.result;
@@ -38,8 +43,16 @@ const pendingOf = async (accountId: string) => (await operator(svc.url).call('GE
 test('tools/list: every write tool takes approval_id and idempotency_key, the versioned updates if_match; none required; reads have none; the instructions explain them once', async () => {
   const { key } = await freshTenant(svc.url);
   // EXTENSIONS 10's token budget: 23 write tools carry them, so the server's instructions say once what they are.
-  const instructions = (await rpc(svc.url, key, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })).body.result.instructions as string;
-  for (const name of ['approval_id argument', 'idempotency_key argument', 'if_match argument']) assert.ok(instructions.includes(name.split(' ')[0]), name);
+  const instructions = (
+    await rpc(svc.url, key, {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    })
+  ).body.result.instructions as string;
+  for (const name of ['approval_id argument', 'idempotency_key argument', 'if_match argument'])
+    assert.ok(instructions.includes(name.split(' ')[0]), name);
   assert.match(instructions, /idempotency_key argument \(or params\._meta\.idempotency_key/);
   assert.match(instructions, /if_match argument \(or params\._meta\.if_match\)/);
   assert.match(instructions, /approval_id set to that id \(an argument, or params\._meta\.approval_id\)/);
@@ -76,10 +89,18 @@ test('an approval finished with arguments only: asked, approved, performed with 
   assert.match(again.structuredContent.reason, /^approval_used/);
   // Both ways at once: the same value is accepted, different values are a 400 and nothing runs.
   const other = (await call(t.agent, 'update_order', { ...args, admin_notes: 'second' })).structuredContent.data;
-  assertRefusal(await call(t.agent, 'update_order', { ...args, admin_notes: 'second', approval_id: other.id }, { approval_id: crypto.randomUUID() }), 'VALIDATION_FAILED');
+  assertRefusal(
+    await call(t.agent, 'update_order', { ...args, admin_notes: 'second', approval_id: other.id }, { approval_id: crypto.randomUUID() }),
+    'VALIDATION_FAILED',
+  );
   const pending = await call(t.agent, 'update_order', { ...args, admin_notes: 'second', approval_id: other.id }, { approval_id: other.id });
   assert.match(pending.structuredContent.reason, /^approval_pending/);
-  const notText = await rpc(svc.url, t.agent, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'update_order', arguments: { ...args, approval_id: 42 } } });
+  const notText = await rpc(svc.url, t.agent, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'update_order', arguments: { ...args, approval_id: 42 } },
+  });
   assert.equal(notText.body.error?.code, -32602, 'an approval_id that is not text is an invalid argument');
 });
 
@@ -96,7 +117,10 @@ test('idempotency_key as an argument: a retry replays on a direct key and asks o
     const logs = await http(svc.url, 'GET', '/api/v1/request-logs?operation=update_order', { token: t.key });
     return logs.body.data.some((e: any) => e.idempotency_key === key && e.replayed);
   }, 'the replayed entry with its idempotency key');
-  assertRefusal(await call(t.key, 'update_order', { id: t.order.id, admin_notes: 'x', idempotency_key: key }, { idempotency_key: `${key}-other` }), 'VALIDATION_FAILED');
+  assertRefusal(
+    await call(t.key, 'update_order', { id: t.order.id, admin_notes: 'x', idempotency_key: key }, { idempotency_key: `${key}-other` }),
+    'VALIDATION_FAILED',
+  );
   assertRefusal(await call(t.key, 'update_order', { id: t.order.id, admin_notes: 'x', idempotency_key: 'has space' }), 'VALIDATION_FAILED');
 
   const agentKey = `agent-${crypto.randomUUID()}`;
@@ -116,12 +140,20 @@ test('if_match as an argument: a stale ETag is 412 and changes nothing; the curr
   assertRefusal(stale, 'PRECONDITION_FAILED');
   const current = (await call(t.key, 'get_order', { id: t.order.id }))._meta.etag as string;
   assert.notEqual(current, etag);
-  assertRefusal(await call(t.key, 'update_order', { id: t.order.id, admin_notes: 'mine', if_match: current }, { if_match: etag }), 'VALIDATION_FAILED');
+  assertRefusal(
+    await call(t.key, 'update_order', { id: t.order.id, admin_notes: 'mine', if_match: current }, { if_match: etag }),
+    'VALIDATION_FAILED',
+  );
   const ok = await call(t.key, 'update_order', { id: t.order.id, admin_notes: 'mine', if_match: current }, { if_match: current });
   assert.equal(ok.isError, false, JSON.stringify(ok));
   assert.equal(ok.structuredContent.data.admin_notes, 'mine');
   // A tool whose resource has no ETag does not take if_match (an unknown argument).
-  const refused = await rpc(svc.url, t.key, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_shipment', arguments: { order_id: t.order.id, if_match: '*' } } });
+  const refused = await rpc(svc.url, t.key, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'create_shipment', arguments: { order_id: t.order.id, if_match: '*' } },
+  });
   assert.equal(refused.body.error?.code, -32602, refused.text);
 });
 

@@ -53,7 +53,12 @@ async function asked(agent: string, orderId: string, body: Record<string, unknow
 }
 
 async function mcpCall(key: string, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) {
-  const res = await rpc(svc.url, key, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } });
+  const res = await rpc(svc.url, key, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+  });
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.error, undefined, res.text);
   return res.body.result;
@@ -63,7 +68,10 @@ test('keys are issued direct by default and with writes "approval" on request; t
   const t = await agentTenant();
   const keys = (await op().call('GET', `/accounts/${t.accountId}/keys`)).data;
   assert.deepEqual(keys.map((k: any) => k.writes).sort(), ['approval', 'direct']);
-  const bad = await http(svc.url, 'POST', `/admin/api/accounts/${t.accountId}/keys`, { token: 'test-operator-token-0123456789', body: { name: 'x', preset: 'fulfilment', writes: 'maybe' } });
+  const bad = await http(svc.url, 'POST', `/admin/api/accounts/${t.accountId}/keys`, {
+    token: 'test-operator-token-0123456789',
+    body: { name: 'x', preset: 'fulfilment', writes: 'maybe' },
+  });
   assertErr(bad, 400, 'validation_failed');
 });
 
@@ -101,13 +109,16 @@ test('REST: a write by an approval key answers 202 with the approval (preview, e
   assertErr(await http(svc.url, 'GET', `/api/v1/approvals/not-an-id`, { token: t.agent }), 404, 'not_found');
 
   const pending = (await op().call('GET', `/accounts/${t.accountId}/approvals?status=pending`)).data;
-  assert.deepEqual(pending.map((a: any) => a.id), [approval.id]);
+  assert.deepEqual(
+    pending.map((a: any) => a.id),
+    [approval.id],
+  );
   assert.equal(pending[0].key_prefix, t.agent.slice(0, 11));
   assert.equal(pending[0].key_name, 'agent', 'the key by the name it was issued under (issue 41)');
   assert.equal((await op().call('GET', `/approvals/${approval.id}`)).data.key_name, 'agent');
 });
 
-test('REST: the approved request runs exactly once, for the same arguments only, with the operation\'s own answer', async () => {
+test("REST: the approved request runs exactly once, for the same arguments only, with the operation's own answer", async () => {
   const t = await agentTenant();
   const approval = (await asked(t.agent, t.order.id, { admin_notes: 'approved note' })).body.data;
   const withApproval = { 'Merx-Approval': approval.id };
@@ -116,7 +127,11 @@ test('REST: the approved request runs exactly once, for the same arguments only,
   const decided = await approve(approval.id, { decided_by: 'ana@shop.example', reason: 'fine' });
   assert.equal(decided.data.status, 'approved');
   assert.equal(decided.data.decided_by, 'ana@shop.example');
-  assertErr(await http(svc.url, 'POST', `/admin/api/approvals/${approval.id}/reject`, { token: 'test-operator-token-0123456789', body: {} }), 409, 'conflict');
+  assertErr(
+    await http(svc.url, 'POST', `/admin/api/approvals/${approval.id}/reject`, { token: 'test-operator-token-0123456789', body: {} }),
+    409,
+    'conflict',
+  );
 
   // Other arguments, another operation: refused, nothing runs.
   assertErr(await patchOrder(t.agent, t.order.id, { admin_notes: 'something else' }, withApproval), 409, 'conflict', 'approval_mismatch');
@@ -168,7 +183,11 @@ test('REST: refusals in their stated order: 404, rejected 403, used, expired, pe
   await svc.service.db.query(`UPDATE approvals SET expires_at = now() - interval '1 minute' WHERE id = $1`, [expired.id]);
   assertErr(await patchOrder(t.agent, t.order.id, { admin_notes: 'x' }, { 'Merx-Approval': expired.id }), 409, 'conflict', 'approval_expired');
   assert.equal((await http(svc.url, 'GET', `/api/v1/approvals/${expired.id}`, { token: t.agent })).body.data.status, 'expired');
-  assertErr(await http(svc.url, 'POST', `/admin/api/approvals/${expired.id}/approve`, { token: 'test-operator-token-0123456789', body: {} }), 409, 'conflict');
+  assertErr(
+    await http(svc.url, 'POST', `/admin/api/approvals/${expired.id}/approve`, { token: 'test-operator-token-0123456789', body: {} }),
+    409,
+    'conflict',
+  );
 
   // Pending before mismatch.
   const pending = (await asked(t.agent, t.order.id, { admin_notes: 'pending' })).body.data;
@@ -214,12 +233,23 @@ test('REST: an operation that calls a courier (create_shipment) runs once when a
   assert.equal(res.status, 202, res.text);
   const approval = res.body.data;
   assert.equal(approval.resource_etag, null);
-  assert.ok(approval.effects.some((e: string) => /^courier_a creates a waybill/.test(e)), approval.effects.join('; '));
+  assert.ok(
+    approval.effects.some((e: string) => /^courier_a creates a waybill/.test(e)),
+    approval.effects.join('; '),
+  );
   assert.ok(approval.effects.includes('shipment.created to 0 subscriptions'));
   await approve(approval.id);
-  const ran = await http(svc.url, 'POST', '/api/v1/shipments', { token: t.agent, body: { order_id: t.order.id }, headers: { 'Merx-Approval': approval.id } });
+  const ran = await http(svc.url, 'POST', '/api/v1/shipments', {
+    token: t.agent,
+    body: { order_id: t.order.id },
+    headers: { 'Merx-Approval': approval.id },
+  });
   assert.equal(ran.status, 201, ran.text);
-  const again = await http(svc.url, 'POST', '/api/v1/shipments', { token: t.agent, body: { order_id: t.order.id }, headers: { 'Merx-Approval': approval.id } });
+  const again = await http(svc.url, 'POST', '/api/v1/shipments', {
+    token: t.agent,
+    body: { order_id: t.order.id },
+    headers: { 'Merx-Approval': approval.id },
+  });
   assertErr(again, 409, 'conflict', 'approval_used');
   const done = (await http(svc.url, 'GET', `/api/v1/approvals/${approval.id}`, { token: t.agent })).body.data;
   assert.equal(done.status, 'executed');
@@ -285,7 +315,7 @@ test('MCP: the write answers a result with the approval and _meta.approval_id; g
   assert.equal(b._meta.idempotent_replayed, true);
 });
 
-test('REST and MCP: an approved run counts against the operation\'s per-account limit, as a direct run does (test_webhook, 30 a minute)', async () => {
+test("REST and MCP: an approved run counts against the operation's per-account limit, as a direct run does (test_webhook, 30 a minute)", async () => {
   const t = await agentTenant();
   const { data: sub } = await createWebhook(svc.url, t.key, { url: 'https://127.0.0.1:9/merx', events: ['order.updated'] });
   const path = `/api/v1/webhooks/${sub.id}/test`;

@@ -4,9 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { startTestService, http, freshTenant, operator, ADMIN_TOKEN, type TestService } from './helpers/harness.ts';
-import {
-  assertError, assertScopeMissing, assertUnauthorized, ISO_RE, PRESET_SCOPES, sleep, UUID_RE,
-} from './helpers/contract.ts';
+import { assertError, assertScopeMissing, assertUnauthorized, ISO_RE, PRESET_SCOPES, sleep, UUID_RE } from './helpers/contract.ts';
 
 let svc: TestService;
 before(async () => {
@@ -44,7 +42,10 @@ test('401 unauthorized for a missing or malformed Authorization header', async (
     ['Bearer with two tokens', { authorization: `Bearer ${key} ${key}` }],
   ];
   for (const [name, headers] of variants) {
-    for (const [method, path] of [['GET', '/api/v1/orders'], ['GET', `/api/v1/orders/${crypto.randomUUID()}`]]) {
+    for (const [method, path] of [
+      ['GET', '/api/v1/orders'],
+      ['GET', `/api/v1/orders/${crypto.randomUUID()}`],
+    ]) {
       const res = await http(svc.url, method, path, { headers });
       assertUnauthorized(res, `${name} ${method} ${path}`);
     }
@@ -93,10 +94,7 @@ test('a deactivated account gets 401 on every key at once; reactivation restores
   assert.equal(off.body.data.active, false);
   assertUnauthorized(await http(svc.url, 'GET', '/api/v1/orders', { token: key }), 'deactivated list');
   assertUnauthorized(await http(svc.url, 'GET', `/api/v1/orders/${order.id}`, { token: key }), 'deactivated get');
-  assertUnauthorized(
-    await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: key, body: { admin_notes: 'x' } }),
-    'deactivated patch',
-  );
+  assertUnauthorized(await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: key, body: { admin_notes: 'x' } }), 'deactivated patch');
   // Nothing was written by the refused PATCH.
   const on = await http(svc.url, 'PATCH', `/admin/api/accounts/${accountId}`, { token: ADMIN_TOKEN, body: { active: true } });
   assert.equal(on.status, 200);
@@ -119,11 +117,19 @@ test('403 scope_missing names the required scope; :write never implies :read', a
     'orders:read key PATCHing',
   );
   assertScopeMissing(
-    await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: readOnly, body: { status: 'confirmed' }, headers: { 'x-merx-dry-run': '1' } }),
+    await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, {
+      token: readOnly,
+      body: { status: 'confirmed' },
+      headers: { 'x-merx-dry-run': '1' },
+    }),
     'orders:write',
     'orders:read key dry-running a PATCH',
   );
-  assertScopeMissing(await http(svc.url, 'GET', `/api/v1/orders/${order.id}/shipment`, { token: readOnly }), 'shipments:read', 'orders:read key on shipment');
+  assertScopeMissing(
+    await http(svc.url, 'GET', `/api/v1/orders/${order.id}/shipment`, { token: readOnly }),
+    'shipments:read',
+    'orders:read key on shipment',
+  );
 
   assertScopeMissing(await http(svc.url, 'GET', '/api/v1/orders', { token: writeOnly }), 'orders:read', 'orders:write key listing');
   assertScopeMissing(await http(svc.url, 'GET', `/api/v1/orders/${order.id}`, { token: writeOnly }), 'orders:read', 'orders:write key reading');
@@ -221,7 +227,11 @@ test('check order: 401 before 400, scope before 400, scope before plan, plan bef
   assertUnauthorized(await http(svc.url, 'GET', '/api/v1/orders', { token: wellFormedUnknownKey(), headers: {} }), 'unknown key');
 
   // Wrong scope: 403 whatever else is wrong.
-  assertScopeMissing(await http(svc.url, 'PATCH', '/api/v1/orders/not-a-uuid', { token: readOnly, body: { status: 'x' } }), 'orders:write', 'scope + bad id');
+  assertScopeMissing(
+    await http(svc.url, 'PATCH', '/api/v1/orders/not-a-uuid', { token: readOnly, body: { status: 'x' } }),
+    'orders:write',
+    'scope + bad id',
+  );
   assertScopeMissing(
     await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: readOnly, ...badJson }),
     'orders:write',
@@ -296,19 +306,31 @@ test('at most 10 active keys: the 11th is 409; revoking one frees a slot', async
   const account = await op.createAccount();
   const ids: string[] = [];
   for (let i = 0; i < 10; i++) {
-    const res = await http(svc.url, 'POST', `/admin/api/accounts/${account.id}/keys`, { token: ADMIN_TOKEN, body: { name: `k${i}`, preset: 'read_only' } });
+    const res = await http(svc.url, 'POST', `/admin/api/accounts/${account.id}/keys`, {
+      token: ADMIN_TOKEN,
+      body: { name: `k${i}`, preset: 'read_only' },
+    });
     assert.equal(res.status, 201, `key ${i + 1}: ${res.text}`);
     ids.push(res.body.data.id);
   }
-  const eleventh = await http(svc.url, 'POST', `/admin/api/accounts/${account.id}/keys`, { token: ADMIN_TOKEN, body: { name: 'k10', preset: 'read_only' } });
+  const eleventh = await http(svc.url, 'POST', `/admin/api/accounts/${account.id}/keys`, {
+    token: ADMIN_TOKEN,
+    body: { name: 'k10', preset: 'read_only' },
+  });
   assertError(eleventh, 409, 'conflict', '11th active key');
   assert.equal((await keysOf(account.id)).length, 10);
 
   const revoked = await http(svc.url, 'DELETE', `/admin/api/keys/${ids[0]}`, { token: ADMIN_TOKEN });
   assert.equal(revoked.status, 200);
-  const again = await http(svc.url, 'POST', `/admin/api/accounts/${account.id}/keys`, { token: ADMIN_TOKEN, body: { name: 'k11', preset: 'read_only' } });
+  const again = await http(svc.url, 'POST', `/admin/api/accounts/${account.id}/keys`, {
+    token: ADMIN_TOKEN,
+    body: { name: 'k11', preset: 'read_only' },
+  });
   assert.equal(again.status, 201, again.text);
-  const twelfth = await http(svc.url, 'POST', `/admin/api/accounts/${account.id}/keys`, { token: ADMIN_TOKEN, body: { name: 'k12', preset: 'read_only' } });
+  const twelfth = await http(svc.url, 'POST', `/admin/api/accounts/${account.id}/keys`, {
+    token: ADMIN_TOKEN,
+    body: { name: 'k12', preset: 'read_only' },
+  });
   assertError(twelfth, 409, 'conflict', 'back at 10 active keys');
   // Another account is not limited by this one's keys.
   const other = await op.createAccount();

@@ -29,11 +29,17 @@ test('a batch never holds more than maxBatch items', async () => {
 });
 
 test('a failed flush rejects every item of its batch', async () => {
-  const batcher = new Batcher<number, number>(async () => {
-    throw new Error('database gone');
-  }, { maxBatch: 10, parallel: 1 });
+  const batcher = new Batcher<number, number>(
+    async () => {
+      throw new Error('database gone');
+    },
+    { maxBatch: 10, parallel: 1 },
+  );
   const settled = await Promise.allSettled([batcher.add(1), batcher.add(2)]);
-  assert.deepEqual(settled.map((s) => s.status), ['rejected', 'rejected']);
+  assert.deepEqual(
+    settled.map((s) => s.status),
+    ['rejected', 'rejected'],
+  );
 });
 
 test('spacingMs: an idle batcher flushes at once; items arriving soon after wait to share the next flush', async () => {

@@ -22,11 +22,20 @@ const IN_WINDOW = '2026-03-10T12:00:00Z';
 
 async function liveBrief(key: string, kind: string, status = 'LIVE') {
   const submitted = await callTool(svc.url, key, 'submit_brief', {
-    kind, title: `A ${kind}`, brief: 'Made by the admin system.', operation: 'assets', step: 'draft', run: crypto.randomUUID(),
+    kind,
+    title: `A ${kind}`,
+    brief: 'Made by the admin system.',
+    operation: 'assets',
+    step: 'draft',
+    run: crypto.randomUUID(),
   });
   assert.equal(submitted.isError, false, JSON.stringify(submitted.structuredContent));
   const assetId = crypto.randomUUID();
-  await operator(svc.url).call('POST', `/briefs/${submitted.structuredContent.brief_id}/status`, { status, asset_id: assetId, public_url: 'https://shop.example/live' });
+  await operator(svc.url).call('POST', `/briefs/${submitted.structuredContent.brief_id}/status`, {
+    status,
+    asset_id: assetId,
+    public_url: 'https://shop.example/live',
+  });
   return assetId;
 }
 
@@ -45,7 +54,8 @@ for (const kind of ['PAGE', 'AUTOMATION', 'CAMPAIGN', 'SEGMENT']) {
     assert.equal(facts.isError, false, JSON.stringify(facts.structuredContent));
     const f = facts.structuredContent.facts;
     if (kind === 'SEGMENT') {
-      for (const name of ['page_visits', 'purchases', 'registrations', 'attendees']) assert.equal(f[name].value, null, `${name} does not apply to a segment`);
+      for (const name of ['page_visits', 'purchases', 'registrations', 'attendees'])
+        assert.equal(f[name].value, null, `${name} does not apply to a segment`);
       assert.equal(f.segment_size.value, null, 'a segment the admin system holds has no size here');
     } else {
       assert.deepEqual([f.page_visits.value, f.registrations.value, f.attendees.value], [5, 2, 1]);

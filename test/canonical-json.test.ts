@@ -21,7 +21,18 @@ test('numbers as JSON.parse reads them and JavaScript writes them', () => {
 });
 
 test('strings are escaped as JSON.stringify escapes them', () => {
-  const strings = ['plain', 'quote " inside', 'back\\slash', 'line\nbreak\ttab\r', '\u0001\u001f', 'lone \ud800 surrogate', 'pair 😀', 'é ü ß', '\u2028\u2029', ''];
+  const strings = [
+    'plain',
+    'quote " inside',
+    'back\\slash',
+    'line\nbreak\ttab\r',
+    '\u0001\u001f',
+    'lone \ud800 surrogate',
+    'pair 😀',
+    'é ü ß',
+    '\u2028\u2029',
+    '',
+  ];
   for (const s of strings) {
     assert.equal(canonicalJson(s), JSON.stringify(s), s);
     assert.equal(canonicalJson({ [s]: s }), `{${JSON.stringify(s)}:${JSON.stringify(s)}}`, s);

@@ -64,7 +64,11 @@ test('the busy-directory hint names the URL the running server serves under, wha
   const server = await startLikeNpmStart({ DATABASE_URL: '' });
   try {
     assert.doesNotMatch(server.base, /:3000$/);
-    const run = await merx(['keys', 'issue', '--account', server.accountId, '--preset', 'fulfilment'], { DATA_DIR: server.dataDir, PORT: '', PUBLIC_BASE_URL: '' });
+    const run = await merx(['keys', 'issue', '--account', server.accountId, '--preset', 'fulfilment'], {
+      DATA_DIR: server.dataDir,
+      PORT: '',
+      PUBLIC_BASE_URL: '',
+    });
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.stderr, /single writer/);
     assert.ok(run.stderr.includes(`${server.base}/admin `), `the console at ${server.base}: ${run.stderr}`);

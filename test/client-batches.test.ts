@@ -64,7 +64,12 @@ test("docs/shipping-a-day.md's TypeScript sample runs as written: ships, saves t
   try {
     fs.writeFileSync(path.join(dir, 'ship.ts'), samples[0]);
     // Not spawnSync: the service answering the sample runs in this very process.
-    const ran = await promisify(execFile)(process.execPath, ['ship.ts'], { cwd: dir, env: { ...process.env, MERX_URL: svc.url, MERX_KEY: t.key }, encoding: 'utf8', timeout: 60_000 });
+    const ran = await promisify(execFile)(process.execPath, ['ship.ts'], {
+      cwd: dir,
+      env: { ...process.env, MERX_URL: svc.url, MERX_KEY: t.key },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.match(ran.stdout, /^3 shipped, 1 failed$/m);
     assert.match(ran.stdout, /^item \d: courier is required/m);
     assert.match(ran.stdout, /^retrying in batch [0-9a-f-]{36}$/m);

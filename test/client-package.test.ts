@@ -27,10 +27,17 @@ function machineNode(): string {
   return '/usr/bin/node';
 }
 
-function run(command: string, args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(command, args, { cwd: options.cwd, timeout: 170_000, env: { ...process.env, PATH: PATH_WITH_NODE24, ...options.env } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      command,
+      args,
+      { cwd: options.cwd, timeout: 170_000, env: { ...process.env, PATH: PATH_WITH_NODE24, ...options.env } },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -98,7 +105,16 @@ await merx.GET('/api/v1/no-such-route', {});
 verifyWebhook('{}', { 'x-merx-signature': 't=1' }, 42);
 `;
 const TSCONFIG = JSON.stringify({
-  compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', allowJs: true, checkJs: true, noEmit: true, strict: true, types: [] },
+  compilerOptions: {
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    target: 'es2022',
+    allowJs: true,
+    checkJs: true,
+    noEmit: true,
+    strict: true,
+    types: [],
+  },
   include: ['*.js', '*.mjs'],
 });
 
@@ -116,7 +132,12 @@ before(async () => {
   const made = await createWebhook(svc.url, t.key, { url: `${own.protocol}//${own.hostname}/api/webhooks/sink`, events: ['order.created'] });
   assert.equal((await http(svc.url, 'POST', `/api/v1/webhooks/${made.data.id}/test`, { token: t.key })).status, 200);
   const [capture] = await eventually(async () => (await sinkCaptures(svc.url, made.data.id)).slice(0, 1), 'the sink capture');
-  env = { MERX_URL: svc.url, MERX_KEY: t.key, MERX_SECRET: made.secret, MERX_DELIVERY: JSON.stringify({ headers: capture.headers, body: capture.body }) };
+  env = {
+    MERX_URL: svc.url,
+    MERX_KEY: t.key,
+    MERX_SECRET: made.secret,
+    MERX_DELIVERY: JSON.stringify({ headers: capture.headers, body: capture.body }),
+  };
 });
 
 after(async () => {
@@ -126,17 +147,29 @@ after(async () => {
 
 test('the tarball holds built JavaScript, declarations and the OpenAPI document, no TypeScript sources, and declares its runtime dependency', () => {
   const listing = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean).sort();
-  for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/webhooks.js', 'dist/webhooks.d.ts', 'dist/schema.d.ts', 'dist/openapi.json', 'package.json']) {
+  for (const file of [
+    'dist/index.js',
+    'dist/index.d.ts',
+    'dist/webhooks.js',
+    'dist/webhooks.d.ts',
+    'dist/schema.d.ts',
+    'dist/openapi.json',
+    'package.json',
+  ]) {
     assert.ok(listing.includes(`package/${file}`), `${file} is packed`);
   }
-  assert.deepEqual(listing.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts')), [], 'no .ts sources');
+  assert.deepEqual(
+    listing.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts')),
+    [],
+    'no .ts sources',
+  );
   const manifest = JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' }));
   assert.ok(manifest.dependencies['openapi-fetch'], 'openapi-fetch is a declared dependency');
   assert.deepEqual(Object.keys(manifest.exports).sort(), ['.', './openapi.json', './package.json', './webhooks']);
 });
 
 for (const project of [
-  { name: 'a plain Node project on the machine\'s own Node', node: machineNode, type: 'commonjs', file: 'main.mjs' },
+  { name: "a plain Node project on the machine's own Node", node: machineNode, type: 'commonjs', file: 'main.mjs' },
   { name: 'an ESM project on the current Node', node: () => NODE24, type: 'module', file: 'main.js' },
 ]) {
   test(`installed from the tarball into ${project.name}: imports, calls the API with types, verifies a real delivery`, async () => {
@@ -150,7 +183,7 @@ for (const project of [
     assert.equal(result.code, 0, result.stderr);
     const out = JSON.parse(result.stdout.trim().split('\n').pop()!);
     assert.match(out.node, /^v(2\d|[3-9]\d)\./, 'Node 20 or newer');
-    if (project.type === 'commonjs') assert.notEqual(out.node, process.version, 'a different Node than the suite\'s');
+    if (project.type === 'commonjs') assert.notEqual(out.node, process.version, "a different Node than the suite's");
     assert.equal(out.listed, 2);
     assert.equal(out.same, true);
     assert.deepEqual(out.missing, [404, 'not_found']);
@@ -163,7 +196,10 @@ for (const project of [
 
     if (project.type === 'commonjs') {
       // require() of the ESM package from CommonJS (Node 20.19+ loads ES modules synchronously).
-      fs.writeFileSync(path.join(dir, 'require.cjs'), "const w = require('merx-client/webhooks'); console.log(typeof w.verifyWebhook, typeof require('merx-client').createMerxClient);");
+      fs.writeFileSync(
+        path.join(dir, 'require.cjs'),
+        "const w = require('merx-client/webhooks'); console.log(typeof w.verifyWebhook, typeof require('merx-client').createMerxClient);",
+      );
       const required = await run(node, ['require.cjs'], { cwd: dir });
       assert.equal(required.code, 0, required.stderr);
       assert.equal(required.stdout.trim(), 'function function');

@@ -14,7 +14,8 @@ import { startSlowCourier, type SlowCourier } from './helpers/slow-courier.ts';
 import { walkRoughEdges } from './browser/rough-edges.ts';
 import { CONSOLE_DIST } from '../src/operator/console.ts';
 
-const missing = chromiumMissing() ?? (fs.existsSync(path.join(CONSOLE_DIST, 'index.html')) ? null : 'console/dist is not built: npm run build:console');
+const missing =
+  chromiumMissing() ?? (fs.existsSync(path.join(CONSOLE_DIST, 'index.html')) ? null : 'console/dist is not built: npm run build:console');
 const skip = missing && !process.env.CI ? missing : false;
 
 let courier: SlowCourier;
@@ -35,8 +36,12 @@ after(async () => {
   if (shots && !process.env.KEEP_SHOTS) fs.rmSync(shots, { recursive: true, force: true });
 });
 
-test('the console says answers in words, shows a slow courier call, fits its keys and placeholders, credits the merchant, and says an unknown account once', { skip }, async () => {
-  const { screenshots } = await walkRoughEdges({ browser, baseUrl: svc.url, adminToken: ADMIN_TOKEN, shotsDir: shots });
-  assert.ok(courier.calls() > 0, 'the waybill went to the slow courier');
-  for (const file of screenshots) assert.ok(fs.statSync(file).size > 10_000, `${path.basename(file)} was taken`);
-});
+test(
+  'the console says answers in words, shows a slow courier call, fits its keys and placeholders, credits the merchant, and says an unknown account once',
+  { skip },
+  async () => {
+    const { screenshots } = await walkRoughEdges({ browser, baseUrl: svc.url, adminToken: ADMIN_TOKEN, shotsDir: shots });
+    assert.ok(courier.calls() > 0, 'the waybill went to the slow courier');
+    for (const file of screenshots) assert.ok(fs.statSync(file).size > 10_000, `${path.basename(file)} was taken`);
+  },
+);

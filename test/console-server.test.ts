@@ -19,22 +19,26 @@ after(async () => {
   await svc.close();
 });
 
-test('/admin and its client-side routes answer the app; its assets are cached for good', { skip: !built && !process.env.CI && 'console/dist is not built' }, async () => {
-  for (const route of ['/admin', '/admin/', '/admin/accounts', '/admin/accounts/7d0c2b1e-0000-4000-8000-000000000000/webhooks']) {
-    const res = await http(svc.url, 'GET', route);
-    assert.equal(res.status, 200, route);
-    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
-    assert.equal(res.headers.get('cache-control'), 'no-cache');
-    assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'self'; script-src 'self'/, 'nothing but its own files');
-    assert.match(res.text, /<div id="root"><\/div>/);
-  }
-  const page = await http(svc.url, 'GET', '/admin');
-  const script = /src="(\/admin\/assets\/[^"]+\.js)"/.exec(page.text)![1];
-  const asset = await fetch(svc.url + script);
-  assert.equal(asset.status, 200);
-  assert.match(asset.headers.get('cache-control') ?? '', /immutable/);
-  assert.match(asset.headers.get('content-type') ?? '', /javascript/);
-});
+test(
+  '/admin and its client-side routes answer the app; its assets are cached for good',
+  { skip: !built && !process.env.CI && 'console/dist is not built' },
+  async () => {
+    for (const route of ['/admin', '/admin/', '/admin/accounts', '/admin/accounts/7d0c2b1e-0000-4000-8000-000000000000/webhooks']) {
+      const res = await http(svc.url, 'GET', route);
+      assert.equal(res.status, 200, route);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+      assert.equal(res.headers.get('cache-control'), 'no-cache');
+      assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'self'; script-src 'self'/, 'nothing but its own files');
+      assert.match(res.text, /<div id="root"><\/div>/);
+    }
+    const page = await http(svc.url, 'GET', '/admin');
+    const script = /src="(\/admin\/assets\/[^"]+\.js)"/.exec(page.text)![1];
+    const asset = await fetch(svc.url + script);
+    assert.equal(asset.status, 200);
+    assert.match(asset.headers.get('cache-control') ?? '', /immutable/);
+    assert.match(asset.headers.get('content-type') ?? '', /javascript/);
+  },
+);
 
 test('the operator API keeps its JSON answers under /admin: unknown routes are 404 not_found, docs and API still route', async () => {
   for (const route of ['/admin/api', '/admin/api/nope', '/admin/assets/missing.js']) {

@@ -32,14 +32,24 @@ test('live mode mounts no simulator and has no simulator controls', async () => 
 
 test('waybills, labels and cancellation go over HTTP to the configured courier with the merchant credentials', async () => {
   const { op, accountId, key } = await freshTenant(svc.url);
-  await op.call('PUT', `/accounts/${accountId}/couriers/courier_b`, { enabled: true, credentials: { api_key: 'sim_b_demo_key', client_id: 'sim_b_demo_client' } });
-  const order = await op.checkout(accountId, { shipping: { address: 'ul. X 1', city: 'Sofia', zip: '1000', courier_slug: 'courier_b', courier_delivery_mode: 'home' } });
+  await op.call('PUT', `/accounts/${accountId}/couriers/courier_b`, {
+    enabled: true,
+    credentials: { api_key: 'sim_b_demo_key', client_id: 'sim_b_demo_client' },
+  });
+  const order = await op.checkout(accountId, {
+    shipping: { address: 'ul. X 1', city: 'Sofia', zip: '1000', courier_slug: 'courier_b', courier_delivery_mode: 'home' },
+  });
   const created = await http(svc.url, 'POST', '/api/v1/shipments', { token: key, body: { order_id: order.id } });
   assert.equal(created.status, 201, created.text);
   assert.match(created.body.data.tracking_number, /^6\d{11}$/);
   const label = await fetch(`${svc.url}/api/v1/shipments/${created.body.data.id}/label`, { headers: { authorization: `Bearer ${key}` } });
   assert.equal(label.status, 200);
-  assert.equal(Buffer.from(await label.arrayBuffer()).subarray(0, 5).toString(), '%PDF-');
+  assert.equal(
+    Buffer.from(await label.arrayBuffer())
+      .subarray(0, 5)
+      .toString(),
+    '%PDF-',
+  );
   const cancelled = await http(svc.url, 'POST', `/api/v1/shipments/${created.body.data.id}/cancel`, { token: key, body: {} });
   assert.equal(cancelled.status, 200);
   assert.equal(cancelled.body.courier_confirmed, true);
@@ -64,8 +74,13 @@ test('each service counts only its own courier calls in /metrics, with another s
       return res.text.split('\n').filter((line) => line.startsWith('merx_courier_request_duration_seconds_count{'));
     };
     const { op, accountId, key } = await freshTenant(svc.url);
-    await op.call('PUT', `/accounts/${accountId}/couriers/courier_b`, { enabled: true, credentials: { api_key: 'sim_b_demo_key', client_id: 'sim_b_demo_client' } });
-    const order = await op.checkout(accountId, { shipping: { address: 'ul. X 1', city: 'Sofia', zip: '1000', courier_slug: 'courier_b', courier_delivery_mode: 'home' } });
+    await op.call('PUT', `/accounts/${accountId}/couriers/courier_b`, {
+      enabled: true,
+      credentials: { api_key: 'sim_b_demo_key', client_id: 'sim_b_demo_client' },
+    });
+    const order = await op.checkout(accountId, {
+      shipping: { address: 'ul. X 1', city: 'Sofia', zip: '1000', courier_slug: 'courier_b', courier_delivery_mode: 'home' },
+    });
     const created = await http(svc.url, 'POST', '/api/v1/shipments', { token: key, body: { order_id: order.id } });
     assert.equal(created.status, 201, created.text);
     assert.ok((await calls(svc)).some((line) => line.startsWith('merx_courier_request_duration_seconds_count{courier="courier_b",status="200"}')));

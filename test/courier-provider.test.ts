@@ -72,7 +72,12 @@ test('a shipment through courier_d: create, label, a polled status, cancel confi
   const label = await fetch(`${svc.url}/api/v1/shipments/${shipment.id}/label`, { headers: { authorization: `Bearer ${key}` } });
   assert.equal(label.status, 200);
   assert.equal(label.headers.get('content-type'), 'application/pdf');
-  assert.equal(Buffer.from(await label.arrayBuffer()).subarray(0, 5).toString(), '%PDF-');
+  assert.equal(
+    Buffer.from(await label.arrayBuffer())
+      .subarray(0, 5)
+      .toString(),
+    '%PDF-',
+  );
 
   endpoint.move(shipment.tracking_number, 'moving', 'On the road');
   assert.ok((await poll(svc)) >= 1, 'the poll asked courier_d');

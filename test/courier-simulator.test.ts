@@ -73,7 +73,8 @@ test('times: only the next that many calls get the mode, then the courier return
 
 test('bad mode requests: an unknown mode, times below 1 or not an integer, an unknown courier', async () => {
   assertError(await admin('POST', '/courier-sim/courier_a/mode', { mode: 'slow' }), 400, 'validation_failed');
-  for (const times of [0, -1, 1.5, '2']) assertError(await admin('POST', '/courier-sim/courier_a/mode', { mode: 'error', times }), 400, 'validation_failed', String(times));
+  for (const times of [0, -1, 1.5, '2'])
+    assertError(await admin('POST', '/courier-sim/courier_a/mode', { mode: 'error', times }), 400, 'validation_failed', String(times));
   assertError(await admin('POST', '/courier-sim/courier_z/mode', { mode: 'ok' }), 400, 'validation_failed');
   assertError(await admin('GET', '/courier-sim/courier_z/calls'), 400, 'validation_failed');
   assertError(await http(svc.url, 'GET', '/admin/api/courier-sim/courier_a/calls'), 401, 'unauthorized');
@@ -96,7 +97,14 @@ test('the call log: each call with at, operation, status and duration_ms, oldest
     calls = await simCalls(svc.url, 'courier_a');
   }
   const mine = calls.slice(before);
-  assert.deepEqual(mine.map((c) => [c.operation, c.status]), [['create', 201], ['label', 200], ['create', null]]);
+  assert.deepEqual(
+    mine.map((c) => [c.operation, c.status]),
+    [
+      ['create', 201],
+      ['label', 200],
+      ['create', null],
+    ],
+  );
   for (const call of mine) {
     assert.deepEqual(Object.keys(call).sort(), ['at', 'duration_ms', 'operation', 'status']);
     assert.match(call.at, ISO_RE);
@@ -113,27 +121,48 @@ test('the call log: each call with at, operation, status and duration_ms, oldest
   await simMode(svc.url, 'courier_a', 'error');
   try {
     for (let i = 0; i < 1005; i += 50) {
-      await Promise.all(Array.from({ length: Math.min(50, 1005 - i) }, () => fetch(`${svc.url}/courier-sim/courier_a/v1/tracking`, { method: 'POST' }).then((r) => r.arrayBuffer())));
+      await Promise.all(
+        Array.from({ length: Math.min(50, 1005 - i) }, () =>
+          fetch(`${svc.url}/courier-sim/courier_a/v1/tracking`, { method: 'POST' }).then((r) => r.arrayBuffer()),
+        ),
+      );
     }
   } finally {
     await simMode(svc.url, 'courier_a', 'ok');
   }
   const kept = await simCalls(svc.url, 'courier_a');
   assert.equal(kept.length, 1000);
-  assert.ok(kept.every((c) => c.operation === 'track' && c.status === 500), 'only the newest 1,000 are kept');
+  assert.ok(
+    kept.every((c) => c.operation === 'track' && c.status === 500),
+    'only the newest 1,000 are kept',
+  );
 });
 
 test('the standalone simulator (npx merx courier-sim) takes the same modes and times and shows its calls', async () => {
   const sim = await standaloneSimulator(0);
   try {
-    const set = await fetch(`${sim.url}/_sim/courier_c/mode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'throttle', times: 1 }) });
+    const set = await fetch(`${sim.url}/_sim/courier_c/mode`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: 'throttle', times: 1 }),
+    });
     assert.equal(set.status, 200);
-    const bad = await fetch(`${sim.url}/_sim/courier_c/mode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'error', times: 0 }) });
+    const bad = await fetch(`${sim.url}/_sim/courier_c/mode`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: 'error', times: 0 }),
+    });
     assert.equal(bad.status, 400);
     assert.equal((await fetch(`${sim.url}/courier_c/parcels`, { method: 'POST' })).status, 429);
     assert.equal((await fetch(`${sim.url}/courier_c/parcels`, { method: 'POST' })).status, 401, 'back to ok: the credentials are checked');
     const calls = await (await fetch(`${sim.url}/_sim/courier_c/calls`)).json();
-    assert.deepEqual(calls.data.map((c: any) => [c.operation, c.status]), [['create', 429], ['create', 401]]);
+    assert.deepEqual(
+      calls.data.map((c: any) => [c.operation, c.status]),
+      [
+        ['create', 429],
+        ['create', 401],
+      ],
+    );
   } finally {
     await sim.close();
   }

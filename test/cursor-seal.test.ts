@@ -51,7 +51,7 @@ const LISTS: List[] = [
   { name: 'products', path: () => '/api/v1/products?limit=1', token: (t) => t.key },
   { name: 'stock movements', path: () => '/api/v1/inventory/movements?limit=1', token: (t) => t.key },
   { name: 'events feed', path: () => '/api/v1/events?limit=1', token: (t) => t.key },
-  { name: 'console: an account\'s shipments', path: (id) => `/admin/api/accounts/${id}/shipments?limit=1`, token: () => ADMIN_TOKEN },
+  { name: "console: an account's shipments", path: (id) => `/admin/api/accounts/${id}/shipments?limit=1`, token: () => ADMIN_TOKEN },
 ];
 const page = (list: List, t: { key: string; accountId: string }, cursor?: string) =>
   http(svc.url, 'GET', `${list.path(t.accountId)}${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, { token: list.token(t) });
@@ -87,7 +87,7 @@ test('every list pages with its cursors; they are opaque and URL-safe', async ()
   assert.notEqual(second.body.data[0].id, first.body.data[0].id);
 });
 
-test('a crafted cursor, a flipped byte and another account\'s real cursor are 400 validation_failed on every list, REST and MCP', async () => {
+test("a crafted cursor, a flipped byte and another account's real cursor are 400 validation_failed on every list, REST and MCP", async () => {
   const mine = await stockedTenant();
   const theirs = await stockedTenant();
   for (const list of LISTS) {
@@ -133,7 +133,7 @@ test('a cursor one instance issued is accepted by another instance of the same d
   }
 });
 
-test('the operator\'s cursors are not an account\'s: an account list cursor is refused by the console\'s account list', async () => {
+test("the operator's cursors are not an account's: an account list cursor is refused by the console's account list", async () => {
   const t = await stockedTenant();
   const cursor = (await page(LISTS[0], t)).body.next_cursor;
   assertError(await http(svc.url, 'GET', `/admin/api/accounts?limit=1&cursor=${cursor}`, { token: ADMIN_TOKEN }), 400, 'validation_failed');

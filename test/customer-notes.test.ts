@@ -62,7 +62,10 @@ test('a note is stored: 201 {data: {id, customer_key, text, created_at}}; URL-en
   await s.api('POST', notesPath('never-ordered@example.com'), { body: { text: 'second' }, expect: 201 });
   const notes = await storedNotes(s.accountId);
   assert.equal(notes.length, 8);
-  assert.deepEqual(notes.filter((n) => n.customer_key === 'never-ordered@example.com').map((n) => n.text), ['first', 'second']);
+  assert.deepEqual(
+    notes.filter((n) => n.customer_key === 'never-ordered@example.com').map((n) => n.text),
+    ['first', 'second'],
+  );
 });
 
 test('key up to 200 characters (Limits): a 200-character key is accepted, a longer one is 400 validation_failed', async () => {
@@ -126,14 +129,23 @@ test('notes need customers:write and stay in their account', async () => {
   const b = await shop(svc.url);
   await a.api('POST', notesPath('shared@example.com'), { body: { text: 'from A' }, expect: 201 });
   assert.deepEqual(await storedNotes(b.accountId), []);
-  assert.deepEqual((await storedNotes(a.accountId)).map((n) => n.text), ['from A']);
+  assert.deepEqual(
+    (await storedNotes(a.accountId)).map((n) => n.text),
+    ['from A'],
+  );
 });
 
 // ---------------------------------------------------------------- MCP
 
 const CUSTOMER_TOOLS = [
-  'list_customers', 'list_segments', 'create_segment', 'update_segment', 'delete_segment',
-  'add_segment_members', 'remove_segment_members', 'add_customer_note',
+  'list_customers',
+  'list_segments',
+  'create_segment',
+  'update_segment',
+  'delete_segment',
+  'add_segment_members',
+  'remove_segment_members',
+  'add_customer_note',
 ];
 
 test('MCP tools/list: customers:read shows the two read tools, customers:write the six write tools with dry_run', async () => {
@@ -170,7 +182,10 @@ test('MCP tools/call: the customer tools answer with the REST bodies', async () 
   assert.match(note.structuredContent.data.id, UUID_RE);
   const dryNote = await callTool(svc.url, s.key, 'add_customer_note', { key: '+359 866 666 666', text: 'call first', dry_run: true });
   assert.deepEqual(dryNote.structuredContent, { dry_run: true, data: { customer_key: '+359 866 666 666', text: 'call first' } });
-  assert.deepEqual((await storedNotes(s.accountId)).map((n) => n.text), ['VIP']);
+  assert.deepEqual(
+    (await storedNotes(s.accountId)).map((n) => n.text),
+    ['VIP'],
+  );
   // The 200-character limit on keys holds over MCP too (no URL in the way).
   const key200 = `${'k'.repeat(194)}@x.com`;
   const longKey = await callTool(svc.url, s.key, 'add_customer_note', { key: key200, text: 'long key', dry_run: true });
@@ -188,14 +203,24 @@ test('MCP tools/call: the customer tools answer with the REST bodies', async () 
   const listId = list.structuredContent.data.id;
   assert.equal(list.structuredContent.data.kind, 'membership');
 
-  const added = await callTool(svc.url, s.key, 'add_segment_members', { id: listId, customers: [{ email: 'NINA@example.com' }, { phone: '+359800000000' }] });
+  const added = await callTool(svc.url, s.key, 'add_segment_members', {
+    id: listId,
+    customers: [{ email: 'NINA@example.com' }, { phone: '+359800000000' }],
+  });
   assert.deepEqual(added.structuredContent, { data: { added: 2, skipped: 0, total: 2 } });
   const dryAdd = await callTool(svc.url, s.key, 'add_segment_members', { id: listId, customers: [{ email: 'nina@example.com' }], dry_run: true });
   assert.deepEqual(dryAdd.structuredContent, { dry_run: true, keys: ['nina@example.com'], would_add: 0, would_skip: 1 });
-  const removed = await callTool(svc.url, s.key, 'remove_segment_members', { id: listId, customers: [{ phone: '+359800000000' }, { email: 'ghost@example.com' }] });
+  const removed = await callTool(svc.url, s.key, 'remove_segment_members', {
+    id: listId,
+    customers: [{ phone: '+359800000000' }, { email: 'ghost@example.com' }],
+  });
   assert.deepEqual(removed.structuredContent, { data: { removed: 1 } });
 
-  const renamed = await callTool(svc.url, s.key, 'update_segment', { id: computed.structuredContent.data.id, name: 'Bigger', filters: { minTotal: 10 } });
+  const renamed = await callTool(svc.url, s.key, 'update_segment', {
+    id: computed.structuredContent.data.id,
+    name: 'Bigger',
+    filters: { minTotal: 10 },
+  });
   assert.equal(renamed.structuredContent.data.name, 'Bigger');
   assert.equal(renamed.structuredContent.data.customer_count, 2);
 

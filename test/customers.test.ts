@@ -26,10 +26,19 @@ const byKey = (list: any[]) => new Map(list.map((c) => [c.key, c]));
 
 test('a customer is the aggregate of its orders: key, counts, total, first and last order, exactly the GAPS fields', async () => {
   const s = await shop(svc.url);
-  await s.order({ name: 'Ana Old', email: 'Ana@Example.com', phone: '+359888000111' }, { created_at: '2026-01-10T08:00:00.000Z', legacy: { product_name: 'Mug', quantity: 2, unit_price: 12.5 } });
-  await s.order({ name: 'Ana New', email: 'ana@example.COM', phone: '+359888000222' }, { created_at: '2026-03-01T09:30:00.000Z', legacy: { product_name: 'Lamp', quantity: 1, unit_price: 40.25 } });
+  await s.order(
+    { name: 'Ana Old', email: 'Ana@Example.com', phone: '+359888000111' },
+    { created_at: '2026-01-10T08:00:00.000Z', legacy: { product_name: 'Mug', quantity: 2, unit_price: 12.5 } },
+  );
+  await s.order(
+    { name: 'Ana New', email: 'ana@example.COM', phone: '+359888000222' },
+    { created_at: '2026-03-01T09:30:00.000Z', legacy: { product_name: 'Lamp', quantity: 1, unit_price: 40.25 } },
+  );
   // Backdated after the fact: created later, but the oldest order; it must not take over name/email/phone.
-  await s.order({ name: 'Ana Oldest', email: 'ANA@EXAMPLE.COM', phone: null }, { created_at: '2025-12-24T18:00:00.000Z', legacy: { product_name: 'Mug', quantity: 1, unit_price: 5 }, delivery_price: 4.99, discount_amount: 1 });
+  await s.order(
+    { name: 'Ana Oldest', email: 'ANA@EXAMPLE.COM', phone: null },
+    { created_at: '2025-12-24T18:00:00.000Z', legacy: { product_name: 'Mug', quantity: 1, unit_price: 5 }, delivery_price: 4.99, discount_amount: 1 },
+  );
   // Phone only: the key is the phone.
   await s.order({ name: 'Boris', email: null, phone: '+359877111222' }, { created_at: '2026-02-01T10:00:00.000Z' });
   // A blank email does not make a key: the phone does.
@@ -73,7 +82,10 @@ test('cancelled, archived and refunded orders do not count; returned and every o
   const excluded: Record<string, number> = { cancelled: 100, archived: 200, refunded: 400 };
   const ids: Record<string, string> = {};
   for (const [status, price] of Object.entries({ ...counted, ...excluded })) {
-    const o = await s.order(c, { legacy: { product_name: status, quantity: 1, unit_price: price }, created_at: `2026-0${1 + Object.keys(ids).length % 9}-01T00:00:00.000Z` });
+    const o = await s.order(c, {
+      legacy: { product_name: status, quantity: 1, unit_price: price },
+      created_at: `2026-0${1 + (Object.keys(ids).length % 9)}-01T00:00:00.000Z`,
+    });
     ids[status] = o.id;
     if (status !== 'new') await s.op.setStatus(o.id, status);
   }
@@ -116,7 +128,10 @@ test('a customer whose only orders are excluded is not listed; imported contacts
 
   const list = await s.customers();
   assert.equal(list.total, 1);
-  assert.deepEqual(list.data.map((c) => c.key), ['filip@example.com']);
+  assert.deepEqual(
+    list.data.map((c) => c.key),
+    ['filip@example.com'],
+  );
   const filip = list.data[0];
   assert.equal(filip.name, 'Filip');
   assert.equal(filip.phone, '+359822222222');
@@ -138,19 +153,28 @@ test('newest last order first; ties are stable across pages', async () => {
   for (let i = 0; i < 5; i++) await s.order({ phone: `+35970000000${i}` }, { created_at: '2025-01-01T00:00:00.000Z' });
 
   const all = await s.allCustomers();
-  assert.deepEqual(all.slice(0, 3).map((c) => c.key), ['old@example.com', 'recent@example.com', 'middle@example.com']);
+  assert.deepEqual(
+    all.slice(0, 3).map((c) => c.key),
+    ['old@example.com', 'recent@example.com', 'middle@example.com'],
+  );
   const tied = all.slice(3).map((c) => c.key);
   assert.deepEqual([...tied].sort(), ['+359700000000', '+359700000001', '+359700000002', '+359700000003', '+359700000004']);
   // Paging one at a time through the ties gives the same order, no duplicates, no gaps.
   const oneByOne: string[] = [];
   for (let offset = 0; offset < 8; offset++) oneByOne.push(...(await s.customers({ limit: 1, offset })).data.map((c) => c.key));
-  assert.deepEqual(oneByOne, all.map((c) => c.key));
+  assert.deepEqual(
+    oneByOne,
+    all.map((c) => c.key),
+  );
 });
 
 test('offset paging: limit (default 50, max 200), offset, total and has_more', async () => {
   const s = await shop(svc.url);
   for (let i = 0; i < 53; i++) {
-    await s.order({ name: `Buyer ${i}`, email: `buyer${String(i).padStart(2, '0')}@example.com` }, { created_at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() });
+    await s.order(
+      { name: `Buyer ${i}`, email: `buyer${String(i).padStart(2, '0')}@example.com` },
+      { created_at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() },
+    );
   }
   const first = await s.customers();
   assert.equal(first.data.length, 50, 'default limit 50');
@@ -161,7 +185,10 @@ test('offset paging: limit (default 50, max 200), offset, total and has_more', a
   assert.equal(first.data[0].key, 'buyer52@example.com', 'newest first');
 
   const second = await s.customers({ offset: 50 });
-  assert.deepEqual(second.data.map((c) => c.key), ['buyer02@example.com', 'buyer01@example.com', 'buyer00@example.com']);
+  assert.deepEqual(
+    second.data.map((c) => c.key),
+    ['buyer02@example.com', 'buyer01@example.com', 'buyer00@example.com'],
+  );
   assert.equal(second.has_more, false);
   assert.equal(second.total, 53);
   assert.equal(second.offset, 50);
@@ -179,7 +206,10 @@ test('offset paging: limit (default 50, max 200), offset, total and has_more', a
 
   // Deep in a search (keys read first, then the page's rows): the rows the same search shows read directly.
   const direct = await s.customers({ q: 'buyer0', limit: 10 });
-  assert.deepEqual(direct.data.map((c) => c.key), Array.from({ length: 10 }, (_, i) => `buyer0${9 - i}@example.com`));
+  assert.deepEqual(
+    direct.data.map((c) => c.key),
+    Array.from({ length: 10 }, (_, i) => `buyer0${9 - i}@example.com`),
+  );
   const searched = await s.customers({ q: 'buyer0', limit: 2, offset: 8 });
   assert.deepEqual(searched.data, direct.data.slice(8), 'the same rows and views as the direct read');
   assert.equal(searched.total, 10);
@@ -199,9 +229,18 @@ test('invalid limit, offset, q and unknown query parameters are 400 validation_f
   const s = await shop(svc.url);
   await s.order({ email: 'a@example.com' });
   const bad: Array<Record<string, string>> = [
-    { limit: '0' }, { limit: '201' }, { limit: '-1' }, { limit: 'ten' }, { limit: '1.5' }, { limit: '' },
-    { offset: '-1' }, { offset: 'x' }, { offset: '2.5' },
-    { cursor: 'abc' }, { status: 'new' }, { sort: 'name' },
+    { limit: '0' },
+    { limit: '201' },
+    { limit: '-1' },
+    { limit: 'ten' },
+    { limit: '1.5' },
+    { limit: '' },
+    { offset: '-1' },
+    { offset: 'x' },
+    { offset: '2.5' },
+    { cursor: 'abc' },
+    { status: 'new' },
+    { sort: 'name' },
   ];
   for (const params of bad) {
     const res = await s.api('GET', `/api/v1/customers${qs(params)}`);
@@ -248,8 +287,14 @@ test('customers of another account are never listed', async () => {
   const b = await shop(svc.url);
   await a.order({ name: 'Only In A', email: 'shared@example.com' });
   await b.order({ name: 'Only In B', email: 'b-only@example.com', phone: '+359855555555' });
-  assert.deepEqual((await a.allCustomers()).map((c) => c.key), ['shared@example.com']);
-  assert.deepEqual((await b.allCustomers()).map((c) => c.key), ['b-only@example.com']);
+  assert.deepEqual(
+    (await a.allCustomers()).map((c) => c.key),
+    ['shared@example.com'],
+  );
+  assert.deepEqual(
+    (await b.allCustomers()).map((c) => c.key),
+    ['b-only@example.com'],
+  );
   assert.equal((await b.customers({ q: 'shared' })).total, 0);
   // The same email in B is B's own customer, with B's numbers only.
   await b.order({ name: 'Shared In B', email: 'SHARED@example.com' }, { legacy: { product_name: 'x', quantity: 1, unit_price: 3 } });
@@ -307,7 +352,10 @@ test('aggregates stay exact when both orders of a customer are cancelled at the 
 test('aggregates stay exact when both cancelled orders of a customer are reinstated at the same time', async () => {
   const s = await shop(svc.url);
   const pairs = await racers(s, 'cancelled');
-  assert.deepEqual((await s.allCustomers()).map((c) => c.key), ['control@example.com']);
+  assert.deepEqual(
+    (await s.allCustomers()).map((c) => c.key),
+    ['control@example.com'],
+  );
   await Promise.all(pairs.flat().map((id) => s.op.setStatus(id, 'confirmed')));
   const all = await s.allCustomers();
   const wrong = all.filter((c) => c.key !== 'control@example.com' && c.orders_count !== 2).map((c) => `${c.key}: ${c.orders_count}`);

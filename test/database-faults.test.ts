@@ -36,146 +36,161 @@ interface Write {
   status: number;
 }
 
-test('terminated connections and a stopped database: the service stays up, answers 503 with Retry-After, recovers, and loses or doubles nothing', { skip, timeout: 240_000 }, async () => {
-  const { service: svc, cluster, receiver } = rig!;
-  const op = operator(svc.url);
-  const account = await op.createAccount();
-  const key = await op.issueKey(account.id);
-  const endpoint = receiver.endpoint('faults');
-  endpoint.script([], { status: 200, body: 'ok' });
-  const { data: subscription } = await createWebhook(svc.url, key, { url: endpoint.url, events: ['order.updated'] });
-  const orders = await Promise.all([0, 1, 2, 3].map(() => op.checkout(account.id)));
+test(
+  'terminated connections and a stopped database: the service stays up, answers 503 with Retry-After, recovers, and loses or doubles nothing',
+  { skip, timeout: 240_000 },
+  async () => {
+    const { service: svc, cluster, receiver } = rig!;
+    const op = operator(svc.url);
+    const account = await op.createAccount();
+    const key = await op.issueKey(account.id);
+    const endpoint = receiver.endpoint('faults');
+    endpoint.script([], { status: 200, body: 'ok' });
+    const { data: subscription } = await createWebhook(svc.url, key, { url: endpoint.url, events: ['order.updated'] });
+    const orders = await Promise.all([0, 1, 2, 3].map(() => op.checkout(account.id)));
 
-  const writes: Write[] = [];
-  const badAnswers: string[] = [];
-  let running = true;
-  const patch = async (write: Write) => {
-    try {
-      const res = await fetch(`${svc.url}/api/v1/orders/${write.orderId}`, {
-        method: 'PATCH',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': write.key },
-        body: JSON.stringify({ admin_notes: write.note }),
-      });
-      const text = await res.text();
-      write.status = res.status;
-      const fine = (res.status >= 200 && res.status < 300) || (res.status >= 400 && res.status < 500);
-      const unavailable = res.status === 503 && Number(res.headers.get('retry-after')) > 0 && JSON.parse(text).error?.code === 'unavailable';
-      if (!fine && !unavailable) badAnswers.push(`${res.status} ${res.headers.get('retry-after')} ${text.slice(0, 200)}`);
-    } catch (err) {
-      write.status = 0;
-      badAnswers.push(`no answer: ${(err as Error).message}`);
-    }
-  };
-  const writer = async (orderId: string) => {
-    while (running) {
-      const write: Write = { key: crypto.randomUUID(), orderId, note: `fault ${crypto.randomUUID()}`, status: -1 };
-      writes.push(write);
-      await patch(write);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
-  const load = Promise.all(orders.map((o) => writer(o.id)));
-  try {
-    // Ten rounds of pg_terminate_backend on every connection of the service's database.
-    for (let round = 0; round < 10; round++) {
-      await new Promise((r) => setTimeout(r, 300));
-      const killed = await terminateServiceConnections(cluster);
-      assert.ok(killed > 0, `round ${round}: the service had connections to terminate`);
-    }
-    assert.equal(svc.process.exitCode, null, `the service is up after the terminations: ${svc.stderr().slice(-2000)}`);
-
-    // The database stops for 10 s.
-    pgctl('stop', '-m', 'fast');
-    const stoppedAt = Date.now();
-    let healthDuringOutage: { status: number; body: any } | null = null;
-    while (Date.now() - stoppedAt < 10 * SECOND) {
-      await new Promise((r) => setTimeout(r, 500));
-      const res = await http(svc.url, 'GET', '/healthz');
-      if (res.status === 503) healthDuringOutage = { status: res.status, body: res.body };
-    }
-    assert.ok(healthDuringOutage, '/healthz said 503 while the database was stopped');
-    // MCP and the operator API are refused the same way while it is down.
-    for (const [path, token, body] of [
-      ['/api/mcp', key, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_orders', arguments: {} } }],
-      ['/admin/api/accounts/' + account.id, ADMIN_TOKEN, undefined],
-    ] as const) {
-      const res = await http(svc.url, body ? 'POST' : 'GET', path, { token, body });
-      assert.equal(res.status, 503, `${path} while the database is down: ${res.text}`);
-      assert.ok(Number(res.headers.get('retry-after')) > 0, `${path}: Retry-After`);
-      assert.equal(res.body.error.code, 'unavailable');
-      assert.equal(res.body.error.details.reason, 'database_unavailable');
-    }
-    assert.deepEqual(healthDuringOutage.body.down, ['database']);
-    assert.equal(healthDuringOutage.body.ok, false);
-
-    pgctl('start');
-    const startedAt = Date.now();
-    let healthyAfterMs = -1;
-    while (Date.now() - startedAt < 10 * SECOND) {
-      const res = await http(svc.url, 'GET', '/healthz');
-      if (res.status === 200 && res.body.ok === true) {
-        healthyAfterMs = Date.now() - startedAt;
-        break;
+    const writes: Write[] = [];
+    const badAnswers: string[] = [];
+    let running = true;
+    const patch = async (write: Write) => {
+      try {
+        const res = await fetch(`${svc.url}/api/v1/orders/${write.orderId}`, {
+          method: 'PATCH',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': write.key },
+          body: JSON.stringify({ admin_notes: write.note }),
+        });
+        const text = await res.text();
+        write.status = res.status;
+        const fine = (res.status >= 200 && res.status < 300) || (res.status >= 400 && res.status < 500);
+        const unavailable = res.status === 503 && Number(res.headers.get('retry-after')) > 0 && JSON.parse(text).error?.code === 'unavailable';
+        if (!fine && !unavailable) badAnswers.push(`${res.status} ${res.headers.get('retry-after')} ${text.slice(0, 200)}`);
+      } catch (err) {
+        write.status = 0;
+        badAnswers.push(`no answer: ${(err as Error).message}`);
       }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.ok(healthyAfterMs >= 0 && healthyAfterMs <= 2 * SECOND, `healthy within 2 s of the database (took ${healthyAfterMs} ms)`);
-    await new Promise((r) => setTimeout(r, 1000));
-  } finally {
-    running = false;
-    await load;
-  }
+    };
+    const writer = async (orderId: string) => {
+      while (running) {
+        const write: Write = { key: crypto.randomUUID(), orderId, note: `fault ${crypto.randomUUID()}`, status: -1 };
+        writes.push(write);
+        await patch(write);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const load = Promise.all(orders.map((o) => writer(o.id)));
+    try {
+      // Ten rounds of pg_terminate_backend on every connection of the service's database.
+      for (let round = 0; round < 10; round++) {
+        await new Promise((r) => setTimeout(r, 300));
+        const killed = await terminateServiceConnections(cluster);
+        assert.ok(killed > 0, `round ${round}: the service had connections to terminate`);
+      }
+      assert.equal(svc.process.exitCode, null, `the service is up after the terminations: ${svc.stderr().slice(-2000)}`);
 
-  assert.equal(svc.process.exitCode, null, `the service is still up: ${svc.stderr().slice(-2000)}`);
-  assert.deepEqual(badAnswers, [], 'every answer was 2xx, 4xx or 503 unavailable with Retry-After');
-  const unavailable = writes.filter((w) => w.status === 503).length;
-  assert.ok(unavailable > 0, 'some writes met the outage');
-  assert.ok(writes.filter((w) => w.status === 200).length > 50, 'the load went on around the faults');
-  // One line when the database went away and one when it came back, not a stack trace per request.
-  const log = svc.stdout();
-  assert.doesNotMatch(log, /"stack"/, 'no stack traces in the log');
-  assert.equal(log.match(/the database is unreachable/g)?.length, 1, 'one line when the database went away');
-  assert.equal(log.match(/the database is reachable again/g)?.length, 1, 'one line when it came back');
+      // The database stops for 10 s.
+      pgctl('stop', '-m', 'fast');
+      const stoppedAt = Date.now();
+      let healthDuringOutage: { status: number; body: any } | null = null;
+      while (Date.now() - stoppedAt < 10 * SECOND) {
+        await new Promise((r) => setTimeout(r, 500));
+        const res = await http(svc.url, 'GET', '/healthz');
+        if (res.status === 503) healthDuringOutage = { status: res.status, body: res.body };
+      }
+      assert.ok(healthDuringOutage, '/healthz said 503 while the database was stopped');
+      // MCP and the operator API are refused the same way while it is down.
+      for (const [path, token, body] of [
+        ['/api/mcp', key, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_orders', arguments: {} } }],
+        ['/admin/api/accounts/' + account.id, ADMIN_TOKEN, undefined],
+      ] as const) {
+        const res = await http(svc.url, body ? 'POST' : 'GET', path, { token, body });
+        assert.equal(res.status, 503, `${path} while the database is down: ${res.text}`);
+        assert.ok(Number(res.headers.get('retry-after')) > 0, `${path}: Retry-After`);
+        assert.equal(res.body.error.code, 'unavailable');
+        assert.equal(res.body.error.details.reason, 'database_unavailable');
+      }
+      assert.deepEqual(healthDuringOutage.body.down, ['database']);
+      assert.equal(healthDuringOutage.body.ok, false);
 
-  // Every write not known to have succeeded is sent again with its key: a replay when it had committed, a first run when it had not.
-  for (const write of writes.filter((w) => w.status !== 200)) {
-    const deadline = Date.now() + 45 * SECOND;
-    for (;;) {
-      await patch(write);
-      // A claim whose own commit was cut off is held until its 30 s lease lapses; nothing else may stay locked.
-      if (write.status !== 409 || Date.now() > deadline) break;
+      pgctl('start');
+      const startedAt = Date.now();
+      let healthyAfterMs = -1;
+      while (Date.now() - startedAt < 10 * SECOND) {
+        const res = await http(svc.url, 'GET', '/healthz');
+        if (res.status === 200 && res.body.ok === true) {
+          healthyAfterMs = Date.now() - startedAt;
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(healthyAfterMs >= 0 && healthyAfterMs <= 2 * SECOND, `healthy within 2 s of the database (took ${healthyAfterMs} ms)`);
       await new Promise((r) => setTimeout(r, 1000));
+    } finally {
+      running = false;
+      await load;
     }
-    assert.equal(write.status, 200, `write ${write.key} settles with its key`);
-  }
-  const locked = await sql(serviceUrl(), 'SELECT key FROM idempotency_keys WHERE account_id = $1 AND response_status IS NULL', [account.id]);
-  assert.deepEqual(locked, [], 'no idempotency key stays locked');
 
-  // Exactly one order.updated event per write, and exactly one delivery per event.
-  const events = await sql<{ id: string; note: string }>(
-    serviceUrl(),
-    "SELECT id, data->'order'->>'admin_notes' AS note FROM events WHERE account_id = $1 AND event = 'order.updated'",
-    [account.id],
-  );
-  const perNote = new Map<string, number>();
-  for (const e of events) perNote.set(e.note, (perNote.get(e.note) ?? 0) + 1);
-  for (const write of writes) assert.equal(perNote.get(write.note), 1, `write ${write.key} has exactly one event`);
-  assert.equal(events.length, writes.length, 'no event without its write');
-  const deliveries = await sql<{ event_id: string; n: number }>(
-    serviceUrl(),
-    'SELECT event_id, count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 GROUP BY event_id',
-    [subscription.id],
-  );
-  assert.equal(deliveries.length, events.length, 'every event has its delivery');
-  assert.ok(deliveries.every((d) => d.n === 1), 'and only one');
+    assert.equal(svc.process.exitCode, null, `the service is still up: ${svc.stderr().slice(-2000)}`);
+    assert.deepEqual(badAnswers, [], 'every answer was 2xx, 4xx or 503 unavailable with Retry-After');
+    const unavailable = writes.filter((w) => w.status === 503).length;
+    assert.ok(unavailable > 0, 'some writes met the outage');
+    assert.ok(writes.filter((w) => w.status === 200).length > 50, 'the load went on around the faults');
+    // One line when the database went away and one when it came back, not a stack trace per request.
+    const log = svc.stdout();
+    assert.doesNotMatch(log, /"stack"/, 'no stack traces in the log');
+    assert.equal(log.match(/the database is unreachable/g)?.length, 1, 'one line when the database went away');
+    assert.equal(log.match(/the database is reachable again/g)?.length, 1, 'one line when it came back');
 
-  // Deliveries that met the outage are delivered by the worker afterwards.
-  const later = new Date(Date.now() + 13 * 3600 * SECOND);
-  for (let pass = 0; pass < 10; pass++) {
-    const [{ pending }] = await sql(serviceUrl(), "SELECT count(*)::int AS pending FROM webhook_deliveries WHERE webhook_id = $1 AND status <> 'delivered'", [subscription.id]);
-    if (pending === 0) break;
-    await runDeliveryJob(svc.url, later);
-  }
-  const [{ undelivered }] = await sql(serviceUrl(), "SELECT count(*)::int AS undelivered FROM webhook_deliveries WHERE webhook_id = $1 AND status <> 'delivered'", [subscription.id]);
-  assert.equal(undelivered, 0, 'every delivery was delivered');
-});
+    // Every write not known to have succeeded is sent again with its key: a replay when it had committed, a first run when it had not.
+    for (const write of writes.filter((w) => w.status !== 200)) {
+      const deadline = Date.now() + 45 * SECOND;
+      for (;;) {
+        await patch(write);
+        // A claim whose own commit was cut off is held until its 30 s lease lapses; nothing else may stay locked.
+        if (write.status !== 409 || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      assert.equal(write.status, 200, `write ${write.key} settles with its key`);
+    }
+    const locked = await sql(serviceUrl(), 'SELECT key FROM idempotency_keys WHERE account_id = $1 AND response_status IS NULL', [account.id]);
+    assert.deepEqual(locked, [], 'no idempotency key stays locked');
+
+    // Exactly one order.updated event per write, and exactly one delivery per event.
+    const events = await sql<{ id: string; note: string }>(
+      serviceUrl(),
+      "SELECT id, data->'order'->>'admin_notes' AS note FROM events WHERE account_id = $1 AND event = 'order.updated'",
+      [account.id],
+    );
+    const perNote = new Map<string, number>();
+    for (const e of events) perNote.set(e.note, (perNote.get(e.note) ?? 0) + 1);
+    for (const write of writes) assert.equal(perNote.get(write.note), 1, `write ${write.key} has exactly one event`);
+    assert.equal(events.length, writes.length, 'no event without its write');
+    const deliveries = await sql<{ event_id: string; n: number }>(
+      serviceUrl(),
+      'SELECT event_id, count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 GROUP BY event_id',
+      [subscription.id],
+    );
+    assert.equal(deliveries.length, events.length, 'every event has its delivery');
+    assert.ok(
+      deliveries.every((d) => d.n === 1),
+      'and only one',
+    );
+
+    // Deliveries that met the outage are delivered by the worker afterwards.
+    const later = new Date(Date.now() + 13 * 3600 * SECOND);
+    for (let pass = 0; pass < 10; pass++) {
+      const [{ pending }] = await sql(
+        serviceUrl(),
+        "SELECT count(*)::int AS pending FROM webhook_deliveries WHERE webhook_id = $1 AND status <> 'delivered'",
+        [subscription.id],
+      );
+      if (pending === 0) break;
+      await runDeliveryJob(svc.url, later);
+    }
+    const [{ undelivered }] = await sql(
+      serviceUrl(),
+      "SELECT count(*)::int AS undelivered FROM webhook_deliveries WHERE webhook_id = $1 AND status <> 'delivered'",
+      [subscription.id],
+    );
+    assert.equal(undelivered, 0, 'every delivery was delivered');
+  },
+);

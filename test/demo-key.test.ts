@@ -36,11 +36,19 @@ async function demoDataTellsTheTruth(base: string, key: string) {
   for (const product of tracked) {
     const movements = (await get(base, key, `/api/v1/inventory/movements?product_id=${product.product_id}&limit=100`)).data;
     assert.ok(movements.some((m: any) => m.type === 'delivery'));
-    assert.equal(movements.reduce((sum: number, m: any) => sum + m.qty, 0), product.stock_quantity, `${product.name}: the ledger sums to the stock`);
+    assert.equal(
+      movements.reduce((sum: number, m: any) => sum + m.qty, 0),
+      product.stock_quantity,
+      `${product.name}: the ledger sums to the stock`,
+    );
   }
   // Natural order: "Product 2" before "Product 10".
   const numbers = stock.data.map((p: any) => Number(/\d+$/.exec(p.name)?.[0]));
-  assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b), stock.data.map((p: any) => p.name).join(', '));
+  assert.deepEqual(
+    numbers,
+    [...numbers].sort((a, b) => a - b),
+    stock.data.map((p: any) => p.name).join(', '),
+  );
 }
 
 test('the demo account tells the truth (real waybills, tracked stock, natural order); a restart of the same data prints the same demo key, which keeps working; once revoked, the next start issues a new one', async () => {
@@ -54,7 +62,10 @@ test('the demo account tells the truth (real waybills, tracked stock, natural or
     } finally {
       await first.stop();
     }
-    assert.match(first.output(), /Demo API key\s+merx_\S+\s+\(the demo account's API key, fulfilment scopes; new, kept in .*demo-key for the next starts\)/);
+    assert.match(
+      first.output(),
+      /Demo API key\s+merx_\S+\s+\(the demo account's API key, fulfilment scopes; new, kept in .*demo-key for the next starts\)/,
+    );
     const file = path.join(dataDir, 'demo-key');
     assert.equal(fs.readFileSync(file, 'utf8').trim(), first.key);
     assert.equal(fs.statSync(file).mode & 0o777, 0o600, 'readable by its owner only');
@@ -67,10 +78,15 @@ test('the demo account tells the truth (real waybills, tracked stock, natural or
       const res = await fetch(`${second.base}/api/v1/orders?limit=1`, { headers: { authorization: `Bearer ${first.key}` } });
       assert.equal(res.status, 200, await res.text());
       // The operator revokes it: the next start issues a new one (and says so).
-      const keys = await (await fetch(`${second.base}/admin/api/accounts/${second.accountId}/keys`, { headers: { authorization: `Bearer ${second.token}` } })).json();
+      const keys = await (
+        await fetch(`${second.base}/admin/api/accounts/${second.accountId}/keys`, { headers: { authorization: `Bearer ${second.token}` } })
+      ).json();
       const live = keys.data.filter((k: any) => k.revoked_at === null && k.prefix === first.key.slice(0, 11));
       assert.equal(live.length, 1);
-      const revoked = await fetch(`${second.base}/admin/api/keys/${live[0].id}`, { method: 'DELETE', headers: { authorization: `Bearer ${second.token}` } });
+      const revoked = await fetch(`${second.base}/admin/api/keys/${live[0].id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${second.token}` },
+      });
       assert.equal(revoked.status, 200);
     } finally {
       await second.stop();

@@ -15,7 +15,13 @@ import path from 'node:path';
 import { startLikeNpmStart, type StartedLikeNpmStart } from './helpers/npm-start.ts';
 
 const ROOT = path.join(import.meta.dirname, '..');
-const FILES = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const FILES = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 interface Block {
   file: string;
@@ -31,58 +37,104 @@ function shellBlocks(): Block[] {
   return blocks;
 }
 
-type Check =
-  | { run: true; expect: RegExp; cwd?: 'repo'; forever?: boolean }
-  | { run: false; why: string };
+type Check = { run: true; expect: RegExp; cwd?: 'repo'; forever?: boolean } | { run: false; why: string };
 
 /** Keyed by file and the block's first line. */
 const CHECKS: Record<string, Check> = {
-  'README.md: npm install && npm start     # installs (and builds the operator console), then runs the service on embedded PGlite (./data) and prints its URLs, the operator token and a demo API key': { run: false, why: 'starts the service: this test starts it the same way (node src/main.ts, a fresh DATA_DIR)' },
+  'README.md: npm install && npm start     # installs (and builds the operator console), then runs the service on embedded PGlite (./data) and prints its URLs, the operator token and a demo API key':
+    { run: false, why: 'starts the service: this test starts it the same way (node src/main.ts, a fresh DATA_DIR)' },
   'README.md: B=http://localhost:3000': { run: true, expect: /"status":"delivered"/ },
   'docs/getting-started.md: npm install && npm start': { run: false, why: 'starts the service: this test starts it the same way' },
   'docs/getting-started.md: TOKEN=merx_admin_...   # the operator token': { run: true, expect: /"key":"merx_[A-Za-z0-9]+"/ },
   'docs/getting-started.md: KEY=merx_...': { run: true, expect: /^\{"data":\[\{"id":/ },
-  'docs/getting-started.md: npm pack ./packages/client --pack-destination /tmp   # in the Merx repository: writes /tmp/merx-client-1.0.0.tgz, nothing in the tree': {
-    run: false,
-    why: 'installs into a project of the reader\'s (/path/to/merx); test/client-package.test.ts packs and installs the tarball in throwaway projects',
+  'docs/getting-started.md: npm pack ./packages/client --pack-destination /tmp   # in the Merx repository: writes /tmp/merx-client-1.0.0.tgz, nothing in the tree':
+    {
+      run: false,
+      why: "installs into a project of the reader's (/path/to/merx); test/client-package.test.ts packs and installs the tarball in throwaway projects",
+    },
+  'docs/getting-started.md: npx merx listen --forward-to http://localhost:4000/hooks --key $KEY    # --events order.created,order.status_changed to pick; --since 2026-11-01 to replay':
+    {
+      run: true,
+      cwd: 'repo',
+      forever: true,
+      expect: /Ready\. Ctrl-C stops\./,
+    },
+  'docs/getting-started.md: B=http://localhost:3000': {
+    run: true,
+    expect: /"url":"http:\/\/localhost:\d+\/api\/webhooks\/sink\?id=[0-9a-f-]{36}"[^]*"secret":"[0-9a-f]{64}"/,
   },
-  'docs/getting-started.md: npx merx listen --forward-to http://localhost:4000/hooks --key $KEY    # --events order.created,order.status_changed to pick; --since 2026-11-01 to replay': {
-    run: true, cwd: 'repo', forever: true, expect: /Ready\. Ctrl-C stops\./,
+  'docs/getting-started.md: npx @modelcontextprotocol/inspector --cli http://localhost:3000/api/mcp --transport http \\': {
+    run: true,
+    cwd: 'repo',
+    expect: /list_orders[^]*"content"/,
   },
-  'docs/getting-started.md: B=http://localhost:3000': { run: true, expect: /"url":"http:\/\/localhost:\d+\/api\/webhooks\/sink\?id=[0-9a-f-]{36}"[^]*"secret":"[0-9a-f]{64}"/ },
-  'docs/getting-started.md: npx @modelcontextprotocol/inspector --cli http://localhost:3000/api/mcp --transport http \\': { run: true, cwd: 'repo', expect: /list_orders[^]*"content"/ },
   'docs/integrator-safety.md: B=http://localhost:3000': { run: true, expect: /^$/ },
-  'docs/integrator-safety.md: # first read, then poll with the stored cursor': { run: true, expect: /"next_cursor"[^]*"next_cursor"[^]*"next_cursor"/ },
+  'docs/integrator-safety.md: # first read, then poll with the stored cursor': {
+    run: true,
+    expect: /"next_cursor"[^]*"next_cursor"[^]*"next_cursor"/,
+  },
   'docs/integrator-safety.md: curl -s -X POST $B/api/v1/shipments -H "Authorization: Bearer $KEY" -H \'content-type: application/json\' \\': {
-    run: true, expect: /HTTP\/1\.1 201/,
+    run: true,
+    expect: /HTTP\/1\.1 201/,
   },
   'docs/integrator-safety.md: # read, keep the ETag': { run: true, expect: /^etag: "[^"]+"[^]*HTTP\/1\.1 412[^]*precondition_failed[^]*200\s*$/im },
-  'docs/integrator-safety.md: curl -s -X POST $B/api/v1/webhooks/$HOOK/rotate-secret -H "Authorization: Bearer $KEY" \\': { run: true, expect: /"standard_secret":"whsec_/ },
-  'docs/integrator-safety.md: curl -s -X POST $B/api/v1/webhooks/$HOOK/verify-signature -H "Authorization: Bearer $KEY" -H \'content-type: application/json\' \\': {
-    run: true, expect: /"valid":true,"scheme":"merx","diagnosis":"ok"/,
+  'docs/integrator-safety.md: curl -s -X POST $B/api/v1/webhooks/$HOOK/rotate-secret -H "Authorization: Bearer $KEY" \\': {
+    run: true,
+    expect: /"standard_secret":"whsec_/,
   },
+  'docs/integrator-safety.md: curl -s -X POST $B/api/v1/webhooks/$HOOK/verify-signature -H "Authorization: Bearer $KEY" -H \'content-type: application/json\' \\':
+    {
+      run: true,
+      expect: /"valid":true,"scheme":"merx","diagnosis":"ok"/,
+    },
   'docs/exports.md: B=http://localhost:3000': { run: true, expect: /^\s*\d+\s*\n\{"data":\[[^]*"next_cursor":"/ },
-  'docs/exports.md: curl -s --compressed -H "Authorization: Bearer $KEY" "http://localhost:3000/api/v1/exports/orders?format=csv&status=new" -o new-orders.csv': {
-    run: true, expect: /^id,number,order_number,status,[^\n]*customer\.name[^]*\r\n[0-9a-f-]{36},/,
+  'docs/exports.md: curl -s --compressed -H "Authorization: Bearer $KEY" "http://localhost:3000/api/v1/exports/orders?format=csv&status=new" -o new-orders.csv':
+    {
+      run: true,
+      expect: /^id,number,order_number,status,[^\n]*customer\.name[^]*\r\n[0-9a-f-]{36},/,
+    },
+  'docs/mcp.md: curl -s -X POST http://localhost:3000/admin/api/accounts/$ACCOUNT/keys -H "Authorization: Bearer $TOKEN" \\': {
+    run: true,
+    expect: /"key":"merx_/,
   },
-  'docs/mcp.md: curl -s -X POST http://localhost:3000/admin/api/accounts/$ACCOUNT/keys -H "Authorization: Bearer $TOKEN" \\': { run: true, expect: /"key":"merx_/ },
   'docs/mcp.md: claude mcp add --transport http merx https://merx.example.com/api/mcp --header "Authorization: Bearer $MERX_KEY"': {
-    run: false, why: 'configures Claude Code (not installed here) for a deployment at the reader\'s own host',
+    run: false,
+    why: "configures Claude Code (not installed here) for a deployment at the reader's own host",
   },
-  'docs/mcp.md: npx @modelcontextprotocol/inspector --cli http://localhost:3000/api/mcp --transport http \\': { run: true, cwd: 'repo', expect: /"tools"[^]*"content"/ },
+  'docs/mcp.md: npx @modelcontextprotocol/inspector --cli http://localhost:3000/api/mcp --transport http \\': {
+    run: true,
+    cwd: 'repo',
+    expect: /"tools"[^]*"content"/,
+  },
   'docs/operations.md: pg_dump --format=custom --file=merx-$(date +%F).dump "$DATABASE_URL"       # a consistent snapshot, online': {
-    run: false, why: 'backs up and restores the operator\'s own PostgreSQL (a destructive restore)',
+    run: false,
+    why: "backs up and restores the operator's own PostgreSQL (a destructive restore)",
   },
-  'docs/operations.md: # two instances on one PostgreSQL and one Redis': { run: false, why: 'a production layout: hosts db and cache, live couriers, two long-running servers' },
+  'docs/operations.md: # two instances on one PostgreSQL and one Redis': {
+    run: false,
+    why: 'a production layout: hosts db and cache, live couriers, two long-running servers',
+  },
   'docs/shipping-a-day.md: B=http://localhost:3000': { run: true, expect: /^\{"would_ship":[1-9]\d*,"would_fail":\[/ },
-  'docs/shipping-a-day.md: BATCH=$(curl -s -X POST $B/api/v1/shipment-batches -H "Authorization: Bearer $KEY" -H \'content-type: application/json\' \\': {
-    run: true, expect: /^\{"id":"[0-9a-f-]{36}","state":"done","total":20,"succeeded":[1-9]\d*,/,
+  'docs/shipping-a-day.md: BATCH=$(curl -s -X POST $B/api/v1/shipment-batches -H "Authorization: Bearer $KEY" -H \'content-type: application/json\' \\':
+    {
+      run: true,
+      expect: /^\{"id":"[0-9a-f-]{36}","state":"done","total":20,"succeeded":[1-9]\d*,/,
+    },
+  'docs/shipping-a-day.md: curl -s -o labels.pdf -w \'%{http_code} %{content_type}\\n\' $B/api/v1/shipment-batches/$BATCH/labels -H "Authorization: Bearer $KEY"':
+    {
+      run: true,
+      expect: /^200 application\/pdf$/m,
+    },
+  'docs/shipping-a-day.md: curl -s "$B/api/v1/shipment-batches/$BATCH/items?status=failed&limit=200" -H "Authorization: Bearer $KEY" \\': {
+    run: true,
+    expect: /^\d+\n/,
   },
-  'docs/shipping-a-day.md: curl -s -o labels.pdf -w \'%{http_code} %{content_type}\\n\' $B/api/v1/shipment-batches/$BATCH/labels -H "Authorization: Bearer $KEY"': {
-    run: true, expect: /^200 application\/pdf$/m,
+  'docs/webhooks.md: npx merx listen --forward-to http://localhost:4000/hooks --key $KEY': {
+    run: true,
+    cwd: 'repo',
+    forever: true,
+    expect: /Ready\. Ctrl-C stops\./,
   },
-  'docs/shipping-a-day.md: curl -s "$B/api/v1/shipment-batches/$BATCH/items?status=failed&limit=200" -H "Authorization: Bearer $KEY" \\': { run: true, expect: /^\d+\n/ },
-  'docs/webhooks.md: npx merx listen --forward-to http://localhost:4000/hooks --key $KEY': { run: true, cwd: 'repo', forever: true, expect: /Ready\. Ctrl-C stops\./ },
 };
 
 const keyOf = (b: Block) => `${b.file}: ${b.text.split('\n')[0]}`;
@@ -95,8 +147,12 @@ before(async () => {
   svc = await startLikeNpmStart(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {});
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'merx-docs-'));
   const api = async (method: string, p: string, token: string, body?: unknown) => {
-    const res = await fetch(svc.base + p, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) };
+    const res = await fetch(svc.base + p, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: await res.json() };
   };
   // What the integrator-safety page's reader holds by then: an order without a waybill, a cursor of the feed, a
   // subscription (here on the debug sink), and what a receiver saw of one delivery (headers, raw body in body.json).
@@ -112,7 +168,9 @@ before(async () => {
   const [capture] = (await api('GET', `/admin/api/webhooks/${hook.body.data.id}/sink`, svc.token)).body.data;
   // Ship a day's orders: BATCH is "the batch's id from step 2", a finished batch (here of five new orders past the ones the README and integrator-safety walks use).
   const later = await api('GET', '/api/v1/orders?status=new&limit=10', svc.key);
-  const batch = await api('POST', '/api/v1/shipment-batches', svc.key, { items: later.body.data.slice(5).map((o: { id: string }) => ({ order_id: o.id })) });
+  const batch = await api('POST', '/api/v1/shipment-batches', svc.key, {
+    items: later.body.data.slice(5).map((o: { id: string }) => ({ order_id: o.id })),
+  });
   assert.equal(batch.status, 202, JSON.stringify(batch.body));
   for (let i = 0; !(await api('GET', `/api/v1/shipment-batches/${batch.body.data.id}`, svc.key)).body.data.finished_at; i++) {
     assert.ok(i < 600, 'the docs batch finishes');
@@ -151,7 +209,9 @@ function asRun(text: string): string {
 }
 
 test('every shell block of README.md and docs/ is either run below or listed with the reason it cannot run here', () => {
-  const unlisted = shellBlocks().map(keyOf).filter((k) => !(k in CHECKS));
+  const unlisted = shellBlocks()
+    .map(keyOf)
+    .filter((k) => !(k in CHECKS));
   assert.deepEqual(unlisted, [], 'add each new block to CHECKS');
   const gone = Object.keys(CHECKS).filter((k) => !shellBlocks().some((b) => keyOf(b) === k));
   assert.deepEqual(gone, [], 'CHECKS names blocks the docs no longer have');

@@ -33,12 +33,36 @@ test('over the SDK: reads give _meta.etag as REST gives ETag; a stale _meta.if_m
   const { op, accountId, key } = await shipTenant(svc, ALL_SCOPES);
   const order = await checkoutWith(svc, accountId, 'courier_a');
   const product = await op.createProduct(accountId, { name: 'Agent mug', sku: `AM-${crypto.randomUUID().slice(0, 6)}` });
-  const hook = await http(svc.url, 'POST', '/api/v1/webhooks', { token: key, body: { url: 'https://93.184.216.34/hooks/merx', events: ['order.created'] } });
+  const hook = await http(svc.url, 'POST', '/api/v1/webhooks', {
+    token: key,
+    body: { url: 'https://93.184.216.34/hooks/merx', events: ['order.created'] },
+  });
   assert.equal(hook.status, 201, hook.text);
   const resources = [
-    { get: 'get_order', update: 'update_order', id: order.id, path: `/api/v1/orders/${order.id}`, first: { admin_notes: 'agent one' }, second: { admin_notes: 'agent two' } },
-    { get: 'get_product', update: 'update_product', id: product.id, path: `/api/v1/products/${product.id}`, first: { name: 'One' }, second: { name: 'Two' } },
-    { get: 'get_webhook', update: 'update_webhook', id: hook.body.data.id, path: `/api/v1/webhooks/${hook.body.data.id}`, first: { description: 'one' }, second: { description: 'two' } },
+    {
+      get: 'get_order',
+      update: 'update_order',
+      id: order.id,
+      path: `/api/v1/orders/${order.id}`,
+      first: { admin_notes: 'agent one' },
+      second: { admin_notes: 'agent two' },
+    },
+    {
+      get: 'get_product',
+      update: 'update_product',
+      id: product.id,
+      path: `/api/v1/products/${product.id}`,
+      first: { name: 'One' },
+      second: { name: 'Two' },
+    },
+    {
+      get: 'get_webhook',
+      update: 'update_webhook',
+      id: hook.body.data.id,
+      path: `/api/v1/webhooks/${hook.body.data.id}`,
+      first: { description: 'one' },
+      second: { description: 'two' },
+    },
   ];
   const { client, errors, close } = await connectSdk(svc.url, key);
   try {
@@ -95,7 +119,9 @@ test('an MCP update replayed by its idempotency key repeats its _meta.etag; REST
     const again = (await client.callTool(params)) as any;
     assert.deepEqual(again._meta, { etag: first._meta.etag, idempotent_replayed: true, request_id: again._meta.request_id });
     const viaRest = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, {
-      token: key, body: { admin_notes: 'kept' }, headers: { 'Idempotency-Key': idempotencyKey },
+      token: key,
+      body: { admin_notes: 'kept' },
+      headers: { 'Idempotency-Key': idempotencyKey },
     });
     assert.equal(viaRest.headers.get('idempotent-replayed'), 'true');
     assert.equal(viaRest.headers.get('etag'), first._meta.etag);

@@ -27,8 +27,16 @@ after(async () => {
 
 const ALL_SCOPES = {
   scopes: [
-    'orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'inventory:write',
-    'products:read', 'products:write', 'webhooks:read', 'webhooks:write',
+    'orders:read',
+    'orders:write',
+    'shipments:read',
+    'shipments:write',
+    'inventory:read',
+    'inventory:write',
+    'products:read',
+    'products:write',
+    'webhooks:read',
+    'webhooks:write',
   ],
 };
 /** A subscription URL that passes the policy without DNS and is never called here. */
@@ -66,7 +74,7 @@ async function changedSince(key: string, orderPath: string, previous: string, pa
   return etag;
 }
 
-test('an order\'s ETag is stable while it rests and changes after every path that changes it: API, admin, courier push and poll, payment', async () => {
+test("an order's ETag is stable while it rests and changes after every path that changes it: API, admin, courier push and poll, payment", async () => {
   const { op, accountId, key } = await tenant();
   for (const slug of ['courier_a', 'courier_c'] as const) {
     const order = await checkoutWith(svc, accountId, slug);
@@ -97,7 +105,7 @@ test('an order\'s ETag is stable while it rests and changes after every path tha
   }
 });
 
-test('a product\'s ETag changes after an API edit, a stock movement and a checkout that sells it', async () => {
+test("a product's ETag changes after an API edit, a stock movement and a checkout that sells it", async () => {
   const { op, accountId, key } = await tenant();
   const product = await op.createProduct(accountId, { name: 'Tagged mug', sku: `TM-${crypto.randomUUID().slice(0, 6)}` });
   const path = `/api/v1/products/${product.id}`;
@@ -182,7 +190,9 @@ test('If-Match: * matches any existing resource; a missing one is 404 with or wi
     assert.equal(res.status, 200, `${base}: ${res.text}`);
     assert.equal(res.headers.get('etag'), (await read(key, `${base}/${id}`)).etag);
     const missing = `${base}/${crypto.randomUUID()}`;
-    for (const headers of [{ 'If-Match': '*' }, { 'If-Match': '"abc"' }, { 'If-Match': '*', 'X-Merx-Dry-Run': '1' }, {}] as Array<Record<string, string>>) {
+    for (const headers of [{ 'If-Match': '*' }, { 'If-Match': '"abc"' }, { 'If-Match': '*', 'X-Merx-Dry-Run': '1' }, {}] as Array<
+      Record<string, string>
+    >) {
       const gone = await patch(key, missing, body, headers);
       assert.equal(gone.status, 404, `${missing} ${JSON.stringify(headers)}: ${gone.text}`);
       assert.equal(gone.body.error.code, 'not_found');
@@ -220,7 +230,10 @@ test('GET /api/v1/webhooks/{id} answers {data: subscription} as the list shows i
   const hook = await newWebhook(key);
   const { data } = await read(key, `/api/v1/webhooks/${hook.id}`);
   const listed = await http(svc.url, 'GET', '/api/v1/webhooks', { token: key });
-  assert.deepEqual(data, listed.body.data.find((s: any) => s.id === hook.id));
+  assert.deepEqual(
+    data,
+    listed.body.data.find((s: any) => s.id === hook.id),
+  );
   assert.equal('secret' in data, false, 'never the secret');
   const writeOnly = await op.issueKey(accountId, { scopes: ['webhooks:write'] });
   const refused = await http(svc.url, 'GET', `/api/v1/webhooks/${hook.id}`, { token: writeOnly });
@@ -237,9 +250,7 @@ test('two concurrent PATCHes with the same If-Match: exactly one applies, the ot
     const order = await checkoutWith(svc, accountId, 'courier_a');
     const path = `/api/v1/orders/${order.id}`;
     const { etag } = await read(key, path);
-    const answers = await Promise.all(
-      ['left', 'right', 'middle'].map((who) => patch(key, path, { admin_notes: who }, { 'If-Match': etag })),
-    );
+    const answers = await Promise.all(['left', 'right', 'middle'].map((who) => patch(key, path, { admin_notes: who }, { 'If-Match': etag })));
     const statuses = answers.map((a) => a.status).sort();
     assert.deepEqual(statuses, [200, 412, 412], answers.map((a) => a.text).join('\n'));
     const winner = answers.find((a) => a.status === 200)!;
@@ -276,12 +287,18 @@ test('an idempotent PATCH replay repeats the ETag of the first answer', async ()
 
 test('the document declares If-Match and 412 on exactly the versioned writes; ETag, If-None-Match and 304 on every JSON read', () => {
   const operationOf = (method: string, path: string) => doc.paths[path.replace(/:([A-Za-z_]+)/g, '{$1}')][method.toLowerCase()];
-  const versioned = operations.filter((op) => op.etag).map((op) => op.name).sort();
+  const versioned = operations
+    .filter((op) => op.etag)
+    .map((op) => op.name)
+    .sort();
   assert.deepEqual(versioned, ['get_order', 'get_product', 'get_webhook', 'update_order', 'update_product', 'update_webhook']);
   let reads = 0;
   for (const op of operations.filter((o) => o.rest !== false)) {
     const operation = operationOf(op.method, op.path);
-    const headerNames = (operation.parameters ?? []).map((p: any) => deref(doc, p)).filter((p: any) => p.in === 'header').map((p: any) => p.name);
+    const headerNames = (operation.parameters ?? [])
+      .map((p: any) => deref(doc, p))
+      .filter((p: any) => p.in === 'header')
+      .map((p: any) => p.name);
     const responses = operation.responses as Record<string, any>;
     const isRead = op.annotations.readOnlyHint;
     const note = op.name;
@@ -312,8 +329,13 @@ test('a poller: every list answers with an ETag of its bytes, 304 with no body w
   await checkoutWith(svc, accountId, 'courier_a');
   const hook = await newWebhook(key);
   const paths = [
-    '/api/v1/orders?limit=5', '/api/v1/products', '/api/v1/inventory/stock', '/api/v1/inventory/movements', '/api/v1/webhooks',
-    `/api/v1/webhooks/${hook.id}/deliveries`, '/api/v1/events?limit=5',
+    '/api/v1/orders?limit=5',
+    '/api/v1/products',
+    '/api/v1/inventory/stock',
+    '/api/v1/inventory/movements',
+    '/api/v1/webhooks',
+    `/api/v1/webhooks/${hook.id}/deliveries`,
+    '/api/v1/events?limit=5',
   ];
   const tags = new Map<string, string>();
   for (const path of paths) {

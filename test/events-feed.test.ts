@@ -25,7 +25,16 @@ after(async () => {
   await data?.drop();
 });
 
-const ALL_READ = ['orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'products:read', 'webhooks:read', 'webhooks:write'];
+const ALL_READ = [
+  'orders:read',
+  'orders:write',
+  'shipments:read',
+  'shipments:write',
+  'inventory:read',
+  'products:read',
+  'webhooks:read',
+  'webhooks:write',
+];
 
 async function runJob(name: string, now?: string) {
   const res = await http(svc.url, 'POST', `/admin/api/jobs/${name}/run`, { token: ADMIN_TOKEN, body: now ? { now } : {} });
@@ -58,8 +67,15 @@ test('the feed lists the same envelopes webhooks deliver, byte for byte, oldest 
   }, 'four deliveries at the sink');
   const events = await feedWhen(svc.url, key, (list) => list.length >= 3);
   const outbox = (await outboxEvents(svc.service, accountId)).filter((e: any) => e.event !== 'test');
-  assert.deepEqual(events.map((e) => e.id), outbox.map((e: any) => e.id), 'every event but test, in the order they were written');
-  assert.deepEqual(events.map((e) => e.event), ['order.created', 'order.created', 'order.updated']);
+  assert.deepEqual(
+    events.map((e) => e.id),
+    outbox.map((e: any) => e.id),
+    'every event but test, in the order they were written',
+  );
+  assert.deepEqual(
+    events.map((e) => e.event),
+    ['order.created', 'order.created', 'order.updated'],
+  );
   for (const event of events) assertEnvelope(event, accountId);
   assert.ok(!events.some((e) => e.event === 'test'), 'test events are not in the feed');
 
@@ -76,7 +92,11 @@ test('scopes: each read scope shows its own events; none of the three is 403 ord
   await ship(svc, key, { order_id: order.id });
   await op.createProduct(accountId, { name: 'Feed kettle', sku: `FK-${crypto.randomUUID().slice(0, 6)}`, stock_quantity: 1 });
   await runJob('low-stock', '2033-06-01T08:00:00Z');
-  const all = await feedWhen(svc.url, key, (list) => list.some((e) => e.event === 'inventory.low_stock') && list.some((e) => e.event === 'shipment.created'));
+  const all = await feedWhen(
+    svc.url,
+    key,
+    (list) => list.some((e) => e.event === 'inventory.low_stock') && list.some((e) => e.event === 'shipment.created'),
+  );
   const names = (list: any[]) => [...new Set(list.map((e) => e.event))].sort();
   assert.deepEqual(names(all), ['inventory.low_stock', 'order.created', 'order.status_changed', 'order.updated', 'shipment.created']);
 
@@ -86,7 +106,11 @@ test('scopes: each read scope shows its own events; none of the three is 403 ord
   assert.deepEqual(names(await seen(['shipments:read'])), ['shipment.created']);
   assert.deepEqual(names(await seen(['inventory:read'])), ['inventory.low_stock']);
   const both = await seen(['shipments:read', 'inventory:read']);
-  assert.deepEqual(both.map((e) => e.id), all.filter((e) => !e.event.startsWith('order.')).map((e) => e.id), 'the same order as the full feed');
+  assert.deepEqual(
+    both.map((e) => e.id),
+    all.filter((e) => !e.event.startsWith('order.')).map((e) => e.id),
+    'the same order as the full feed',
+  );
 
   const none = await keyWith(['products:read', 'webhooks:read', 'orders:write']);
   assertScopeMissing(await feedPage(svc.url, none), 'orders:read', 'no read scope of the three');
@@ -101,7 +125,10 @@ test('scopes: each read scope shows its own events; none of the three is 403 ord
   assertRefusal(await callTool(svc.url, none, 'list_events', {}), 'SCOPE');
   assertRefusal(await callTool(svc.url, shipmentsOnly, 'list_events', { type: 'order.paid' }), 'SCOPE');
   const listed = await rpc(svc.url, shipmentsOnly, request('tools/list'));
-  assert.ok(listed.body.result.tools.some((t: any) => t.name === 'list_events'), 'tools/list shows list_events to a key with any of the three scopes');
+  assert.ok(
+    listed.body.result.tools.some((t: any) => t.name === 'list_events'),
+    'tools/list shows list_events to a key with any of the three scopes',
+  );
   const hidden = await rpc(svc.url, none, request('tools/list'));
   assert.ok(!hidden.body.result.tools.some((t: any) => t.name === 'list_events'));
 });
@@ -112,8 +139,17 @@ test('bad queries are 400: unknown or test types (with details.allowed), unknown
     const error = assertError(await feedPage(svc.url, key, { type }), 400, 'validation_failed', `type=${type}`);
     assert.ok(error.details.allowed.includes('order.created') && !error.details.allowed.includes('test'), 'details.allowed lists the feed types');
   }
-  for (const query of [{ bogus: 1 }, { limit: 0 }, { limit: 201 }, { limit: '1e1' }, { since: 'yesterday' }, { since: '2026-13-01' }, { cursor: 'garbage' },
-    { cursor: Buffer.from('2026-01-01T00:00:00Z|' + crypto.randomUUID()).toString('base64url') }, { order_id: 'not-a-uuid' }]) {
+  for (const query of [
+    { bogus: 1 },
+    { limit: 0 },
+    { limit: 201 },
+    { limit: '1e1' },
+    { since: 'yesterday' },
+    { since: '2026-13-01' },
+    { cursor: 'garbage' },
+    { cursor: Buffer.from('2026-01-01T00:00:00Z|' + crypto.randomUUID()).toString('base64url') },
+    { order_id: 'not-a-uuid' },
+  ]) {
     assertError(await feedPage(svc.url, key, query), 400, 'validation_failed', JSON.stringify(query));
   }
   const refused = await callTool(svc.url, key, 'list_events', { cursor: 'garbage' });
@@ -130,11 +166,20 @@ test('filters: type (several), since, and order_id (its shipments included; an o
   const all = await feedWhen(svc.url, key, (list) => list.length >= 6);
 
   const onlyTypes = (await drainFeed(svc.url, key, null, { type: 'order.created,shipment.created' })).events;
-  assert.deepEqual(onlyTypes.map((e) => e.id), all.filter((e) => ['order.created', 'shipment.created'].includes(e.event)).map((e) => e.id));
+  assert.deepEqual(
+    onlyTypes.map((e) => e.id),
+    all.filter((e) => ['order.created', 'shipment.created'].includes(e.event)).map((e) => e.id),
+  );
 
   const ofA = (await drainFeed(svc.url, key, null, { order_id: a.id })).events;
-  assert.deepEqual(ofA.map((e) => e.id), all.filter((e) => (e.data.order?.id ?? e.data.order_id) === a.id).map((e) => e.id));
-  assert.ok(ofA.some((e) => e.event === 'shipment.created' && e.data.shipment.id === shipment.id), "the order's shipment events are included");
+  assert.deepEqual(
+    ofA.map((e) => e.id),
+    all.filter((e) => (e.data.order?.id ?? e.data.order_id) === a.id).map((e) => e.id),
+  );
+  assert.ok(
+    ofA.some((e) => e.event === 'shipment.created' && e.data.shipment.id === shipment.id),
+    "the order's shipment events are included",
+  );
   assert.ok(!ofA.some((e) => e.data.order?.id === b.id));
 
   const other = await shipTenant(svc, { scopes: ALL_READ });
@@ -146,7 +191,10 @@ test('filters: type (several), since, and order_id (its shipments included; an o
   const later = all.find((e) => e.event === 'shipment.created')!;
   const since = (await drainFeed(svc.url, key, null, { since: later.created_at })).events;
   assert.ok(since.length > 0 && since.every((e) => e.created_at >= later.created_at), 'since is created_at >=');
-  assert.deepEqual(since.map((e) => e.id), all.filter((e) => e.created_at >= later.created_at).map((e) => e.id));
+  assert.deepEqual(
+    since.map((e) => e.id),
+    all.filter((e) => e.created_at >= later.created_at).map((e) => e.id),
+  );
   const dateOnly = (await drainFeed(svc.url, key, null, { since: '2020-01-01' })).events;
   assert.equal(dateOnly.length, all.length);
 });
@@ -167,8 +215,14 @@ test('the cursor: null on an empty first page, kept on the last page, given back
     pages.push(res.body);
     cursor = res.body.next_cursor;
   } while (pages.at(-1).has_more);
-  assert.deepEqual(pages.map((p) => p.data.length), [2, 2, 1]);
-  assert.deepEqual(pages.map((p) => p.has_more), [true, true, false]);
+  assert.deepEqual(
+    pages.map((p) => p.data.length),
+    [2, 2, 1],
+  );
+  assert.deepEqual(
+    pages.map((p) => p.has_more),
+    [true, true, false],
+  );
   assert.equal(typeof pages[2].next_cursor, 'string', 'the last page still has a cursor to poll with');
 
   const quiet = await feedPage(svc.url, key, { cursor });
@@ -179,7 +233,10 @@ test('the cursor: null on an empty first page, kept on the last page, given back
     const res = await feedPage(svc.url, key, { cursor: cursor! });
     return res.body.data.length === 2 ? res.body : null;
   }, 'the two newer events');
-  assert.deepEqual(polled.data.map((e: any) => e.data.order.id), newer.map((o) => o.id));
+  assert.deepEqual(
+    polled.data.map((e: any) => e.data.order.id),
+    newer.map((o) => o.id),
+  );
   assert.notEqual(polled.next_cursor, cursor);
 
   const followed = [...pages.flatMap((p) => p.data), ...polled.data].map((e) => e.id);
@@ -211,7 +268,10 @@ test('retention: the job deletes events older than 30 days; a cursor from before
 
   const resumed = await feedPage(svc.url, key, { cursor: afterThird });
   assert.equal(resumed.status, 200, 'a cursor past the deleted events still works');
-  assert.deepEqual(resumed.body.data.map((e: any) => e.id), [events[3].id]);
+  assert.deepEqual(
+    resumed.body.data.map((e: any) => e.id),
+    [events[3].id],
+  );
   const polled = await feedPage(svc.url, key, { cursor: atEnd });
   assert.deepEqual(polled.body, { data: [], has_more: false, next_cursor: atEnd });
   const fresh = (await drainFeed(svc.url, key, null)).events.map((e) => e.id);

@@ -53,7 +53,10 @@ test('checkout emits order.created {order} with the envelope fields', async () =
   const events = eventTracker(accountId);
   const order = await op.checkout(accountId);
   const fresh = await events.fresh();
-  assert.deepEqual(fresh.map((e) => e.event), ['order.created']);
+  assert.deepEqual(
+    fresh.map((e) => e.event),
+    ['order.created'],
+  );
   const created = fresh[0];
   assertEnvelope(created, accountId);
   assert.deepEqual(Object.keys(created.data), ['order']);
@@ -62,7 +65,10 @@ test('checkout emits order.created {order} with the envelope fields', async () =
 
   const second = await op.checkout(accountId);
   const next = await events.fresh();
-  assert.deepEqual(next.map((e) => e.event), ['order.created']);
+  assert.deepEqual(
+    next.map((e) => e.event),
+    ['order.created'],
+  );
   assert.equal(next[0].data.order.id, second.id);
   assert.notEqual(next[0].id, created.id, 'every event has its own id');
 });
@@ -75,7 +81,10 @@ test('PATCH of tracking emits order.updated {order, changed: ["tracking_number"]
   const res = await patch(key, order.id, { tracking_number: 'EV-1' });
   assert.equal(res.status, 200, res.text);
   const fresh = await events.fresh();
-  assert.deepEqual(fresh.map((e) => e.event), ['order.updated']);
+  assert.deepEqual(
+    fresh.map((e) => e.event),
+    ['order.updated'],
+  );
   const updated = fresh[0];
   assertEnvelope(updated, accountId);
   assert.deepEqual(Object.keys(updated.data).sort(), ['changed', 'order', 'source']);
@@ -84,7 +93,12 @@ test('PATCH of tracking emits order.updated {order, changed: ["tracking_number"]
   assert.equal(updated.data.order.tracking_number, 'EV-1');
   assert.deepEqual(updated.data.order, res.body.data, 'the order after the change');
 
-  const res2 = await patch(key, order.id, { courier: 'courier_c', tracking_url: 'https://t.example/EV-1', admin_notes: 'note', tracking_number: 'EV-1' });
+  const res2 = await patch(key, order.id, {
+    courier: 'courier_c',
+    tracking_url: 'https://t.example/EV-1',
+    admin_notes: 'note',
+    tracking_number: 'EV-1',
+  });
   assert.equal(res2.status, 200);
   const two = only(await events.fresh(), 'order.updated');
   assert.deepEqual([...two.data.changed].sort(), ['admin_notes', 'courier', 'tracking_url'], 'only the fields that changed');
@@ -100,7 +114,11 @@ test('a status change emits order.status_changed {order, previous_status, status
   const res = await patch(key, order.id, { status: 'confirmed' });
   assert.equal(res.status, 200, res.text);
   const fresh = await events.fresh();
-  assert.deepEqual(fresh.map((e) => e.event), ['order.status_changed'], 'no order.updated for a status-only change');
+  assert.deepEqual(
+    fresh.map((e) => e.event),
+    ['order.status_changed'],
+    'no order.updated for a status-only change',
+  );
   const changed = fresh[0];
   assertEnvelope(changed, accountId);
   assert.deepEqual(Object.keys(changed.data).sort(), ['order', 'previous_status', 'source', 'status']);
@@ -194,7 +212,10 @@ test('a merchant edit of the shipping address emits order.updated with the chang
   const edited = await op.call('PATCH', `/orders/${order.id}`, { shipping: { city: 'Plovdiv', zip: '4000', address: 'ul. Glavna 5' } });
   assert.equal(edited.data.shipping.city, 'Plovdiv');
   const fresh = await events.fresh();
-  assert.deepEqual(fresh.map((e) => e.event), ['order.updated']);
+  assert.deepEqual(
+    fresh.map((e) => e.event),
+    ['order.updated'],
+  );
   const e = fresh[0];
   assertEnvelope(e, accountId);
   for (const column of ['shipping_city', 'shipping_zip', 'shipping_address']) {
@@ -225,13 +246,20 @@ test('failing, refused, dry-run and no-op PATCHes write no event', async () => {
     await patch(key, order.id, { status: 'shipped', bogus: true }),
     await patch(key, order.id, { status: 'teleported' }),
     await patch(key, order.id, { tracking_number: 42 }),
-    await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: key, rawBody: '{"status":', headers: { 'content-type': 'application/json' } }),
+    await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, {
+      token: key,
+      rawBody: '{"status":',
+      headers: { 'content-type': 'application/json' },
+    }),
     await patch(other.key, order.id, { status: 'shipped' }),
     await patch(readOnly, order.id, { status: 'shipped' }),
     await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { body: { status: 'shipped' } }),
     await patch(key, crypto.randomUUID(), { status: 'shipped' }),
   ];
-  assert.deepEqual(attempts.map((r) => r.status), [400, 400, 400, 400, 404, 403, 401, 404]);
+  assert.deepEqual(
+    attempts.map((r) => r.status),
+    [400, 400, 400, 400, 404, 403, 401, 404],
+  );
   const dry = await patch(key, order.id, { status: 'shipped', tracking_number: 'D' }, { 'x-merx-dry-run': 'yes' });
   assert.equal(dry.status, 200);
   assert.equal(dry.body.dry_run, true);

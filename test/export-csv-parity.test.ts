@@ -20,18 +20,49 @@ after(async () => {
 
 const SCOPES = ['orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'products:read', 'customers:read', 'inventory:read'];
 
-const TRICKY = ['Ана "Ani", Petrova\nline two\r\nthree', 'a,b', '"', '""', '\r', '\n', ' lead and trail ', '\\.', 'tab\there', '日本語 ✓ 🚚', 'x\u0001y', ''];
+const TRICKY = [
+  'Ана "Ani", Petrova\nline two\r\nthree',
+  'a,b',
+  '"',
+  '""',
+  '\r',
+  '\n',
+  ' lead and trail ',
+  '\\.',
+  'tab\there',
+  '日本語 ✓ 🚚',
+  'x\u0001y',
+  '',
+];
 
 test('CSV export: the same bytes as csv.ts over the JSONL records, for every resource, on tricky data', async () => {
   const t = await shipTenant(svc, { scopes: SCOPES });
   const orders = [];
   for (const [i, name] of TRICKY.entries()) {
-    orders.push(await checkoutWith(svc, t.accountId, 'courier_a', { customer: { name, email: `b${i}@example.com`, phone: `+35988800${String(i).padStart(4, '0')}` }, notes: TRICKY[(i + 3) % TRICKY.length] }));
+    orders.push(
+      await checkoutWith(svc, t.accountId, 'courier_a', {
+        customer: { name, email: `b${i}@example.com`, phone: `+35988800${String(i).padStart(4, '0')}` },
+        notes: TRICKY[(i + 3) % TRICKY.length],
+      }),
+    );
   }
   await ship(svc, t.key, { order_id: orders[0].id });
   const db = svc.service.db;
   const lineItems = JSON.stringify([
-    { kind: 'main', product_id: null, variant_id: null, name: 'Mug, "big"\r\n', sku: '', qty: 2, unit_price_cents: 1250, total_cents: 2500, delivery_type: 'ship', digital: false, note: 'é\u0007', extra: { deep: [1.5, true, null, 'x'] } },
+    {
+      kind: 'main',
+      product_id: null,
+      variant_id: null,
+      name: 'Mug, "big"\r\n',
+      sku: '',
+      qty: 2,
+      unit_price_cents: 1250,
+      total_cents: 2500,
+      delivery_type: 'ship',
+      digital: false,
+      note: 'é\u0007',
+      extra: { deep: [1.5, true, null, 'x'] },
+    },
   ]);
   await db.query(
     `UPDATE orders SET total = 9999999999.99, delivery_price = 0.01, discount_amount = -0.1, unit_price = 0, line_items = $2::jsonb,
@@ -39,8 +70,13 @@ test('CSV export: the same bytes as csv.ts over the JSONL records, for every res
       WHERE id = $1`,
     [orders[1].id, lineItems],
   );
-  await db.query(`UPDATE orders SET customer_name = NULL, customer_email = NULL, customer_phone = NULL, shipping_address = NULL, line_items = NULL, total = NULL WHERE id = $1`, [orders[2].id]);
-  await db.query(`UPDATE orders SET line_items = '[]'::jsonb, courier_office_id = '101'::jsonb, invoice_number = '"INV-1,2"'::jsonb WHERE id = $1`, [orders[3].id]);
+  await db.query(
+    `UPDATE orders SET customer_name = NULL, customer_email = NULL, customer_phone = NULL, shipping_address = NULL, line_items = NULL, total = NULL WHERE id = $1`,
+    [orders[2].id],
+  );
+  await db.query(`UPDATE orders SET line_items = '[]'::jsonb, courier_office_id = '101'::jsonb, invoice_number = '"INV-1,2"'::jsonb WHERE id = $1`, [
+    orders[3].id,
+  ]);
 
   for (const source of EXPORT_SOURCES) {
     const jsonl = await exportOf(svc.url, t.key, source.resource);
@@ -48,7 +84,11 @@ test('CSV export: the same bytes as csv.ts over the JSONL records, for every res
     const csv = await exportOf(svc.url, t.key, source.resource, { format: 'csv' });
     assert.equal(csv.status, 200, `${source.resource}: ${csv.text}`);
     const columns = csvColumns(source.record);
-    const expected = csvHeader(columns) + linesOf(jsonl.text).map((line) => csvRow(columns, line)).join('');
+    const expected =
+      csvHeader(columns) +
+      linesOf(jsonl.text)
+        .map((line) => csvRow(columns, line))
+        .join('');
     assert.equal(csv.text, expected, source.resource);
     if (source.resource === 'orders') assert.equal(linesOf(jsonl.text).length, TRICKY.length);
   }

@@ -13,7 +13,8 @@ import { checkoutWith, shipTenant } from './helpers/shipments.ts';
 import { parseCsv } from './helpers/exports.ts';
 import { CONSOLE_DIST } from '../src/operator/console.ts';
 
-const missing = chromiumMissing() ?? (fs.existsSync(path.join(CONSOLE_DIST, 'index.html')) ? null : 'console/dist is not built: npm run build:console');
+const missing =
+  chromiumMissing() ?? (fs.existsSync(path.join(CONSOLE_DIST, 'index.html')) ? null : 'console/dist is not built: npm run build:console');
 const skip = missing && !process.env.CI ? missing : false;
 const WAIT = { timeout: 15_000 };
 
@@ -52,12 +53,27 @@ test("the orders list's Export downloads every order matching its filters, as CS
     assert.equal(csv.suggestedFilename(), 'orders.csv');
     const rows = parseCsv(fs.readFileSync(await csv.path(), 'utf8'));
     assert.equal(rows.length, 3, 'a header and the two confirmed orders');
-    assert.deepEqual(rows.slice(1).map((r) => r[rows[0].indexOf('id')]).sort(), orders.slice(0, 2).map((o) => o.id).sort());
+    assert.deepEqual(
+      rows
+        .slice(1)
+        .map((r) => r[rows[0].indexOf('id')])
+        .sort(),
+      orders
+        .slice(0, 2)
+        .map((o) => o.id)
+        .sort(),
+    );
     await page.getByLabel('Export as').selectOption('jsonl');
     const [jsonl] = await Promise.all([page.waitForEvent('download', WAIT), page.getByRole('button', { name: 'Export' }).click()]);
     assert.equal(jsonl.suggestedFilename(), 'orders.jsonl');
-    const lines = fs.readFileSync(await jsonl.path(), 'utf8').trimEnd().split('\n');
-    assert.deepEqual(lines.map((l) => JSON.parse(l).status), ['confirmed', 'confirmed']);
+    const lines = fs
+      .readFileSync(await jsonl.path(), 'utf8')
+      .trimEnd()
+      .split('\n');
+    assert.deepEqual(
+      lines.map((l) => JSON.parse(l).status),
+      ['confirmed', 'confirmed'],
+    );
   } finally {
     await context.close();
   }

@@ -51,7 +51,10 @@ async function cuttingProxy(afterBytes: number, cuts: number) {
     upstream.on('close', () => client.end());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`, cutsMade: () => cut, close: () => {
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    cutsMade: () => cut,
+    close: () => {
       for (const socket of sockets) socket.destroy();
       return new Promise((r) => server.close(r));
     },
@@ -85,7 +88,10 @@ test('exportRecords resumes a stream cut in the middle: every record once, in or
     const customers = [];
     for await (const customer of exportRecords({ baseUrl: svc.url, apiKey: t.key }, 'customers', { q: '' })) customers.push(customer.key);
     const listed = await http(svc.url, 'GET', '/api/v1/customers?limit=200', { token: t.key });
-    assert.deepEqual(customers.slice(0, listed.body.data.length), listed.body.data.map((c: any) => c.key));
+    assert.deepEqual(
+      customers.slice(0, listed.body.data.length),
+      listed.body.data.map((c: any) => c.key),
+    );
   } finally {
     await proxy.close();
   }
@@ -96,7 +102,10 @@ test('exportRecords gives a refusal back as MerxExportError with the status and 
   const iterate = async () => {
     for await (const _ of exportRecords({ baseUrl: svc.url, apiKey: t.key }, 'customers')) void _;
   };
-  await assert.rejects(iterate(), (err: unknown) => err instanceof MerxExportError && err.status === 403 && (err.body as any).error.code === 'scope_missing');
+  await assert.rejects(
+    iterate(),
+    (err: unknown) => err instanceof MerxExportError && err.status === 403 && (err.body as any).error.code === 'scope_missing',
+  );
 });
 
 test('the TypeScript sample of docs/exports.md runs as written: it loads the orders and follows the feed from the cursor', async () => {

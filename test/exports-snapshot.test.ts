@@ -43,7 +43,11 @@ async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>, first = 
 async function busyTenant(seeded: number) {
   const t = await shipTenant(svc, { scopes: SCOPES });
   if (seeded) await operator(svc.url).call('POST', `/accounts/${t.accountId}/seed`, { orders: seeded, products: 2 });
-  const [a, b, c] = [await checkoutWith(svc, t.accountId, 'courier_a'), await checkoutWith(svc, t.accountId, 'courier_a'), await checkoutWith(svc, t.accountId, 'courier_a')];
+  const [a, b, c] = [
+    await checkoutWith(svc, t.accountId, 'courier_a'),
+    await checkoutWith(svc, t.accountId, 'courier_a'),
+    await checkoutWith(svc, t.accountId, 'courier_a'),
+  ];
   return { ...t, a, b, c };
 }
 
@@ -78,10 +82,15 @@ test('an export while others write: the rows are the snapshot, the feed from its
   const later = Promise.all([held, patch(t.key, t.c.id, 'after the export'), checkoutWith(svc, t.accountId, 'courier_a')]);
   let d: any = null;
   if (onPostgres()) d = (await later)[2];
-  const rows = (await readAll(reader, first)).trimEnd().split('\n').map((l) => JSON.parse(l));
+  const rows = (await readAll(reader, first))
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   if (!onPostgres()) d = (await later)[2];
   const row = (id: string) => rows.find((r) => r.id === id);
-  const { rows: listed } = await svc.service.db.query("SELECT count(*)::int AS n FROM orders WHERE account_id = $1 AND status <> 'archived'", [t.accountId]);
+  const { rows: listed } = await svc.service.db.query("SELECT count(*)::int AS n FROM orders WHERE account_id = $1 AND status <> 'archived'", [
+    t.accountId,
+  ]);
   assert.equal(rows.length, listed[0].n - 1, 'every order of the snapshot (all but D), once');
   assert.equal(new Set(rows.map((r) => r.id)).size, rows.length);
   assert.equal(row(t.b.id).admin_notes, 'before the export');
@@ -106,7 +115,10 @@ test('an export while others write: the rows are the snapshot, the feed from its
   }
   assert.deepEqual(afterCursor.map(keyOf).sort(), expectedAfter.sort());
   // The feed's order is kept: the events after the cursor are the tail of a fresh read in the same order.
-  assert.deepEqual(afterCursor.map((e) => e.id), everything.filter((e) => afterIds.has(e.id)).map((e) => e.id));
+  assert.deepEqual(
+    afterCursor.map((e) => e.id),
+    everything.filter((e) => afterIds.has(e.id)).map((e) => e.id),
+  );
 });
 
 test('a stream cut in the middle never ends like a complete one', async (t) => {
@@ -121,7 +133,10 @@ test('a stream cut in the middle never ends like a complete one', async (t) => {
   );
   // Cut while it sent, the body ends in an error; had it sent every row (COPY's bytes wait in buffers on the way),
   // it ends holding every record. Never a clean end short of some.
-  const rest = await readAll(reader, new TextDecoder().decode(first.value)).then((text) => ({ text }), (err: Error) => ({ err }));
+  const rest = await readAll(reader, new TextDecoder().decode(first.value)).then(
+    (text) => ({ text }),
+    (err: Error) => ({ err }),
+  );
   if ('text' in rest) {
     assert.equal(rows.length, 0, 'a backend still exporting was terminated, yet the body ended cleanly');
     const whole = await readAll((await openStream(tenant.key, 'orders')).body!.getReader());

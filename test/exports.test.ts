@@ -20,7 +20,17 @@ after(async () => {
   await svc?.close();
 });
 
-const SCOPES = ['orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'products:read', 'products:write', 'customers:read', 'inventory:read', 'inventory:write'];
+const SCOPES = [
+  'orders:read',
+  'orders:write',
+  'shipments:read',
+  'shipments:write',
+  'products:read',
+  'products:write',
+  'customers:read',
+  'inventory:read',
+  'inventory:write',
+];
 
 /** Every item of a list route, following its pages (cursor or offset). */
 async function listAll(key: string, path: string): Promise<string[]> {
@@ -29,7 +39,12 @@ async function listAll(key: string, path: string): Promise<string[]> {
   let offset = 0;
   for (;;) {
     const sep = path.includes('?') ? '&' : '?';
-    const page: HttpResult = await http(svc.url, 'GET', `${path}${sep}limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}${path.startsWith('/api/v1/customers') ? `&offset=${offset}` : ''}`, { token: key });
+    const page: HttpResult = await http(
+      svc.url,
+      'GET',
+      `${path}${sep}limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}${path.startsWith('/api/v1/customers') ? `&offset=${offset}` : ''}`,
+      { token: key },
+    );
     assert.equal(page.status, 200, page.text);
     items.push(...page.body.data.map((d: unknown) => JSON.stringify(d)));
     offset += page.body.data.length;
@@ -41,7 +56,12 @@ async function listAll(key: string, path: string): Promise<string[]> {
 async function tenantWithOrders(n: number) {
   const t = await shipTenant(svc, { scopes: SCOPES });
   const orders = [];
-  for (let i = 0; i < n; i++) orders.push(await checkoutWith(svc, t.accountId, 'courier_a', { customer: { name: `Buyer ${i}`, email: `buyer${i}@example.com`, phone: `+35988800${String(i).padStart(4, '0')}` } }));
+  for (let i = 0; i < n; i++)
+    orders.push(
+      await checkoutWith(svc, t.accountId, 'courier_a', {
+        customer: { name: `Buyer ${i}`, email: `buyer${i}@example.com`, phone: `+35988800${String(i).padStart(4, '0')}` },
+      }),
+    );
   return { ...t, orders };
 }
 
@@ -62,15 +82,27 @@ test('JSONL: each line is byte for byte the data of the single read, in the list
   }
   // The list's own filters.
   const confirmed = linesOf((await exportOf(svc.url, t.key, 'orders', { status: 'confirmed' })).text);
-  assert.deepEqual(confirmed.map((l) => JSON.parse(l).id), [t.orders[1].id]);
+  assert.deepEqual(
+    confirmed.map((l) => JSON.parse(l).id),
+    [t.orders[1].id],
+  );
   const searched = linesOf((await exportOf(svc.url, t.key, 'orders', { q: 'buyer 2' })).text);
-  assert.deepEqual(searched.map((l) => JSON.parse(l).id), [t.orders[2].id]);
+  assert.deepEqual(
+    searched.map((l) => JSON.parse(l).id),
+    [t.orders[2].id],
+  );
   // Every kind of filter value (text, dates, a uuid list, a quote that must stay text) selects what the list selects:
   // on PostgreSQL the JSONL export writes the values into its COPY statement (sql-literals.ts).
   const today = new Date().toISOString().slice(0, 10);
   const filters: Array<Record<string, string>> = [
-    { status: 'confirmed', from: today }, { to: '2000-01-01' }, { since: new Date(Date.now() - 3_600_000).toISOString() },
-    { product_id: crypto.randomUUID() }, { courier: 'none' }, { q: "x' OR '1'='1" }, { q: "buyer 1'; --" }, { payment: '$1' },
+    { status: 'confirmed', from: today },
+    { to: '2000-01-01' },
+    { since: new Date(Date.now() - 3_600_000).toISOString() },
+    { product_id: crypto.randomUUID() },
+    { courier: 'none' },
+    { q: "x' OR '1'='1" },
+    { q: "buyer 1'; --" },
+    { payment: '$1' },
   ];
   for (const filter of filters) {
     const exported = linesOf((await exportOf(svc.url, t.key, 'orders', filter)).text).map((l) => JSON.parse(l).id);
@@ -84,14 +116,21 @@ test('every resource streams what its list would return, each line its single re
   const product = await t.op.createProduct(t.accountId, { sku: `SKU-${Date.now()}`, stock_quantity: 5 });
   await t.op.createProduct(t.accountId, { sku: `SKU2-${Date.now()}` });
   const shipment = await ship(svc, t.key, { order_id: t.orders[0].id });
-  const move = await http(svc.url, 'POST', '/api/v1/inventory/movements', { token: t.key, body: { product_id: product.id, type: 'delivery', qty: 3 } });
+  const move = await http(svc.url, 'POST', '/api/v1/inventory/movements', {
+    token: t.key,
+    body: { product_id: product.id, type: 'delivery', qty: 3 },
+  });
   assert.equal(move.status, 201, move.text);
 
   const shipments = linesOf((await exportOf(svc.url, t.key, 'shipments')).text);
   assert.deepEqual(shipments, [dataText((await http(svc.url, 'GET', `/api/v1/shipments/${shipment.id}`, { token: t.key })).text)]);
   const products = linesOf((await exportOf(svc.url, t.key, 'products')).text);
-  assert.deepEqual(products.map((l) => JSON.parse(l).id), (await listAll(t.key, '/api/v1/products')).map((l) => JSON.parse(l).id));
-  for (const line of products) assert.equal(line, dataText((await http(svc.url, 'GET', `/api/v1/products/${JSON.parse(line).id}`, { token: t.key })).text));
+  assert.deepEqual(
+    products.map((l) => JSON.parse(l).id),
+    (await listAll(t.key, '/api/v1/products')).map((l) => JSON.parse(l).id),
+  );
+  for (const line of products)
+    assert.equal(line, dataText((await http(svc.url, 'GET', `/api/v1/products/${JSON.parse(line).id}`, { token: t.key })).text));
   // No single read: the list item, in the list's order.
   assert.deepEqual(linesOf((await exportOf(svc.url, t.key, 'customers')).text), await listAll(t.key, '/api/v1/customers'));
   assert.deepEqual(linesOf((await exportOf(svc.url, t.key, 'stock-movements')).text), await listAll(t.key, '/api/v1/inventory/movements'));
@@ -105,7 +144,15 @@ test('every resource streams what its list would return, each line its single re
 
 test('refusals: paging and unknown parameters, a bad format, scopes, and starting_after that names no record', async () => {
   const t = await tenantWithOrders(1);
-  for (const query of [{ limit: 10 }, { cursor: 'abc' }, { offset: 0 }, { colour: 'red' }, { format: 'xml' }, { status: 'nope' }, { starting_after: 'not-a-uuid' }]) {
+  for (const query of [
+    { limit: 10 },
+    { cursor: 'abc' },
+    { offset: 0 },
+    { colour: 'red' },
+    { format: 'xml' },
+    { status: 'nope' },
+    { starting_after: 'not-a-uuid' },
+  ]) {
     assertError(await exportOf(svc.url, t.key, 'orders', query), 400, 'validation_failed');
   }
   assertError(await exportOf(svc.url, t.key, 'customers', { offset: 5 }), 400, 'validation_failed');
@@ -137,7 +184,10 @@ test('starting_after resumes after that record, for ids and for customer keys', 
 test('CSV: RFC 4180 with a header in SPEC order, nested objects flattened, arrays as JSON, null empty; commas, quotes, newlines and non-ASCII', async () => {
   const t = await shipTenant(svc, { scopes: SCOPES });
   const tricky = 'Ана "Ani", Petrova\nline two\r\nthree';
-  const order = await checkoutWith(svc, t.accountId, 'courier_a', { customer: { name: tricky, email: 'ana@example.com', phone: '+359888000999' }, notes: 'a,b "c"' });
+  const order = await checkoutWith(svc, t.accountId, 'courier_a', {
+    customer: { name: tricky, email: 'ana@example.com', phone: '+359888000999' },
+    notes: 'a,b "c"',
+  });
   await ship(svc, t.key, { order_id: order.id });
   const res = await exportOf(svc.url, t.key, 'orders', { format: 'csv' });
   assert.equal(res.status, 200, res.text);
@@ -179,10 +229,17 @@ test('gzip when the client accepts it; the same bytes once unzipped', async () =
   for (const format of ['jsonl', 'csv']) {
     const { get } = await import('node:http');
     const raw = await new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
-      get(svc.url + exportPath('orders', { format }), { headers: { authorization: `Bearer ${t.key}`, 'accept-encoding': 'gzip, deflate' } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c) => chunks.push(c)).on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) })).on('error', reject);
-      }).on('error', reject);
+      get(
+        svc.url + exportPath('orders', { format }),
+        { headers: { authorization: `Bearer ${t.key}`, 'accept-encoding': 'gzip, deflate' } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res
+            .on('data', (c) => chunks.push(c))
+            .on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }))
+            .on('error', reject);
+        },
+      ).on('error', reject);
     });
     assert.equal(raw.headers['content-encoding'], 'gzip');
     const text = zlib.gunzipSync(raw.body).toString('utf8');
@@ -201,7 +258,8 @@ test('the response is documented: the OpenAPI document describes the stream medi
     assert.equal(get['x-mcp-tool'] ?? null, null, 'not in MCP');
   }
   const t = await tenantWithOrders(1);
-  for (const format of ['jsonl', 'csv']) assertResponseMatches(doc, 'GET', '/api/v1/exports/orders', await exportOf(svc.url, t.key, 'orders', { format }));
+  for (const format of ['jsonl', 'csv'])
+    assertResponseMatches(doc, 'GET', '/api/v1/exports/orders', await exportOf(svc.url, t.key, 'orders', { format }));
   assertResponseMatches(doc, 'GET', '/api/v1/exports/orders', await exportOf(svc.url, t.key, 'orders', { limit: 1 }));
 });
 
@@ -217,7 +275,10 @@ test("the console's export: the operator runs an export operation with the list 
   const rows = parseCsv(res.text);
   assert.equal(rows.length, 2);
   assert.equal(rows[1][rows[0].indexOf('id')], t.orders[0].id);
-  const jsonl = await http(svc.url, 'POST', `/admin/api/accounts/${t.accountId}/operations/export_shipments`, { token: ADMIN_TOKEN, body: { arguments: {} } });
+  const jsonl = await http(svc.url, 'POST', `/admin/api/accounts/${t.accountId}/operations/export_shipments`, {
+    token: ADMIN_TOKEN,
+    body: { arguments: {} },
+  });
   assert.equal(jsonl.status, 200, jsonl.text);
   assert.equal(jsonl.headers.get('content-type'), 'application/x-ndjson');
 });

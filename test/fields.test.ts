@@ -29,9 +29,14 @@ assert.equal((await http(svc.url, 'POST', '/api/v1/webhooks', { token: key, body
 const product = await op.createProduct(accountId, { sku: 'FLD-1' });
 const dims = await http(svc.url, 'PATCH', `/api/v1/products/${product.id}`, { token: key, body: { dim_cm: { l: 10, w: 8, h: 6 } } });
 assert.equal(dims.status, 200, dims.text);
-const movement = await http(svc.url, 'POST', '/api/v1/inventory/movements', { token: key, body: { product_id: product.id, type: 'delivery', qty: 5 } });
+const movement = await http(svc.url, 'POST', '/api/v1/inventory/movements', {
+  token: key,
+  body: { product_id: product.id, type: 'delivery', qty: 5 },
+});
 assert.equal(movement.status, 201, movement.text);
-const order = await checkoutWith(svc, accountId, 'courier_a', { customer: { name: 'Ana Petrova', email: 'ana@example.com', phone: '+359888000111' } });
+const order = await checkoutWith(svc, accountId, 'courier_a', {
+  customer: { name: 'Ana Petrova', email: 'ana@example.com', phone: '+359888000111' },
+});
 const shipment = await ship(svc, key, { order_id: order.id });
 const webhookId = (await get('/api/v1/webhooks')).body.data[0].id as string;
 
@@ -49,17 +54,59 @@ interface Read {
 }
 
 const READS: Read[] = [
-  { path: '/api/v1/orders', tool: 'list_orders', args: {}, id: 'id', fields: 'total,status,customer.name,shipment.status', unknown: ['nope', 'line_items.quantity', 'customer.name.first'] },
-  { path: `/api/v1/orders/${order.id}`, tool: 'get_order', args: { id: order.id }, id: 'id', fields: 'shipping.city,number', unknown: ['total.amount', 'customer.nope'] },
-  { path: `/api/v1/orders/${order.id}/shipment`, tool: 'get_shipment', args: { order_id: order.id }, id: 'id', fields: 'status,tracking_number', unknown: ['status_events.code', 'order'] },
-  { path: `/api/v1/shipments/${shipment.id}`, tool: 'get_shipment', args: { id: shipment.id }, id: 'id', fields: 'courier_slug,created_at', unknown: ['Status'] },
+  {
+    path: '/api/v1/orders',
+    tool: 'list_orders',
+    args: {},
+    id: 'id',
+    fields: 'total,status,customer.name,shipment.status',
+    unknown: ['nope', 'line_items.quantity', 'customer.name.first'],
+  },
+  {
+    path: `/api/v1/orders/${order.id}`,
+    tool: 'get_order',
+    args: { id: order.id },
+    id: 'id',
+    fields: 'shipping.city,number',
+    unknown: ['total.amount', 'customer.nope'],
+  },
+  {
+    path: `/api/v1/orders/${order.id}/shipment`,
+    tool: 'get_shipment',
+    args: { order_id: order.id },
+    id: 'id',
+    fields: 'status,tracking_number',
+    unknown: ['status_events.code', 'order'],
+  },
+  {
+    path: `/api/v1/shipments/${shipment.id}`,
+    tool: 'get_shipment',
+    args: { id: shipment.id },
+    id: 'id',
+    fields: 'courier_slug,created_at',
+    unknown: ['Status'],
+  },
   { path: '/api/v1/products', tool: 'list_products', args: {}, id: 'id', fields: 'dim_cm.l,name,sku', unknown: ['variants.name', 'dim_cm.depth'] },
   { path: `/api/v1/products/${product.id}`, tool: 'get_product', args: { id: product.id }, id: 'id', fields: 'price,dim_cm', unknown: ['stock'] },
   { path: '/api/v1/customers', tool: 'list_customers', args: {}, id: 'key', fields: 'total_spent,name', unknown: ['id'] },
-  { path: '/api/v1/inventory/stock', tool: 'get_inventory_stock', args: {}, id: 'product_id', fields: 'stock_quantity,low', unknown: ['id', 'variants.id'] },
+  {
+    path: '/api/v1/inventory/stock',
+    tool: 'get_inventory_stock',
+    args: {},
+    id: 'product_id',
+    fields: 'stock_quantity,low',
+    unknown: ['id', 'variants.id'],
+  },
   { path: '/api/v1/inventory/movements', tool: 'list_stock_movements', args: {}, id: 'id', fields: 'qty,type', unknown: ['quantity'] },
   { path: '/api/v1/events', tool: 'list_events', args: {}, id: 'id', fields: 'event,created_at', unknown: ['data.order_id', 'type'] },
-  { path: `/api/v1/webhooks/${webhookId}/deliveries`, tool: 'list_webhook_deliveries', args: { id: webhookId }, id: 'id', fields: 'status,event', unknown: ['response'] },
+  {
+    path: `/api/v1/webhooks/${webhookId}/deliveries`,
+    tool: 'list_webhook_deliveries',
+    args: { id: webhookId },
+    id: 'id',
+    fields: 'status,event',
+    unknown: ['response'],
+  },
 ];
 
 const withFields = (path: string, fields: string) => `${path}${path.includes('?') ? '&' : '?'}fields=${encodeURIComponent(fields)}`;
@@ -89,9 +136,15 @@ for (const read of READS) {
     assert.equal(res.headers.get('etag'), null, 'a projected answer carries no ETag (and so never a 304)');
     assertResponseMatches(doc, 'GET', read.path, res, { projected: true });
     // Everything beside data (paging) as it was; each object exactly its projection, in SPEC's order (compared as text).
-    const expected = { ...full.body, data: Array.isArray(full.body.data) ? full.body.data.map((o: any) => expectedProjection(o, read.id, read.fields)) : expectedProjection(full.body.data, read.id, read.fields) };
+    const expected = {
+      ...full.body,
+      data: Array.isArray(full.body.data)
+        ? full.body.data.map((o: any) => expectedProjection(o, read.id, read.fields))
+        : expectedProjection(full.body.data, read.id, read.fields),
+    };
     assert.equal(res.text, JSON.stringify(expected));
-    for (const item of items(res.body.data)) assert.equal(Object.keys(item)[0] === read.id || read.id in item, true, `the identifier ${read.id} is kept`);
+    for (const item of items(res.body.data))
+      assert.equal(Object.keys(item)[0] === read.id || read.id in item, true, `the identifier ${read.id} is kept`);
 
     const mcp = await callTool(svc.url, key, read.tool, { ...read.args, fields: read.fields });
     assert.equal(mcp.isError, false, mcp.content[0].text);
@@ -106,7 +159,8 @@ for (const read of READS) {
       assert.equal(res.body.error.code, 'validation_failed');
       const allowed = res.body.error.details.allowed as string[];
       assert.ok(allowed.includes(read.id) && read.fields.split(',').every((f) => allowed.includes(f)), `${name}: allowed ${allowed}`);
-      for (const bad of name.split(',').filter((f) => !read.fields.split(',').includes(f))) assert.ok(!allowed.includes(bad), `${bad} is not allowed`);
+      for (const bad of name.split(',').filter((f) => !read.fields.split(',').includes(f)))
+        assert.ok(!allowed.includes(bad), `${bad} is not allowed`);
       assert.ok(res.body.error.message.includes(name.split(',').at(-1)!), res.body.error.message);
       assertResponseMatches(doc, 'GET', read.path, res);
       const mcp = await callTool(svc.url, key, read.tool, { ...read.args, fields: name });
@@ -147,17 +201,27 @@ test('without fields every answer is what it was: the stored documents as Postgr
 });
 
 test('the OpenAPI document and the tools describe fields on exactly these reads', async () => {
-  const documented = Object.entries(doc.paths).flatMap(([path, item]) => Object.values(item).filter((o: any) => o?.['x-merx-fields']).map((o: any) => `${o.operationId} ${path}`));
+  const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.values(item)
+      .filter((o: any) => o?.['x-merx-fields'])
+      .map((o: any) => `${o.operationId} ${path}`),
+  );
   assert.equal(documented.length, 11, documented.join('\n'));
   for (const read of READS) {
     const template = Object.keys(doc.paths).find((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(read.path))!;
     const operation = doc.paths[template].get;
     assert.equal(operation['x-merx-fields'].identifier, read.id);
-    assert.ok(operation.parameters.some((p: any) => p.name === 'fields' && p.in === 'query' && !p.required), `${template} takes fields`);
+    assert.ok(
+      operation.parameters.some((p: any) => p.name === 'fields' && p.in === 'query' && !p.required),
+      `${template} takes fields`,
+    );
     assert.match(operation.responses['200'].description, /required lists .* do not apply/);
   }
   const tools = (await http(svc.url, 'POST', '/api/mcp', { token: key, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })).body.result.tools;
-  const withFieldsArg = tools.filter((t: any) => t.inputSchema.properties.fields).map((t: any) => t.name).sort();
+  const withFieldsArg = tools
+    .filter((t: any) => t.inputSchema.properties.fields)
+    .map((t: any) => t.name)
+    .sort();
   assert.deepEqual(withFieldsArg, [...new Set(READS.map((r) => r.tool))].sort());
   // GAPS MCP details: the official client validates structuredContent against outputSchema, a projected one too.
   const ajv = new Ajv2020({ strict: false });
@@ -179,6 +243,9 @@ test('the next page of a projected delivery list (Link rel="next") keeps the fie
   assert.ok(next && new URL(next, svc.url).searchParams.get('fields') === 'status', link);
   const second = await get(next);
   assert.equal(second.status, 200, second.text);
-  assert.deepEqual(second.body.data.map((d: any) => Object.keys(d)), [['id', 'status']]);
+  assert.deepEqual(
+    second.body.data.map((d: any) => Object.keys(d)),
+    [['id', 'status']],
+  );
   assert.notEqual(second.body.data[0].id, first.body.data[0].id);
 });

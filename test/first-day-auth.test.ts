@@ -61,7 +61,8 @@ test('expires_at at key creation: shown on the key; the key works until then and
   const { accountId } = await freshTenant(svc.url);
   const expiresAt = new Date(Date.now() + 2_000).toISOString();
   const issued = await http(svc.url, 'POST', `/admin/api/accounts/${accountId}/keys`, {
-    token: ADMIN_TOKEN, body: { name: 'short-lived', preset: 'read_only', expires_at: expiresAt },
+    token: ADMIN_TOKEN,
+    body: { name: 'short-lived', preset: 'read_only', expires_at: expiresAt },
   });
   assert.equal(issued.status, 201, issued.text);
   assert.equal(issued.body.data.expires_at, expiresAt);
@@ -74,10 +75,16 @@ test('expires_at at key creation: shown on the key; the key works until then and
   assert.equal(message, `this API key (${key.slice(0, 11)}) expired at ${expiresAt}`);
 
   // A key without expires_at never expires; a past or malformed expiry is a 400.
-  const plain = await http(svc.url, 'POST', `/admin/api/accounts/${accountId}/keys`, { token: ADMIN_TOKEN, body: { name: 'p', preset: 'read_only' } });
+  const plain = await http(svc.url, 'POST', `/admin/api/accounts/${accountId}/keys`, {
+    token: ADMIN_TOKEN,
+    body: { name: 'p', preset: 'read_only' },
+  });
   assert.equal(plain.body.data.expires_at, null);
   for (const bad of [new Date(Date.now() - 60_000).toISOString(), 'tomorrow', 42]) {
-    const res = await http(svc.url, 'POST', `/admin/api/accounts/${accountId}/keys`, { token: ADMIN_TOKEN, body: { name: 'x', preset: 'read_only', expires_at: bad } });
+    const res = await http(svc.url, 'POST', `/admin/api/accounts/${accountId}/keys`, {
+      token: ADMIN_TOKEN,
+      body: { name: 'x', preset: 'read_only', expires_at: bad },
+    });
     assertError(res, 400, 'validation_failed', `expires_at ${bad}`);
   }
 });

@@ -42,21 +42,45 @@ const keys = { full: t.key, readOnly: await t.op.issueKey(t.accountId, { preset:
 const ctx: FuzzContext = {
   ids: Object.values(made).flat(),
   // Never a public address: fuzzing must not make the service call out of this machine.
-  webhookUrls: [...made.webhooks.map((id) => sinkUrl(t, id)), sinkUrl(t, crypto.randomUUID()), 'https://127.0.0.1/hook', 'https://[::127.0.0.1]/x',
-    'https://10.0.0.1/hook', 'https://localhost/hook', 'http://127.0.0.1/hook', 'https://user:pw@127.0.0.1/x', 'ftp://127.0.0.1/x'],
+  webhookUrls: [
+    ...made.webhooks.map((id) => sinkUrl(t, id)),
+    sinkUrl(t, crypto.randomUUID()),
+    'https://127.0.0.1/hook',
+    'https://[::127.0.0.1]/x',
+    'https://10.0.0.1/hook',
+    'https://localhost/hook',
+    'http://127.0.0.1/hook',
+    'https://user:pw@127.0.0.1/x',
+    'ftp://127.0.0.1/x',
+  ],
   resolve: (ref) => resolveRef(doc, ref),
 };
 process.stdout.write(`# fuzz seed ${SEED} (replay: ${REPLAY})\n`);
 
 after(async () => {
-  const classes = Object.entries(answered).sort().map(([k, n]) => `${k} ${n}`).join(', ');
-  process.stdout.write(`# fuzz sent ${sent.rest} REST requests and ${sent.mcp} MCP requests (${sent.rest + sent.mcp} in all; HTTP ${classes}), seed ${SEED}\n`);
+  const classes = Object.entries(answered)
+    .sort()
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  process.stdout.write(
+    `# fuzz sent ${sent.rest} REST requests and ${sent.mcp} MCP requests (${sent.rest + sent.mcp} in all; HTTP ${classes}), seed ${SEED}\n`,
+  );
   await svc.close();
 });
 
 const STACK_OR_SQL = [
-  /\n\s+at\s/, /\bat (async )?\S+ \((file|node):/, /node:internal/, /\.(ts|js):\d+:\d+/, /syntax error at or near/i, /violates \w+( key)? constraint/i,
-  /invalid input syntax for/i, /relation "[^"]+" does not exist/i, /\bSELECT\s.+\sFROM\s/i, /\bINSERT INTO\b/i, /\bUPDATE\s+\w+\s+SET\b/i, /\bDELETE FROM\b/i,
+  /\n\s+at\s/,
+  /\bat (async )?\S+ \((file|node):/,
+  /node:internal/,
+  /\.(ts|js):\d+:\d+/,
+  /syntax error at or near/i,
+  /violates \w+( key)? constraint/i,
+  /invalid input syntax for/i,
+  /relation "[^"]+" does not exist/i,
+  /\bSELECT\s.+\sFROM\s/i,
+  /\bINSERT INTO\b/i,
+  /\bUPDATE\s+\w+\s+SET\b/i,
+  /\bDELETE FROM\b/i,
   /SQLSTATE|ERRCODE|pg_catalog|ErrnoError/,
 ];
 
@@ -67,7 +91,12 @@ function assertClean(text: string, where: string): void {
 /** Runs one property with the run's seed; a failure names the seed and how to replay it. */
 async function check<T>(name: string, arbitrary: fc.Arbitrary<T>, predicate: (value: T) => Promise<void>, runs: number): Promise<void> {
   try {
-    await fc.assert(fc.asyncProperty(arbitrary, predicate), { seed: SEED, numRuns: runs, path: process.env.FUZZ_PATH, endOnFailure: !process.env.FUZZ_SHRINK });
+    await fc.assert(fc.asyncProperty(arbitrary, predicate), {
+      seed: SEED,
+      numRuns: runs,
+      path: process.env.FUZZ_PATH,
+      endOnFailure: !process.env.FUZZ_SHRINK,
+    });
   } catch (err) {
     const cause = (err as Error).cause instanceof Error ? `\nCause: ${((err as Error).cause as Error).message}` : '';
     throw new Error(`${(err as Error).message}${cause}\nReplay: FUZZ_ONLY=${name} ${REPLAY}`);
@@ -77,7 +106,20 @@ async function check<T>(name: string, arbitrary: fc.Arbitrary<T>, predicate: (va
 // ---------------------------------------------------------------- REST, from the OpenAPI document
 
 const KEY_CHOICE = fc.constantFrom('full', 'full', 'full', 'full', 'full', 'full', 'readOnly', 'none', 'bogus');
-const QUERY_EXTRAS = fc.constantFrom('', '', '', 'unknown_param=1', 'limit=1&limit=2', '%zz=1', 'a[b]=1', `q=${'x'.repeat(3000)}`, 'cursor=%00', 'q=%ED%A0%80', 'q=%FF', 'limit=%');
+const QUERY_EXTRAS = fc.constantFrom(
+  '',
+  '',
+  '',
+  'unknown_param=1',
+  'limit=1&limit=2',
+  '%zz=1',
+  'a[b]=1',
+  `q=${'x'.repeat(3000)}`,
+  'cursor=%00',
+  'q=%ED%A0%80',
+  'q=%FF',
+  'limit=%',
+);
 
 interface RestOperation {
   name: string;
@@ -135,7 +177,9 @@ function requestFor(op: RestOperation, validOnly: boolean) {
     dryRun: dryRun ? fc.option(fc.constantFrom('1', 'true', 'yes', 'no', '', 'TRUE')) : fc.constant(null),
     // EXTENSIONS 2: a few keys reused across runs (replays and 409s), fresh ones, and malformed ones.
     idempotencyKey: idempotent
-      ? fc.option(fc.oneof(fc.constantFrom('fuzz-1', 'fuzz-2', '', 'has space', 'x'.repeat(256), '~!'), fc.stringMatching(/^[!-~]{1,40}$/)), { freq: 3 })
+      ? fc.option(fc.oneof(fc.constantFrom('fuzz-1', 'fuzz-2', '', 'has space', 'x'.repeat(256), '~!'), fc.stringMatching(/^[!-~]{1,40}$/)), {
+          freq: 3,
+        })
       : fc.constant(null),
     body: op.bodySchema ? body(op.bodySchema, ctx, validOnly) : validOnly ? fc.constant(null) : noBody,
   });
@@ -164,32 +208,37 @@ test('the OpenAPI document lists the operations to fuzz', () => assert.ok(operat
 
 for (const op of operations.filter((o) => !ONLY || o.name === ONLY)) {
   test(`REST ${op.name} (${op.method} ${op.template}): every generated request is answered in the contract shape, never 5xx`, async () => {
-    await check(op.name, fc.oneof(requestFor(op, true), requestFor(op, false)), async (request) => {
-      const { res, text, url, authenticated } = await sendRest(op, request);
-      const where = `${op.method} ${url.slice(0, 300)} -> ${res.status} ${text.slice(0, 500)}`;
-      assert.ok(res.status < 500, `${where}: a 5xx`);
-      assert.ok(res.headers.get('x-deploy-sha'), `${where}: X-Deploy-SHA`);
-      assertClean(text, where);
-      // JSON, not JSON Lines (an export's application/x-ndjson is validated by its media type below).
-      const isJson = /^application\/([\w.-]+\+)?json\b/.test(res.headers.get('content-type') ?? '');
-      const json = isJson && text ? JSON.parse(text) : undefined;
-      if (res.status >= 400) {
-        assert.deepEqual(Object.keys(json ?? {}), ['error'], `${where}: the error shape`);
-        const extra = Object.keys(json.error).filter((k) => !['code', 'message', 'scope', 'details'].includes(k));
-        assert.deepEqual(extra, [], `${where}: only code, message, scope, details`);
-        assert.equal(ERROR_STATUS[json.error.code as keyof typeof ERROR_STATUS], res.status, `${where}: the status of ${json.error.code}`);
-        assert.equal(typeof json.error.message, 'string', where);
-      } else if (res.headers.get('content-type')) {
-        const outcome = validateResponse(doc, op.method, op.template, res.status, json, res.headers.get('content-type')!);
-        assert.ok(outcome.valid, `${where}: does not match the document: ${outcome.errors.join('; ')}`);
-      }
-      // What the HTTP parser (431, 408) or the router (unknown route, 405, a malformed URL) refuses never reaches the key check.
-      const refusedByRouter = /^no route|^the URL is malformed|^a path parameter is too long/.test(json?.error?.message ?? '');
-      const routed = !refusedByRouter && ![405, 408, 431].includes(res.status);
-      if (authenticated && res.status !== 401 && routed && !op.keyless) {
-        assert.match(res.headers.get('x-ratelimit-remaining') ?? '', /^\d+$/, `${where}: X-RateLimit-Remaining`);
-      }
-    }, RUNS);
+    await check(
+      op.name,
+      fc.oneof(requestFor(op, true), requestFor(op, false)),
+      async (request) => {
+        const { res, text, url, authenticated } = await sendRest(op, request);
+        const where = `${op.method} ${url.slice(0, 300)} -> ${res.status} ${text.slice(0, 500)}`;
+        assert.ok(res.status < 500, `${where}: a 5xx`);
+        assert.ok(res.headers.get('x-deploy-sha'), `${where}: X-Deploy-SHA`);
+        assertClean(text, where);
+        // JSON, not JSON Lines (an export's application/x-ndjson is validated by its media type below).
+        const isJson = /^application\/([\w.-]+\+)?json\b/.test(res.headers.get('content-type') ?? '');
+        const json = isJson && text ? JSON.parse(text) : undefined;
+        if (res.status >= 400) {
+          assert.deepEqual(Object.keys(json ?? {}), ['error'], `${where}: the error shape`);
+          const extra = Object.keys(json.error).filter((k) => !['code', 'message', 'scope', 'details'].includes(k));
+          assert.deepEqual(extra, [], `${where}: only code, message, scope, details`);
+          assert.equal(ERROR_STATUS[json.error.code as keyof typeof ERROR_STATUS], res.status, `${where}: the status of ${json.error.code}`);
+          assert.equal(typeof json.error.message, 'string', where);
+        } else if (res.headers.get('content-type')) {
+          const outcome = validateResponse(doc, op.method, op.template, res.status, json, res.headers.get('content-type')!);
+          assert.ok(outcome.valid, `${where}: does not match the document: ${outcome.errors.join('; ')}`);
+        }
+        // What the HTTP parser (431, 408) or the router (unknown route, 405, a malformed URL) refuses never reaches the key check.
+        const refusedByRouter = /^no route|^the URL is malformed|^a path parameter is too long/.test(json?.error?.message ?? '');
+        const routed = !refusedByRouter && ![405, 408, 431].includes(res.status);
+        if (authenticated && res.status !== 401 && routed && !op.keyless) {
+          assert.match(res.headers.get('x-ratelimit-remaining') ?? '', /^\d+$/, `${where}: X-RateLimit-Remaining`);
+        }
+      },
+      RUNS,
+    );
   });
 }
 
@@ -244,25 +293,45 @@ for (const tool of tools.filter((x) => !ONLY || x.name === ONLY)) {
       args,
       key: fc.constantFrom<string | null>(keys.full, keys.full, keys.full, keys.full, keys.readOnly, null),
     });
-    await check(tool.name, message, async ({ id, args: generated, key }) => {
-      const payload = toJsonText({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool.name, arguments: generated } });
-      const { res, text, json } = await rpc(payload, key);
-      const where = `tools/call ${tool.name} ${payload.slice(0, 400)} -> ${res.status} ${text.slice(0, 500)}`;
-      assert.ok(res.status < 500, `${where}: a 5xx`);
-      assertClean(text, where);
-      if (!key) return assert.equal(res.status, 401, where);
-      assert.match(res.headers.get('x-ratelimit-remaining') ?? '', /^\d+$/, `${where}: X-RateLimit-Remaining`);
-      assert.ok([200, 400].includes(res.status), where);
-      assertRpcResponse(json, where, validateOutput);
-    }, Math.ceil(RUNS * 0.8));
+    await check(
+      tool.name,
+      message,
+      async ({ id, args: generated, key }) => {
+        const payload = toJsonText({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool.name, arguments: generated } });
+        const { res, text, json } = await rpc(payload, key);
+        const where = `tools/call ${tool.name} ${payload.slice(0, 400)} -> ${res.status} ${text.slice(0, 500)}`;
+        assert.ok(res.status < 500, `${where}: a 5xx`);
+        assertClean(text, where);
+        if (!key) return assert.equal(res.status, 401, where);
+        assert.match(res.headers.get('x-ratelimit-remaining') ?? '', /^\d+$/, `${where}: X-RateLimit-Remaining`);
+        assert.ok([200, 400].includes(res.status), where);
+        assertRpcResponse(json, where, validateOutput);
+      },
+      Math.ceil(RUNS * 0.8),
+    );
   });
 }
 
 test('MCP: any JSON-RPC envelope (odd methods, params, ids, batches, raw text) gets a JSON-RPC answer, never -32603 or 5xx', async () => {
   if (ONLY && ONLY !== 'mcp_envelope') return;
-  const method = fc.constantFrom('initialize', 'ping', 'tools/list', 'tools/call', 'notifications/initialized', 'resources/list', '', 'tools/call\u0000', 'x'.repeat(300));
+  const method = fc.constantFrom(
+    'initialize',
+    'ping',
+    'tools/list',
+    'tools/call',
+    'notifications/initialized',
+    'resources/list',
+    '',
+    'tools/call\u0000',
+    'x'.repeat(300),
+  );
   const messageArb = fc.record(
-    { jsonrpc: fc.constantFrom<unknown>('2.0', '2.0', '2.0', '1.0', 2, null), id: fc.oneof(fc.integer(), fc.string({ maxLength: 5 }), fc.constant(null), anyJson), method, params: anyJson },
+    {
+      jsonrpc: fc.constantFrom<unknown>('2.0', '2.0', '2.0', '1.0', 2, null),
+      id: fc.oneof(fc.integer(), fc.string({ maxLength: 5 }), fc.constant(null), anyJson),
+      method,
+      params: anyJson,
+    },
     { requiredKeys: ['jsonrpc', 'method'] },
   );
   const payload = fc.oneof(
@@ -270,12 +339,17 @@ test('MCP: any JSON-RPC envelope (odd methods, params, ids, batches, raw text) g
     { weight: 2, arbitrary: fc.array(messageArb, { minLength: 0, maxLength: 22 }).map((m) => toJsonText(m)) },
     { weight: 1, arbitrary: fc.constantFrom(...NASTY_STRINGS, '{', '[1,2', '{"jsonrpc":"2.0","method":"ping","id":1e400}') },
   );
-  await check('mcp_envelope', payload, async (text) => {
-    const { res, text: answer, json } = await rpc(text);
-    const where = `MCP ${text.slice(0, 300)} -> ${res.status} ${answer.slice(0, 500)}`;
-    assert.ok([200, 202, 400].includes(res.status), `${where}: status`);
-    assertClean(answer, where);
-    if (res.status === 202) return assert.equal(answer, '', where);
-    for (const response of [json].flat()) assertRpcResponse(response, where);
-  }, RUNS * 4);
+  await check(
+    'mcp_envelope',
+    payload,
+    async (text) => {
+      const { res, text: answer, json } = await rpc(text);
+      const where = `MCP ${text.slice(0, 300)} -> ${res.status} ${answer.slice(0, 500)}`;
+      assert.ok([200, 202, 400].includes(res.status), `${where}: status`);
+      assertClean(answer, where);
+      if (res.status === 202) return assert.equal(answer, '', where);
+      for (const response of [json].flat()) assertRpcResponse(response, where);
+    },
+    RUNS * 4,
+  );
 });

@@ -65,7 +65,10 @@ test('a page and an order are sent in full once, then only what changed, and a c
   await db.query(`UPDATE orders SET admin_notes = 'changed at the console' WHERE id = $1`, [changed]);
   const afterChange = await listOrders(sql, t.accountId, { limit: 50 }, seal);
   assert.deepEqual(seen, { sent: n + 1, held: 2 * n - 1 }, 'only the changed document is sent');
-  assert.deepEqual(JSON.parse(afterChange.text).data.map((o: unknown) => JSON.stringify(o)), (await storedPage(db, t.accountId)).map((v) => JSON.stringify(JSON.parse(v))));
+  assert.deepEqual(
+    JSON.parse(afterChange.text).data.map((o: unknown) => JSON.stringify(o)),
+    (await storedPage(db, t.accountId)).map((v) => JSON.stringify(JSON.parse(v))),
+  );
   assert.equal(JSON.parse(afterChange.text).data[3].admin_notes, 'changed at the console');
   assert.notEqual(afterChange.etag, first.etag);
 
@@ -113,7 +116,7 @@ test('REST and MCP answer with the document a raw UPDATE wrote, after polling th
   }
 });
 
-test("a held page is answered again only under the cursor key that sealed its next_cursor", async () => {
+test('a held page is answered again only under the cursor key that sealed its next_cursor', async () => {
   const t = await freshTenant(svc.url);
   await t.op.call('POST', `/accounts/${t.accountId}/seed`, { orders: 12, products: 3, customers: 5 });
   const db = svc.service.db;

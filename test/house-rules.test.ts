@@ -12,8 +12,17 @@ const MODULES = path.join(SRC, 'modules');
 
 /** Tables of the plumbing, written by src/platform, src/notify, src/operator or the courier simulator only: no room writes them. */
 const PLATFORM_TABLES = [
-  'schema_migrations', 'settings', 'idempotency_keys', 'outbound_messages', 'stored_views', 'request_logs', 'approvals', 'replica_read_marks',
-  'courier_sim_parcels', 'courier_sim_modes', 'courier_sim_calls',
+  'schema_migrations',
+  'settings',
+  'idempotency_keys',
+  'outbound_messages',
+  'stored_views',
+  'request_logs',
+  'approvals',
+  'replica_read_marks',
+  'courier_sim_parcels',
+  'courier_sim_modes',
+  'courier_sim_calls',
 ];
 
 /**
@@ -36,7 +45,10 @@ const OUTBOX_WRITE = { file: 'platform/db/outbox.ts', table: 'events' };
  */
 const TEMPLATED_WRITES: Record<string, { tables: () => Promise<string[]>; onBehalf?: string }> = {
   'platform/read-path/view-upkeep.ts UPDATE ${view.table}': { tables: storedViewTables, onBehalf: "a stored view's document, backfilled" },
-  'platform/read-path/stored-view.ts UPDATE ${table}': { tables: storedViewTables, onBehalf: "a stored view's document, cleared when a table it reads changes" },
+  'platform/read-path/stored-view.ts UPDATE ${table}': {
+    tables: storedViewTables,
+    onBehalf: "a stored view's document, cleared when a table it reads changes",
+  },
   'platform/edge/sealed-columns.ts UPDATE ${table}': {
     tables: async () => (await import('../src/platform/edge/sealed-columns.ts')).SEALED_COLUMNS.map((c) => c.table),
     onBehalf: "a sealed column's value, sealed anew",
@@ -47,7 +59,10 @@ async function storedViewTables(): Promise<string[]> {
   return (await import('../src/views.ts')).views.filter((view) => view.stored).map((view) => view.table);
 }
 
-const rooms = fs.readdirSync(MODULES).filter((d) => fs.statSync(path.join(MODULES, d)).isDirectory()).sort();
+const rooms = fs
+  .readdirSync(MODULES)
+  .filter((d) => fs.statSync(path.join(MODULES, d)).isDirectory())
+  .sort();
 
 interface RoomTables {
   TABLES: readonly string[];
@@ -100,7 +115,11 @@ export function writtenTables(text: string): string[] {
 
 /** The templates that name the table of an SQL write in this text: `${table}` in UPDATE ${table} (not FOR UPDATE ${...}, nor DO UPDATE ${...}). */
 export function templatedWrites(text: string): string[] {
-  return [...new Set([...text.matchAll(/(?<!\b(?:FOR|DO)\s+)\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\$\{[^}]+\})/g)].map((m) => m[0].replace(/\s+/g, ' ')))];
+  return [
+    ...new Set(
+      [...text.matchAll(/(?<!\b(?:FOR|DO)\s+)\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\$\{[^}]+\})/g)].map((m) => m[0].replace(/\s+/g, ' ')),
+    ),
+  ];
 }
 
 /** Names that follow FROM or JOIN in this text: the tables it reads, among others (functions, CTEs), which callers filter out. */
@@ -139,13 +158,19 @@ test("only a table's owner writes it: no room writes another room's or the platf
     }
     for (const { table, onBehalf, how } of writes) {
       const own = owner.get(table);
-      const allowed = room ? own === room : own === undefined || (file === OUTBOX_WRITE.file && table === OUTBOX_WRITE.table) || (!!onBehalf && layerOf(file) === 'platform');
+      const allowed = room
+        ? own === room
+        : own === undefined || (file === OUTBOX_WRITE.file && table === OUTBOX_WRITE.table) || (!!onBehalf && layerOf(file) === 'platform');
       if (!allowed) trespasses.push(`${file} writes ${table}${how} (owner: ${own ?? 'the platform'})`);
     }
   }
   assert.deepEqual(undeclared, [], 'a write whose table is a template says which tables it can name');
   assert.deepEqual(trespasses, []);
-  assert.deepEqual(Object.keys(TEMPLATED_WRITES).filter((key) => !seen.has(key)), [], 'every declared templated write is still in the source');
+  assert.deepEqual(
+    Object.keys(TEMPLATED_WRITES).filter((key) => !seen.has(key)),
+    [],
+    'every declared templated write is still in the source',
+  );
 });
 
 test('a templated write names only the tables its declaration lists, each with an owner', async () => {
@@ -176,7 +201,7 @@ test("a room reads other rooms' tables only as its tables.ts declares (READS), a
       else if (!read.has(table)) unused.push(`${room} declares it reads ${table}, yet no SQL of it does`);
     }
   }
-  assert.deepEqual(undeclared, [], 'a new cross-room read goes into the room\'s READS (and so into review)');
+  assert.deepEqual(undeclared, [], "a new cross-room read goes into the room's READS (and so into review)");
   assert.deepEqual(unused, []);
 });
 
@@ -187,10 +212,16 @@ test('the SQL scans find writes and reads and ignore what only looks like a writ
   assert.deepEqual(writtenTables('SELECT * FROM orders FOR UPDATE SKIP LOCKED'), []);
   assert.deepEqual(writtenTables('SELECT * FROM orders o FOR UPDATE OF o'), []);
   assert.deepEqual(templatedWrites('UPDATE ${view.table} t SET document = NULL; INSERT INTO ${target} (id) VALUES (1); DELETE FROM ${t}'), [
-    'UPDATE ${view.table}', 'INSERT INTO ${target}', 'DELETE FROM ${t}',
+    'UPDATE ${view.table}',
+    'INSERT INTO ${target}',
+    'DELETE FROM ${t}',
   ]);
   assert.deepEqual(templatedWrites('SELECT id FROM ${table} FOR UPDATE ${lock}; INSERT INTO x VALUES (1) ON CONFLICT DO UPDATE ${set}'), []);
-  assert.deepEqual(readNames('SELECT 1 FROM orders o\n  LEFT JOIN LATERAL (SELECT id FROM shipments) s ON true JOIN pages p ON true'), ['orders', 'shipments', 'pages']);
+  assert.deepEqual(readNames('SELECT 1 FROM orders o\n  LEFT JOIN LATERAL (SELECT id FROM shipments) s ON true JOIN pages p ON true'), [
+    'orders',
+    'shipments',
+    'pages',
+  ]);
 });
 
 /** Each file's relative imports (static, dynamic, type-only and re-exports), resolved to files of src/. */
@@ -199,7 +230,10 @@ function importGraph(): Map<string, string[]> {
   for (const file of sourceFiles) {
     const targets = new Set<string>();
     for (const m of code(path.join(SRC, file)).matchAll(/\bfrom\s+'(\.[^']+)'|\bimport\(\s*'(\.[^']+)'\s*\)|\bimport\s+'(\.[^']+)'/g)) {
-      const target = path.relative(SRC, path.resolve(path.dirname(path.join(SRC, file)), m[1] ?? m[2] ?? m[3])).split(path.sep).join('/');
+      const target = path
+        .relative(SRC, path.resolve(path.dirname(path.join(SRC, file)), m[1] ?? m[2] ?? m[3]))
+        .split(path.sep)
+        .join('/');
       if (!target.startsWith('..')) targets.add(target);
     }
     graph.set(file, [...targets].sort());
@@ -271,7 +305,13 @@ test('circles: the imports of src/ form no circle', () => {
 
 test('the circle finder finds every circle and nothing else', () => {
   const graph = new Map([
-    ['a', ['b']], ['b', ['c']], ['c', ['a', 'd']], ['d', []], ['e', ['e']], ['f', ['g']], ['g', ['f', 'a']],
+    ['a', ['b']],
+    ['b', ['c']],
+    ['c', ['a', 'd']],
+    ['d', []],
+    ['e', ['e']],
+    ['f', ['g']],
+    ['g', ['f', 'a']],
   ]);
   assert.deepEqual(circles(graph), [['a', 'b', 'c'], ['e'], ['f', 'g']]);
   assert.equal(oneCircle(graph, ['a', 'b', 'c']), 'a -> b -> c -> a');
@@ -315,7 +355,10 @@ test('rooms depend on one another one way: no circle among the rooms', () => {
     if (!from) continue;
     for (const to of targets.map(roomOf)) if (to && to !== from && !graph.get(from)!.includes(to)) graph.get(from)!.push(to);
   }
-  assert.deepEqual(circles(graph).map((c) => oneCircle(graph, c)), []);
+  assert.deepEqual(
+    circles(graph).map((c) => oneCircle(graph, c)),
+    [],
+  );
 });
 
 test('only the composition root subscribes reactions to domain events', () => {

@@ -17,7 +17,12 @@ after(async () => {
 });
 
 const allowOf = (res: { headers: Headers }) =>
-  new Set((res.headers.get('allow') ?? '').split(',').map((m) => m.trim().toUpperCase()).filter(Boolean));
+  new Set(
+    (res.headers.get('allow') ?? '')
+      .split(',')
+      .map((m) => m.trim().toUpperCase())
+      .filter(Boolean),
+  );
 
 test('X-Deploy-SHA (10 characters) is on successes, errors, 404, 405 and OPTIONS', async () => {
   const { op, accountId, key } = await freshTenant(svc.url);
@@ -26,7 +31,11 @@ test('X-Deploy-SHA (10 characters) is on successes, errors, 404, 405 and OPTIONS
     'GET list 200': await http(svc.url, 'GET', '/api/v1/orders', { token: key }),
     'GET one 200': await http(svc.url, 'GET', `/api/v1/orders/${order.id}`, { token: key }),
     'PATCH 200': await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: key, body: { admin_notes: 'sha' } }),
-    'dry run 200': await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: key, body: { admin_notes: 'x' }, headers: { 'x-merx-dry-run': '1' } }),
+    'dry run 200': await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, {
+      token: key,
+      body: { admin_notes: 'x' },
+      headers: { 'x-merx-dry-run': '1' },
+    }),
     'shipment 200': await http(svc.url, 'GET', `/api/v1/orders/${order.id}/shipment`, { token: key }),
     '401': await http(svc.url, 'GET', '/api/v1/orders'),
     '400': await http(svc.url, 'GET', '/api/v1/orders?limit=0', { token: key }),
@@ -34,9 +43,9 @@ test('X-Deploy-SHA (10 characters) is on successes, errors, 404, 405 and OPTIONS
     '404 route': await http(svc.url, 'GET', '/api/v1/no-such-thing'),
     '404 route outside the API': await http(svc.url, 'GET', '/no-such-thing'),
     '405': await http(svc.url, 'DELETE', '/api/v1/orders'),
-    'OPTIONS': await http(svc.url, 'OPTIONS', '/api/v1/orders'),
+    OPTIONS: await http(svc.url, 'OPTIONS', '/api/v1/orders'),
     'OPTIONS one': await http(svc.url, 'OPTIONS', `/api/v1/orders/${order.id}`),
-    'healthz': await http(svc.url, 'GET', '/healthz'),
+    healthz: await http(svc.url, 'GET', '/healthz'),
     'public OpenAPI': await http(svc.url, 'GET', '/api/v1/openapi.json'),
     'operator 200': await http(svc.url, 'GET', `/admin/api/accounts/${accountId}`, { token: ADMIN_TOKEN }),
     'operator 401': await http(svc.url, 'GET', `/admin/api/accounts/${accountId}`),
@@ -52,7 +61,14 @@ test('X-Deploy-SHA (10 characters) is on successes, errors, 404, 405 and OPTIONS
 
 test('unknown routes answer a JSON 404 not_found, before any key check', async () => {
   const { key } = await freshTenant(svc.url);
-  const paths = ['/api/v1/nope', '/api/v1/orders/x/y/z', '/api/v2/orders', '/nope', '/api/v1/Orders', `/api/v1/orders/${crypto.randomUUID()}/shipments`];
+  const paths = [
+    '/api/v1/nope',
+    '/api/v1/orders/x/y/z',
+    '/api/v2/orders',
+    '/nope',
+    '/api/v1/Orders',
+    `/api/v1/orders/${crypto.randomUUID()}/shipments`,
+  ];
   for (const path of paths) {
     for (const token of [undefined, key, 'merx_not_a_real_key']) {
       const res = await http(svc.url, 'GET', path, { token });
@@ -63,7 +79,11 @@ test('unknown routes answer a JSON 404 not_found, before any key check', async (
   assertError(await http(svc.url, 'POST', '/api/v1/nope', { body: { a: 1 } }), 404, 'not_found', 'POST unknown route');
   // Whatever the body holds: an unknown route is not read, so malformed JSON there is still a 404 (found by the fuzz test).
   for (const raw of ['{bad', '{"text":"\u0000"}']) {
-    const res = await fetch(`${svc.url}/api/v1/customers/notes`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: raw });
+    const res = await fetch(`${svc.url}/api/v1/customers/notes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: raw,
+    });
     assert.equal(res.status, 404, `POST unknown route with body ${JSON.stringify(raw)}`);
     assert.equal((await res.json()).error.code, 'not_found');
   }
@@ -146,7 +166,9 @@ test('a malformed JSON body is 400 validation_failed and writes nothing', async 
   }
   for (const contentType of ['text/plain', 'application/x-www-form-urlencoded']) {
     const res = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, {
-      token: key, rawBody: contentType === 'text/plain' ? '{"admin_notes":"x"}' : 'admin_notes=x', headers: { 'content-type': contentType },
+      token: key,
+      rawBody: contentType === 'text/plain' ? '{"admin_notes":"x"}' : 'admin_notes=x',
+      headers: { 'content-type': contentType },
     });
     assertError(res, 400, 'validation_failed', `content-type ${contentType}`);
   }
@@ -163,7 +185,11 @@ test('a body over 1 MiB is refused with 413 and writes nothing', async () => {
   const { op, accountId, key } = await freshTenant(svc.url);
   const order = await op.checkout(accountId);
   const huge = JSON.stringify({ admin_notes: 'x'.repeat(1024 * 1024 + 10) });
-  const res = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: key, rawBody: huge, headers: { 'content-type': 'application/json' } });
+  const res = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, {
+    token: key,
+    rawBody: huge,
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(res.status, 413, res.text.slice(0, 200));
   assert.deepEqual(Object.keys(res.body), ['error']);
   assert.equal(typeof res.body.error.code, 'string');
@@ -279,7 +305,12 @@ test('a non-UUID id (or filter id) is 400 validation_failed, never 404 (order nu
   }
   for (const param of ['page_id', 'product_id']) {
     for (const value of ['abc', '123', `${order.id}0`]) {
-      assertError(await http(svc.url, 'GET', `/api/v1/orders${qs({ [param]: value })}`, { token: key }), 400, 'validation_failed', `${param}=${value}`);
+      assertError(
+        await http(svc.url, 'GET', `/api/v1/orders${qs({ [param]: value })}`, { token: key }),
+        400,
+        'validation_failed',
+        `${param}=${value}`,
+      );
     }
   }
   const read = await http(svc.url, 'GET', `/api/v1/orders/${order.id}`, { token: key });
@@ -309,7 +340,7 @@ test('a bad cursor is 400 validation_failed: garbage, tampered, or a created_at 
     'plain words': 'hello',
     'random base64url': Buffer.from(crypto.randomBytes(24)).toString('base64url'),
     'first character changed': (cursor[0] === 'A' ? 'B' : 'A') + cursor.slice(1),
-    'truncated': cursor.slice(0, Math.floor(cursor.length / 2)),
+    truncated: cursor.slice(0, Math.floor(cursor.length / 2)),
     'character appended': `${cursor}A`,
     'padded base64': Buffer.from(decoded, 'utf8').toString('base64') + (decoded.length % 3 ? '' : '=='),
     'created_at lenient (no zero padding)': withStamp('2026-3-2T10:00:00Z'),
@@ -366,7 +397,12 @@ test('requests refused before any route runs get the contract error shape and X-
 
   assertError(await http(svc.url, 'GET', '/api/v1/orders/%ED%A0%80', { token: key }), 400, 'validation_failed', 'invalid UTF-8 in the path');
   assertError(await http(svc.url, 'GET', '/api/v1/orders/%E0%A4%A', { token: key }), 400, 'validation_failed', 'broken percent-encoding');
-  assertError(await http(svc.url, 'POST', `/api/v1/customers/${'k'.repeat(3000)}/notes`, { token: key, body: { text: 'x' } }), 400, 'validation_failed', 'path parameter too long');
+  assertError(
+    await http(svc.url, 'POST', `/api/v1/customers/${'k'.repeat(3000)}/notes`, { token: key, body: { text: 'x' } }),
+    400,
+    'validation_failed',
+    'path parameter too long',
+  );
 
   const malformed = await rawRequest('GET /api/v1/orders HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n');
   assert.match(malformed, /^HTTP\/1\.1 400 /, malformed);

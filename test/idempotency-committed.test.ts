@@ -38,7 +38,11 @@ test('a committed write is replayable even when nothing could be stored after it
   try {
     const idempotencyKey = `late-${crypto.randomUUID()}`;
     const patch = () =>
-      http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: key, body: { admin_notes: 'packed' }, headers: { 'Idempotency-Key': idempotencyKey } });
+      http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, {
+        token: key,
+        body: { admin_notes: 'packed' },
+        headers: { 'Idempotency-Key': idempotencyKey },
+      });
     const first = await patch();
     assert.equal(first.status, 200, first.text);
     const again = await patch();
@@ -50,7 +54,9 @@ test('a committed write is replayable even when nothing could be stored after it
     const toolKey = `late-mcp-${crypto.randomUUID()}`;
     const call = () =>
       rpc(svc.url, key, {
-        jsonrpc: '2.0', id: 1, method: 'tools/call',
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
         params: { name: 'update_order', arguments: { id: order.id, admin_notes: 'shipped soon' }, _meta: { idempotency_key: toolKey } },
       });
     const tool = await call();

@@ -52,7 +52,9 @@ test('a key held on one instance is in use on the other, whose replay is the fir
   const busy = assertError(await post(b, key, path, undefined, k), 409, 'conflict', 'instance B while A runs');
   assert.equal(busy.details.reason, 'idempotency_key_in_use');
   const busyTool = await rpc(b.url, key, {
-    jsonrpc: '2.0', id: 7, method: 'tools/call',
+    jsonrpc: '2.0',
+    id: 7,
+    method: 'tools/call',
     params: { name: 'test_webhook', arguments: { id: subscribed.body.data.id }, _meta: { idempotency_key: k } },
   });
   assert.equal(busyTool.body.result.structuredContent.error, 'CONFLICT');
@@ -75,16 +77,25 @@ test('requests racing for one key on two instances create one waybill, one shipm
   const parcels = async () => (await a.service.services.courierSimulator!.trackingNumbers()).length;
   const before = await parcels();
   const k = `race-${crypto.randomUUID()}`;
-  const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => post(i % 2 ? b : a, tenant.key, '/api/v1/shipments', { order_id: order.id }, k)));
-  const outcomes = answers.map((r) => (r.status === 201 ? (r.headers.get('idempotent-replayed') ? 'replay' : 'created') : `${r.status}:${r.body?.error?.details?.reason}`));
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => post(i % 2 ? b : a, tenant.key, '/api/v1/shipments', { order_id: order.id }, k)),
+  );
+  const outcomes = answers.map((r) =>
+    r.status === 201 ? (r.headers.get('idempotent-replayed') ? 'replay' : 'created') : `${r.status}:${r.body?.error?.details?.reason}`,
+  );
   assert.equal(outcomes.filter((o) => o === 'created').length, 1, JSON.stringify(outcomes));
-  assert.ok(outcomes.every((o) => ['created', 'replay', '409:idempotency_key_in_use'].includes(o)), JSON.stringify(outcomes));
+  assert.ok(
+    outcomes.every((o) => ['created', 'replay', '409:idempotency_key_in_use'].includes(o)),
+    JSON.stringify(outcomes),
+  );
   const created = answers.find((r) => r.status === 201 && !r.headers.get('idempotent-replayed'))!;
   for (const r of answers.filter((x) => x.status === 201)) assert.equal(r.text, created.text, 'every replay is the first answer');
 
   assert.equal((await parcels()) - before, 1, 'one waybill across both instances');
   const { rows } = await a.service.db.query('SELECT count(*)::int AS n FROM shipments WHERE account_id = $1', [tenant.accountId]);
   assert.equal(rows[0].n, 1);
-  const { rows: events } = await a.service.db.query(`SELECT count(*)::int AS n FROM events WHERE account_id = $1 AND event = 'shipment.created'`, [tenant.accountId]);
+  const { rows: events } = await a.service.db.query(`SELECT count(*)::int AS n FROM events WHERE account_id = $1 AND event = 'shipment.created'`, [
+    tenant.accountId,
+  ]);
   assert.equal(events[0].n, 1);
 });

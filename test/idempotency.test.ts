@@ -28,13 +28,22 @@ after(async () => {
 
 const newKey = () => `key-${crypto.randomUUID()}`;
 const post = (key: string, path: string, body: unknown, idempotencyKey?: string, headers: Record<string, string> = {}) =>
-  http(svc.url, 'POST', path, { token: key, body, headers: { ...(idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey }), ...headers } });
+  http(svc.url, 'POST', path, {
+    token: key,
+    body,
+    headers: { ...(idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey }), ...headers },
+  });
 const postRaw = (key: string, path: string, rawBody: string, idempotencyKey: string) =>
   http(svc.url, 'POST', path, { token: key, rawBody, headers: { 'content-type': 'application/json', 'Idempotency-Key': idempotencyKey } });
 
 /** tools/call with params._meta (SPEC MCP, EXTENSIONS 2). */
 async function toolWithKey(key: string, name: string, args: Record<string, unknown>, idempotencyKey: unknown) {
-  const res = await rpc(svc.url, key, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: { idempotency_key: idempotencyKey } } });
+  const res = await rpc(svc.url, key, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name, arguments: args, _meta: { idempotency_key: idempotencyKey } },
+  });
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.error, undefined, res.text);
   return res.body.result;
@@ -81,7 +90,11 @@ test('the same key with another body or path is 409 idempotency_key_reused; JSON
   const same = await postRaw(key, '/api/v1/inventory/movements', `{ "qty": 3.0, "type": "delivery", "product_id": "${product.id}" }`, k);
   assertReplay(first, same, 'the same JSON written differently');
 
-  const reused = assertError(await post(key, '/api/v1/inventory/movements', { product_id: product.id, type: 'delivery', qty: 4 }, k), 409, 'conflict');
+  const reused = assertError(
+    await post(key, '/api/v1/inventory/movements', { product_id: product.id, type: 'delivery', qty: 4 }, k),
+    409,
+    'conflict',
+  );
   assert.equal(reused.details.reason, 'idempotency_key_reused');
   const otherPath = assertError(await post(key, '/api/v1/webhooks', { url: receiver.endpoint().url, events: ['order.created'] }, k), 409, 'conflict');
   assert.equal(otherPath.details.reason, 'idempotency_key_reused');
@@ -189,17 +202,27 @@ test('a request running with a key makes a second one 409 idempotency_key_in_use
   const outcomes = await Promise.all(
     Array.from({ length: 12 }, (_, i) =>
       i % 3 === 2
-        ? toolWithKey(key, 'create_shipment', { order_id: order.id }, race).then((r) => (r.isError ? `mcp:${r.structuredContent.reason.split(':')[0]}` : 'mcp:ok'))
+        ? toolWithKey(key, 'create_shipment', { order_id: order.id }, race).then((r) =>
+            r.isError ? `mcp:${r.structuredContent.reason.split(':')[0]}` : 'mcp:ok',
+          )
         : post(key, '/api/v1/shipments', { order_id: order.id }, race).then((r) =>
-            r.status === 201 ? (r.headers.get('idempotent-replayed') ? 'replay' : 'created') : `${r.status}:${r.body.error.details?.reason}`),
+            r.status === 201 ? (r.headers.get('idempotent-replayed') ? 'replay' : 'created') : `${r.status}:${r.body.error.details?.reason}`,
+          ),
     ),
   );
   const created = outcomes.filter((o) => o === 'created' || o === 'mcp:ok');
   assert.ok(created.length >= 1, JSON.stringify(outcomes));
-  assert.ok(outcomes.every((o) => ['created', 'replay', 'mcp:ok', '409:idempotency_key_in_use', 'mcp:idempotency_key_in_use'].includes(o)), JSON.stringify(outcomes));
+  assert.ok(
+    outcomes.every((o) => ['created', 'replay', 'mcp:ok', '409:idempotency_key_in_use', 'mcp:idempotency_key_in_use'].includes(o)),
+    JSON.stringify(outcomes),
+  );
   assert.equal((await newParcels(svc, parcelsBefore)).length, 1, 'one waybill');
   assert.equal((await shipmentRows(svc, accountId)).length, 1, 'one shipment');
-  assert.equal((await outboxEvents(svc.service, accountId)).length, eventsBefore + 3, 'one set of events (shipment.created, order.updated, order.status_changed)');
+  assert.equal(
+    (await outboxEvents(svc.service, accountId)).length,
+    eventsBefore + 3,
+    'one set of events (shipment.created, order.updated, order.status_changed)',
+  );
 });
 
 test('a webhook created with a key shows its secret again to a replay; a test delivery sent with a key is sent once', async () => {
@@ -251,7 +274,11 @@ test('dry runs neither store nor consume a key; keys are per account; a malforme
     const res = await post(key, '/api/v1/inventory/movements', movement, bad);
     assertError(res, 400, 'validation_failed', `key ${JSON.stringify(bad)}`);
   }
-  assert.equal((await post(key, '/api/v1/inventory/movements', movement, '!~' + 'a'.repeat(253))).status, 201, '255 characters from ! to ~ are a key');
+  assert.equal(
+    (await post(key, '/api/v1/inventory/movements', movement, '!~' + 'a'.repeat(253))).status,
+    201,
+    '255 characters from ! to ~ are a key',
+  );
   assertRefusal(await toolWithKey(key, 'record_stock_movement', movement, 'no spaces please'), 'VALIDATION_FAILED');
   assertRefusal(await toolWithKey(key, 'record_stock_movement', movement, 42), 'VALIDATION_FAILED');
   // Reads ignore the header.
@@ -272,7 +299,10 @@ test('an answer first given over MCP replays over REST in the REST shape; keys e
   assert.equal(viaRest.headers.get('idempotent-replayed'), 'true');
   assert.deepEqual(viaRest.body, viaTool.structuredContent);
 
-  await svc.service.db.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second', created_at = now() - interval '24 hours' WHERE account_id = $1 AND key = $2`, [accountId, k]);
+  await svc.service.db.query(
+    `UPDATE idempotency_keys SET expires_at = now() - interval '1 second', created_at = now() - interval '24 hours' WHERE account_id = $1 AND key = $2`,
+    [accountId, k],
+  );
   const afterExpiry = await post(key, '/api/v1/inventory/movements', movement, k);
   assert.equal(afterExpiry.status, 201);
   assert.equal(afterExpiry.headers.get('idempotent-replayed'), null, 'an expired key is a new key');
@@ -290,7 +320,8 @@ test('a request that died: taken over if it committed nothing, never if it did; 
   const { op, accountId, key } = await shipTenant(svc);
   const product = await op.createProduct(accountId, { name: 'Lease mug', sku: `LM-${crypto.randomUUID().slice(0, 6)}`, stock_quantity: 0 });
   const movement = { product_id: product.id, type: 'delivery', qty: 1 };
-  const stockNow = async () => (await http(svc.url, 'GET', `/api/v1/inventory/stock?product_id=${product.id}`, { token: key })).body.data[0].stock_quantity;
+  const stockNow = async () =>
+    (await http(svc.url, 'GET', `/api/v1/inventory/stock?product_id=${product.id}`, { token: key })).body.data[0].stock_quantity;
 
   // A claimed key whose owner stopped renewing its lease, with nothing committed: the next request runs.
   const k = newKey();
@@ -322,7 +353,10 @@ test('a request that died: taken over if it committed nothing, never if it did; 
   const fenced = newKey();
   const claim = await claimIdempotencyKey(svc.service.db, accountId, fenced, 'fingerprint-of-a-test');
   assert.ok('run' in claim);
-  await svc.service.db.query(`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE account_id = $1 AND key = $2`, [accountId, fenced]);
+  await svc.service.db.query(`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE account_id = $1 AND key = $2`, [
+    accountId,
+    fenced,
+  ]);
   const successor = await claimIdempotencyKey(svc.service.db, accountId, fenced, 'fingerprint-of-a-test');
   assert.ok('run' in successor, 'the stale claim is taken over');
   await assert.rejects(

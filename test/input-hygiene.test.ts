@@ -16,7 +16,16 @@ import { startTestService, type TestService } from './helpers/harness.ts';
 import { assertError } from './helpers/contract.ts';
 import { callTool, rpc, toolCall } from './helpers/mcp.ts';
 import {
-  tenant, createTargets, prepareCall, restCall, snapshotAccount, settle, pathParams, uuidParams, type PreparedCall, type Tenant,
+  tenant,
+  createTargets,
+  prepareCall,
+  restCall,
+  snapshotAccount,
+  settle,
+  pathParams,
+  uuidParams,
+  type PreparedCall,
+  type Tenant,
 } from './helpers/registry-fixtures.ts';
 
 let svc: TestService;
@@ -154,7 +163,8 @@ for (const op of dated) {
     const call = await prepareCall(op, await createTargets(op, t), t);
     const before = await snapshotAccount(svc.service, t.accountId);
     for (const path of datePaths(op.query)) {
-      for (const value of OUT_OF_RANGE) await expectRefused(t, op, call, { note: `${path.join('.')}=${value}`, query: { [path[0]]: value } }, /0001-9999/);
+      for (const value of OUT_OF_RANGE)
+        await expectRefused(t, op, call, { note: `${path.join('.')}=${value}`, query: { [path[0]]: value } }, /0001-9999/);
     }
     for (const path of datePaths(op.body)) {
       for (const value of OUT_OF_RANGE) {
@@ -215,7 +225,11 @@ const numeric = operations.filter((op) =>
 );
 
 test('there are numeric body fields to walk (prices, quantities, weights)', () => {
-  for (const name of ['create_product', 'record_stock_movement', 'create_shipment']) assert.ok(numeric.some((op) => op.name === name), name);
+  for (const name of ['create_product', 'record_stock_movement', 'create_shipment'])
+    assert.ok(
+      numeric.some((op) => op.name === name),
+      name,
+    );
 });
 
 for (const op of numeric) {
@@ -229,7 +243,11 @@ for (const op of numeric) {
         // JSON.stringify cannot write it: the raw text is spliced in, as a client in another language would send it.
         const raw = JSON.stringify({ ...(call.body ?? {}), [name]: '__N__' }).replace('"__N__"', literal);
         if (op.rest !== false) {
-          const sent = await fetch(`${svc.url}${call.path}`, { method: op.method, headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, body: raw });
+          const sent = await fetch(`${svc.url}${call.path}`, {
+            method: op.method,
+            headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+            body: raw,
+          });
           const body = await sent.json();
           assert.equal(sent.status, 400, `${op.name} ${name}=${literal}: ${JSON.stringify(body)}`);
           assert.equal(body.error.code, 'validation_failed');

@@ -10,9 +10,7 @@ import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestService, http, freshTenant, type TestService } from './helpers/harness.ts';
 import { assertError } from './helpers/contract.ts';
-import {
-  CATALOG_SCOPES, assertLedgerExplainsStock, getProduct, ledgerSum, listAll, postMovement, stockItem, tryCheckout,
-} from './helpers/stock.ts';
+import { CATALOG_SCOPES, assertLedgerExplainsStock, getProduct, ledgerSum, listAll, postMovement, stockItem, tryCheckout } from './helpers/stock.ts';
 
 let svc: TestService;
 before(async () => {
@@ -46,7 +44,7 @@ test('200 concurrent movements at one product: final stock == ledger sum == expe
       : { product_id: product.id, type: 'correction', qty: -((i % 5) + 1), note: `c${i}` },
   );
   // The corrections add up to at most -500, so no order of arrival takes stock below zero: every movement must be accepted.
-  const expected = 1000 + bodies.reduce((sum, b) => sum + (b.qty), 0);
+  const expected = 1000 + bodies.reduce((sum, b) => sum + b.qty, 0);
 
   const results = await fireAll(keys, bodies);
   results.forEach((res, i) => {
@@ -59,14 +57,22 @@ test('200 concurrent movements at one product: final stock == ledger sum == expe
   assert.equal((await stockItem(svc.url, keys[0], product.id)).stock_quantity, expected, 'stock endpoint');
   const ledger = await listAll(svc.url, keys[1], '/api/v1/inventory/movements', { product_id: product.id });
   assert.equal(ledger.length, 201, 'the initial stock and one row per movement');
-  assert.equal(ledger.reduce((sum, m) => sum + m.qty, 0), expected, 'the listed ledger explains the stock');
+  assert.equal(
+    ledger.reduce((sum, m) => sum + m.qty, 0),
+    expected,
+    'the listed ledger explains the stock',
+  );
   assert.equal(new Set(ledger.map((m) => m.note)).size, 201, 'no movement was written twice');
 });
 
 test('concurrent movements on two variants and their product: every level equals its ledger', async () => {
   const { keys, op, accountId } = await tenantWithKeys(4);
   const product = await op.createProduct(accountId, {
-    name: 'Shirt', variants: [{ name: 'Size', value: 'M', stock_quantity: 100 }, { name: 'Size', value: 'L', stock_quantity: 100 }],
+    name: 'Shirt',
+    variants: [
+      { name: 'Size', value: 'M', stock_quantity: 100 },
+      { name: 'Size', value: 'L', stock_quantity: 100 },
+    ],
   });
   const [m, l] = product.variants.map((v: any) => v.id);
   const bodies = Array.from({ length: 180 }, (_, i) => {
@@ -74,7 +80,7 @@ test('concurrent movements on two variants and their product: every level equals
     const qty = i % 4 === 0 ? -((i % 3) + 1) : (i % 5) + 1;
     return { product_id: product.id, ...(variant ? { variant_id: variant } : {}), type: qty < 0 ? 'correction' : 'delivery', qty };
   });
-  const sum = (pick: (b: any) => boolean) => bodies.filter(pick).reduce((s, b) => s + (b.qty), 0);
+  const sum = (pick: (b: any) => boolean) => bodies.filter(pick).reduce((s, b) => s + b.qty, 0);
   const results = await fireAll(keys, bodies);
   results.forEach((res, i) => assert.equal(res.status, 201, `movement ${i}: ${res.text}`));
 
@@ -97,13 +103,19 @@ test('concurrent first deliveries on an untracked product: tracking starts once 
   const expected = bodies.reduce((s, b) => s + b.qty, 0);
   assert.equal((await getProduct(svc.url, keys[0], product.id)).stock_quantity, expected);
   assert.equal(await ledgerSum(svc, product.id), expected);
-  assert.ok(results.every((res) => res.body.new_cost === 2), 'the same unit cost everywhere keeps the average at 2');
+  assert.ok(
+    results.every((res) => res.body.new_cost === 2),
+    'the same unit cost everywhere keeps the average at 2',
+  );
 });
 
 test('concurrent corrections racing to zero: exactly the ones that fit are applied, the rest are 409 negative_stock', async () => {
   const { keys, op, accountId } = await tenantWithKeys(2);
   const product = await op.createProduct(accountId, { name: 'Scarce', stock_quantity: 50 });
-  const results = await fireAll(keys, Array.from({ length: 100 }, () => ({ product_id: product.id, type: 'correction', qty: -1 })));
+  const results = await fireAll(
+    keys,
+    Array.from({ length: 100 }, () => ({ product_id: product.id, type: 'correction', qty: -1 })),
+  );
   const applied = results.filter((res) => res.status === 201);
   const refused = results.filter((res) => res.status !== 201);
   assert.equal(applied.length, 50, 'exactly the stock on hand is taken');

@@ -12,8 +12,19 @@ import { startTestService, http, freshTenant, operator, ADMIN_TOKEN, type TestSe
 import { assertError, assertScopeMissing, assertSameSet, qs, sleep } from './helpers/contract.ts';
 import { assertRefusal, callTool, callToolError, request, rpc } from './helpers/mcp.ts';
 import {
-  CATALOG_SCOPES, DRY, MOVEMENT_BODY_FIELDS, assertLedgerExplainsStock, assertMovement, getProduct, getStock, ledgerSum, listAll,
-  postMovement, recordMovement, stockItem, tryCheckout,
+  CATALOG_SCOPES,
+  DRY,
+  MOVEMENT_BODY_FIELDS,
+  assertLedgerExplainsStock,
+  assertMovement,
+  getProduct,
+  getStock,
+  ledgerSum,
+  listAll,
+  postMovement,
+  recordMovement,
+  stockItem,
+  tryCheckout,
 } from './helpers/stock.ts';
 
 let svc: TestService;
@@ -48,11 +59,22 @@ test('GET /inventory/stock: active physical products only, with tracked, effecti
   const plenty = await op.createProduct(accountId, { name: 'Plenty', sku: 'PL', stock_quantity: 10 });
   const atDefault = await op.createProduct(accountId, { name: 'At default', sku: 'AD', stock_quantity: 5 });
   const aboveOwn = await op.createProduct(accountId, { name: 'Above own', sku: 'AO', stock_quantity: 3, low_stock_threshold: 2 });
-  const atOwn = await op.createProduct(accountId, { name: 'At own', sku: 'AT', stock_quantity: 2, low_stock_threshold: 2, block_on_zero_stock: true });
+  const atOwn = await op.createProduct(accountId, {
+    name: 'At own',
+    sku: 'AT',
+    stock_quantity: 2,
+    low_stock_threshold: 2,
+    block_on_zero_stock: true,
+  });
   const zeroAtZero = await op.createProduct(accountId, { name: 'Zero', sku: 'ZE', stock_quantity: 0, low_stock_threshold: 0 });
   const untracked = await op.createProduct(accountId, { name: 'Untracked', sku: 'UN' });
   const withVariants = await op.createProduct(accountId, {
-    name: 'Shirt', sku: 'SH', variants: [{ name: 'Size', value: 'M', stock_quantity: 4 }, { name: 'Size', value: 'L' }],
+    name: 'Shirt',
+    sku: 'SH',
+    variants: [
+      { name: 'Size', value: 'M', stock_quantity: 4 },
+      { name: 'Size', value: 'L' },
+    ],
   });
   const digital = await op.createProduct(accountId, { name: 'E-book', sku: 'EB', delivery_type: 'digital', stock_quantity: 1 });
   const free = await op.createProduct(accountId, { name: 'Sticker', sku: 'ST', delivery_type: 'free', stock_quantity: 1 });
@@ -63,21 +85,44 @@ test('GET /inventory/stock: active physical products only, with tracked, effecti
 
   const stock = await getStock(svc.url, key);
   assert.equal(stock.default_threshold, 5, 'GAPS: the default threshold is 5 unless set');
-  assertSameSet(stock.data.map((i) => i.product_id), [plenty.id, atDefault.id, aboveOwn.id, atOwn.id, zeroAtZero.id, untracked.id, withVariants.id],
-    'active physical products of this account only: no digital, free, deactivated or foreign ones');
+  assertSameSet(
+    stock.data.map((i) => i.product_id),
+    [plenty.id, atDefault.id, aboveOwn.id, atOwn.id, zeroAtZero.id, untracked.id, withVariants.id],
+    'active physical products of this account only: no digital, free, deactivated or foreign ones',
+  );
   const item = (id: string) => stock.data.find((i) => i.product_id === id);
   assert.deepEqual(item(plenty.id), {
-    product_id: plenty.id, name: 'Plenty', sku: 'PL', tracked: true, stock_quantity: 10, low_stock_threshold: null, effective_threshold: 5,
-    low: false, block_on_zero_stock: false, variants: [],
+    product_id: plenty.id,
+    name: 'Plenty',
+    sku: 'PL',
+    tracked: true,
+    stock_quantity: 10,
+    low_stock_threshold: null,
+    effective_threshold: 5,
+    low: false,
+    block_on_zero_stock: false,
+    variants: [],
   });
   assert.equal(item(atDefault.id).low, true, 'at the default threshold is low');
   assert.deepEqual([item(aboveOwn.id).effective_threshold, item(aboveOwn.id).low], [2, false], "the product's own threshold wins");
   assert.deepEqual([item(atOwn.id).effective_threshold, item(atOwn.id).low, item(atOwn.id).block_on_zero_stock], [2, true, true]);
   assert.deepEqual([item(zeroAtZero.id).effective_threshold, item(zeroAtZero.id).low], [0, true], 'threshold 0 is a threshold, not "unset"');
-  assert.deepEqual(item(untracked.id), {
-    product_id: untracked.id, name: 'Untracked', sku: 'UN', tracked: false, stock_quantity: 0, low_stock_threshold: null, effective_threshold: 5,
-    low: false, block_on_zero_stock: false, variants: [],
-  }, 'GAPS: an untracked product shows tracked: false and stock_quantity 0, and is never low');
+  assert.deepEqual(
+    item(untracked.id),
+    {
+      product_id: untracked.id,
+      name: 'Untracked',
+      sku: 'UN',
+      tracked: false,
+      stock_quantity: 0,
+      low_stock_threshold: null,
+      effective_threshold: 5,
+      low: false,
+      block_on_zero_stock: false,
+      variants: [],
+    },
+    'GAPS: an untracked product shows tracked: false and stock_quantity 0, and is never low',
+  );
   const shirt = item(withVariants.id);
   assert.equal(shirt.tracked, true);
   assert.equal(shirt.stock_quantity, 4);
@@ -90,7 +135,12 @@ test('GET /inventory/stock: active physical products only, with tracked, effecti
   assert.deepEqual(one, { data: [item(atOwn.id)], default_threshold: 5 }, 'product_id narrows to that product');
   assert.deepEqual((await getStock(svc.url, key, { product_id: digital.id })).data, [], 'a digital product has no stock item');
   assert.deepEqual((await getStock(svc.url, key, { product_id: free.id })).data, []);
-  const foreign = await http(svc.url, 'GET', `/api/v1/inventory/stock${qs({ product_id: (await other.op.createProduct(other.accountId, { name: 'F2' })).id })}`, { token: key });
+  const foreign = await http(
+    svc.url,
+    'GET',
+    `/api/v1/inventory/stock${qs({ product_id: (await other.op.createProduct(other.accountId, { name: 'F2' })).id })}`,
+    { token: key },
+  );
   if (foreign.status === 200) assert.deepEqual(foreign.body.data, [], "another account's product is never shown");
   else assertError(foreign, 404, 'not_found', 'foreign product_id');
   assertError(await http(svc.url, 'GET', '/api/v1/inventory/stock?product_id=42', { token: key }), 400, 'validation_failed', 'non-UUID product_id');
@@ -119,16 +169,31 @@ test('delivery: 201 {ok, applied, new_cost}; the first delivery enables tracking
   assert.equal(tracked.stock_quantity, 10, 'the first delivery enables tracking');
   assert.deepEqual((await stockItem(svc.url, key, id)).tracked, true);
 
-  assert.deepEqual(await recordMovement(svc.url, key, { product_id: id, type: 'delivery', qty: 10, unit_cost: 4 }), { ok: true, applied: 10, new_cost: 3 },
-    '(10 x 2 + 10 x 4) / 20');
-  assert.deepEqual(await recordMovement(svc.url, key, { product_id: id, type: 'delivery', qty: 5 }), { ok: true, applied: 5, new_cost: 3 },
-    'a delivery without unit_cost keeps the cost');
-  assert.deepEqual(await recordMovement(svc.url, key, { product_id: id, type: 'delivery', qty: 5, unit_cost: 9 }), { ok: true, applied: 5, new_cost: 4 },
-    '(25 x 3 + 5 x 9) / 30');
-  assert.deepEqual(await recordMovement(svc.url, key, { product_id: id, type: 'correction', qty: -30, note: 'stocktake' }), { ok: true, applied: -30, new_cost: 4 },
-    'a correction keeps the cost');
-  assert.deepEqual(await recordMovement(svc.url, key, { product_id: id, type: 'delivery', qty: 2, unit_cost: 7 }), { ok: true, applied: 2, new_cost: 7 },
-    'with no prior stock, the new cost is the unit cost');
+  assert.deepEqual(
+    await recordMovement(svc.url, key, { product_id: id, type: 'delivery', qty: 10, unit_cost: 4 }),
+    { ok: true, applied: 10, new_cost: 3 },
+    '(10 x 2 + 10 x 4) / 20',
+  );
+  assert.deepEqual(
+    await recordMovement(svc.url, key, { product_id: id, type: 'delivery', qty: 5 }),
+    { ok: true, applied: 5, new_cost: 3 },
+    'a delivery without unit_cost keeps the cost',
+  );
+  assert.deepEqual(
+    await recordMovement(svc.url, key, { product_id: id, type: 'delivery', qty: 5, unit_cost: 9 }),
+    { ok: true, applied: 5, new_cost: 4 },
+    '(25 x 3 + 5 x 9) / 30',
+  );
+  assert.deepEqual(
+    await recordMovement(svc.url, key, { product_id: id, type: 'correction', qty: -30, note: 'stocktake' }),
+    { ok: true, applied: -30, new_cost: 4 },
+    'a correction keeps the cost',
+  );
+  assert.deepEqual(
+    await recordMovement(svc.url, key, { product_id: id, type: 'delivery', qty: 2, unit_cost: 7 }),
+    { ok: true, applied: 2, new_cost: 7 },
+    'with no prior stock, the new cost is the unit cost',
+  );
   const weighted = await recordMovement(svc.url, key, { product_id: id, type: 'delivery', qty: 1, unit_cost: 1 });
   assert.ok(Math.abs(weighted.new_cost! - 5) < 1e-9, `(2 x 7 + 1 x 1) / 3 = 5, got ${weighted.new_cost}`);
 
@@ -136,15 +201,29 @@ test('delivery: 201 {ok, applied, new_cost}; the first delivery enables tracking
   assert.equal(product.stock_quantity, 3);
   assert.equal(await ledgerSum(svc, id), 3);
   const ledger = await movements(key, { product_id: id });
-  assert.deepEqual(ledger.map((m) => [m.type, m.qty]), [['delivery', 1], ['delivery', 2], ['correction', -30], ['delivery', 5], ['delivery', 5], ['delivery', 10], ['delivery', 10]]);
+  assert.deepEqual(
+    ledger.map((m) => [m.type, m.qty]),
+    [
+      ['delivery', 1],
+      ['delivery', 2],
+      ['correction', -30],
+      ['delivery', 5],
+      ['delivery', 5],
+      ['delivery', 10],
+      ['delivery', 10],
+    ],
+  );
   for (const m of ledger) assertMovement(m);
   assert.equal(ledger.at(-1).note, 'first pallet');
   assert.equal(ledger[2].note, 'stocktake');
   assert.equal(ledger[0].note, null);
 
   const noCost = await http(svc.url, 'POST', '/api/v1/products', { token: key, body: { name: 'Tea', price: 4 } });
-  assert.deepEqual(await recordMovement(svc.url, key, { product_id: noCost.body.data.id, type: 'delivery', qty: 3 }), { ok: true, applied: 3, new_cost: null },
-    'no cost ever given: new_cost is null');
+  assert.deepEqual(
+    await recordMovement(svc.url, key, { product_id: noCost.body.data.id, type: 'delivery', qty: 3 }),
+    { ok: true, applied: 3, new_cost: null },
+    'no cost ever given: new_cost is null',
+  );
 });
 
 test('new_cost reports the cost the product keeps: the next delivery without unit_cost answers the same cost', async () => {
@@ -162,28 +241,57 @@ test('new_cost reports the cost the product keeps: the next delivery without uni
 test('correction: signed qty; below zero is 409 negative_stock and writes nothing; variants move with their product', async () => {
   const { key, op, accountId } = await tenant();
   const product = await op.createProduct(accountId, {
-    name: 'Shirt', stock_quantity: 6, variants: [{ name: 'Size', value: 'M', stock_quantity: 2 }, { name: 'Size', value: 'L', stock_quantity: 3 }],
+    name: 'Shirt',
+    stock_quantity: 6,
+    variants: [
+      { name: 'Size', value: 'M', stock_quantity: 2 },
+      { name: 'Size', value: 'L', stock_quantity: 3 },
+    ],
   });
   const [m, l] = product.variants.map((v: any) => v.id);
   assert.equal((await getProduct(svc.url, key, product.id)).stock_quantity, 6);
-  assert.deepEqual(await recordMovement(svc.url, key, { product_id: product.id, type: 'correction', qty: -1 }), { ok: true, applied: -1, new_cost: null });
+  assert.deepEqual(await recordMovement(svc.url, key, { product_id: product.id, type: 'correction', qty: -1 }), {
+    ok: true,
+    applied: -1,
+    new_cost: null,
+  });
   assert.deepEqual((await recordMovement(svc.url, key, { product_id: product.id, variant_id: m, type: 'correction', qty: 4 })).applied, 4);
   assert.deepEqual((await recordMovement(svc.url, key, { product_id: product.id, variant_id: l, type: 'delivery', qty: 1 })).applied, 1);
   let view = await getProduct(svc.url, key, product.id);
   assert.equal(view.stock_quantity, 6 - 1 + 4 + 1, 'GAPS: a variant movement changes the product by the same qty');
-  assert.deepEqual(view.variants.map((v: any) => v.stock_quantity), [6, 4]);
+  assert.deepEqual(
+    view.variants.map((v: any) => v.stock_quantity),
+    [6, 4],
+  );
 
   const before = await movements(key, { product_id: product.id });
-  const tooMuch = assertError(await postMovement(svc.url, key, { product_id: product.id, type: 'correction', qty: -11 }), 409, 'conflict', 'product below zero');
+  const tooMuch = assertError(
+    await postMovement(svc.url, key, { product_id: product.id, type: 'correction', qty: -11 }),
+    409,
+    'conflict',
+    'product below zero',
+  );
   assert.equal(tooMuch.details?.kind, 'negative_stock');
-  const variantTooMuch = assertError(await postMovement(svc.url, key, { product_id: product.id, variant_id: l, type: 'correction', qty: -5 }), 409, 'conflict', 'variant below zero');
+  const variantTooMuch = assertError(
+    await postMovement(svc.url, key, { product_id: product.id, variant_id: l, type: 'correction', qty: -5 }),
+    409,
+    'conflict',
+    'variant below zero',
+  );
   assert.equal(variantTooMuch.details?.kind, 'negative_stock');
   assert.deepEqual(await movements(key, { product_id: product.id }), before, 'a refused correction writes no movement');
   view = await getProduct(svc.url, key, product.id);
   assert.equal(view.stock_quantity, 10);
-  assert.deepEqual(view.variants.map((v: any) => v.stock_quantity), [6, 4]);
+  assert.deepEqual(
+    view.variants.map((v: any) => v.stock_quantity),
+    [6, 4],
+  );
 
-  assert.equal((await recordMovement(svc.url, key, { product_id: product.id, type: 'correction', qty: -10 })).applied, -10, 'exactly to zero is allowed');
+  assert.equal(
+    (await recordMovement(svc.url, key, { product_id: product.id, type: 'correction', qty: -10 })).applied,
+    -10,
+    'exactly to zero is allowed',
+  );
   assert.equal((await getProduct(svc.url, key, product.id)).stock_quantity, 0);
   assert.equal((await stockItem(svc.url, key, product.id)).stock_quantity, 0);
 });
@@ -191,7 +299,11 @@ test('correction: signed qty; below zero is 409 negative_stock and writes nothin
 test('POST /inventory/movements refuses sale, release, return and malformed bodies with 400 (details.allowed for unknown fields); unknown or foreign products are 404', async () => {
   const { key, op, accountId } = await tenant();
   const other = await tenant();
-  const product = await op.createProduct(accountId, { name: 'Cup', stock_quantity: 5, variants: [{ name: 'Colour', value: 'Red', stock_quantity: 1 }] });
+  const product = await op.createProduct(accountId, {
+    name: 'Cup',
+    stock_quantity: 5,
+    variants: [{ name: 'Colour', value: 'Red', stock_quantity: 1 }],
+  });
   const sibling = await op.createProduct(accountId, { name: 'Saucer', variants: [{ name: 'Colour', value: 'Blue' }] });
   const foreign = await other.op.createProduct(other.accountId, { name: 'Theirs', stock_quantity: 5 });
   const pid = product.id;
@@ -220,18 +332,31 @@ test('POST /inventory/movements refuses sale, release, return and malformed bodi
     assertError(await postMovement(svc.url, key, body, DRY), 400, 'validation_failed', `${label} (dry run)`);
   }
   for (const field of ['order_id', 'stock_quantity', 'created_at', 'cost']) {
-    const err = assertError(await postMovement(svc.url, key, { product_id: pid, type: 'delivery', qty: 1, [field]: 'x' }), 400, 'validation_failed', field);
+    const err = assertError(
+      await postMovement(svc.url, key, { product_id: pid, type: 'delivery', qty: 1, [field]: 'x' }),
+      400,
+      'validation_failed',
+      field,
+    );
     assertSameSet(err.details?.allowed ?? [], MOVEMENT_BODY_FIELDS, `${field}: details.allowed`);
   }
   assertError(await postMovement(svc.url, key, { product_id: crypto.randomUUID(), type: 'delivery', qty: 1 }), 404, 'not_found', 'unknown product');
   assertError(await postMovement(svc.url, key, { product_id: foreign.id, type: 'delivery', qty: 1 }), 404, 'not_found', 'foreign product');
-  assertError(await postMovement(svc.url, key, { product_id: foreign.id, type: 'delivery', qty: 1 }, DRY), 404, 'not_found', 'foreign product (dry run)');
+  assertError(
+    await postMovement(svc.url, key, { product_id: foreign.id, type: 'delivery', qty: 1 }, DRY),
+    404,
+    'not_found',
+    'foreign product (dry run)',
+  );
   const wrongVariant = await postMovement(svc.url, key, { product_id: pid, variant_id: sibling.variants[0].id, type: 'delivery', qty: 1 });
   assert.ok([400, 404].includes(wrongVariant.status), `a variant of another product is refused, got ${wrongVariant.status}`);
   assertError(wrongVariant, wrongVariant.status, wrongVariant.status === 400 ? 'validation_failed' : 'not_found', 'variant of another product');
 
-  assertSameSet((await movements(key, { product_id: pid })).map((m) => `${m.type}/${m.qty}/${m.note}`), ['correction/4/initial stock', 'correction/1/initial stock'],
-    'only the initial stock is in the ledger');
+  assertSameSet(
+    (await movements(key, { product_id: pid })).map((m) => `${m.type}/${m.qty}/${m.note}`),
+    ['correction/4/initial stock', 'correction/1/initial stock'],
+    'only the initial stock is in the ledger',
+  );
   assert.equal((await getProduct(svc.url, key, pid)).stock_quantity, 5);
   assert.equal((await getProduct(svc.url, other.key, foreign.id)).stock_quantity, 5, 'the foreign product is untouched');
 });
@@ -239,24 +364,61 @@ test('POST /inventory/movements refuses sale, release, return and malformed bodi
 test('dry run: 200 {dry_run, product_id, variant_id, type, qty, unit_cost, enables_tracking}; nothing is written; a below-zero correction still gives 409', async () => {
   const { key, op, accountId } = await tenant();
   const untracked = await op.createProduct(accountId, { name: 'New', sku: 'N' });
-  const tracked = await op.createProduct(accountId, { name: 'Old', sku: 'O', stock_quantity: 2, variants: [{ name: 'Size', value: 'S', stock_quantity: 1 }] });
+  const tracked = await op.createProduct(accountId, {
+    name: 'Old',
+    sku: 'O',
+    stock_quantity: 2,
+    variants: [{ name: 'Size', value: 'S', stock_quantity: 1 }],
+  });
 
   const first = await postMovement(svc.url, key, { product_id: untracked.id, type: 'delivery', qty: 4, unit_cost: 1.5 }, DRY);
   assert.equal(first.status, 200, first.text);
-  assert.deepEqual(first.body, { dry_run: true, product_id: untracked.id, variant_id: null, type: 'delivery', qty: 4, unit_cost: 1.5, enables_tracking: true });
-  const later = await postMovement(svc.url, key, { product_id: tracked.id, variant_id: tracked.variants[0].id, type: 'correction', qty: -1 }, { 'x-merx-dry-run': 'true' });
+  assert.deepEqual(first.body, {
+    dry_run: true,
+    product_id: untracked.id,
+    variant_id: null,
+    type: 'delivery',
+    qty: 4,
+    unit_cost: 1.5,
+    enables_tracking: true,
+  });
+  const later = await postMovement(
+    svc.url,
+    key,
+    { product_id: tracked.id, variant_id: tracked.variants[0].id, type: 'correction', qty: -1 },
+    { 'x-merx-dry-run': 'true' },
+  );
   assert.equal(later.status, 200);
   assert.deepEqual(later.body, {
-    dry_run: true, product_id: tracked.id, variant_id: tracked.variants[0].id, type: 'correction', qty: -1, unit_cost: null, enables_tracking: false,
+    dry_run: true,
+    product_id: tracked.id,
+    variant_id: tracked.variants[0].id,
+    type: 'correction',
+    qty: -1,
+    unit_cost: null,
+    enables_tracking: false,
   });
-  const negative = assertError(await postMovement(svc.url, key, { product_id: tracked.id, type: 'correction', qty: -3 }, DRY), 409, 'conflict', 'dry-run preview of a below-zero correction');
+  const negative = assertError(
+    await postMovement(svc.url, key, { product_id: tracked.id, type: 'correction', qty: -3 }, DRY),
+    409,
+    'conflict',
+    'dry-run preview of a below-zero correction',
+  );
   assert.equal(negative.details?.kind, 'negative_stock');
 
   assert.equal((await getProduct(svc.url, key, untracked.id)).stock_quantity, null, 'the dry run did not enable tracking');
   assert.equal((await getProduct(svc.url, key, tracked.id)).stock_quantity, 2);
-  assert.deepEqual((await movements(key)).map((m) => m.product_id), [tracked.id, tracked.id], 'only the initial stock movements exist');
+  assert.deepEqual(
+    (await movements(key)).map((m) => m.product_id),
+    [tracked.id, tracked.id],
+    'only the initial stock movements exist',
+  );
 
-  assert.deepEqual(await recordMovement(svc.url, key, { product_id: untracked.id, type: 'delivery', qty: 4, unit_cost: 1.5 }), { ok: true, applied: 4, new_cost: 1.5 });
+  assert.deepEqual(await recordMovement(svc.url, key, { product_id: untracked.id, type: 'delivery', qty: 4, unit_cost: 1.5 }), {
+    ok: true,
+    applied: 4,
+    new_cost: 1.5,
+  });
   const second = await postMovement(svc.url, key, { product_id: untracked.id, type: 'delivery', qty: 1 }, { 'x-merx-dry-run': 'yes' });
   assert.equal(second.body.enables_tracking, false, 'tracking is already on');
 });
@@ -265,8 +427,16 @@ test('scopes: inventory:read for stock and movements, inventory:write to record 
   const reader = await freshTenant(svc.url, { scopes: ['inventory:read'] });
   const writer = await freshTenant(svc.url, { scopes: ['inventory:write'] });
   const product = await writer.op.createProduct(writer.accountId, { name: 'Box', stock_quantity: 1 });
-  assertScopeMissing(await postMovement(svc.url, reader.key, { product_id: product.id, type: 'delivery', qty: 1 }), 'inventory:write', 'reader records');
-  assertScopeMissing(await postMovement(svc.url, reader.key, { product_id: product.id, type: 'delivery', qty: 1 }, DRY), 'inventory:write', 'reader dry run');
+  assertScopeMissing(
+    await postMovement(svc.url, reader.key, { product_id: product.id, type: 'delivery', qty: 1 }),
+    'inventory:write',
+    'reader records',
+  );
+  assertScopeMissing(
+    await postMovement(svc.url, reader.key, { product_id: product.id, type: 'delivery', qty: 1 }, DRY),
+    'inventory:write',
+    'reader dry run',
+  );
   assertScopeMissing(await http(svc.url, 'GET', '/api/v1/inventory/stock', { token: writer.key }), 'inventory:read', 'writer reads stock');
   assertScopeMissing(await listMovements(writer.key), 'inventory:read', 'writer reads movements');
   assert.equal((await postMovement(svc.url, writer.key, { product_id: product.id, type: 'delivery', qty: 1 })).status, 201);
@@ -281,18 +451,34 @@ test('GET /inventory/movements: newest first, keyset paging, filters product_id,
   const foreign = await other.op.createProduct(other.accountId, { name: 'Foreign' });
   await recordMovement(svc.url, other.key, { product_id: foreign.id, type: 'delivery', qty: 9 });
 
-  const steps: Array<[string, string, number]> = [[a.id, 'delivery', 10], [b.id, 'delivery', 5], [a.id, 'correction', -2], [b.id, 'correction', 3], [a.id, 'delivery', 1]];
+  const steps: Array<[string, string, number]> = [
+    [a.id, 'delivery', 10],
+    [b.id, 'delivery', 5],
+    [a.id, 'correction', -2],
+    [b.id, 'correction', 3],
+    [a.id, 'delivery', 1],
+  ];
   for (const [productId, type, qty] of steps) {
     await recordMovement(svc.url, key, { product_id: productId, type, qty });
     await sleep(5);
   }
-  const order = await checkout(accountId, [{ product_id: a.id, qty: 2 }, { product_id: b.id, qty: 1 }]);
+  const order = await checkout(accountId, [
+    { product_id: a.id, qty: 2 },
+    { product_id: b.id, qty: 1 },
+  ]);
 
   const all = await movements(key);
   for (const m of all) assertMovement(m);
   assert.equal(all.length, 7, "only this account's movements");
-  assert.deepEqual(all.slice(2).map((m) => [m.product_id, m.type, m.qty]), [...steps].reverse(), 'newest first');
-  assertSameSet(all.slice(0, 2).map((m) => `${m.product_id}/${m.type}/${m.qty}`), [`${a.id}/sale/-2`, `${b.id}/sale/-1`]);
+  assert.deepEqual(
+    all.slice(2).map((m) => [m.product_id, m.type, m.qty]),
+    [...steps].reverse(),
+    'newest first',
+  );
+  assertSameSet(
+    all.slice(0, 2).map((m) => `${m.product_id}/${m.type}/${m.qty}`),
+    [`${a.id}/sale/-2`, `${b.id}/sale/-1`],
+  );
   for (let i = 1; i < all.length; i++) assert.ok(all[i - 1].created_at >= all[i].created_at, 'created_at never increases down the list');
 
   const first = await listMovements(key, { limit: 3 });
@@ -301,31 +487,58 @@ test('GET /inventory/movements: newest first, keyset paging, filters product_id,
   assert.equal(first.body.has_more, true);
   await recordMovement(svc.url, key, { product_id: b.id, type: 'delivery', qty: 1 });
   const rest = await movements(key, { limit: 3, cursor: first.body.next_cursor });
-  assert.deepEqual([...first.body.data, ...rest].map((m) => m.id), all.map((m) => m.id), 'keyset pages are stable while rows arrive');
+  assert.deepEqual(
+    [...first.body.data, ...rest].map((m) => m.id),
+    all.map((m) => m.id),
+    'keyset pages are stable while rows arrive',
+  );
   const last = await listMovements(key, { limit: 200 });
   assert.equal(last.body.has_more, false);
   assert.equal(last.body.next_cursor, null);
   assert.equal(last.body.data.length, 8);
 
-  assert.deepEqual((await movements(key, { product_id: a.id })).map((m) => [m.type, m.qty]), [['sale', -2], ['delivery', 1], ['correction', -2], ['delivery', 10]]);
+  assert.deepEqual(
+    (await movements(key, { product_id: a.id })).map((m) => [m.type, m.qty]),
+    [
+      ['sale', -2],
+      ['delivery', 1],
+      ['correction', -2],
+      ['delivery', 10],
+    ],
+  );
   const sales = await movements(key, { type: 'sale' });
-  assertSameSet(sales.map((m) => m.product_id), [a.id, b.id]);
+  assertSameSet(
+    sales.map((m) => m.product_id),
+    [a.id, b.id],
+  );
   for (const m of sales) assert.equal(m.order_id, order.id);
   assert.deepEqual((await movements(key, { order_id: order.id })).map((m) => m.id).sort(), sales.map((m) => m.id).sort());
-  assert.deepEqual((await movements(key, { type: 'correction', product_id: b.id })).map((m) => m.qty), [3]);
+  assert.deepEqual(
+    (await movements(key, { type: 'correction', product_id: b.id })).map((m) => m.qty),
+    [3],
+  );
   assert.deepEqual(await movements(key, { type: 'return' }), []);
   assert.deepEqual(await movements(key, { product_id: foreign.id }), [], "another account's product has no visible movements");
 
   const chronological = [...all].reverse();
   const mid = chronological[2];
   const fromMid = await movements(key, { from: mid.created_at, product_id: a.id });
-  assert.ok(fromMid.some((m) => m.id === mid.id), 'from is inclusive');
+  assert.ok(
+    fromMid.some((m) => m.id === mid.id),
+    'from is inclusive',
+  );
   assert.ok(fromMid.every((m) => m.created_at >= mid.created_at));
   const toMid = await movements(key, { to: mid.created_at });
-  assert.ok(toMid.some((m) => m.id === mid.id), 'to is inclusive');
+  assert.ok(
+    toMid.some((m) => m.id === mid.id),
+    'to is inclusive',
+  );
   assert.ok(toMid.every((m) => m.created_at <= mid.created_at));
   const exactly = await movements(key, { from: mid.created_at, to: mid.created_at });
-  assert.ok(exactly.some((m) => m.id === mid.id), 'from = to = one instant finds that movement');
+  assert.ok(
+    exactly.some((m) => m.id === mid.id),
+    'from = to = one instant finds that movement',
+  );
   assert.ok(exactly.every((m) => m.created_at === mid.created_at));
   const day = all[0].created_at.slice(0, 10);
   assert.equal((await movements(key, { from: day, to: day })).length, 8, 'date-only bounds cover the whole day');
@@ -336,9 +549,15 @@ test('GET /inventory/movements: newest first, keyset paging, filters product_id,
   assert.equal((await movements(key, { from: `${day}T00:00:00+02:00` })).length, 8, 'an offset form is accepted');
 
   for (const [label, params] of [
-    ['limit 0', { limit: 0 }], ['limit 201', { limit: 201 }], ['bad cursor', { cursor: 'nope' }], ['bad type', { type: 'theft' }],
-    ['non-UUID product_id', { product_id: 'p1' }], ['non-UUID order_id', { order_id: '17' }], ['lenient from', { from: '2026/01/02' }],
-    ['lenient to', { to: 'yesterday' }], ['unknown parameter', { sku: 'A' }],
+    ['limit 0', { limit: 0 }],
+    ['limit 201', { limit: 201 }],
+    ['bad cursor', { cursor: 'nope' }],
+    ['bad type', { type: 'theft' }],
+    ['non-UUID product_id', { product_id: 'p1' }],
+    ['non-UUID order_id', { order_id: '17' }],
+    ['lenient from', { from: '2026/01/02' }],
+    ['lenient to', { to: 'yesterday' }],
+    ['unknown parameter', { sku: 'A' }],
   ] as Array<[string, Record<string, string | number>]>) {
     assertError(await listMovements(key, params), 400, 'validation_failed', label);
   }
@@ -348,7 +567,13 @@ test('checkout writes a sale (negative qty, with order_id) per tracked product a
   const { key, op, accountId } = await tenant();
   const tracked = await op.createProduct(accountId, { name: 'Tracked', stock_quantity: 10 });
   const untracked = await op.createProduct(accountId, { name: 'Untracked' });
-  const shirt = await op.createProduct(accountId, { name: 'Shirt', variants: [{ name: 'Size', value: 'M', stock_quantity: 3 }, { name: 'Size', value: 'L', stock_quantity: 3 }] });
+  const shirt = await op.createProduct(accountId, {
+    name: 'Shirt',
+    variants: [
+      { name: 'Size', value: 'M', stock_quantity: 3 },
+      { name: 'Size', value: 'L', stock_quantity: 3 },
+    ],
+  });
   const [m, l] = shirt.variants.map((v: any) => v.id);
 
   const order = await checkout(accountId, [
@@ -363,14 +588,23 @@ test('checkout writes a sale (negative qty, with order_id) per tracked product a
     assert.equal(mv.type, 'sale');
     assert.equal(mv.order_id, order.id);
   }
-  assertSameSet(sold.map((mv) => `${mv.product_id}/${mv.variant_id}/${mv.qty}`), [`${tracked.id}/null/-3`, `${shirt.id}/${m}/-1`],
-    'one sale per product (and variant); none for the untracked product');
+  assertSameSet(
+    sold.map((mv) => `${mv.product_id}/${mv.variant_id}/${mv.qty}`),
+    [`${tracked.id}/null/-3`, `${shirt.id}/${m}/-1`],
+    'one sale per product (and variant); none for the untracked product',
+  );
   assert.equal((await getProduct(svc.url, key, tracked.id)).stock_quantity, 7);
   assert.equal((await getProduct(svc.url, key, untracked.id)).stock_quantity, null, 'an untracked product stays untracked');
   const shirtView = await getProduct(svc.url, key, shirt.id);
   assert.equal(shirtView.stock_quantity, 5);
-  assert.deepEqual(shirtView.variants.map((v: any) => v.stock_quantity), [2, 3]);
-  assert.deepEqual((await stockItem(svc.url, key, shirt.id)).variants.map((v: any) => v.stock_quantity), [2, 3]);
+  assert.deepEqual(
+    shirtView.variants.map((v: any) => v.stock_quantity),
+    [2, 3],
+  );
+  assert.deepEqual(
+    (await stockItem(svc.url, key, shirt.id)).variants.map((v: any) => v.stock_quantity),
+    [2, 3],
+  );
   assert.ok(l);
 });
 
@@ -385,7 +619,10 @@ test('block_on_zero_stock: checkout of a product at zero is 409 and writes no or
   const orderCount = await ordersBefore();
   const ledgerBefore = await movements(key);
 
-  const refused = await tryCheckout(svc.url, accountId, [{ product_id: open.id, qty: 1 }, { product_id: blocked.id, qty: 1 }]);
+  const refused = await tryCheckout(svc.url, accountId, [
+    { product_id: open.id, qty: 1 },
+    { product_id: blocked.id, qty: 1 },
+  ]);
   assertError(refused, 409, 'conflict', 'a blocked product at zero');
   assert.equal(await ordersBefore(), orderCount, 'no order was created');
   assert.deepEqual(await movements(key), ledgerBefore, 'no sale was written, not even for the other line');
@@ -395,7 +632,12 @@ test('block_on_zero_stock: checkout of a product at zero is 409 and writes no or
   assert.equal((await getProduct(svc.url, key, open.id)).stock_quantity, -2, 'a sale may take a non-blocking product below zero');
   const item = await stockItem(svc.url, key, open.id);
   assert.deepEqual([item.stock_quantity, item.tracked, item.low], [-2, true, true]);
-  const negative = assertError(await postMovement(svc.url, key, { product_id: open.id, type: 'correction', qty: -1 }), 409, 'conflict', 'correction deeper below zero');
+  const negative = assertError(
+    await postMovement(svc.url, key, { product_id: open.id, type: 'correction', qty: -1 }),
+    409,
+    'conflict',
+    'correction deeper below zero',
+  );
   assert.equal(negative.details?.kind, 'negative_stock');
   assert.equal((await recordMovement(svc.url, key, { product_id: open.id, type: 'delivery', qty: 5 })).applied, 5, 'a delivery is always accepted');
   assert.equal((await getProduct(svc.url, key, open.id)).stock_quantity, 3);
@@ -411,7 +653,10 @@ test('cancellation writes release exactly once however often the status flips; a
   const mug = await op.createProduct(accountId, { name: 'Mug', stock_quantity: 10 });
   const shirt = await op.createProduct(accountId, { name: 'Shirt', variants: [{ name: 'Size', value: 'M', stock_quantity: 4 }] });
   const v = shirt.variants[0].id;
-  const order = await checkout(accountId, [{ product_id: mug.id, qty: 3 }, { product_id: shirt.id, variant_id: v, qty: 2 }]);
+  const order = await checkout(accountId, [
+    { product_id: mug.id, qty: 3 },
+    { product_id: shirt.id, variant_id: v, qty: 2 },
+  ]);
   assert.equal((await getProduct(svc.url, key, mug.id)).stock_quantity, 7);
 
   await op.setStatus(order.id, 'cancelled');
@@ -424,9 +669,10 @@ test('cancellation writes release exactly once however often the status flips; a
   await op.setStatus(order.id, 'cancelled', 'automation');
 
   const ledger = await movements(key, { order_id: order.id });
-  assertSameSet(ledger.map((mv) => `${mv.type}/${mv.product_id}/${mv.variant_id}/${mv.qty}`), [
-    `sale/${mug.id}/null/-3`, `sale/${shirt.id}/${v}/-2`, `release/${mug.id}/null/3`, `release/${shirt.id}/${v}/2`,
-  ]);
+  assertSameSet(
+    ledger.map((mv) => `${mv.type}/${mv.product_id}/${mv.variant_id}/${mv.qty}`),
+    [`sale/${mug.id}/null/-3`, `sale/${shirt.id}/${v}/-2`, `release/${mug.id}/null/3`, `release/${shirt.id}/${v}/2`],
+  );
   assert.equal((await getProduct(svc.url, key, mug.id)).stock_quantity, 10, 'stock given back once');
   const shirtView = await getProduct(svc.url, key, shirt.id);
   assert.equal(shirtView.stock_quantity, 4);
@@ -447,11 +693,26 @@ test('returned and refunded write return exactly once per order; cancelling afte
   assert.equal(patched.status, 200, patched.text);
   for (const status of ['returned', 'cancelled', 'refunded']) await op.setStatus(refunded.id, status);
 
-  assert.deepEqual((await movements(key, { order_id: returned.id })).map((mv) => [mv.type, mv.qty]), [['return', 2], ['sale', -2]]);
-  assert.deepEqual((await movements(key, { order_id: refunded.id })).map((mv) => [mv.type, mv.qty]), [['return', 1], ['sale', -1]]);
+  assert.deepEqual(
+    (await movements(key, { order_id: returned.id })).map((mv) => [mv.type, mv.qty]),
+    [
+      ['return', 2],
+      ['sale', -2],
+    ],
+  );
+  assert.deepEqual(
+    (await movements(key, { order_id: refunded.id })).map((mv) => [mv.type, mv.qty]),
+    [
+      ['return', 1],
+      ['sale', -1],
+    ],
+  );
   assert.equal((await getProduct(svc.url, key, mug.id)).stock_quantity, 10);
   const returns = await movements(key, { type: 'return' });
-  assertSameSet(returns.map((mv) => mv.order_id), [returned.id, refunded.id]);
+  assertSameSet(
+    returns.map((mv) => mv.order_id),
+    [returned.id, refunded.id],
+  );
   assert.deepEqual(await movements(key, { type: 'release' }), []);
 });
 
@@ -471,7 +732,11 @@ test('status changes of orders without tracked products, legacy orders and same-
   assert.equal(same.body.status_changed, false);
   const dry = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: key, body: { status: 'cancelled' }, headers: DRY });
   assert.equal(dry.status, 200);
-  assert.deepEqual((await movements(key, { order_id: order.id })).map((mv) => mv.type), ['sale'], 'a dry-run cancel releases nothing');
+  assert.deepEqual(
+    (await movements(key, { order_id: order.id })).map((mv) => mv.type),
+    ['sale'],
+    'a dry-run cancel releases nothing',
+  );
   assert.equal((await getProduct(svc.url, key, mug.id)).stock_quantity, 4);
 });
 
@@ -481,22 +746,45 @@ test('MCP get_inventory_stock, list_stock_movements, record_stock_movement mirro
   const tools = (await rpc(svc.url, key, request('tools/list', {}))).body.result.tools.map((t: any) => t.name);
   for (const name of ['get_inventory_stock', 'list_stock_movements', 'record_stock_movement']) assert.ok(tools.includes(name), name);
 
-  const recorded = await callTool(svc.url, key, 'record_stock_movement', { product_id: product.id, type: 'delivery', qty: 2, unit_cost: 5, note: 'mcp' });
+  const recorded = await callTool(svc.url, key, 'record_stock_movement', {
+    product_id: product.id,
+    type: 'delivery',
+    qty: 2,
+    unit_cost: 5,
+    note: 'mcp',
+  });
   assert.equal(recorded.isError, false, JSON.stringify(recorded.structuredContent));
   assert.deepEqual(recorded.structuredContent, { ok: true, applied: 2, new_cost: 5 });
   const dry = await callTool(svc.url, key, 'record_stock_movement', { product_id: product.id, type: 'correction', qty: -1, dry_run: true });
-  assert.deepEqual(dry.structuredContent, { dry_run: true, product_id: product.id, variant_id: null, type: 'correction', qty: -1, unit_cost: null, enables_tracking: false });
+  assert.deepEqual(dry.structuredContent, {
+    dry_run: true,
+    product_id: product.id,
+    variant_id: null,
+    type: 'correction',
+    qty: -1,
+    unit_cost: null,
+    enables_tracking: false,
+  });
   assertRefusal(await callTool(svc.url, key, 'record_stock_movement', { product_id: product.id, type: 'correction', qty: -50 }), 'CONFLICT');
   assertRefusal(await callTool(svc.url, key, 'record_stock_movement', { product_id: crypto.randomUUID(), type: 'delivery', qty: 1 }), 'NOT_FOUND');
   assert.equal((await callToolError(svc.url, key, 'record_stock_movement', { product_id: product.id, type: 'sale', qty: -1 })).code, -32602);
-  assert.equal((await callToolError(svc.url, key, 'record_stock_movement', { product_id: product.id, type: 'delivery', qty: 1, extra: 1 })).code, -32602);
+  assert.equal(
+    (await callToolError(svc.url, key, 'record_stock_movement', { product_id: product.id, type: 'delivery', qty: 1, extra: 1 })).code,
+    -32602,
+  );
 
   const stock = await callTool(svc.url, key, 'get_inventory_stock', { product_id: product.id });
   assert.deepEqual(stock.structuredContent, await getStock(svc.url, key, { product_id: product.id }));
   assert.equal(stock.structuredContent.data[0].stock_quantity, 5);
   const listed = await callTool(svc.url, key, 'list_stock_movements', { product_id: product.id, limit: 10 });
   assert.deepEqual(listed.structuredContent, (await listMovements(key, { product_id: product.id, limit: 10 })).body);
-  assert.deepEqual(listed.structuredContent.data.map((mv: any) => [mv.type, mv.qty, mv.note]), [['delivery', 2, 'mcp'], ['correction', 3, 'initial stock']]);
+  assert.deepEqual(
+    listed.structuredContent.data.map((mv: any) => [mv.type, mv.qty, mv.note]),
+    [
+      ['delivery', 2, 'mcp'],
+      ['correction', 3, 'initial stock'],
+    ],
+  );
 
   const reader = await freshTenant(svc.url, { scopes: ['inventory:read'] });
   const readerTools = (await rpc(svc.url, reader.key, request('tools/list', {}))).body.result.tools.map((t: any) => t.name);
@@ -521,7 +809,9 @@ test('FEATURE_INVENTORY=0: every inventory route and tool answers 503 migration_
       assertError(await http(off.url, method, path, { token: key, body, headers }), 503, 'migration_pending', `${method} ${path}`);
     }
     for (const [name, args] of [
-      ['get_inventory_stock', {}], ['list_stock_movements', {}], ['record_stock_movement', { product_id: product.id, type: 'delivery', qty: 1 }],
+      ['get_inventory_stock', {}],
+      ['list_stock_movements', {}],
+      ['record_stock_movement', { product_id: product.id, type: 'delivery', qty: 1 }],
     ] as Array<[string, Record<string, unknown>]>) {
       assertRefusal(await callTool(off.url, key, name, args), 'MIGRATION_PENDING');
     }

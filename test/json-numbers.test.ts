@@ -35,10 +35,36 @@ async function assertSpelledAsJavaScript(json: string): Promise<void> {
   assert.equal(printed, JSON.stringify(JSON.parse(printed)), `${json}: printed as JSON.stringify prints it`);
 }
 
-test('numbers JavaScript prints with an exponent, past a double\'s precision, or with a trailing zero are printed as JavaScript prints them', async () => {
+test("numbers JavaScript prints with an exponent, past a double's precision, or with a trailing zero are printed as JavaScript prints them", async () => {
   const numbers = [
-    '3e-323', '5e-324', '1e-7', '1.5e-7', '-1e-7', '0.000001', '0.00001', '0.0001', '1e21', '1.2345e25', '-1e300', '1e300',
-    '12345678901234567', '123456789012345678901', '53321762210960780', '9007199254740993', '1234567890123456.7', '1.7976931348623157e308', '0.30000000000000004', '1.50', '10.0', '100', '0', '-5', '123.456', '1e15', '1e16', '2.5e-5',
+    '3e-323',
+    '5e-324',
+    '1e-7',
+    '1.5e-7',
+    '-1e-7',
+    '0.000001',
+    '0.00001',
+    '0.0001',
+    '1e21',
+    '1.2345e25',
+    '-1e300',
+    '1e300',
+    '12345678901234567',
+    '123456789012345678901',
+    '53321762210960780',
+    '9007199254740993',
+    '1234567890123456.7',
+    '1.7976931348623157e308',
+    '0.30000000000000004',
+    '1.50',
+    '10.0',
+    '100',
+    '0',
+    '-5',
+    '123.456',
+    '1e15',
+    '1e16',
+    '2.5e-5',
   ];
   for (const n of numbers) {
     await assertSpelledAsJavaScript(n);
@@ -52,10 +78,12 @@ test('numbers past a double (only another writer than the service stores them) p
   assert.equal(await compact('[1e400,-1e400,1.7976931348623159e308,1e-400,-1e-400]'), '[null,null,null,0,0]');
 });
 
-test('the writer\'s session settings do not change the spelling: extra_float_digits 0 still gives the shortest round trip', async () => {
+test("the writer's session settings do not change the spelling: extra_float_digits 0 still gives the shortest round trip", async () => {
   const printed = await db.tx(async (tx) => {
     await tx.query('SET LOCAL extra_float_digits = 0');
-    const { rows } = await tx.query<{ text: string }>('SELECT merx_compact_json($1::jsonb)::text AS text', ['[0.30000000000000004,1.2345678901234567,1.5e-7]']);
+    const { rows } = await tx.query<{ text: string }>('SELECT merx_compact_json($1::jsonb)::text AS text', [
+      '[0.30000000000000004,1.2345678901234567,1.5e-7]',
+    ]);
     return rows[0].text;
   });
   assert.equal(printed, '[0.30000000000000004,1.2345678901234567,1.5e-7]');
@@ -77,7 +105,10 @@ function namedKeys(value: unknown): unknown {
 }
 
 test('any JSON value with any doubles: printed as JSON.stringify prints it', async () => {
-  const values = fc.jsonValue({ maxDepth: 3 }).map(namedKeys).chain((v) => fc.tuple(fc.constant(v), fc.array(fc.double({ noNaN: true, noDefaultInfinity: true }), { maxLength: 4 })));
+  const values = fc
+    .jsonValue({ maxDepth: 3 })
+    .map(namedKeys)
+    .chain((v) => fc.tuple(fc.constant(v), fc.array(fc.double({ noNaN: true, noDefaultInfinity: true }), { maxLength: 4 })));
   await fc.assert(
     fc.asyncProperty(values, async ([value, doubles]) => {
       await assertSpelledAsJavaScript(JSON.stringify({ value, doubles }));
@@ -87,13 +118,23 @@ test('any JSON value with any doubles: printed as JSON.stringify prints it', asy
 });
 
 test('20,000 doubles of every magnitude (random bit patterns and short decimals): each printed as JavaScript prints it', async () => {
-  const random = fc.sample(fc.tuple(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: -20, max: 20 }), fc.integer({ min: 1, max: 17 }), fc.double({ min: 0, max: 10, noNaN: true })), 10_000);
+  const random = fc.sample(
+    fc.tuple(
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.integer({ min: -20, max: 20 }),
+      fc.integer({ min: 1, max: 17 }),
+      fc.double({ min: 0, max: 10, noNaN: true }),
+    ),
+    10_000,
+  );
   const values = random.flatMap(([any, exponent, digits, fraction]) => [any, Number((fraction * 10 ** exponent).toPrecision(digits))]);
   const { rows } = await db.query<{ printed: string; i: number }>(
     'SELECT merx_js_number(x::numeric) AS printed, i::int FROM json_array_elements_text($1::json) WITH ORDINALITY AS a(x, i)',
     [JSON.stringify(values)],
   );
-  const wrong = rows.filter((r) => r.printed !== JSON.stringify(values[r.i - 1])).map((r) => `${JSON.stringify(values[r.i - 1])} printed ${r.printed}`);
+  const wrong = rows
+    .filter((r) => r.printed !== JSON.stringify(values[r.i - 1]))
+    .map((r) => `${JSON.stringify(values[r.i - 1])} printed ${r.printed}`);
   assert.equal(rows.length, values.length);
   assert.deepEqual(wrong.slice(0, 10), [], `${wrong.length} of ${values.length} numbers printed otherwise`);
 });

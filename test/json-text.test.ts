@@ -37,7 +37,7 @@ test('a quoted JSON text is escaped byte for byte as JSON.stringify escapes it',
 
 test('a quoted JSON text matches JSON.stringify over generated documents of every code unit', () => {
   let seed = 20261123;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const someString = () => {
     const length = Math.floor(random() * 40);
     let s = '';
@@ -45,11 +45,16 @@ test('a quoted JSON text matches JSON.stringify over generated documents of ever
       const pick = random();
       // ASCII (with the escaped characters often), control characters, two-byte, three-byte, surrogates alone and in pairs.
       s += String.fromCharCode(
-        pick < 0.5 ? 0x20 + Math.floor(random() * 0x5f)
-          : pick < 0.6 ? [0x22, 0x5c][Math.floor(random() * 2)]
-            : pick < 0.7 ? Math.floor(random() * 0x20)
-              : pick < 0.8 ? 0x80 + Math.floor(random() * 0x780)
-                : pick < 0.95 ? 0x800 + Math.floor(random() * 0xf7ff)
+        pick < 0.5
+          ? 0x20 + Math.floor(random() * 0x5f)
+          : pick < 0.6
+            ? [0x22, 0x5c][Math.floor(random() * 2)]
+            : pick < 0.7
+              ? Math.floor(random() * 0x20)
+              : pick < 0.8
+                ? 0x80 + Math.floor(random() * 0x780)
+                : pick < 0.95
+                  ? 0x800 + Math.floor(random() * 0xf7ff)
                   : 0xd800 + Math.floor(random() * 0x800),
       );
     }
@@ -93,13 +98,20 @@ test('stored views in a page are quoted as JSON.stringify quotes them, the first
   const expected = `{"data":[${views.join(',')}],"has_more":false}`;
   for (const round of ['first', 'kept']) {
     const result = toolResult(page());
-    assert.equal(result.text, `{"content":[{"type":"text","text":${JSON.stringify(expected)}}],"structuredContent":${expected},"isError":false}`, round);
+    assert.equal(
+      result.text,
+      `{"content":[{"type":"text","text":${JSON.stringify(expected)}}],"structuredContent":${expected},"isError":false}`,
+      round,
+    );
     assert.deepEqual(result.bytes(buffers), Buffer.from(result.text), `${round}: bytes`);
   }
   // A control character JSON text never holds raw: the answer falls back to JSON.stringify's way.
   const odd = '{"a":"\u0001"}';
   const withOdd = toolResult(new JsonText([new StoredText(odd, etagOfText(odd))]));
-  assert.deepEqual(withOdd.bytes(buffers), Buffer.from(`{"content":[{"type":"text","text":${JSON.stringify(odd)}}],"structuredContent":${odd},"isError":false}`));
+  assert.deepEqual(
+    withOdd.bytes(buffers),
+    Buffer.from(`{"content":[{"type":"text","text":${JSON.stringify(odd)}}],"structuredContent":${odd},"isError":false}`),
+  );
 });
 
 test('a kept page (a held one) and its held documents write the same bytes, quoted and not, again and again', () => {
@@ -120,5 +132,8 @@ test('a kept page (a held one) and its held documents write the same bytes, quot
   // A raw control character: the quoted copy falls back to JSON.stringify's way, kept or not.
   const odd = '{"a":"\u0001"}';
   const oddPage = new JsonText([new StoredText(odd, etagOfText(odd)).keep()]).keep();
-  assert.deepEqual(toolResult(oddPage).bytes(buffers), Buffer.from(`{"content":[{"type":"text","text":${JSON.stringify(odd)}}],"structuredContent":${odd},"isError":false}`));
+  assert.deepEqual(
+    toolResult(oddPage).bytes(buffers),
+    Buffer.from(`{"content":[{"type":"text","text":${JSON.stringify(odd)}}],"structuredContent":${odd},"isError":false}`),
+  );
 });

@@ -22,7 +22,16 @@ import { SHIPMENT_STATUSES } from '../src/modules/shipments/schema.ts';
 import { startTestService, type TestService } from './helpers/harness.ts';
 import { isolatedDatabase, type IsolatedDatabase } from './helpers/webhooks.ts';
 import {
-  legacyCustomer, legacyDelivery, legacyMovement, legacyNote, legacyOrder, legacyProduct, legacySegment, legacySegments, legacyShipment, legacyStockItem,
+  legacyCustomer,
+  legacyDelivery,
+  legacyMovement,
+  legacyNote,
+  legacyOrder,
+  legacyProduct,
+  legacySegment,
+  legacySegments,
+  legacyShipment,
+  legacyStockItem,
   legacySubscription,
 } from './helpers/legacy-views.ts';
 import { shipmentView } from '../src/modules/shipments/view.ts';
@@ -63,8 +72,17 @@ after(async () => {
 
 /** jsonb columns: their values go in as JSON text, strings and numbers too. */
 const JSONB_COLUMNS = new Set([
-  'courier_office_id', 'invoice_number', 'line_items', 'status_events', 'office_id', 'recipient_address', 'parcel_dim_cm',
-  'sender_origin', 'shipment_terms', 'dim_cm', 'filters',
+  'courier_office_id',
+  'invoice_number',
+  'line_items',
+  'status_events',
+  'office_id',
+  'recipient_address',
+  'parcel_dim_cm',
+  'sender_origin',
+  'shipment_terms',
+  'dim_cm',
+  'filters',
 ]);
 
 /** Columns a test row sets; the rest stay null (or their defaults). */
@@ -113,8 +131,33 @@ async function readOnly(view: JsonView, where: string, params: unknown[]): Promi
 }
 
 const LINE_ITEMS = [
-  { kind: 'main', product_id: crypto.randomUUID(), variant_id: null, name: 'Mug "big"\n\tÄ ☕ 𝄞', sku: null, qty: 2, unit_price_cents: 1250, total_cents: 2500, delivery_type: 'physical', digital: false, note: '' },
-  { kind: 'gift', product_id: null, variant_id: crypto.randomUUID(), name: 'Card', sku: 'C-1', qty: 1, unit_price_cents: 0, total_cents: 0, delivery_type: 'digital', digital: true, note: 'x', extra: { a: [1, 2.5] } },
+  {
+    kind: 'main',
+    product_id: crypto.randomUUID(),
+    variant_id: null,
+    name: 'Mug "big"\n\tÄ ☕ 𝄞',
+    sku: null,
+    qty: 2,
+    unit_price_cents: 1250,
+    total_cents: 2500,
+    delivery_type: 'physical',
+    digital: false,
+    note: '',
+  },
+  {
+    kind: 'gift',
+    product_id: null,
+    variant_id: crypto.randomUUID(),
+    name: 'Card',
+    sku: 'C-1',
+    qty: 1,
+    unit_price_cents: 0,
+    total_cents: 0,
+    delivery_type: 'digital',
+    digital: true,
+    note: 'x',
+    extra: { a: [1, 2.5] },
+  },
 ];
 
 test('order: every status, legacy and line-item orders, every nullable field empty and set, latest shipment or none', async () => {
@@ -123,16 +166,45 @@ test('order: every status, legacy and line-item orders, every nullable field emp
   for (const [i, status] of ORDER_STATUSES.entries()) {
     cases.push({
       values: {
-        number: i + 1, order_number: 9_007_199_254 + i, status, payment_status: 'paid', payment_method: 'cod', funnel_step: 'main',
-        parent_order_id: crypto.randomUUID(), total: ['12.50', '0.01', '9999999999.99', '100.00', '0.10', '1234.56'][i % 6],
-        delivery_price: '5.00', discount_amount: '0.30', coupon_code: 'SALE', refund_amount_cents: 120, refunded_at: '2026-03-04T05:06:07.009Z',
-        customer_name: 'Ана "Q" \\ Петрова \u0001', customer_email: 'ana@example.com', customer_phone: '+359 888', customer_vat: 'BG123',
-        shipping_address: 'ul. Vitosha 1\nfloor 2', shipping_city: 'Sofia', shipping_zip: '1000', shipping_method: 'courier',
-        courier_slug: 'courier_a', courier_delivery_mode: i % 2 ? 'home' : 'office', courier_office_id: i % 2 ? 'A-12' : 101,
-        courier: 'courier_a', tracking_number: `T${i}`, tracking_url: 'https://t.example/T', line_items: i % 2 === 0 ? LINE_ITEMS : null,
-        product_name: 'Mug', product_sku: 'M-1', quantity: 3, unit_price: '4.17', notes: 'ring twice', admin_notes: 'vip', return_note: 'broken',
-        page_id: crypto.randomUUID(), invoice_number: i % 2 ? 'INV-7' : 7,
-        created_at: `2026-02-0${(i % 9) + 1}T10:11:12.${String(i * 111).padStart(3, '0')}Z`, updated_at: '2026-12-31T23:59:59.999Z',
+        number: i + 1,
+        order_number: 9_007_199_254 + i,
+        status,
+        payment_status: 'paid',
+        payment_method: 'cod',
+        funnel_step: 'main',
+        parent_order_id: crypto.randomUUID(),
+        total: ['12.50', '0.01', '9999999999.99', '100.00', '0.10', '1234.56'][i % 6],
+        delivery_price: '5.00',
+        discount_amount: '0.30',
+        coupon_code: 'SALE',
+        refund_amount_cents: 120,
+        refunded_at: '2026-03-04T05:06:07.009Z',
+        customer_name: 'Ана "Q" \\ Петрова \u0001',
+        customer_email: 'ana@example.com',
+        customer_phone: '+359 888',
+        customer_vat: 'BG123',
+        shipping_address: 'ul. Vitosha 1\nfloor 2',
+        shipping_city: 'Sofia',
+        shipping_zip: '1000',
+        shipping_method: 'courier',
+        courier_slug: 'courier_a',
+        courier_delivery_mode: i % 2 ? 'home' : 'office',
+        courier_office_id: i % 2 ? 'A-12' : 101,
+        courier: 'courier_a',
+        tracking_number: `T${i}`,
+        tracking_url: 'https://t.example/T',
+        line_items: i % 2 === 0 ? LINE_ITEMS : null,
+        product_name: 'Mug',
+        product_sku: 'M-1',
+        quantity: 3,
+        unit_price: '4.17',
+        notes: 'ring twice',
+        admin_notes: 'vip',
+        return_note: 'broken',
+        page_id: crypto.randomUUID(),
+        invoice_number: i % 2 ? 'INV-7' : 7,
+        created_at: `2026-02-0${(i % 9) + 1}T10:11:12.${String(i * 111).padStart(3, '0')}Z`,
+        updated_at: '2026-12-31T23:59:59.999Z',
       },
     });
   }
@@ -141,8 +213,13 @@ test('order: every status, legacy and line-item orders, every nullable field emp
     if (i % 3 === 1) {
       for (const [n, status] of [SHIPMENT_STATUSES[i % SHIPMENT_STATUSES.length], 'cancelled'].entries()) {
         await insert('shipments', {
-          order_id: id, courier_slug: 'courier_b', tracking_number: `S${i}-${n}`, status, last_status_label: n ? null : 'On the way',
-          last_status_at: n ? null : '2026-05-06T07:08:09.100Z', created_at: `2026-04-0${n + 1}T00:00:00.000Z`,
+          order_id: id,
+          courier_slug: 'courier_b',
+          tracking_number: `S${i}-${n}`,
+          status,
+          last_status_label: n ? null : 'On the way',
+          last_status_at: n ? null : '2026-05-06T07:08:09.100Z',
+          created_at: `2026-04-0${n + 1}T00:00:00.000Z`,
         });
       }
     }
@@ -160,11 +237,24 @@ test('shipment: every status, every nullable field empty and set, string and int
       created_at: `2026-06-0${i + 1}T01:02:03.${String(i * 7).padStart(3, '0')}Z`,
       ...(full
         ? {
-            courier_slug: 'courier_c', tracking_number: `W${i}`, last_status_label: 'Доставена "ok"', last_status_at: '2026-06-09T09:09:09.990Z',
-            status_events: [{ at: '2026-06-09T09:09:09Z', code: i, label: 'x' }, { at: '2026-06-10T00:00:00Z', code: 'DLV', label: null, raw: { a: 1 } }],
-            delivery_mode: 'home', office_id: i === 1 ? 'OF-1' : 77, recipient_address: i === 3 ? 'Sofia, ul. 1' : { city: 'Sofia', line: 'ul. 1' },
-            cod_amount: '25.50', shipping_cost: '4.99', parcel_weight_g: 1200, parcel_dim_cm: { l: 10, w: 20.5, h: 3 },
-            sender_origin: { office: 12 }, shipment_terms: { insured: true }, updated_at: '2026-06-11T00:00:00.001Z',
+            courier_slug: 'courier_c',
+            tracking_number: `W${i}`,
+            last_status_label: 'Доставена "ok"',
+            last_status_at: '2026-06-09T09:09:09.990Z',
+            status_events: [
+              { at: '2026-06-09T09:09:09Z', code: i, label: 'x' },
+              { at: '2026-06-10T00:00:00Z', code: 'DLV', label: null, raw: { a: 1 } },
+            ],
+            delivery_mode: 'home',
+            office_id: i === 1 ? 'OF-1' : 77,
+            recipient_address: i === 3 ? 'Sofia, ul. 1' : { city: 'Sofia', line: 'ul. 1' },
+            cod_amount: '25.50',
+            shipping_cost: '4.99',
+            parcel_weight_g: 1200,
+            parcel_dim_cm: { l: 10, w: 20.5, h: 3 },
+            sender_origin: { office: 12 },
+            shipment_terms: { insured: true },
+            updated_at: '2026-06-11T00:00:00.001Z',
           }
         : {}),
     });
@@ -177,15 +267,37 @@ test('product: with and without variants, every nullable field empty and set, im
   await checkStoredView(productView, bare, await legacyProduct(db, accountId, bare));
   for (const [i, price] of ['12.50', '0.01', '100.00'].entries()) {
     const id = await insert('products', {
-      name: `Mug "${i}" ☕`, marketing_name: 'Mug', sku: `M-${i}`, price, original_price: '19.90', active: i !== 1, delivery_type: 'digital',
-      offer_type: 'bundle', description: 'line\nbreak', images: [`https://img.example/${i}.png`, 'b"c'], stock_quantity: i, block_on_zero_stock: true,
-      low_stock_threshold: 3, weight_g: 250, dim_cm: i === 2 ? null : { l: 1, w: 2.5, h: 3 }, shipping_short_name: 'S', shipping_category: 'small',
-      catalog_hidden: true, language: 'bg', updated_at: '2026-07-02T00:00:00.500Z',
+      name: `Mug "${i}" ☕`,
+      marketing_name: 'Mug',
+      sku: `M-${i}`,
+      price,
+      original_price: '19.90',
+      active: i !== 1,
+      delivery_type: 'digital',
+      offer_type: 'bundle',
+      description: 'line\nbreak',
+      images: [`https://img.example/${i}.png`, 'b"c'],
+      stock_quantity: i,
+      block_on_zero_stock: true,
+      low_stock_threshold: 3,
+      weight_g: 250,
+      dim_cm: i === 2 ? null : { l: 1, w: 2.5, h: 3 },
+      shipping_short_name: 'S',
+      shipping_category: 'small',
+      catalog_hidden: true,
+      language: 'bg',
+      updated_at: '2026-07-02T00:00:00.500Z',
     });
     for (const [n, position] of [2, null, 1].entries()) {
       await insert('product_variants', {
-        product_id: id, type: n ? 'size' : null, name: n ? `V${n}` : null, value: 'XL', price_delta: n === 1 ? '-1.50' : null,
-        stock_quantity: n === 2 ? null : 4, image_url: n ? 'https://img.example/v.png' : null, position,
+        product_id: id,
+        type: n ? 'size' : null,
+        name: n ? `V${n}` : null,
+        value: 'XL',
+        price_delta: n === 1 ? '-1.50' : null,
+        stock_quantity: n === 2 ? null : 4,
+        image_url: n ? 'https://img.example/v.png' : null,
+        position,
       });
     }
     await checkStoredView(productView, id, await legacyProduct(db, accountId, id));
@@ -194,7 +306,13 @@ test('product: with and without variants, every nullable field empty and set, im
 
 test('stock item: tracked and untracked, low and not, own and default threshold, variants tracked or not', async () => {
   for (const [i, stock] of [null, 0, 3, 50].entries()) {
-    const id = await insert('products', { name: `Stock ${i}`, sku: i ? `S-${i}` : null, stock_quantity: stock, low_stock_threshold: i === 2 ? null : 4, block_on_zero_stock: i === 1 });
+    const id = await insert('products', {
+      name: `Stock ${i}`,
+      sku: i ? `S-${i}` : null,
+      stock_quantity: stock,
+      low_stock_threshold: i === 2 ? null : 4,
+      block_on_zero_stock: i === 1,
+    });
     if (i % 2) {
       for (const [n, position] of [null, 1].entries()) {
         await insert('product_variants', { product_id: id, name: n ? 'Red' : null, value: n ? 'red' : null, stock_quantity: n ? 2 : null, position });
@@ -212,7 +330,10 @@ test('movement: every type, with and without variant, order and note', async () 
   for (const [i, type] of MOVEMENT_TYPES.entries()) {
     const full = i % 2 === 0;
     const id = await insert('stock_movements', {
-      product_id: productId, type, qty: i - 2, created_at: `2026-08-0${i + 1}T12:00:00.${String(i * 100 + 5).padStart(3, '0')}Z`,
+      product_id: productId,
+      type,
+      qty: i - 2,
+      created_at: `2026-08-0${i + 1}T12:00:00.${String(i * 100 + 5).padStart(3, '0')}Z`,
       ...(full ? { variant_id: variantId, note: 'counted "twice"', unit_cost: '1.2345' } : {}),
       // One effect per order and type (a unique index): one movement carries the order.
       ...(i === 0 ? { order_id: orderId } : {}),
@@ -228,7 +349,17 @@ test('customer: every nullable field empty and set, money with and without cents
     await db.query(
       `INSERT INTO customer_aggregates (account_id, key, name, email, phone, orders_count, total_spent, first_order_at, last_order_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [accountId, key, full ? 'Ана "Q"' : null, full ? key : null, full ? '+359 1' : null, i + 1, spent, '2026-01-01T00:00:00.000Z', `2026-09-0${i + 1}T08:09:10.${i}11Z`],
+      [
+        accountId,
+        key,
+        full ? 'Ана "Q"' : null,
+        full ? key : null,
+        full ? '+359 1' : null,
+        i + 1,
+        spent,
+        '2026-01-01T00:00:00.000Z',
+        `2026-09-0${i + 1}T08:09:10.${i}11Z`,
+      ],
     );
     const text = await readOnly(CUSTOMER_VIEW, 'c.account_id = $1 AND c.key = $2', [accountId, key]);
     assert.ok(ajv.validate(Customer, JSON.parse(text)), JSON.stringify(ajv.errors));
@@ -237,14 +368,31 @@ test('customer: every nullable field empty and set, money with and without cents
 });
 
 test('webhook delivery: every status, attempted or not, with and without a response', async () => {
-  const webhookId = await insert('webhook_subscriptions', { url: 'https://hooks.example/x', events: ['order.created'], secret: 'a'.repeat(64), secret_prefix: 'aaaaaaaa' });
+  const webhookId = await insert('webhook_subscriptions', {
+    url: 'https://hooks.example/x',
+    events: ['order.created'],
+    secret: 'a'.repeat(64),
+    secret_prefix: 'aaaaaaaa',
+  });
   for (const [i, status] of DELIVERY_STATUSES.entries()) {
     // One delivery per (subscription, event).
     const eventId = await insert('events', { event: 'order.created', api_version: '2026-01-01', data: '{}' });
     const attempted = i > 0;
     const id = await insert('webhook_deliveries', {
-      webhook_id: webhookId, event_id: eventId, event: 'order.created', status, attempt: i, next_attempt_at: `2026-10-0${i + 1}T00:00:00.${i}00Z`,
-      ...(attempted ? { last_status_code: 500 + i, last_error: 'timeout "x"', response_body: '{"a": 1}\n', delivered_at: status === 'delivered' ? '2026-10-09T01:01:01.010Z' : null } : {}),
+      webhook_id: webhookId,
+      event_id: eventId,
+      event: 'order.created',
+      status,
+      attempt: i,
+      next_attempt_at: `2026-10-0${i + 1}T00:00:00.${i}00Z`,
+      ...(attempted
+        ? {
+            last_status_code: 500 + i,
+            last_error: 'timeout "x"',
+            response_body: '{"a": 1}\n',
+            delivered_at: status === 'delivered' ? '2026-10-09T01:01:01.010Z' : null,
+          }
+        : {}),
     });
     await checkView(DELIVERY_VIEW, Delivery, id, await legacyDelivery(db, accountId, id));
   }
@@ -254,12 +402,21 @@ test('webhook subscription: active or not, every nullable field empty and set, o
   for (const [i, full] of [false, true, true].entries()) {
     const secret = crypto.randomBytes(32).toString('hex');
     const id = await insert('webhook_subscriptions', {
-      url: `https://hooks.example/${i}?a="b"&c=☕`, events: i === 2 ? ['order.created', 'order.updated', 'shipment.delivered'] : ['order.created'], secret,
-      secret_prefix: secret.slice(0, 8), active: i !== 1, created_at: `2026-11-0${i + 1}T01:02:03.${i}40Z`, updated_at: `2026-11-0${i + 1}T04:05:06.${i}07Z`,
+      url: `https://hooks.example/${i}?a="b"&c=☕`,
+      events: i === 2 ? ['order.created', 'order.updated', 'shipment.delivered'] : ['order.created'],
+      secret,
+      secret_prefix: secret.slice(0, 8),
+      active: i !== 1,
+      created_at: `2026-11-0${i + 1}T01:02:03.${i}40Z`,
+      updated_at: `2026-11-0${i + 1}T04:05:06.${i}07Z`,
       ...(full
         ? {
-            description: 'ERP "main"\nline', last_triggered_at: '2026-11-10T10:10:10.010Z', last_status_code: 500 + i, dead_notified_at: '2026-11-11T11:11:11.100Z',
-            previous_secret: 'b'.repeat(64), previous_secret_expires_at: '2026-12-01T00:00:00.000Z',
+            description: 'ERP "main"\nline',
+            last_triggered_at: '2026-11-10T10:10:10.010Z',
+            last_status_code: 500 + i,
+            dead_notified_at: '2026-11-11T11:11:11.100Z',
+            previous_secret: 'b'.repeat(64),
+            previous_secret_expires_at: '2026-12-01T00:00:00.000Z',
           }
         : {}),
     });
@@ -274,7 +431,10 @@ test('webhook subscription: active or not, every nullable field empty and set, o
 });
 
 test('note: keys by email and by phone, text with quotes, escapes and non-ASCII', async () => {
-  for (const [i, [key, text]] of [['ana@example.com', 'Prefers "after 18:00"\n\tÄ ☕ 𝄞 \u0001'], ['+359 888 123', 'x']].entries()) {
+  for (const [i, [key, text]] of [
+    ['ana@example.com', 'Prefers "after 18:00"\n\tÄ ☕ 𝄞 \u0001'],
+    ['+359 888 123', 'x'],
+  ].entries()) {
     const id = await insert('customer_notes', { customer_key: key, text, created_at: `2026-11-2${i}T00:00:00.${i}50Z` });
     await checkView(NOTE_VIEW, Note, id, await legacyNote(db, accountId, id));
   }
@@ -300,11 +460,15 @@ test('segment: membership (empty and with members) and computed by every filter,
   await insert('orders', { status: 'paid', customer_phone: '+359 222', line_items: [{ ...LINE_ITEMS[0], product_id: productId }] });
   await insert('abandoned_carts', { email: 'SEG-A@example.com' });
 
-  const at = (n: number) => ({ created_at: `2026-11-1${n % 10}T0${n % 10}:00:00.${String(n * 37).padStart(3, '0')}Z`, updated_at: `2026-11-2${n % 10}T00:00:00.${n}00Z` });
+  const at = (n: number) => ({
+    created_at: `2026-11-1${n % 10}T0${n % 10}:00:00.${String(n * 37).padStart(3, '0')}Z`,
+    updated_at: `2026-11-2${n % 10}T00:00:00.${n}00Z`,
+  });
   const membership = async (n: number, name: string, members: string[]) => {
     const id = crypto.randomUUID();
     await insert('segments', { id, name, filters: { inSegment: id }, ...at(n) });
-    for (const key of members) await db.query('INSERT INTO segment_members (account_id, segment_id, customer_key) VALUES ($1, $2, $3)', [accountId, id, key]);
+    for (const key of members)
+      await db.query('INSERT INTO segment_members (account_id, segment_id, customer_key) VALUES ($1, $2, $3)', [accountId, id, key]);
     return id;
   };
   const emptyList = await membership(0, 'Empty list', []);

@@ -41,14 +41,22 @@ function checks(r: Received, secrets: { hex: string; whsec: string }) {
   }
   let standardPackage = true;
   try {
-    new Webhook(secrets.whsec).verify(r.raw.toString('utf8'), { 'webhook-id': h['webhook-id'], 'webhook-timestamp': h['webhook-timestamp'], 'webhook-signature': h['webhook-signature'] });
+    new Webhook(secrets.whsec).verify(r.raw.toString('utf8'), {
+      'webhook-id': h['webhook-id'],
+      'webhook-timestamp': h['webhook-timestamp'],
+      'webhook-signature': h['webhook-signature'],
+    });
   } catch {
     standardPackage = false;
   }
   return {
     constructed,
     merx: verifyMerxSignature(r.raw, h['x-merx-signature'], secrets.hex),
-    standard: verifyStandardWebhook(r.raw, { id: h['webhook-id'], timestamp: h['webhook-timestamp'], signature: h['webhook-signature'] }, secrets.hex),
+    standard: verifyStandardWebhook(
+      r.raw,
+      { id: h['webhook-id'], timestamp: h['webhook-timestamp'], signature: h['webhook-signature'] },
+      secrets.hex,
+    ),
     standardPackage,
   };
 }
@@ -134,7 +142,10 @@ test('events created through the API arrive at the local receiver, verified by b
   const all = await startReceiver();
   const filtered = await startReceiver();
   const listenAll = await startListener(['--forward-to', all.url], { MERX_API_KEY: tenant.key, MERX_BASE_URL: svc.url });
-  const listenCreated = await startListener(['--forward-to', filtered.url, '--events', 'order.created', '--key', tenant.key, '--base-url', svc.url], {});
+  const listenCreated = await startListener(
+    ['--forward-to', filtered.url, '--events', 'order.created', '--key', tenant.key, '--base-url', svc.url],
+    {},
+  );
   try {
     Object.assign(all.secrets, { hex: listenAll.secret, whsec: listenAll.whsec });
     Object.assign(filtered.secrets, { hex: listenCreated.secret, whsec: listenCreated.whsec });
@@ -149,15 +160,24 @@ test('events created through the API arrive at the local receiver, verified by b
     assert.equal(updated.envelope.data.order.admin_notes, 'seen by merx listen');
     assert.ok(!all.received.some((r) => r.envelope.data.order?.id === earlier.id), 'from now: the earlier order is not forwarded');
     for (const r of all.received) {
-      assert.deepEqual(all.verified(r), { constructed: true, merx: true, standard: true, standardPackage: true }, `${r.envelope.event} verifies with both schemes`);
+      assert.deepEqual(
+        all.verified(r),
+        { constructed: true, merx: true, standard: true, standardPackage: true },
+        `${r.envelope.event} verifies with both schemes`,
+      );
       assert.equal(r.headers['webhook-id'], r.envelope.id);
       assert.equal(r.headers['x-merx-event'], r.envelope.event);
       assert.equal(r.headers['x-merx-event-id'], r.envelope.id);
       assert.equal(r.headers['content-type'], 'application/json');
     }
     // The feed serves the same envelopes: the receiver got them unchanged.
-    const feed = await (await fetch(`${svc.url}/api/v1/events?since=${encodeURIComponent(before)}`, { headers: { authorization: `Bearer ${tenant.key}` } })).json();
-    assert.deepEqual(updated.envelope, feed.data.find((e: any) => e.id === updated.envelope.id));
+    const feed = await (
+      await fetch(`${svc.url}/api/v1/events?since=${encodeURIComponent(before)}`, { headers: { authorization: `Bearer ${tenant.key}` } })
+    ).json();
+    assert.deepEqual(
+      updated.envelope,
+      feed.data.find((e: any) => e.id === updated.envelope.id),
+    );
     // One line per event: time, type, id, the receiver's status and time taken.
     await until('the line for order.updated', () => listenAll.output().includes(updated.envelope.id));
     assert.match(listenAll.output(), new RegExp(`\\d\\d:\\d\\d:\\d\\d\\s+order\\.updated\\s+${updated.envelope.id}\\s+<-- 204 \\(\\d+ ms\\)`));
@@ -176,7 +196,9 @@ test('events created through the API arrive at the local receiver, verified by b
   const listenSince = await startListener(['--forward-to', replay.url, '--since', before, '--key', tenant.key, '--base-url', svc.url], {});
   try {
     Object.assign(replay.secrets, { hex: listenSince.secret, whsec: listenSince.whsec });
-    const replayed = await until('the earlier order replayed', () => replay.received.find((r) => r.envelope.event === 'order.created' && r.envelope.data.order.id === earlier.id));
+    const replayed = await until('the earlier order replayed', () =>
+      replay.received.find((r) => r.envelope.event === 'order.created' && r.envelope.data.order.id === earlier.id),
+    );
     assert.deepEqual(replay.verified(replayed), { constructed: true, merx: true, standard: true, standardPackage: true });
     await until('every event since then', () => replay.received.length >= all.received.length + 1);
     const ids = replay.received.map((r) => r.envelope.id);
@@ -212,7 +234,11 @@ test('a receiver that is down: the listener says so, retries, moves on, and forw
 test('refusals: no key, a key the service refuses, a bad --forward-to: one line on stderr and exit 1', async () => {
   const run = (args: string[], env: Record<string, string> = {}) =>
     new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, ['bin/merx.js', 'listen', ...args], { cwd: ROOT, env: { ...process.env, MERX_API_KEY: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['bin/merx.js', 'listen', ...args], {
+        cwd: ROOT,
+        env: { ...process.env, MERX_API_KEY: '', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stdout.on('data', (c) => (out += c));
       child.stderr.on('data', (c) => (out += c));

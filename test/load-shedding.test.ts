@@ -175,7 +175,8 @@ test('past the queue bound (requests in flight) a request is refused at once; cu
     const { key } = await freshTenant(queued.url);
     held.push(await heldRequest(queued.url));
     // The held one is admitted once its headers are read (/healthz, never counted, shows it).
-    for (let i = 0; i < 100 && !(await http(queued.url, 'GET', '/healthz')).body.pressure; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 100 && !(await http(queued.url, 'GET', '/healthz')).body.pressure; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     const res = await http(queued.url, 'GET', '/api/v1/orders?limit=1', { token: key });
     assertShed(res, 'queue full', 2);
     const health = await http(queued.url, 'GET', '/healthz');

@@ -26,13 +26,26 @@ test('LOG_FORMAT accepts json and pretty (empty: decided by the terminal); anyth
   assert.equal(loadConfig({ LOG_FORMAT: '' }).logFormat, null);
   assert.equal(loadConfig({}).logLevel, null);
   for (const bad of ['JSON', 'text', 'yes']) {
-    assert.throws(() => loadConfig({ LOG_FORMAT: bad }), (err: Error) => err instanceof ConfigError && /LOG_FORMAT must be one of json, pretty/.test(err.message));
+    assert.throws(
+      () => loadConfig({ LOG_FORMAT: bad }),
+      (err: Error) => err instanceof ConfigError && /LOG_FORMAT must be one of json, pretty/.test(err.message),
+    );
   }
   assert.throws(() => loadConfig({ LOG_LEVEL: 'loud' }), ConfigError);
 });
 
 test('the one-line form: time, level, message, then the fields; an error shows its message, never its stack', () => {
-  const line = prettyLine(JSON.stringify({ level: 40, time: Date.UTC(2026, 0, 2, 3, 4, 5), pid: 1, hostname: 'h', msg: 'redis is unreachable', url: 'redis://x', err: { message: 'connect ECONNREFUSED', stack: 'Error\n    at x' } }));
+  const line = prettyLine(
+    JSON.stringify({
+      level: 40,
+      time: Date.UTC(2026, 0, 2, 3, 4, 5),
+      pid: 1,
+      hostname: 'h',
+      msg: 'redis is unreachable',
+      url: 'redis://x',
+      err: { message: 'connect ECONNREFUSED', stack: 'Error\n    at x' },
+    }),
+  );
   assert.equal(line, '03:04:05 WARN  redis is unreachable url=redis://x err="connect ECONNREFUSED"');
   assert.doesNotMatch(prettyLine(JSON.stringify({ level: 50, time: 0, msg: 'two\nlines' })), /\n/);
 });
@@ -43,10 +56,16 @@ test('not a terminal (a pipe): pino JSON lines at info, and the banner is the la
     const out = svc.output();
     const bannerAt = out.indexOf('Merx is running');
     assert.ok(bannerAt >= 0, out);
-    const before = out.slice(0, bannerAt).split('\n').filter((l) => l.trim());
+    const before = out
+      .slice(0, bannerAt)
+      .split('\n')
+      .filter((l) => l.trim());
     assert.ok(before.length > 0, 'start-up logged something at info');
     for (const line of before) assert.doesNotThrow(() => JSON.parse(line), `a JSON log line: ${line}`);
-    assert.ok(before.some((l) => JSON.parse(l).level === 30), 'info lines are written');
+    assert.ok(
+      before.some((l) => JSON.parse(l).level === 30),
+      'info lines are written',
+    );
     assert.doesNotMatch(out.slice(bannerAt), /^\{/m, 'nothing was logged after the banner');
     assert.match(out, /Demo API key\s+merx_/);
   } finally {
@@ -61,8 +80,18 @@ test('a terminal (a pseudo-terminal): no JSON and no info lines, the banner with
     for (let i = 0; i < 20; i++) await fetch(`${svc.base}/api/v1/orders?limit=1`, { headers: { authorization: `Bearer ${svc.key}` } });
     await fetch(`${svc.base}/api/v1/orders`, { headers: { authorization: 'Bearer merx_wrong' } });
     await new Promise((r) => setTimeout(r, 300));
-    const lines = svc.output().replace(/\r/g, '').split('\n').filter((l) => l.trim());
-    assert.ok(!lines.some((l) => l.startsWith('{')), `no JSON in a terminal: ${lines.filter((l) => l.startsWith('{')).slice(0, 3).join('\n')}`);
+    const lines = svc
+      .output()
+      .replace(/\r/g, '')
+      .split('\n')
+      .filter((l) => l.trim());
+    assert.ok(
+      !lines.some((l) => l.startsWith('{')),
+      `no JSON in a terminal: ${lines
+        .filter((l) => l.startsWith('{'))
+        .slice(0, 3)
+        .join('\n')}`,
+    );
     // Above the banner only warnings may stand (on PostgreSQL without ENCRYPTION_KEYS, the one about the key kept in the database).
     const bannerAt = lines.findIndex((l) => /Merx is running/.test(l));
     assert.ok(bannerAt >= 0, lines.slice(0, 5).join('\n'));

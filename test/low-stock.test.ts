@@ -93,8 +93,11 @@ test('untracked, deactivated, digital and free products never alert', async () =
   assert.equal(reactivated.status, 200);
   await recordMovement(svc.url, key, { product_id: untracked.id, type: 'delivery', qty: 2 });
   await runLowStock(svc.url, '2031-04-01T07:00:00Z');
-  assert.deepEqual(await alertCounts(accountId), { [control.id]: 1, [inactive.id]: 1, [untracked.id]: 1 },
-    'reactivated and newly tracked products join on the same day; the control was already alerted');
+  assert.deepEqual(
+    await alertCounts(accountId),
+    { [control.id]: 1, [inactive.id]: 1, [untracked.id]: 1 },
+    'reactivated and newly tracked products join on the same day; the control was already alerted',
+  );
 });
 
 test("the threshold falls back to the account's default_threshold (PATCH /admin/api/accounts/{id})", async () => {
@@ -105,26 +108,50 @@ test("the threshold falls back to the account's default_threshold (PATCH /admin/
 
   await runLowStock(svc.url, '2031-05-01T10:00:00Z');
   let events = await lowStockEvents(accountId);
-  assert.deepEqual(events.map((e) => [e.data.product.id, e.data.threshold]).sort(), [[plain.id, 5], [own.id, 10]].sort(),
-    'default 5 for the plain product; its own 10 for the other; threshold 0 is not low at 1');
+  assert.deepEqual(
+    events.map((e) => [e.data.product.id, e.data.threshold]).sort(),
+    [
+      [plain.id, 5],
+      [own.id, 10],
+    ].sort(),
+    'default 5 for the plain product; its own 10 for the other; threshold 0 is not low at 1',
+  );
 
   const patched = await operator(svc.url).call('PATCH', `/accounts/${accountId}`, { default_threshold: 3 });
   assert.equal(patched.data.default_threshold, 3);
   await runLowStock(svc.url, '2031-05-02T10:00:00Z');
   events = await lowStockEvents(accountId);
-  assert.deepEqual(events.slice(2).map((e) => [e.data.product.id, e.data.threshold]), [[own.id, 10]], 'stock 4 is above the new default 3');
+  assert.deepEqual(
+    events.slice(2).map((e) => [e.data.product.id, e.data.threshold]),
+    [[own.id, 10]],
+    'stock 4 is above the new default 3',
+  );
 
   await operator(svc.url).call('PATCH', `/accounts/${accountId}`, { default_threshold: 4 });
   await runLowStock(svc.url, '2031-05-03T10:00:00Z');
   events = await lowStockEvents(accountId);
-  assert.deepEqual(events.slice(3).map((e) => [e.data.product.id, e.data.threshold]).sort(), [[plain.id, 4], [own.id, 10]].sort(), 'at the default is low');
+  assert.deepEqual(
+    events
+      .slice(3)
+      .map((e) => [e.data.product.id, e.data.threshold])
+      .sort(),
+    [
+      [plain.id, 4],
+      [own.id, 10],
+    ].sort(),
+    'at the default is low',
+  );
   assert.ok(zero);
 
   const created = await operator(svc.url).createAccount({ default_threshold: 0 });
   const zeroDefault = await operator(svc.url).createProduct(created.id, { name: 'Edge', stock_quantity: 0 });
   await runLowStock(svc.url, '2031-05-04T10:00:00Z');
   const edge = (await outboxEvents(svc.service, created.id)).filter((e) => e.event === 'inventory.low_stock');
-  assert.deepEqual(edge.map((e) => [e.data.product.id, e.data.stock_quantity, e.data.threshold]), [[zeroDefault.id, 0, 0]], 'default 0: at zero is low');
+  assert.deepEqual(
+    edge.map((e) => [e.data.product.id, e.data.stock_quantity, e.data.threshold]),
+    [[zeroDefault.id, 0, 0]],
+    'default 0: at zero is low',
+  );
 });
 
 test('stock moves between runs: an alerted day stays quiet, a restocked product stops alerting, a newly low one alerts the same day', async () => {

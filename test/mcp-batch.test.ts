@@ -46,7 +46,11 @@ test('a batch of 20 orders:write calls with a key lacking orders:write gets 20 S
   assert.equal(res.status, 200, res.text);
   assert.ok(Array.isArray(res.body));
   assert.equal(res.body.length, 20, 'one answer per element');
-  assert.deepEqual(res.body.map((r: any) => r.id), batch.map((m) => m.id), 'answered in order, each under its own id');
+  assert.deepEqual(
+    res.body.map((r: any) => r.id),
+    batch.map((m) => m.id),
+    'answered in order, each under its own id',
+  );
   for (const r of res.body) {
     assert.equal(r.error, undefined, `${r.id}: a refusal is a result, not a protocol error: ${JSON.stringify(r.error)}`);
     assertToolResultShape(r.result);

@@ -23,24 +23,75 @@ const LAUNCHER = path.join(
 );
 
 const SPEC_TOOLS = [
-  'list_orders', 'get_order', 'update_order', 'get_shipment', 'create_shipment', 'cancel_shipment', 'get_inventory_stock', 'list_stock_movements',
-  'record_stock_movement', 'list_products', 'get_product', 'create_product', 'update_product', 'list_customers', 'list_segments', 'create_segment',
-  'update_segment', 'delete_segment', 'add_segment_members', 'remove_segment_members', 'add_customer_note', 'list_webhooks', 'list_webhook_deliveries',
-  'create_webhook', 'update_webhook', 'delete_webhook', 'test_webhook', 'submit_brief', 'get_status', 'get_facts',
+  'list_orders',
+  'get_order',
+  'update_order',
+  'get_shipment',
+  'create_shipment',
+  'cancel_shipment',
+  'get_inventory_stock',
+  'list_stock_movements',
+  'record_stock_movement',
+  'list_products',
+  'get_product',
+  'create_product',
+  'update_product',
+  'list_customers',
+  'list_segments',
+  'create_segment',
+  'update_segment',
+  'delete_segment',
+  'add_segment_members',
+  'remove_segment_members',
+  'add_customer_note',
+  'list_webhooks',
+  'list_webhook_deliveries',
+  'create_webhook',
+  'update_webhook',
+  'delete_webhook',
+  'test_webhook',
+  'submit_brief',
+  'get_status',
+  'get_facts',
   // EXTENSIONS
-  'list_events', 'rotate_webhook_secret', 'verify_webhook_signature', 'get_webhook',
+  'list_events',
+  'rotate_webhook_secret',
+  'verify_webhook_signature',
+  'get_webhook',
   // EXTENSIONS 6
-  'list_delivery_attempts', 'recover_webhook_deliveries', 'get_recovery', 'cancel_recovery', 'get_webhook_health',
+  'list_delivery_attempts',
+  'recover_webhook_deliveries',
+  'get_recovery',
+  'cancel_recovery',
+  'get_webhook_health',
   // EXTENSIONS 9
-  'get_webhook_flow', 'update_webhook_flow',
+  'get_webhook_flow',
+  'update_webhook_flow',
   // EXTENSIONS 7: listed for every key
-  'list_request_logs', 'get_approval',
+  'list_request_logs',
+  'get_approval',
   // EXTENSIONS 8
-  'create_shipment_batch', 'get_shipment_batch', 'list_shipment_batch_items', 'cancel_shipment_batch',
+  'create_shipment_batch',
+  'get_shipment_batch',
+  'list_shipment_batch_items',
+  'cancel_shipment_batch',
 ];
 const ALL_SCOPES = [
-  'orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'inventory:write', 'products:read', 'products:write',
-  'customers:read', 'customers:write', 'webhooks:read', 'webhooks:write', 'submit_brief', 'get_status', 'get_facts',
+  'orders:read',
+  'orders:write',
+  'shipments:read',
+  'shipments:write',
+  'inventory:read',
+  'inventory:write',
+  'products:read',
+  'products:write',
+  'customers:read',
+  'customers:write',
+  'webhooks:read',
+  'webhooks:write',
+  'submit_brief',
+  'get_status',
+  'get_facts',
 ];
 
 let svc: TestService;
@@ -82,10 +133,17 @@ function inspector(args: string[]): Promise<CliRun> {
 
 // --stored-auth-only: on a 401 the inspector would otherwise offer interactive OAuth; a key is all Merx takes.
 const connection = (key: string) => [
-  `${svc.url}/api/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${key}`, '--format', 'json', '--stored-auth-only',
+  `${svc.url}/api/mcp`,
+  '--transport',
+  'http',
+  '--header',
+  `Authorization: Bearer ${key}`,
+  '--format',
+  'json',
+  '--stored-auth-only',
 ];
 
-test('inspector --cli --method tools/list lists exactly SPEC\'s and EXTENSIONS\' tools for an every-scope key, as tools/list answers them', async () => {
+test("inspector --cli --method tools/list lists exactly SPEC's and EXTENSIONS' tools for an every-scope key, as tools/list answers them", async () => {
   const { key } = await freshTenant(svc.url, { scopes: ALL_SCOPES });
   const run = await inspector([...connection(key), '--method', 'tools/list']);
   assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}`);
@@ -97,12 +155,17 @@ test('inspector --cli --method tools/list lists exactly SPEC\'s and EXTENSIONS\'
   assert.deepEqual(out.result, raw.body.result);
 });
 
-test('inspector --cli lists only the tools a key\'s scopes allow', async () => {
+test("inspector --cli lists only the tools a key's scopes allow", async () => {
   const { key } = await freshTenant(svc.url, { preset: 'bridge' });
   const run = await inspector([...connection(key), '--method', 'tools/list']);
   assert.equal(run.code, 0, run.stderr);
   // EXTENSIONS 7: the request log and approvals are listed for every key.
-  assert.deepEqual(JSON.parse(run.stdout).result.tools.map((t: any) => t.name).sort(), ['get_approval', 'get_facts', 'get_status', 'list_request_logs', 'submit_brief']);
+  assert.deepEqual(
+    JSON.parse(run.stdout)
+      .result.tools.map((t: any) => t.name)
+      .sort(),
+    ['get_approval', 'get_facts', 'get_status', 'list_request_logs', 'submit_brief'],
+  );
 });
 
 test('inspector --cli --method tools/call list_orders answers the same JSON as GET /api/v1/orders', async () => {
@@ -132,7 +195,8 @@ function* nodes(schema: unknown, where: string): Generator<[string, Record<strin
     for (const [i, inner] of schema.entries()) yield* nodes(inner, `${where}[${i}]`);
   } else if (schema && typeof schema === 'object') {
     yield [where, schema as Record<string, unknown>];
-    for (const [key, inner] of Object.entries(schema)) if (key !== 'enum' && key !== 'const' && key !== 'default') yield* nodes(inner, `${where}.${key}`);
+    for (const [key, inner] of Object.entries(schema))
+      if (key !== 'enum' && key !== 'const' && key !== 'default') yield* nodes(inner, `${where}.${key}`);
   }
 }
 

@@ -156,7 +156,11 @@ async function rest(w: World, method: string, path: string, status: number, body
 }
 
 const qs = (query: Record<string, string | number | undefined>) =>
-  new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])).toString();
+  new URLSearchParams(
+    Object.entries(query)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  ).toString();
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -195,18 +199,21 @@ function sinkUrl(webhookId?: string): string {
 
 // ---------------------------------------------------------------- tools/list
 
-test('tools/list for an every-scope key lists exactly the registry\'s tools, SPEC\'s table among them, each with description, schemas and annotations', async () => {
+test("tools/list for an every-scope key lists exactly the registry's tools, SPEC's table among them, each with description, schemas and annotations", async () => {
   const t = await everyScopeTenant();
   const conn = await connectSdk(svc.url, t.key);
   try {
     const { tools } = await conn.client.listTools();
-    assert.deepEqual(tools.map((x) => x.name).sort(), Object.keys(TOOL_SCOPES).sort(), 'no more, no fewer than the registry\'s MCP operations');
+    assert.deepEqual(tools.map((x) => x.name).sort(), Object.keys(TOOL_SCOPES).sort(), "no more, no fewer than the registry's MCP operations");
     for (const [name, scope] of Object.entries(SPEC_TOOLS)) assert.deepEqual(TOOL_SCOPES[name], [scope], `SPEC's table: ${name} under ${scope}`);
     for (const x of tools) {
       assert.ok(typeof x.description === 'string' && x.description.length >= 40, `${x.name}: a description an agent can act on`);
       assert.equal(x.inputSchema.type, 'object', `${x.name}: inputSchema`);
       // EXTENSIONS 10 token budgets: the shown schema leaves out additionalProperties: false; the server still refuses.
-      const unknown = await conn.client.callTool({ name: x.name, arguments: { not_an_argument: 1 } }).then(() => null, (err) => err);
+      const unknown = await conn.client.callTool({ name: x.name, arguments: { not_an_argument: 1 } }).then(
+        () => null,
+        (err) => err,
+      );
       assert.equal(unknown?.code, -32602, `${x.name}: unknown arguments are refused`);
       assert.ok(x.outputSchema && x.outputSchema.type === 'object', `${x.name}: outputSchema`);
       assert.ok(x.annotations, `${x.name}: annotations`);
@@ -224,7 +231,13 @@ test('tools/list for an every-scope key lists exactly the registry\'s tools, SPE
       const one = await connectSdk(svc.url, key);
       try {
         const names = (await one.client.listTools()).tools.map((x) => x.name).sort();
-        assert.deepEqual(names, Object.keys(TOOL_SCOPES).filter((n) => TOOL_SCOPES[n].includes(scope)).sort(), `a key with only ${scope}`);
+        assert.deepEqual(
+          names,
+          Object.keys(TOOL_SCOPES)
+            .filter((n) => TOOL_SCOPES[n].includes(scope))
+            .sort(),
+          `a key with only ${scope}`,
+        );
       } finally {
         await one.close();
       }
@@ -254,36 +267,85 @@ test('annotations are truthful (MCP ToolAnnotations: destructive = not only addi
       for (const name of names) claimed[hint].add(name);
       expect(names, hint, value, why);
     };
-    claim(['cancel_shipment', 'delete_segment', 'remove_segment_members', 'delete_webhook', 'cancel_shipment_batch', 'cancel_recovery'], 'destructiveHint', true, 'it cancels or deletes');
+    claim(
+      ['cancel_shipment', 'delete_segment', 'remove_segment_members', 'delete_webhook', 'cancel_shipment_batch', 'cancel_recovery'],
+      'destructiveHint',
+      true,
+      'it cancels or deletes',
+    );
     claim(
       ['update_order', 'update_product', 'update_segment', 'update_webhook'],
       'destructiveHint',
       true,
       'it overwrites existing values (status cancelled/refunded, active: false, filters, url): not an additive update',
     );
-    claim(['create_product', 'create_segment', 'add_segment_members', 'add_customer_note', 'create_webhook', 'submit_brief'], 'destructiveHint', false, 'it only adds');
-    claim(['create_shipment', 'create_shipment_batch', 'record_stock_movement', 'test_webhook', 'recover_webhook_deliveries'], 'destructiveHint', false, 'it only adds a waybill, a ledger row or a delivery attempt');
+    claim(
+      ['create_product', 'create_segment', 'add_segment_members', 'add_customer_note', 'create_webhook', 'submit_brief'],
+      'destructiveHint',
+      false,
+      'it only adds',
+    );
+    claim(
+      ['create_shipment', 'create_shipment_batch', 'record_stock_movement', 'test_webhook', 'recover_webhook_deliveries'],
+      'destructiveHint',
+      false,
+      'it only adds a waybill, a ledger row or a delivery attempt',
+    );
     // As the registry declares it (unlike update_webhook: it changes how deliveries are sent, never what a subscription is).
     claim(['update_webhook_flow'], 'destructiveHint', false, 'pausing, a rate or the breaker are undone by the same call');
     claim(['rotate_webhook_secret'], 'destructiveHint', true, 'it replaces the signing secret');
     claim(['rotate_webhook_secret'], 'idempotentHint', false, 'each call issues another secret');
     claim(
-      ['create_shipment', 'create_shipment_batch', 'create_product', 'create_segment', 'add_customer_note', 'record_stock_movement', 'create_webhook', 'test_webhook', 'recover_webhook_deliveries'],
+      [
+        'create_shipment',
+        'create_shipment_batch',
+        'create_product',
+        'create_segment',
+        'add_customer_note',
+        'record_stock_movement',
+        'create_webhook',
+        'test_webhook',
+        'recover_webhook_deliveries',
+      ],
       'idempotentHint',
       false,
       'each call makes one more row, waybill, batch or delivery attempt',
     );
     claim(['cancel_shipment'], 'idempotentHint', false, 'a repeat does not answer as the first did: 409 for a cancelled shipment');
-    claim(['delete_segment', 'delete_webhook', 'add_segment_members', 'remove_segment_members', 'submit_brief', 'cancel_shipment_batch', 'cancel_recovery'], 'idempotentHint', true, 'a repeat changes nothing more');
-    claim(['update_order', 'update_product', 'update_segment', 'update_webhook', 'update_webhook_flow'], 'idempotentHint', true, 'the same values again change nothing more');
-    claim(['create_shipment', 'cancel_shipment', 'create_shipment_batch'], 'openWorldHint', true, 'it calls the courier (SPEC: shipment creation and cancellation act through the courier integrations)');
+    claim(
+      [
+        'delete_segment',
+        'delete_webhook',
+        'add_segment_members',
+        'remove_segment_members',
+        'submit_brief',
+        'cancel_shipment_batch',
+        'cancel_recovery',
+      ],
+      'idempotentHint',
+      true,
+      'a repeat changes nothing more',
+    );
+    claim(
+      ['update_order', 'update_product', 'update_segment', 'update_webhook', 'update_webhook_flow'],
+      'idempotentHint',
+      true,
+      'the same values again change nothing more',
+    );
+    claim(
+      ['create_shipment', 'cancel_shipment', 'create_shipment_batch'],
+      'openWorldHint',
+      true,
+      'it calls the courier (SPEC: shipment creation and cancellation act through the courier integrations)',
+    );
     claim(['test_webhook', 'recover_webhook_deliveries'], 'openWorldHint', true, "it sends HTTP requests to the subscriber's endpoint");
     for (const name of WRITE_TOOLS) {
       for (const hint of ['destructiveHint', 'idempotentHint'] as const) {
         if (!claimed[hint].has(name)) problems.push(`${name}.${hint}: no claim names this write tool; add it to the claims above with why`);
       }
     }
-    for (const [name, hints] of byName) if (hints.openWorldHint && !claimed.openWorldHint.has(name)) problems.push(`${name}.openWorldHint is true: claim it above with why`);
+    for (const [name, hints] of byName)
+      if (hints.openWorldHint && !claimed.openWorldHint.has(name)) problems.push(`${name}.openWorldHint is true: claim it above with why`);
     assert.deepEqual(problems, []);
   } finally {
     await conn.close();
@@ -304,7 +366,7 @@ const withoutDescription = (schema: any) => {
   return rest;
 };
 
-test('each tool\'s inputSchema is its REST twin\'s parameters and body from the OpenAPI document, and its outputSchema admits the REST answers', async () => {
+test("each tool's inputSchema is its REST twin's parameters and body from the OpenAPI document, and its outputSchema admits the REST answers", async () => {
   const t = await everyScopeTenant();
   const conn = await connectSdk(svc.url, t.key);
   try {
@@ -338,15 +400,25 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
         const body = resolveRefs(o.requestBody?.content['application/json'].schema, doc) as any;
         for (const [prop, schema] of Object.entries(body?.properties ?? {})) expected[prop] = schema;
         for (const prop of body?.required ?? []) required.add(prop);
-        if (WRITE_TOOLS.includes(name)) assert.ok(o.parameters.some((p: any) => p.name === 'X-Merx-Dry-Run'), `${name}: the REST twin takes X-Merx-Dry-Run`);
+        if (WRITE_TOOLS.includes(name))
+          assert.ok(
+            o.parameters.some((p: any) => p.name === 'X-Merx-Dry-Run'),
+            `${name}: the REST twin takes X-Merx-Dry-Run`,
+          );
       }
       // dry_run and (issue 41) the control arguments a model sets instead of _meta are MCP's own, not REST parameters.
       const mcpOwn = new Set(['dry_run', 'approval_id', 'idempotency_key', 'if_match']);
-      const actual = Object.fromEntries(Object.entries(input.properties).filter(([k]) => !mcpOwn.has(k)).map(([k, v]) => [k, withoutDescription(v)]));
+      const actual = Object.fromEntries(
+        Object.entries(input.properties)
+          .filter(([k]) => !mcpOwn.has(k))
+          .map(([k, v]) => [k, withoutDescription(v)]),
+      );
       // The same schemas, in the portable spelling tools/list uses (anyOf for nullable types), compact (compact-schema.ts;
       // a tool that creates shows no null branches).
       const creates = twins[0].method.toLowerCase() === 'post';
-      const wanted = Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, withoutDescription(compactSchema(portableSchema(v), { creates }))]));
+      const wanted = Object.fromEntries(
+        Object.entries(expected).map(([k, v]) => [k, withoutDescription(compactSchema(portableSchema(v), { creates }))]),
+      );
       assert.deepEqual(actual, wanted, `${name}: arguments are the REST parameters and body, under their REST names and schemas`);
       assert.deepEqual([...(input.required ?? [])].sort(), [...required].sort(), `${name}: the same required arguments`);
 
@@ -404,7 +476,11 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
       const second = await w.op.checkout(w.accountId, { customer: { name: 'Boris Ivanov', email: 'boris@example.com', phone: '+359888000222' } });
       await w.op.checkout(w.accountId, { payment_method: 'card', payment_status: 'paid' });
       for (const query of [{}, { limit: 2 }, { status: 'new', q: 'boris' }, { payment: 'paid' }, { courier: 'none', limit: 1 }]) {
-        assert.deepEqual(await tool(w, 'list_orders', query), await rest(w, 'GET', `/api/v1/orders?${qs(query)}`, 200), `list_orders ${JSON.stringify(query)}`);
+        assert.deepEqual(
+          await tool(w, 'list_orders', query),
+          await rest(w, 'GET', `/api/v1/orders?${qs(query)}`, 200),
+          `list_orders ${JSON.stringify(query)}`,
+        );
       }
       const page = await tool(w, 'list_orders', { limit: 2 });
       assert.equal(page.has_more, true);
@@ -481,7 +557,15 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
     });
 
     test('products: list_products, get_product, create_product, update_product', async () => {
-      const input = { name: 'Desk fan', price: 45.5, sku: 'FAN-PARITY', weight_g: 1200, delivery_type: 'physical', low_stock_threshold: 4, dim_cm: { l: 30, w: 30, h: 40 } };
+      const input = {
+        name: 'Desk fan',
+        price: 45.5,
+        sku: 'FAN-PARITY',
+        weight_g: 1200,
+        delivery_type: 'physical',
+        low_stock_threshold: 4,
+        dim_cm: { l: 30, w: 30, h: 40 },
+      };
       const preview = await tool(w, 'create_product', { ...input, dry_run: true });
       assert.equal(preview.dry_run, true);
       assert.deepEqual(preview, await rest(w, 'POST', '/api/v1/products', 200, input, DRY));
@@ -499,7 +583,11 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
       assertTwins(updated, await rest(w, 'PATCH', `/api/v1/products/${twin.data.id}`, 200, change));
 
       for (const query of [{}, { status: 'all' }, { status: 'all', sku: 'FAN-PARITY' }, { delivery_type: 'physical', limit: 1 }]) {
-        assert.deepEqual(await tool(w, 'list_products', query), await rest(w, 'GET', `/api/v1/products?${qs(query)}`, 200), `list_products ${JSON.stringify(query)}`);
+        assert.deepEqual(
+          await tool(w, 'list_products', query),
+          await rest(w, 'GET', `/api/v1/products?${qs(query)}`, 200),
+          `list_products ${JSON.stringify(query)}`,
+        );
       }
       assert.deepEqual(await tool(w, 'get_product', { id: twin.data.id }), await rest(w, 'GET', `/api/v1/products/${twin.data.id}`, 200));
     });
@@ -514,7 +602,11 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
       assert.deepEqual(preview, await rest(w, 'POST', '/api/v1/inventory/movements', 200, { product_id: p1.id, ...delivery }, DRY));
 
       const applied = await tool(w, 'record_stock_movement', { product_id: p1.id, ...delivery });
-      assert.deepEqual(applied, await rest(w, 'POST', '/api/v1/inventory/movements', 201, { product_id: p2.id, ...delivery }), 'the twin write answers the same');
+      assert.deepEqual(
+        applied,
+        await rest(w, 'POST', '/api/v1/inventory/movements', 201, { product_id: p2.id, ...delivery }),
+        'the twin write answers the same',
+      );
       const correction = { type: 'correction', qty: -2, note: 'broken in storage' };
       assert.deepEqual(
         await tool(w, 'record_stock_movement', { product_id: p1.id, ...correction }),
@@ -539,9 +631,17 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
     });
 
     test('customers: list_customers, list_segments, create/update/delete_segment, add/remove_segment_members, add_customer_note', async () => {
-      await w.op.checkout(w.accountId, { customer: { name: 'Vera Koleva', email: 'vera@example.com', phone: '+359888000333' }, payment_method: 'card', payment_status: 'paid' });
+      await w.op.checkout(w.accountId, {
+        customer: { name: 'Vera Koleva', email: 'vera@example.com', phone: '+359888000333' },
+        payment_method: 'card',
+        payment_status: 'paid',
+      });
       for (const query of [{}, { q: 'vera' }, { limit: 1, offset: 0 }, { limit: 1, offset: 1 }]) {
-        assert.deepEqual(await tool(w, 'list_customers', query), await rest(w, 'GET', `/api/v1/customers?${qs(query)}`, 200), `list_customers ${JSON.stringify(query)}`);
+        assert.deepEqual(
+          await tool(w, 'list_customers', query),
+          await rest(w, 'GET', `/api/v1/customers?${qs(query)}`, 200),
+          `list_customers ${JSON.stringify(query)}`,
+        );
       }
 
       // Computed segments.
@@ -561,7 +661,10 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
       );
       const updated = await tool(w, 'update_segment', { id: made.data.id, ...change });
       assertTwins(updated, await rest(w, 'PATCH', `/api/v1/segments/${twin.data.id}`, 200, change));
-      assert.deepEqual(updated.data, (await rest(w, 'GET', '/api/v1/segments', 200)).data.find((s: any) => s.id === made.data.id));
+      assert.deepEqual(
+        updated.data,
+        (await rest(w, 'GET', '/api/v1/segments', 200)).data.find((s: any) => s.id === made.data.id),
+      );
 
       // Membership segments: members in and out.
       const m1 = await tool(w, 'create_segment', { name: 'VIP' });
@@ -573,7 +676,10 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
       const added = await tool(w, 'add_segment_members', { id: m1.data.id, ...members });
       assert.deepEqual(added, await rest(w, 'POST', `/api/v1/segments/${m2.data.id}/members`, 200, members), 'the twin write answers the same');
       assert.deepEqual(added.data, { added: 3, skipped: 0, total: 3 });
-      assert.deepEqual(await tool(w, 'add_segment_members', { id: m1.data.id, ...members }), await rest(w, 'POST', `/api/v1/segments/${m2.data.id}/members`, 200, members));
+      assert.deepEqual(
+        await tool(w, 'add_segment_members', { id: m1.data.id, ...members }),
+        await rest(w, 'POST', `/api/v1/segments/${m2.data.id}/members`, 200, members),
+      );
 
       const out = { customers: [{ email: 'new@example.com' }, { email: 'nobody@example.com' }] };
       assert.deepEqual(
@@ -590,7 +696,10 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
       const restConflict = await rest(w, 'POST', `/api/v1/segments/${made.data.id}/members`, 409, members);
       assert.deepEqual(conflict, { error: 'CONFLICT', reason: restConflict.error.message });
 
-      assert.deepEqual(await tool(w, 'delete_segment', { id: m1.data.id, dry_run: true }), await rest(w, 'DELETE', `/api/v1/segments/${m1.data.id}`, 200, undefined, DRY));
+      assert.deepEqual(
+        await tool(w, 'delete_segment', { id: m1.data.id, dry_run: true }),
+        await rest(w, 'DELETE', `/api/v1/segments/${m1.data.id}`, 200, undefined, DRY),
+      );
       const deleted = await tool(w, 'delete_segment', { id: m1.data.id });
       assert.deepEqual(deleted.data, { id: m1.data.id, deleted: true, members_removed: 2 });
       assertTwins(deleted, await rest(w, 'DELETE', `/api/v1/segments/${m2.data.id}`, 200));
@@ -616,7 +725,11 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
       const twin = await rest(w, 'POST', '/api/v1/webhooks', 201, input);
       assertTwins(made, twin, ['secret', 'secret_prefix']);
       assert.match(made.secret, /^[0-9a-f]{64}$/);
-      assert.deepEqual(made.data, (await rest(w, 'GET', '/api/v1/webhooks', 200)).data.find((s: any) => s.id === made.data.id), 'the result is what REST then lists');
+      assert.deepEqual(
+        made.data,
+        (await rest(w, 'GET', '/api/v1/webhooks', 200)).data.find((s: any) => s.id === made.data.id),
+        'the result is what REST then lists',
+      );
 
       // Point each at the sink under its own id, so its test delivery succeeds.
       const change = (id: string) => ({ url: sinkUrl(id), events: ['order.status_changed'], description: 'parity, on the sink' });
@@ -630,7 +743,10 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
       assert.deepEqual(await tool(w, 'get_webhook', { id: made.data.id }), await rest(w, 'GET', `/api/v1/webhooks/${made.data.id}`, 200));
       assert.deepEqual(await tool(w, 'get_webhook', { id: made.data.id }), { data: updated.data }, 'get_webhook shows what update_webhook answered');
 
-      assert.deepEqual(await tool(w, 'test_webhook', { id: made.data.id, dry_run: true }), await rest(w, 'POST', `/api/v1/webhooks/${made.data.id}/test`, 200, undefined, DRY));
+      assert.deepEqual(
+        await tool(w, 'test_webhook', { id: made.data.id, dry_run: true }),
+        await rest(w, 'POST', `/api/v1/webhooks/${made.data.id}/test`, 200, undefined, DRY),
+      );
       const sent = await tool(w, 'test_webhook', { id: made.data.id });
       assert.equal(sent.data.status, 'delivered', JSON.stringify(sent));
       assert.equal(sent.data.event, 'test');
@@ -645,12 +761,19 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
           );
         }
       }
-      assert.deepEqual((await tool(w, 'list_webhook_deliveries', { id: made.data.id })).data[0], sent.data, 'the test delivery is what REST then lists');
+      assert.deepEqual(
+        (await tool(w, 'list_webhook_deliveries', { id: made.data.id })).data[0],
+        sent.data,
+        'the test delivery is what REST then lists',
+      );
       // What the sink stored is the event the tool reported (operator API).
       const captured = (await w.op.call('GET', `/webhooks/${made.data.id}/sink`)).data;
       assert.equal(JSON.parse(captured[0].body).id, sent.event_id);
 
-      assert.deepEqual(await tool(w, 'delete_webhook', { id: made.data.id, dry_run: true }), await rest(w, 'DELETE', `/api/v1/webhooks/${made.data.id}`, 200, undefined, DRY));
+      assert.deepEqual(
+        await tool(w, 'delete_webhook', { id: made.data.id, dry_run: true }),
+        await rest(w, 'DELETE', `/api/v1/webhooks/${made.data.id}`, 200, undefined, DRY),
+      );
       const deleted = await tool(w, 'delete_webhook', { id: made.data.id });
       assert.deepEqual(deleted, { data: { id: made.data.id, deleted: true } });
       assertTwins(deleted, await rest(w, 'DELETE', `/api/v1/webhooks/${twin.data.id}`, 200));
@@ -661,7 +784,14 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
     });
 
     test('bridge: submit_brief and get_status follow GAPS "Bridge tools" and the operator API', async () => {
-      const brief = { kind: 'PAGE', title: 'Spring sale', brief: 'A landing page for the spring sale.', operation: 'op-1', step: 'draft', run: `run-${version}` };
+      const brief = {
+        kind: 'PAGE',
+        title: 'Spring sale',
+        brief: 'A landing page for the spring sale.',
+        operation: 'op-1',
+        step: 'draft',
+        run: `run-${version}`,
+      };
       const preview = await tool(w, 'submit_brief', { ...brief, dry_run: true });
       assert.deepEqual(preview, { dry_run: true, kind: 'PAGE', business_id: w.accountId });
 
@@ -678,16 +808,30 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
 
       const status = await tool(w, 'get_status', { brief_id: submitted.brief_id });
       assert.deepEqual(Object.keys(status).sort(), ['admin_url', 'asset_id', 'brief_id', 'fail_code', 'kind', 'public_url', 'reason', 'status']);
-      assert.deepEqual({ ...status, admin_url: typeof status.admin_url }, {
-        brief_id: submitted.brief_id, kind: 'PAGE', status: 'RECEIVED', reason: null, fail_code: null, admin_url: 'string', asset_id: null, public_url: null,
-      });
+      assert.deepEqual(
+        { ...status, admin_url: typeof status.admin_url },
+        {
+          brief_id: submitted.brief_id,
+          kind: 'PAGE',
+          status: 'RECEIVED',
+          reason: null,
+          fail_code: null,
+          admin_url: 'string',
+          asset_id: null,
+          public_url: null,
+        },
+      );
 
       // The admin moves it along (OPERATOR_API: POST /briefs/{id}/status); get_status reports each step.
       for (const step of ['IN_WORK', 'AWAITING_APPROVAL', 'APPROVED']) {
         await w.op.call('POST', `/briefs/${submitted.brief_id}/status`, { status: step });
         assert.equal((await tool(w, 'get_status', { brief_id: submitted.brief_id })).status, step);
       }
-      await w.op.call('POST', `/briefs/${other.brief_id}/status`, { status: 'FAILED', reason: 'the product has no images', fail_code: 'MISSING_ASSET' });
+      await w.op.call('POST', `/briefs/${other.brief_id}/status`, {
+        status: 'FAILED',
+        reason: 'the product has no images',
+        fail_code: 'MISSING_ASSET',
+      });
       const failed = await tool(w, 'get_status', { brief_id: other.brief_id });
       assert.equal(failed.status, 'FAILED');
       assert.equal(failed.reason, 'the product has no images');
@@ -736,7 +880,10 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
       // purchases: the page's orders REST lists in the window, cancelled ones excluded (SPEC: customers exclude them likewise).
       const restOrders = (await rest(w, 'GET', `/api/v1/orders?${qs({ page_id: page.id, ...window })}`, 200)).data;
       const counted = restOrders.filter((o: any) => !['cancelled', 'archived', 'refunded'].includes(o.status));
-      assert.deepEqual(counted.map((o: any) => o.id), [kept.id]);
+      assert.deepEqual(
+        counted.map((o: any) => o.id),
+        [kept.id],
+      );
       assert.equal(facts.facts.purchases.value, counted.length);
 
       // A segment asset: segment_size is what REST says its customer_count is.
@@ -746,14 +893,19 @@ test('each tool\'s inputSchema is its REST twin\'s parameters and body from the 
       const restSegment = (await rest(w, 'GET', '/api/v1/segments', 200)).data.find((s: any) => s.id === segment.id);
       assert.equal(segmentFacts.facts.segment_size.value, restSegment.customer_count);
       assert.equal(segmentFacts.facts.segment_size.value, 2);
-      for (const name of ['page_visits', 'purchases', 'registrations', 'attendees']) assert.equal(segmentFacts.facts[name].value, null, `${name} does not apply to a segment`);
+      for (const name of ['page_visits', 'purchases', 'registrations', 'attendees'])
+        assert.equal(segmentFacts.facts[name].value, null, `${name} does not apply to a segment`);
 
       assert.equal((await refused(w, 'get_facts', { asset_id: UNKNOWN_ID, ...window })).error, 'NOT_FOUND');
     });
 
     test('every tool of the registry was called through the SDK client on the version asked for, or its parity is proven in a test named in PARITY_ELSEWHERE', () => {
       const unproven = Object.keys(TOOL_SCOPES).filter((name) => !w.called.has(name) && !(name in PARITY_ELSEWHERE));
-      assert.deepEqual(unproven, [], 'a tool neither walked here (against its REST twin) nor named in PARITY_ELSEWHERE with the test that compares it');
+      assert.deepEqual(
+        unproven,
+        [],
+        'a tool neither walked here (against its REST twin) nor named in PARITY_ELSEWHERE with the test that compares it',
+      );
       for (const name of Object.keys(SPEC_TOOLS)) assert.ok(w.called.has(name), `${name}: every tool of SPEC's table is walked here`);
       for (const [name, file] of Object.entries(PARITY_ELSEWHERE)) {
         assert.ok(name in TOOL_SCOPES, `PARITY_ELSEWHERE names ${name}, which is no tool of the registry`);

@@ -82,16 +82,25 @@ for (const version of MCP_VERSIONS) {
       // list_orders: the same page as GET /api/v1/orders, filters and paging included.
       const list = structured(await client.callTool({ name: 'list_orders', arguments: {} }));
       assert.deepEqual(list, await rest('GET', '/api/v1/orders', key));
-      assert.deepEqual(list.data.map((o: any) => o.id), [second.id, first.id]);
+      assert.deepEqual(
+        list.data.map((o: any) => o.id),
+        [second.id, first.id],
+      );
       const page = structured(await client.callTool({ name: 'list_orders', arguments: { limit: 1 } }));
       assert.deepEqual(page, await rest('GET', '/api/v1/orders?limit=1', key));
       assert.equal(page.has_more, true);
       const next = structured(await client.callTool({ name: 'list_orders', arguments: { limit: 1, cursor: page.next_cursor } }));
       assert.deepEqual(next, await rest('GET', `/api/v1/orders?limit=1&cursor=${encodeURIComponent(page.next_cursor)}`, key));
-      assert.deepEqual(next.data.map((o: any) => o.id), [first.id]);
+      assert.deepEqual(
+        next.data.map((o: any) => o.id),
+        [first.id],
+      );
       const searched = structured(await client.callTool({ name: 'list_orders', arguments: { q: 'boris', status: 'new' } }));
       assert.deepEqual(searched, await rest('GET', '/api/v1/orders?q=boris&status=new', key));
-      assert.deepEqual(searched.data.map((o: any) => o.id), [second.id]);
+      assert.deepEqual(
+        searched.data.map((o: any) => o.id),
+        [second.id],
+      );
 
       // get_order
       const one = structured(await client.callTool({ name: 'get_order', arguments: { id: first.id } }));
@@ -109,7 +118,9 @@ for (const version of MCP_VERSIONS) {
       assert.deepEqual(await outboxEvents(svc.service, accountId), events);
 
       // update_order for real: the result's order is what REST then reads.
-      const done = structured(await client.callTool({ name: 'update_order', arguments: { id: first.id, admin_notes: `via ${version}`, notify_customer: false } }));
+      const done = structured(
+        await client.callTool({ name: 'update_order', arguments: { id: first.id, admin_notes: `via ${version}`, notify_customer: false } }),
+      );
       assert.equal(done.status_changed, false);
       assert.equal(done.email_sent, false);
       assert.deepEqual({ data: done.data }, await rest('GET', `/api/v1/orders/${first.id}`, key));
@@ -144,7 +155,10 @@ test('SDK client: refusals come back as isError results, protocol errors as McpE
     assert.equal(scope.structuredContent.error, 'SCOPE');
 
     await assert.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }), (err: unknown) => err instanceof McpError && err.code === -32602);
-    await assert.rejects(client.callTool({ name: 'get_order', arguments: { id: 'not-a-uuid' } }), (err: unknown) => err instanceof McpError && err.code === -32602);
+    await assert.rejects(
+      client.callTool({ name: 'get_order', arguments: { id: 'not-a-uuid' } }),
+      (err: unknown) => err instanceof McpError && err.code === -32602,
+    );
   } finally {
     await client.close();
   }

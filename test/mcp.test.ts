@@ -131,7 +131,10 @@ test('tools/call list_orders, get_order and update_order answer with structuredC
 
   const list = await callTool(svc.url, key, 'list_orders', { limit: 10 });
   assert.equal(list.isError, false);
-  assert.deepEqual(list.structuredContent.data.map((o: any) => o.id), [order.id]);
+  assert.deepEqual(
+    list.structuredContent.data.map((o: any) => o.id),
+    [order.id],
+  );
   assert.equal(list.structuredContent.has_more, false);
   assert.equal(list.structuredContent.next_cursor, null);
 
@@ -297,7 +300,10 @@ test('an invalid top-level message is HTTP 400 with JSON-RPC error -32600', asyn
 test('a batch of 21 messages is HTTP 400 with JSON-RPC error -32600, and nothing of it runs', async () => {
   const { op, accountId, key } = await freshTenant(svc.url);
   const order = await op.checkout(accountId);
-  const batch = [toolCall('update_order', { id: order.id, admin_notes: 'from a too-big batch' }), ...Array.from({ length: 20 }, () => request('ping'))];
+  const batch = [
+    toolCall('update_order', { id: order.id, admin_notes: 'from a too-big batch' }),
+    ...Array.from({ length: 20 }, () => request('ping')),
+  ];
   const res = await rpc(svc.url, key, batch);
   assert.equal(res.status, 400);
   assert.equal(res.body.jsonrpc, '2.0');
@@ -339,7 +345,10 @@ test('a batch of 20 mixing allowed, forbidden and unknown tools and a notificati
   const okList = byId.get('ok-list').result;
   assertToolResultShape(okList);
   assert.equal(okList.isError, false);
-  assert.deepEqual(okList.structuredContent.data.map((o: any) => o.id), [order.id]);
+  assert.deepEqual(
+    okList.structuredContent.data.map((o: any) => o.id),
+    [order.id],
+  );
   const okGet = byId.get('ok-get').result;
   assert.equal(okGet.isError, false);
   assert.equal(okGet.structuredContent.data.id, order.id);
@@ -381,7 +390,10 @@ test('POST /api/mcp without a valid key is 401 with WWW-Authenticate and the RES
     const res = await rpc(svc.url, token, request('initialize', initParams('2025-06-18')));
     assert.equal(res.status, 401);
     // EXTENSIONS 10: the challenge names the protected resource metadata (RFC 9728); the body is SPEC's.
-    assert.match(res.headers.get('www-authenticate')!, /^Bearer resource_metadata="http:\/\/[^"]+\/\.well-known\/oauth-protected-resource\/api\/mcp"$/);
+    assert.match(
+      res.headers.get('www-authenticate')!,
+      /^Bearer resource_metadata="http:\/\/[^"]+\/\.well-known\/oauth-protected-resource\/api\/mcp"$/,
+    );
     assert.match(res.headers.get('content-type') ?? '(none)', /^application\/json/, 'the JSON error body is labelled as JSON');
     assert.equal(res.body.error.code, 'unauthorized');
     assert.equal(typeof res.body.error.message, 'string');
@@ -406,7 +418,11 @@ test('a revoked key is 401 on MCP', async () => {
 test('120 messages a minute: six batches of 20 pass, the next message is HTTP 429 with the JSON-RPC rate-limit body', async () => {
   const { key } = await freshTenant(svc.url);
   for (let round = 0; round < 6; round++) {
-    const res = await rpc(svc.url, key, Array.from({ length: 20 }, () => request('ping')));
+    const res = await rpc(
+      svc.url,
+      key,
+      Array.from({ length: 20 }, () => request('ping')),
+    );
     assert.equal(res.status, 200, `batch ${round + 1}`);
     assert.equal(res.body.length, 20);
     for (const r of res.body) assert.deepEqual(r.result, {}, `batch ${round + 1}: ${JSON.stringify(r)}`);
@@ -434,7 +450,17 @@ test('120 messages a minute: six batches of 20 pass, the next message is HTTP 42
 
 test('a batch counts N: after 110 messages a batch of 20 gets 10 answers and 10 -32000 errors', async () => {
   const { op, accountId, key } = await freshTenant(svc.url);
-  for (let i = 0; i < 5; i++) assert.equal((await rpc(svc.url, key, Array.from({ length: 20 }, () => request('ping')))).status, 200);
+  for (let i = 0; i < 5; i++)
+    assert.equal(
+      (
+        await rpc(
+          svc.url,
+          key,
+          Array.from({ length: 20 }, () => request('ping')),
+        )
+      ).status,
+      200,
+    );
   for (let i = 0; i < 10; i++) assert.equal((await rpc(svc.url, key, request('ping'))).status, 200);
 
   const batch = Array.from({ length: 20 }, (_, i) => (i % 2 ? request('ping', undefined, i) : toolCall('list_orders', {}, i)));

@@ -34,7 +34,11 @@ test('a migration key is its number and letter, not its words', () => {
 
 test('a migration renamed after it was applied is not applied again; a new one still is', async () => {
   const database = await isolatedDatabase();
-  const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, databaseDirectUrl: database.env.DATABASE_DIRECT_URL, dataDir: 'memory://' });
+  const db = await openDb({
+    databaseUrl: database.env.DATABASE_URL ?? null,
+    databaseDirectUrl: database.env.DATABASE_DIRECT_URL,
+    dataDir: 'memory://',
+  });
   const dir = migrationsCopy(
     // 001 and 032 create tables without IF NOT EXISTS: running either twice would fail the whole migration.
     { '001_spine.sql': '001_accounts_and_keys.sql', '009_b_idempotency_keys.sql': '009_b_idempotency.sql', '032_oauth.sql': '032_oauth_clients.sql' },
@@ -42,8 +46,12 @@ test('a migration renamed after it was applied is not applied again; a new one s
   );
   try {
     const first = await migrate(db);
-    assert.deepEqual(first.filter((x) => !x.startsWith('view ')), migrationFiles());
-    const recorded = async () => (await db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
+    assert.deepEqual(
+      first.filter((x) => !x.startsWith('view ')),
+      migrationFiles(),
+    );
+    const recorded = async () =>
+      (await db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
     const before = await recorded();
 
     assert.deepEqual(await migrate(db, dir), ['999_probe.sql'], 'only the new migration runs; the renamed ones were applied under their old names');
@@ -63,7 +71,11 @@ test('two migrations with one key are refused before anything runs', async () =>
   try {
     assert.throws(() => migrationFiles(dir), /migrations 036_another_simulator\.sql and 036_courier_simulator\.sql share the key 036/);
     const database = await isolatedDatabase();
-    const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, databaseDirectUrl: database.env.DATABASE_DIRECT_URL, dataDir: 'memory://' });
+    const db = await openDb({
+      databaseUrl: database.env.DATABASE_URL ?? null,
+      databaseDirectUrl: database.env.DATABASE_DIRECT_URL,
+      dataDir: 'memory://',
+    });
     try {
       await assert.rejects(migrate(db, dir), /share the key 036/);
       assert.equal((await db.query("SELECT to_regclass('schema_migrations') AS t")).rows[0].t, null, 'nothing ran');

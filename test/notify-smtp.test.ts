@@ -22,7 +22,11 @@ before(async () => {
       let raw = '';
       stream.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
       stream.on('end', () => {
-        received.push({ from: String(session.envelope.mailFrom && session.envelope.mailFrom.address), to: session.envelope.rcptTo.map((r) => r.address), raw });
+        received.push({
+          from: String(session.envelope.mailFrom && session.envelope.mailFrom.address),
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+        });
         callback();
       });
     },
@@ -56,14 +60,21 @@ test('the shipped notice is sent over SMTP and recorded as sent via smtp', async
   assert.match(mail.raw, /has shipped/);
   assert.match(mail.raw, /TRK-SMTP-1/);
   const { rows } = await svc.service.db.query("SELECT sent_via FROM outbound_messages WHERE account_id = $1 AND channel = 'email'", [accountId]);
-  assert.deepEqual(rows.map((r: any) => r.sent_via), ['smtp']);
+  assert.deepEqual(
+    rows.map((r: any) => r.sent_via),
+    ['smtp'],
+  );
 });
 
 test('a dry run sends nothing', async () => {
   const { op, accountId, key } = await freshTenant(svc.url);
   const order = await op.checkout(accountId, { customer: { name: 'Bo', email: 'bo.smtp@example.com', phone: null } });
   const before = received.length;
-  const res = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: key, headers: { 'x-merx-dry-run': '1' }, body: { status: 'shipped' } });
+  const res = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, {
+    token: key,
+    headers: { 'x-merx-dry-run': '1' },
+    body: { status: 'shipped' },
+  });
   assert.equal(res.status, 200);
   assert.equal(res.body.would_notify_customer, true);
   await new Promise((r) => setTimeout(r, 300));

@@ -35,7 +35,9 @@ function documentAt(document: (url: string) => unknown, raw?: string) {
 }
 
 const page = async (clientId: string) => {
-  const res = await fetch(`${base}/oauth/authorize?${new URLSearchParams(authorizationRequest(base, clientId, pkce().challenge))}`, { redirect: 'manual' });
+  const res = await fetch(`${base}/oauth/authorize?${new URLSearchParams(authorizationRequest(base, clientId, pkce().challenge))}`, {
+    redirect: 'manual',
+  });
   return { status: res.status, location: res.headers.get('location'), text: await res.text() };
 };
 
@@ -47,7 +49,14 @@ test('a metadata document naming itself and the redirect URI: the page names the
   assert.match(shown.text, /Doc Agent wants to use your Merx shop/);
   const { verifier, challenge } = pkce();
   const code = await consent(base, authorizationRequest(base, endpoint.url, challenge), t.key);
-  const tokens = await form(base, '/oauth/token', { grant_type: 'authorization_code', code, client_id: endpoint.url, redirect_uri: REDIRECT_URI, code_verifier: verifier, resource: `${base}/api/mcp` });
+  const tokens = await form(base, '/oauth/token', {
+    grant_type: 'authorization_code',
+    code,
+    client_id: endpoint.url,
+    redirect_uri: REDIRECT_URI,
+    code_verifier: verifier,
+    resource: `${base}/api/mcp`,
+  });
   assert.equal(tokens.status, 200, tokens.text);
   const apps = (await operator(base).call('GET', `/accounts/${t.accountId}/connected-apps`)).data;
   assert.equal(apps[0].client_id, endpoint.url);
@@ -81,8 +90,20 @@ test('a metadata document that never answers is given up after 5 s (400 page)', 
 test('wrong credentials on the consent form count as failed authentications: past the limit 429, with the page', async () => {
   const limited = await startTestService({ AUTH_FAILURES_PER_WINDOW: '3', PUBLIC_BASE_URL: 'http://127.0.0.1:1' });
   try {
-    const clientId = (await (await fetch(`${limited.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT_URI] }) })).json()).client_id;
-    const request = { ...authorizationRequest('http://127.0.0.1:1', clientId, pkce().challenge), credential: 'merx_wrongwrongwrongwrongwrongwrongwrongwrong', decision: 'approve' };
+    const clientId = (
+      await (
+        await fetch(`${limited.url}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: [REDIRECT_URI] }),
+        })
+      ).json()
+    ).client_id;
+    const request = {
+      ...authorizationRequest('http://127.0.0.1:1', clientId, pkce().challenge),
+      credential: 'merx_wrongwrongwrongwrongwrongwrongwrongwrong',
+      decision: 'approve',
+    };
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await form(limited.url, '/oauth/authorize', request)).status);
     assert.deepEqual(statuses.slice(0, 3), [401, 401, 401]);

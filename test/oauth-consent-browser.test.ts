@@ -29,8 +29,12 @@ after(async () => {
 });
 
 for (const width of [1440, 390]) {
-  test(`the consent page at ${width} px: who asks, scopes, approval; a wrong key; approve; Connected apps and Revoke`, { skip: missing ?? false }, async () => {
-    const walked = await runConsentFlow({ browser, baseUrl: svc.url, adminToken: ADMIN_TOKEN, width, shotsDir });
-    for (const file of walked.screenshots) assert.ok(fs.statSync(file).size > 5_000, `${path.basename(file)} was taken`);
-  });
+  test(
+    `the consent page at ${width} px: who asks, scopes, approval; a wrong key; approve; Connected apps and Revoke`,
+    { skip: missing ?? false },
+    async () => {
+      const walked = await runConsentFlow({ browser, baseUrl: svc.url, adminToken: ADMIN_TOKEN, width, shotsDir });
+      for (const file of walked.screenshots) assert.ok(fs.statSync(file).size > 5_000, `${path.basename(file)} was taken`);
+    },
+  );
 }

@@ -57,7 +57,13 @@ test('two instances: one access token revoked on A (RFC 7009) is 401 on B at onc
 test('two instances: a used refresh token presented on A revokes the grant; its tokens are 401 on B at once', { skip: twoInstances }, async () => {
   const t = await freshTenant(base);
   const { clientId, tokens } = await connectedClient(base, t.key);
-  const refresh = () => form(base, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId, resource: `${base}/api/mcp` });
+  const refresh = () =>
+    form(base, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+      resource: `${base}/api/mcp`,
+    });
   const second = await refresh();
   assert.equal(second.status, 200);
   await cachedOnB(second.body.access_token);

@@ -13,15 +13,26 @@ import { freePort } from './helpers/service-child.ts';
 import { connectSdk } from './helpers/sdk-client.ts';
 import { rpc, toolCall } from './helpers/mcp.ts';
 import { assertResponseMatches } from './helpers/openapi-validator.ts';
-import {
-  MemoryProvider, REDIRECT_URI, authorizationRequest, connectedClient, consent, form, pkce, registerClient,
-} from './helpers/oauth.ts';
+import { MemoryProvider, REDIRECT_URI, authorizationRequest, connectedClient, consent, form, pkce, registerClient } from './helpers/oauth.ts';
 
 let svc: TestService;
 let base: string;
 const SCOPES = [
-  'orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'inventory:write', 'products:read', 'products:write',
-  'customers:read', 'customers:write', 'webhooks:read', 'webhooks:write', 'submit_brief', 'get_status', 'get_facts',
+  'orders:read',
+  'orders:write',
+  'shipments:read',
+  'shipments:write',
+  'inventory:read',
+  'inventory:write',
+  'products:read',
+  'products:write',
+  'customers:read',
+  'customers:write',
+  'webhooks:read',
+  'webhooks:write',
+  'submit_brief',
+  'get_status',
+  'get_facts',
 ];
 
 before(async () => {
@@ -59,11 +70,14 @@ test('protected resource metadata at both well-known paths, and the 401 of /api/
   assert.equal(rest.headers.get('www-authenticate'), 'Bearer realm="Merx API"');
 });
 
-test('the OAuth and well-known routes are documented in docs, not in the API\'s OpenAPI document', async () => {
+test("the OAuth and well-known routes are documented in docs, not in the API's OpenAPI document", async () => {
   const doc = (await http(base, 'GET', '/api/v1/openapi.json')).body;
   const paths = Object.keys(doc.paths);
   assert.ok(paths.length > 10);
-  assert.deepEqual(paths.filter((p) => p.startsWith('/oauth') || p.startsWith('/.well-known')), []);
+  assert.deepEqual(
+    paths.filter((p) => p.startsWith('/oauth') || p.startsWith('/.well-known')),
+    [],
+  );
 });
 
 test('authorization server metadata (RFC 8414) exactly as EXTENSIONS 10 lists it', async () => {
@@ -103,7 +117,13 @@ test('the official SDK client: discovery from the 401, registration, PKCE, conse
   assert.match(html, /127\.0\.0\.1:9/);
   // The person grants two scopes, writes direct.
   const params = Object.fromEntries(asked.searchParams);
-  const answer = await form(base, '/oauth/authorize', { ...params, scope: 'orders:read shipments:read', credential: t.key, approval: 'off', decision: 'approve' });
+  const answer = await form(base, '/oauth/authorize', {
+    ...params,
+    scope: 'orders:read shipments:read',
+    credential: t.key,
+    approval: 'off',
+    decision: 'approve',
+  });
   assert.equal(answer.status, 302, answer.text);
   const back = answer.location!;
   assert.equal(back.origin + back.pathname, REDIRECT_URI);
@@ -164,10 +184,22 @@ test('registration (RFC 7591): public clients; redirect URIs https or http on a 
     assert.equal(res.body.token_endpoint_auth_method, 'none');
     assert.equal(res.body.client_secret, undefined);
   }
-  for (const body of [{}, { redirect_uris: [] }, { redirect_uris: ['http://app.example/cb'] }, { redirect_uris: ['ftp://x/cb'] }, { redirect_uris: ['not a url'] }, { redirect_uris: ['https://a.example/cb#frag'] }]) {
+  for (const body of [
+    {},
+    { redirect_uris: [] },
+    { redirect_uris: ['http://app.example/cb'] },
+    { redirect_uris: ['ftp://x/cb'] },
+    { redirect_uris: ['not a url'] },
+    { redirect_uris: ['https://a.example/cb#frag'] },
+  ]) {
     token(await http(base, 'POST', '/oauth/register', { body }), 'invalid_redirect_uri');
   }
-  token(await http(base, 'POST', '/oauth/register', { body: { redirect_uris: ['https://a.example/cb'], token_endpoint_auth_method: 'client_secret_basic' } }), 'invalid_client_metadata');
+  token(
+    await http(base, 'POST', '/oauth/register', {
+      body: { redirect_uris: ['https://a.example/cb'], token_endpoint_auth_method: 'client_secret_basic' },
+    }),
+    'invalid_client_metadata',
+  );
 });
 
 test('authorize: an unknown client or an unregistered redirect URI gets a 400 page and no redirect', async () => {
@@ -265,7 +297,14 @@ test('the operator token consents for the account it names', async () => {
   assert.equal(missing.status, 400);
   assert.match(missing.text, /account/);
   const code = await consent(base, request, ADMIN_TOKEN, { account_id: t.accountId });
-  const res = await form(base, '/oauth/token', { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT_URI, code_verifier: verifier, resource: `${base}/api/mcp` });
+  const res = await form(base, '/oauth/token', {
+    grant_type: 'authorization_code',
+    code,
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    code_verifier: verifier,
+    resource: `${base}/api/mcp`,
+  });
   assert.equal(res.status, 200, res.text);
   assert.equal(res.body.scope, 'products:read customers:read');
   assert.equal((await http(base, 'GET', '/api/v1/products', { token: res.body.access_token })).status, 200);
@@ -275,7 +314,15 @@ test('token: a wrong PKCE verifier, a missing or foreign resource, an expired co
   const t = await freshTenant(base);
   const clientId = await registerClient(base);
   const exchange = (code: string, verifier: string, extra: Record<string, string | undefined> = {}) =>
-    form(base, '/oauth/token', { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT_URI, code_verifier: verifier, resource: `${base}/api/mcp`, ...extra });
+    form(base, '/oauth/token', {
+      grant_type: 'authorization_code',
+      code,
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: verifier,
+      resource: `${base}/api/mcp`,
+      ...extra,
+    });
   const fresh = async () => {
     const p = pkce();
     return { ...p, code: await consent(base, authorizationRequest(base, clientId, p.challenge), t.key) };
@@ -305,14 +352,28 @@ test('token: a wrong PKCE verifier, a missing or foreign resource, an expired co
   assert.equal((await http(base, 'GET', '/api/v1/orders', { token: first.body.access_token })).status, 200);
   token(await exchange(c.code, c.verifier), 'invalid_grant');
   assert.equal((await http(base, 'GET', '/api/v1/orders', { token: first.body.access_token })).status, 401);
-  token(await form(base, '/oauth/token', { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: clientId, resource: `${base}/api/mcp` }), 'invalid_grant');
+  token(
+    await form(base, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: first.body.refresh_token,
+      client_id: clientId,
+      resource: `${base}/api/mcp`,
+    }),
+    'invalid_grant',
+  );
 });
 
 test('a used refresh token revokes the whole grant: its access tokens answer 401 on REST and MCP', async () => {
   const t = await freshTenant(base);
   const { clientId, tokens } = await connectedClient(base, t.key);
   const refresh = (refreshToken: string, extra: Record<string, string | undefined> = {}) =>
-    form(base, '/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: `${base}/api/mcp`, ...extra });
+    form(base, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: clientId,
+      resource: `${base}/api/mcp`,
+      ...extra,
+    });
   token(await refresh(tokens.refresh_token, { resource: undefined }), 'invalid_target');
   token(await refresh(tokens.refresh_token, { scope: 'orders:read webhooks:write' }), 'invalid_scope');
   const second = await refresh(tokens.refresh_token);
@@ -329,7 +390,12 @@ test('a used refresh token revokes the whole grant: its access tokens answer 401
 test('revoking one access token (RFC 7009) ends it alone; unknown tokens answer 200', async () => {
   const t = await freshTenant(base);
   const { clientId, tokens } = await connectedClient(base, t.key);
-  const next = await form(base, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId, resource: `${base}/api/mcp` });
+  const next = await form(base, '/oauth/token', {
+    grant_type: 'refresh_token',
+    refresh_token: tokens.refresh_token,
+    client_id: clientId,
+    resource: `${base}/api/mcp`,
+  });
   assert.equal((await http(base, 'GET', '/api/v1/orders', { token: tokens.access_token })).status, 200);
   assert.equal((await form(base, '/oauth/revoke', { token: tokens.access_token, client_id: clientId })).status, 200);
   assert.equal((await http(base, 'GET', '/api/v1/orders', { token: tokens.access_token })).status, 401);
@@ -417,7 +483,12 @@ test('connected apps: the operator lists them (client, scopes, approval mode, cr
 
 test('a client metadata document on a private address is refused by the webhook URL policy (error page, no redirect)', async () => {
   const { challenge } = pkce();
-  for (const clientId of ['https://127.0.0.1/client.json', 'https://10.0.0.8/client.json', 'https://localhost/oauth-client', 'https://[::1]/client.json']) {
+  for (const clientId of [
+    'https://127.0.0.1/client.json',
+    'https://10.0.0.8/client.json',
+    'https://localhost/oauth-client',
+    'https://[::1]/client.json',
+  ]) {
     const request = authorizationRequest(base, clientId, challenge);
     const res = await fetch(`${base}/oauth/authorize?${new URLSearchParams(request)}`, { redirect: 'manual' });
     assert.equal(res.status, 400, clientId);
@@ -430,12 +501,17 @@ test('retention: codes and access tokens a day past their end are deleted; refre
   const t = await freshTenant(base);
   const { tokens } = await connectedClient(base, t.key);
   const hash = (secret: string) => crypto.createHash('sha256').update(secret).digest('hex');
-  const grant = (await svc.service.db.query<{ grant_id: string }>('SELECT grant_id FROM oauth_tokens WHERE token_hash = $1', [hash(tokens.access_token)])).rows[0].grant_id;
+  const grant = (
+    await svc.service.db.query<{ grant_id: string }>('SELECT grant_id FROM oauth_tokens WHERE token_hash = $1', [hash(tokens.access_token)])
+  ).rows[0].grant_id;
   await svc.service.db.query(`UPDATE oauth_tokens SET expires_at = now() - interval '2 days' WHERE token_hash = $1`, [hash(tokens.access_token)]);
   await svc.service.db.query(`UPDATE oauth_codes SET expires_at = now() - interval '2 days' WHERE grant_id = $1`, [grant]);
   await operator(base).call('POST', '/jobs/retention/run', {});
   const left = await svc.service.db.query<{ kind: string }>('SELECT kind FROM oauth_tokens WHERE grant_id = $1', [grant]);
-  assert.deepEqual(left.rows.map((r) => r.kind), ['refresh']);
+  assert.deepEqual(
+    left.rows.map((r) => r.kind),
+    ['refresh'],
+  );
   assert.equal((await svc.service.db.query('SELECT 1 FROM oauth_codes WHERE grant_id = $1', [grant])).rows.length, 0);
   assert.equal((await http(base, 'GET', '/api/v1/orders', { token: tokens.access_token })).status, 401);
 });

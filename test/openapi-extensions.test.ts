@@ -45,14 +45,28 @@ test('creates that can be read back document Location on their 201 (a shipment b
     const created = deref(doc, operationOf(op.method, op.path).responses[String(op.successStatus)]);
     assert.ok(created.headers.Location, `${op.name}: Location`);
   }
-  assert.deepEqual(operations.filter((o) => o.location).map((o) => o.name).sort(), ['create_product', 'create_shipment', 'create_shipment_batch']);
+  assert.deepEqual(
+    operations
+      .filter((o) => o.location)
+      .map((o) => o.name)
+      .sort(),
+    ['create_product', 'create_shipment', 'create_shipment_batch'],
+  );
 });
 
 test('the webhooks section describes a delivery: X-Merx-* and webhook-* headers, and the event envelope', () => {
   const webhooks = doc.webhooks as Record<string, any>;
   assert.ok(webhooks?.event?.post, 'an OpenAPI 3.1 webhooks entry');
   const names = webhooks.event.post.parameters.map((p: any) => p.name);
-  for (const name of ['X-Merx-Signature', 'X-Merx-Timestamp', 'X-Merx-Event-Id', 'X-Merx-Delivery', 'webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+  for (const name of [
+    'X-Merx-Signature',
+    'X-Merx-Timestamp',
+    'X-Merx-Event-Id',
+    'X-Merx-Delivery',
+    'webhook-id',
+    'webhook-timestamp',
+    'webhook-signature',
+  ]) {
     assert.ok(names.includes(name), `${name} is described`);
   }
   const envelope = deref(doc, webhooks.event.post.requestBody.content['application/json'].schema);

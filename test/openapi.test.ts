@@ -83,10 +83,14 @@ test('every REST operation of the registry is documented at its path and method 
       assert.ok(header, `${op.name}: the X-Merx-Dry-Run header is documented`);
     }
   }
-  const documented = documentedOperations(doc).map((o) => `${o.method.toUpperCase()} ${o.path} ${o.operation.operationId}`).sort();
+  const documented = documentedOperations(doc)
+    .map((o) => `${o.method.toUpperCase()} ${o.path} ${o.operation.operationId}`)
+    .sort();
   // Besides the registry, the document describes the keyless public routes: the debug sink (SPEC Debug sink) and the index.
   const expected = [
-    ...restOps.map((op) => `${op.method} ${templateOf(op)} ${op.name}`), 'POST /api/webhooks/sink webhook_debug_sink', 'GET /api/v1 api_index',
+    ...restOps.map((op) => `${op.method} ${templateOf(op)} ${op.name}`),
+    'POST /api/webhooks/sink webhook_debug_sink',
+    'GET /api/v1 api_index',
   ].sort();
   assert.deepEqual(documented, expected);
   for (const op of operations.filter((o) => o.rest === false)) {
@@ -98,7 +102,11 @@ test('the document is structurally sound: unique operationIds, path parameters d
   assert.ok(doc.paths && typeof doc.paths === 'object');
   assert.ok(doc.components?.schemas && typeof doc.components.schemas === 'object');
   const ids = documentedOperations(doc).map((o) => o.operation.operationId);
-  assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'operationIds are unique');
+  assert.deepEqual(
+    ids.filter((id, i) => ids.indexOf(id) !== i),
+    [],
+    'operationIds are unique',
+  );
   for (const { path, method, operation } of documentedOperations(doc)) {
     const where = `${method.toUpperCase()} ${path}`;
     assert.ok(path.startsWith('/'), `${where}: path starts with /`);
@@ -112,7 +120,11 @@ test('the document is structurally sound: unique operationIds, path parameters d
       assert.ok(p.schema || p.content, `${where}: parameter ${p.name} has a schema`);
     }
     const seen = parameters.map((p: any) => `${p.in}:${p.name}`);
-    assert.deepEqual(seen.filter((k: string, i: number) => seen.indexOf(k) !== i), [], `${where}: parameters are unique`);
+    assert.deepEqual(
+      seen.filter((k: string, i: number) => seen.indexOf(k) !== i),
+      [],
+      `${where}: parameters are unique`,
+    );
     assert.ok(operation.responses && Object.keys(operation.responses).some((s) => s.startsWith('2')), `${where}: has a 2xx response`);
     for (const [status, raw] of Object.entries<any>(operation.responses)) {
       assert.match(status, /^([1-5](\d\d|XX)|default)$/, `${where}: status key ${status}`);
@@ -165,7 +177,7 @@ test('every operation names its MCP tool: its own name, the tool a REST-only twi
   assert.equal(byId.get_shipment_label, null);
 });
 
-test('the introduction holds the error table, and the routes\' error responses name each code under its status: both from the code table', () => {
+test("the introduction holds the error table, and the routes' error responses name each code under its status: both from the code table", () => {
   const said = new Map<string, string[]>();
   for (const { operation } of documentedOperations(doc)) {
     for (const [status, response] of Object.entries<any>(operation.responses)) {
@@ -181,7 +193,7 @@ test('the introduction holds the error table, and the routes\' error responses n
   }
 });
 
-test('/docs is Redoc from this service (no CDN): the reference, the MCP page with every tool\'s input schema from the registry; the guides pages of their own', async () => {
+test("/docs is Redoc from this service (no CDN): the reference, the MCP page with every tool's input schema from the registry; the guides pages of their own", async () => {
   const page = await http(svc.url, 'GET', '/docs');
   assert.equal(page.status, 200);
   assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
@@ -199,7 +211,14 @@ test('/docs is Redoc from this service (no CDN): the reference, the MCP page wit
   assert.deepEqual(readable.paths, doc.paths, 'the same operations as the public document');
   assert.deepEqual(readable.components, doc.components, 'the schemas the operations refer to');
   // Issue 41: each guide is a documentation page, rendered here, not an OpenAPI document.
-  for (const [slug, title] of [['getting-started', 'Getting started'], ['webhooks', 'Receiving webhooks'], ['mcp', 'MCP clients'], ['operations', 'Running Merx'], ['operator-console', 'Operator console'], ['contract', 'The contract']]) {
+  for (const [slug, title] of [
+    ['getting-started', 'Getting started'],
+    ['webhooks', 'Receiving webhooks'],
+    ['mcp', 'MCP clients'],
+    ['operations', 'Running Merx'],
+    ['operator-console', 'Operator console'],
+    ['contract', 'The contract'],
+  ]) {
     const guidePage = await http(svc.url, 'GET', `/docs/guides/${slug}`);
     assert.equal(guidePage.status, 200, slug);
     assert.ok(guidePage.text.includes(`<h1>${title}</h1>`), slug);
@@ -235,7 +254,12 @@ test('/ redirects to /docs, and /api/v1 is an index of the public addresses, des
   assert.equal(index.status, 200);
   assertResponseMatches(doc, 'get', '/api/v1', index);
   const base = svc.service.services.config.publicBaseUrl;
-  assert.deepEqual(index.body.links, { docs: `${base}/docs`, openapi: `${base}/api/v1/openapi.json`, mcp: `${base}/api/mcp`, health: `${base}/healthz` });
+  assert.deepEqual(index.body.links, {
+    docs: `${base}/docs`,
+    openapi: `${base}/api/v1/openapi.json`,
+    mcp: `${base}/api/mcp`,
+    health: `${base}/healthz`,
+  });
   assert.equal(index.body.version, doc.info.version);
   assert.equal((await http(svc.url, 'POST', '/api/v1')).status, 405);
 });
@@ -387,7 +411,18 @@ test('orders with line items, legacy fields, every filter and a second page vali
     body: { status: 'shipped', tracking_number: 'TRK-9', tracking_url: 'https://track.example/TRK-9', courier: 'courier_b' },
   });
   if (f.status(patched, 200, 'PATCH shipped')) f.matches('PATCH', '/api/v1/orders/{id}', patched, 'PATCH shipped');
-  const queries = ['', '?limit=1', '?status=shipped', '?payment=paid', `?page_id=${page.id}`, `?product_id=${product.id}`, '?courier=none', '?q=mira', '?from=2020-01-01&to=2100-01-01', '?since=2020-01-01T00:00:00Z'];
+  const queries = [
+    '',
+    '?limit=1',
+    '?status=shipped',
+    '?payment=paid',
+    `?page_id=${page.id}`,
+    `?product_id=${product.id}`,
+    '?courier=none',
+    '?q=mira',
+    '?from=2020-01-01&to=2100-01-01',
+    '?since=2020-01-01T00:00:00Z',
+  ];
   for (const q of queries) {
     const res = await http(svc.url, 'GET', `/api/v1/orders${q}`, { token: t.key });
     if (f.status(res, 200, `list_orders${q}`)) f.matches('GET', '/api/v1/orders', res, `list_orders${q}`);
@@ -429,7 +464,11 @@ test('the validator itself refuses what the document does not allow', () => {
   assert.equal(order('/api/v1/orders/{id}', 404, { error: { code: 'not_found', message: 'm' } }).valid, true);
   assert.equal(order('/api/v1/orders/{id}', 299, {}).valid, false, 'an undocumented status');
   assert.equal(order('/api/v1/nowhere', 200, {}).valid, false, 'an undocumented path');
-  assert.equal(validateResponse(doc, 'GET', `/api/v1/orders/${crypto.randomUUID()}`, 404, { error: { code: 'not_found', message: 'm' } }).valid, true, 'concrete paths match their template');
+  assert.equal(
+    validateResponse(doc, 'GET', `/api/v1/orders/${crypto.randomUUID()}`, 404, { error: { code: 'not_found', message: 'm' } }).valid,
+    true,
+    'concrete paths match their template',
+  );
   assert.equal(order('/api/v1/orders', 200, { data: [], has_more: false, next_cursor: null }).valid, true);
   assert.equal(order('/api/v1/orders', 200, { data: [], has_more: false, next_cursor: null, total: 0 }).valid, false, 'a closed list');
 });

@@ -23,7 +23,10 @@ const run = (accountId: string, name: string, args?: Record<string, unknown>) =>
 test('every console route wants the operator token, never an API key', async () => {
   const { accountId, key } = await freshTenant(svc.url);
   for (const [method, path] of [
-    ['GET', '/info'], ['GET', '/accounts'], ['GET', `/accounts/${accountId}/shipments`], ['GET', `/accounts/${accountId}/couriers`],
+    ['GET', '/info'],
+    ['GET', '/accounts'],
+    ['GET', `/accounts/${accountId}/shipments`],
+    ['GET', `/accounts/${accountId}/couriers`],
     ['POST', `/accounts/${accountId}/operations/list_orders`],
   ]) {
     for (const token of [undefined, key]) {
@@ -39,15 +42,34 @@ test('GET /info: the database, couriers and their simulator modes, jobs, presets
     const info = (await admin('GET', '/info')).body.data;
     assert.equal(info.database, process.env.DATABASE_URL ? 'postgres' : 'pglite');
     assert.equal(info.sink_url, `${svc.service.services.config.publicBaseUrl}/api/webhooks/sink`);
-    assert.deepEqual(info.couriers.find((c: any) => c.slug === 'courier_b'), { slug: 'courier_b', mode: 'refuse', status_updates: 'poll', cancel: true });
-    assert.deepEqual(info.couriers.find((c: any) => c.slug === 'courier_c'), { slug: 'courier_c', mode: 'ok', status_updates: 'push', cancel: false });
+    assert.deepEqual(
+      info.couriers.find((c: any) => c.slug === 'courier_b'),
+      { slug: 'courier_b', mode: 'refuse', status_updates: 'poll', cancel: true },
+    );
+    assert.deepEqual(
+      info.couriers.find((c: any) => c.slug === 'courier_c'),
+      { slug: 'courier_c', mode: 'ok', status_updates: 'push', cancel: false },
+    );
     assert.deepEqual(info.jobs.sort(), ['courier-poll', 'low-stock', 'retention', 'shipment-batches', 'webhook-deliveries']);
     assert.deepEqual(info.presets.fulfilment.length, 9);
     assert.equal(info.webhook_attempts, BACKOFF_SEC.length + 1, 'the first attempt and one per delay of the retry schedule');
-    assert.deepEqual(info.operations.map((o: any) => o.name), operations.map((o) => o.name));
-    assert.deepEqual(info.operations.find((o: any) => o.name === 'create_shipment'), {
-      name: 'create_shipment', method: 'POST', path: '/api/v1/shipments', rest: true, mcp: true, scope: 'shipments:write', summary: 'Create a waybill for an order', dry_run: true,
-    });
+    assert.deepEqual(
+      info.operations.map((o: any) => o.name),
+      operations.map((o) => o.name),
+    );
+    assert.deepEqual(
+      info.operations.find((o: any) => o.name === 'create_shipment'),
+      {
+        name: 'create_shipment',
+        method: 'POST',
+        path: '/api/v1/shipments',
+        rest: true,
+        mcp: true,
+        scope: 'shipments:write',
+        summary: 'Create a waybill for an order',
+        dry_run: true,
+      },
+    );
   } finally {
     await admin('POST', '/courier-sim/courier_b/mode', { mode: 'ok' });
   }
@@ -59,13 +81,25 @@ test('GET /accounts: newest first, keyset paged, q on name, email or id', async 
   const made = [];
   for (let i = 0; i < 3; i++) made.push(await op.createAccount({ name: `${marker} ${i}` }));
   const first = (await admin('GET', `/accounts?q=${marker}&limit=2`)).body;
-  assert.deepEqual(first.data.map((a: any) => a.name), [`${marker} 2`, `${marker} 1`]);
+  assert.deepEqual(
+    first.data.map((a: any) => a.name),
+    [`${marker} 2`, `${marker} 1`],
+  );
   assert.equal(first.has_more, true);
   const second = (await admin('GET', `/accounts?q=${marker}&limit=2&cursor=${first.next_cursor}`)).body;
-  assert.deepEqual(second.data.map((a: any) => a.name), [`${marker} 0`]);
+  assert.deepEqual(
+    second.data.map((a: any) => a.name),
+    [`${marker} 0`],
+  );
   assert.equal(second.next_cursor, null);
-  assert.deepEqual((await admin('GET', `/accounts?q=${made[1].id}`)).body.data.map((a: any) => a.id), [made[1].id]);
-  assert.deepEqual((await admin('GET', `/accounts?q=${made[1].email.toUpperCase()}`)).body.data.map((a: any) => a.id), [made[1].id]);
+  assert.deepEqual(
+    (await admin('GET', `/accounts?q=${made[1].id}`)).body.data.map((a: any) => a.id),
+    [made[1].id],
+  );
+  assert.deepEqual(
+    (await admin('GET', `/accounts?q=${made[1].email.toUpperCase()}`)).body.data.map((a: any) => a.id),
+    [made[1].id],
+  );
   assert.equal((await admin('GET', '/accounts?q=%25')).status, 200, 'a % is a literal');
   assert.equal((await admin('GET', '/accounts?limit=0')).status, 400);
   assert.equal((await admin('GET', '/accounts?cursor=nope')).status, 400);
@@ -103,7 +137,7 @@ test('POST /accounts/{id}/operations/{name} runs a public operation for that acc
   assert.equal(foreign.body.error.code, 'not_found');
 });
 
-test('operations run as the merchant\'s admin: every scope, dry runs write nothing, writes emit their events, files come as files', async () => {
+test("operations run as the merchant's admin: every scope, dry runs write nothing, writes emit their events, files come as files", async () => {
   const { op, accountId, key } = await freshTenant(svc.url, { preset: 'read_only' });
   await op.call('PUT', `/accounts/${accountId}/couriers/courier_a`, { enabled: true });
   const order = await op.checkout(accountId);
@@ -126,12 +160,24 @@ test('operations run as the merchant\'s admin: every scope, dry runs write nothi
   assert.equal(label.status, 200);
   assert.equal(label.headers.get('content-type'), 'application/pdf');
   assert.match(label.headers.get('content-disposition') ?? '', /^attachment; filename="label_.+\.pdf"$/);
-  assert.equal(Buffer.from(await label.arrayBuffer()).subarray(0, 5).toString('latin1'), '%PDF-');
+  assert.equal(
+    Buffer.from(await label.arrayBuffer())
+      .subarray(0, 5)
+      .toString('latin1'),
+    '%PDF-',
+  );
 
   // The shipment list and its filters.
   const listed = (await admin('GET', `/accounts/${accountId}/shipments`)).body;
-  assert.deepEqual(listed.data.map((s: any) => s.id), [shipmentId]);
-  assert.deepEqual(listed.data[0], (await http(svc.url, 'GET', `/api/v1/shipments/${shipmentId}`, { token: key })).body.data, 'the public Shipment view');
+  assert.deepEqual(
+    listed.data.map((s: any) => s.id),
+    [shipmentId],
+  );
+  assert.deepEqual(
+    listed.data[0],
+    (await http(svc.url, 'GET', `/api/v1/shipments/${shipmentId}`, { token: key })).body.data,
+    'the public Shipment view',
+  );
   assert.deepEqual((await admin('GET', `/accounts/${accountId}/shipments?status=delivered`)).body.data, []);
   assert.deepEqual((await admin('GET', `/accounts/${accountId}/shipments?courier=courier_a&status=pending`)).body.data.length, 1);
   assert.equal((await admin('GET', `/accounts/${accountId}/shipments?status=lost`)).status, 400);
@@ -139,9 +185,14 @@ test('operations run as the merchant\'s admin: every scope, dry runs write nothi
 
 test('GET /accounts/{id}/couriers: all three integrations, which keys of credentials are set, never their values', async () => {
   const { op, accountId } = await freshTenant(svc.url);
-  assert.deepEqual((await admin('GET', `/accounts/${accountId}/couriers`)).body.data.map((c: any) => [c.slug, c.enabled]), [
-    ['courier_a', false], ['courier_b', false], ['courier_c', false],
-  ]);
+  assert.deepEqual(
+    (await admin('GET', `/accounts/${accountId}/couriers`)).body.data.map((c: any) => [c.slug, c.enabled]),
+    [
+      ['courier_a', false],
+      ['courier_b', false],
+      ['courier_c', false],
+    ],
+  );
   await op.call('PUT', `/accounts/${accountId}/couriers/courier_b`, { enabled: true, credentials: { api_key: 'secret-value', client_id: 'x' } });
   const listed = (await admin('GET', `/accounts/${accountId}/couriers`)).body;
   const b = listed.data.find((c: any) => c.slug === 'courier_b');
@@ -157,17 +208,25 @@ test('what the console does is the merchant\'s: its events say source "merchant"
   const byConsole = await op.checkout(accountId);
   const byKey = await op.checkout(accountId);
   assert.equal((await run(accountId, 'update_order', { id: byConsole.id, status: 'confirmed', admin_notes: 'called' })).status, 200);
-  assert.equal((await http(svc.url, 'PATCH', `/api/v1/orders/${byKey.id}`, { token: key, body: { status: 'confirmed', admin_notes: 'called' } })).status, 200);
+  assert.equal(
+    (await http(svc.url, 'PATCH', `/api/v1/orders/${byKey.id}`, { token: key, body: { status: 'confirmed', admin_notes: 'called' } })).status,
+    200,
+  );
   const shipped = await run(accountId, 'create_shipment', { order_id: byConsole.id, courier: 'courier_a' });
   assert.equal(shipped.status, 200, shipped.text);
   const cancelled = await run(accountId, 'cancel_shipment', { id: shipped.body.data.id });
   assert.equal(cancelled.status, 200, cancelled.text);
   const events = await outboxEvents(svc.service, accountId);
   const attributed = (orderId: string) =>
-    events.filter((e: any) => (e.data.order?.id ?? e.data.order_id) === orderId && e.data.source !== undefined).map((e: any) => [e.event, e.data.source]);
+    events
+      .filter((e: any) => (e.data.order?.id ?? e.data.order_id) === orderId && e.data.source !== undefined)
+      .map((e: any) => [e.event, e.data.source]);
   const consoleEvents = attributed(byConsole.id);
   for (const name of ['order.status_changed', 'order.updated', 'shipment.created', 'shipment.cancelled']) {
-    assert.ok(consoleEvents.some(([event]) => event === name), `${name} among ${consoleEvents.join('; ')}`);
+    assert.ok(
+      consoleEvents.some(([event]) => event === name),
+      `${name} among ${consoleEvents.join('; ')}`,
+    );
   }
   assert.deepEqual([...new Set(consoleEvents.map(([, source]) => source))], ['merchant'], consoleEvents.join('; '));
   assert.deepEqual([...new Set(attributed(byKey.id).map(([, source]) => source))], ['api']);

@@ -44,7 +44,12 @@ test('the operator API needs the admin token: 401 without it, with a wrong one, 
     ['PUT', '/faults', { plan_lookup: 'fail' }],
   ];
   for (const [method, path, body] of routes) {
-    for (const [label, token] of [['none', undefined], ['wrong', `${ADMIN_TOKEN}x`], ['short', 'nope'], ['api key', key]] as const) {
+    for (const [label, token] of [
+      ['none', undefined],
+      ['wrong', `${ADMIN_TOKEN}x`],
+      ['short', 'nope'],
+      ['api key', key],
+    ] as const) {
       const res = await http(svc.url, method, `/admin/api${path}`, { token, body });
       assertError(res, 401, 'unauthorized', `${method} ${path} token=${label}`);
     }
@@ -72,7 +77,10 @@ test('accounts: create (defaults and given values), get, patch; the view is exac
   assert.deepEqual(account.notification_settings, { email_on_shipped: true, sms_on_shipped: false });
 
   const full = await admin('POST', '/accounts', {
-    name: 'Shop Two', email: 'two@example.com', plan: 'business', default_threshold: 12,
+    name: 'Shop Two',
+    email: 'two@example.com',
+    plan: 'business',
+    default_threshold: 12,
     notification_settings: { email_on_shipped: false, sms_on_shipped: true },
   });
   assert.equal(full.status, 201, full.text);
@@ -86,13 +94,22 @@ test('accounts: create (defaults and given values), get, patch; the view is exac
   assert.deepEqual(got.body, { data: account });
 
   const patched = await admin('PATCH', `/accounts/${account.id}`, {
-    name: 'Shop Renamed', email: 'new@example.com', plan: 'free', active: false, default_threshold: 0,
+    name: 'Shop Renamed',
+    email: 'new@example.com',
+    plan: 'free',
+    active: false,
+    default_threshold: 0,
     notification_settings: { email_on_shipped: false, sms_on_shipped: true },
   });
   assert.equal(patched.status, 200, patched.text);
   assertAccountView(patched.body.data);
   assert.deepEqual(patched.body.data, {
-    ...account, name: 'Shop Renamed', email: 'new@example.com', plan: 'free', active: false, default_threshold: 0,
+    ...account,
+    name: 'Shop Renamed',
+    email: 'new@example.com',
+    plan: 'free',
+    active: false,
+    default_threshold: 0,
     notification_settings: { email_on_shipped: false, sms_on_shipped: true },
   });
   assert.deepEqual((await admin('GET', `/accounts/${account.id}`)).body.data, patched.body.data);
@@ -152,7 +169,10 @@ test('keys: issue (201, shown once), list, revoke; revoked keys stay listed with
   const list = await admin('GET', `/accounts/${account.id}/keys`);
   assert.equal(list.status, 200);
   assert.deepEqual(Object.keys(list.body), ['data']);
-  assertSameSet(list.body.data.map((k: any) => k.id), [issued.body.data.id, second.body.data.id]);
+  assertSameSet(
+    list.body.data.map((k: any) => k.id),
+    [issued.body.data.id, second.body.data.id],
+  );
   for (const k of list.body.data) assert.deepEqual(Object.keys(k).sort(), KEY_FIELDS);
   assert.ok(!list.text.includes(issued.body.key) && !list.text.includes(second.body.key));
 
@@ -169,7 +189,12 @@ test('keys: issue (201, shown once), list, revoke; revoked keys stay listed with
 
   assertError(await admin('DELETE', `/keys/${crypto.randomUUID()}`), 404, 'not_found', 'unknown key');
   assertError(await admin('DELETE', '/keys/not-a-uuid'), 400, 'validation_failed', 'non-UUID key id');
-  assertError(await admin('POST', `/accounts/${crypto.randomUUID()}/keys`, { name: 'k', preset: 'fulfilment' }), 404, 'not_found', 'keys of an unknown account');
+  assertError(
+    await admin('POST', `/accounts/${crypto.randomUUID()}/keys`, { name: 'k', preset: 'fulfilment' }),
+    404,
+    'not_found',
+    'keys of an unknown account',
+  );
   assertError(await admin('GET', `/accounts/${crypto.randomUUID()}/keys`), 404, 'not_found', 'list keys of an unknown account');
 });
 
@@ -200,7 +225,12 @@ test('pages: create returns {id, title, product_ids, public_url}; checkout accep
     payment_method: 'cod',
   });
   assert.ok([400, 404].includes(foreign.status), `another account's page is refused: ${foreign.status}`);
-  assertError(await admin('POST', `/accounts/${crypto.randomUUID()}/pages`, { title: 'T', product_ids: [] }), 404, 'not_found', 'page for an unknown account');
+  assertError(
+    await admin('POST', `/accounts/${crypto.randomUUID()}/pages`, { title: 'T', product_ids: [] }),
+    404,
+    'not_found',
+    'page for an unknown account',
+  );
 });
 
 test('checkout: 201 {data: Order}; validation of products, line items vs legacy, required fields', async () => {
@@ -220,7 +250,11 @@ test('checkout: 201 {data: Order}; validation of products, line items vs legacy,
   assert.equal(ok.body.data.status, 'new');
   assert.equal(ok.body.data.total, 80);
   assert.equal(ok.body.data.payment_status, 'pending');
-  const explicitTotal = await admin('POST', `/accounts/${accountId}/orders`, { ...base, legacy: { product_name: 'X', quantity: 2, unit_price: 10 }, total: 5 });
+  const explicitTotal = await admin('POST', `/accounts/${accountId}/orders`, {
+    ...base,
+    legacy: { product_name: 'X', quantity: 2, unit_price: 10 },
+    total: 5,
+  });
   assert.equal(explicitTotal.body.data.total, 5, 'an operator-given total wins');
 
   const bad: Array<[string, unknown]> = [
@@ -228,7 +262,10 @@ test('checkout: 201 {data: Order}; validation of products, line items vs legacy,
     ["another account's product", { ...base, line_items: [{ product_id: theirProduct.id, qty: 1 }] }],
     ['neither line_items nor legacy', { ...base }],
     ['empty line_items', { ...base, line_items: [] }],
-    ['both line_items and legacy', { ...base, line_items: [{ product_id: product.id, qty: 1 }], legacy: { product_name: 'X', quantity: 1, unit_price: 1 } }],
+    [
+      'both line_items and legacy',
+      { ...base, line_items: [{ product_id: product.id, qty: 1 }], legacy: { product_name: 'X', quantity: 1, unit_price: 1 } },
+    ],
     ['qty 0', { ...base, line_items: [{ product_id: product.id, qty: 0 }] }],
     ['non-UUID product id', { ...base, line_items: [{ product_id: 'lamp', qty: 1 }] }],
     ['unknown variant', { ...base, line_items: [{ product_id: product.id, variant_id: crypto.randomUUID(), qty: 1 }] }],
@@ -236,7 +273,10 @@ test('checkout: 201 {data: Order}; validation of products, line items vs legacy,
     ['missing payment_method', { customer: base.customer, shipping: base.shipping, legacy: { product_name: 'X', quantity: 1, unit_price: 1 } }],
     ['unknown field', { ...base, legacy: { product_name: 'X', quantity: 1, unit_price: 1 }, utm_source: 'ads' }],
     ['lenient created_at', { ...base, legacy: { product_name: 'X', quantity: 1, unit_price: 1 }, created_at: '2026-01-05 10:00' }],
-    ['bad delivery mode', { ...base, shipping: { ...base.shipping, courier_delivery_mode: 'drone' }, legacy: { product_name: 'X', quantity: 1, unit_price: 1 } }],
+    [
+      'bad delivery mode',
+      { ...base, shipping: { ...base.shipping, courier_delivery_mode: 'drone' }, legacy: { product_name: 'X', quantity: 1, unit_price: 1 } },
+    ],
   ];
   for (const [name, body] of bad) {
     assertError(await admin('POST', `/accounts/${accountId}/orders`, body), 400, 'validation_failed', name);
@@ -267,7 +307,12 @@ test('merchant status, payment and edit routes: 404 for unknown orders, 400 for 
   const { op, accountId } = await freshTenant(svc.url);
   const order = await op.checkout(accountId);
   assertError(await admin('POST', `/orders/${crypto.randomUUID()}/status`, { status: 'shipped' }), 404, 'not_found', 'status of unknown order');
-  assertError(await admin('POST', `/orders/${crypto.randomUUID()}/payment`, { payment_status: 'paid' }), 404, 'not_found', 'payment of unknown order');
+  assertError(
+    await admin('POST', `/orders/${crypto.randomUUID()}/payment`, { payment_status: 'paid' }),
+    404,
+    'not_found',
+    'payment of unknown order',
+  );
   assertError(await admin('PATCH', `/orders/${crypto.randomUUID()}`, { admin_notes: 'x' }), 404, 'not_found', 'edit unknown order');
   assertError(await admin('POST', `/orders/${order.id}/status`, { status: 'lost' }), 400, 'validation_failed', 'bad status');
   assertError(await admin('POST', `/orders/${order.id}/status`, { status: 'shipped', source: 'api' }), 400, 'validation_failed', 'bad source');
@@ -314,7 +359,14 @@ test('GET /admin/api/openapi.json is an OpenAPI 3.1 document of the operator API
   assert.equal(typeof doc.info?.title, 'string');
   assert.equal(typeof doc.info?.version, 'string');
   const paths = Object.keys(doc.paths ?? {});
-  for (const p of ['/admin/api/accounts', '/admin/api/accounts/{id}', '/admin/api/accounts/{id}/keys', '/admin/api/keys/{id}', '/admin/api/accounts/{id}/orders', '/admin/api/accounts/{id}/seed']) {
+  for (const p of [
+    '/admin/api/accounts',
+    '/admin/api/accounts/{id}',
+    '/admin/api/accounts/{id}/keys',
+    '/admin/api/keys/{id}',
+    '/admin/api/accounts/{id}/orders',
+    '/admin/api/accounts/{id}/seed',
+  ]) {
     assert.ok(paths.includes(p), `operator document lists ${p}: ${paths.join(', ')}`);
   }
   assert.ok(!paths.some((p) => p.startsWith('/api/v1')), 'no public routes in the operator document');

@@ -32,7 +32,11 @@ test('status filter; archived orders are hidden without it and shown with status
   await op.setStatus(d.id, 'archived');
 
   const all = await listOrders(svc.url, key);
-  assertSameSet(all.data.map((o) => o.id), [a.id, b.id, c.id], 'archived is hidden without a status filter');
+  assertSameSet(
+    all.data.map((o) => o.id),
+    [a.id, b.id, c.id],
+    'archived is hidden without a status filter',
+  );
   for (const o of all.data) assertOrderView(o, 'list item');
   assertSameSet(await listIds(svc.url, key, { status: 'archived' }), [d.id]);
   assertSameSet(await listIds(svc.url, key, { status: 'new' }), [a.id]);
@@ -87,7 +91,11 @@ test('from/to filter created_at with inclusive bounds; date-only from = 00:00Z, 
   assertSameSet(await listIds(svc.url, key, { to: '2026-01-05' }), [before, start, noon, end], 'to=day');
   assertSameSet(await listIds(svc.url, key, { from: '2026-01-05', to: '2026-01-05' }), [start, noon, end], 'from=to=day');
   assertSameSet(await listIds(svc.url, key, { from: '2026-01-06', to: '2026-01-06' }), [next], 'next day');
-  assertSameSet(await listIds(svc.url, key, { from: '2026-01-05T12:00:00Z', to: '2026-01-05T12:00:00Z' }), [noon], 'exact instant, both bounds inclusive');
+  assertSameSet(
+    await listIds(svc.url, key, { from: '2026-01-05T12:00:00Z', to: '2026-01-05T12:00:00Z' }),
+    [noon],
+    'exact instant, both bounds inclusive',
+  );
   assertSameSet(await listIds(svc.url, key, { from: '2026-01-05T12:00:00.001Z' }), [end, next, later], 'from just after noon');
   assertSameSet(await listIds(svc.url, key, { to: '2026-01-05T11:59:59.999Z' }), [before, start], 'to just before noon');
   assertSameSet(
@@ -115,9 +123,28 @@ test('lenient or impossible dates in from, to and since are 400 validation_faile
   const { op, accountId, key } = await freshTenant(svc.url);
   await op.checkout(accountId);
   const lenient = [
-    '2026-1-5', '2026-01-5', '2026-01-05 10:00', '2026-01-05 10:00:00Z', '2026-02-30', '2026-02-29', '2026-13-01', '2026-00-10',
-    '2026-01-32', '2026-01-05T10:00:00', '2026-01-05T10:00', '2026-01-05T25:00:00Z', '2026-01-05T10:61:00Z', '05/01/2026',
-    '2026/01/05', 'yesterday', 'now', '1767607200', '2026-01-05T10:00:00 Z', ' 2026-01-05', '2026-01-05T10:00:00ZZ', '',
+    '2026-1-5',
+    '2026-01-5',
+    '2026-01-05 10:00',
+    '2026-01-05 10:00:00Z',
+    '2026-02-30',
+    '2026-02-29',
+    '2026-13-01',
+    '2026-00-10',
+    '2026-01-32',
+    '2026-01-05T10:00:00',
+    '2026-01-05T10:00',
+    '2026-01-05T25:00:00Z',
+    '2026-01-05T10:61:00Z',
+    '05/01/2026',
+    '2026/01/05',
+    'yesterday',
+    'now',
+    '1767607200',
+    '2026-01-05T10:00:00 Z',
+    ' 2026-01-05',
+    '2026-01-05T10:00:00ZZ',
+    '',
   ];
   for (const value of lenient) {
     for (const param of ['from', 'to', 'since']) {
@@ -188,7 +215,13 @@ test('product_id filter: orders of pages selling the product, or whose line item
   const viaPage = await op.checkout(accountId, { page_id: pageP1.id });
   const viaLineItem = await op.checkout(accountId, { line_items: [{ product_id: p1.id, qty: 2 }], legacy: undefined });
   const viaBoth = await op.checkout(accountId, { page_id: pageP1.id, line_items: [{ product_id: p1.id, qty: 1 }], legacy: undefined });
-  const p2Items = await op.checkout(accountId, { line_items: [{ product_id: p2.id, qty: 1 }, { product_id: p3.id, qty: 3, kind: 'bump' }], legacy: undefined });
+  const p2Items = await op.checkout(accountId, {
+    line_items: [
+      { product_id: p2.id, qty: 1 },
+      { product_id: p3.id, qty: 3, kind: 'bump' },
+    ],
+    legacy: undefined,
+  });
   const p1OnOtherPage = await op.checkout(accountId, { page_id: pageP2P3.id, line_items: [{ product_id: p1.id, qty: 1 }], legacy: undefined });
   const pageP2Legacy = await op.checkout(accountId, { page_id: pageP2P3.id });
   await op.checkout(accountId);
@@ -233,7 +266,12 @@ test('shipment_status: a valid value with no shipments gives an empty list; an i
     assert.deepEqual(page, { data: [], has_more: false, next_cursor: null }, `shipment_status=${status}`);
   }
   for (const bad of ['shipped', 'bogus', 'PENDING', '']) {
-    assertError(await http(svc.url, 'GET', `/api/v1/orders${qs({ shipment_status: bad })}`, { token: key }), 400, 'validation_failed', `shipment_status=${bad}`);
+    assertError(
+      await http(svc.url, 'GET', `/api/v1/orders${qs({ shipment_status: bad })}`, { token: key }),
+      400,
+      'validation_failed',
+      `shipment_status=${bad}`,
+    );
   }
 });
 
@@ -284,8 +322,18 @@ test('q searches customer name, phone, email and tracking number, case-insensiti
   const ok = await http(svc.url, 'GET', `/api/v1/orders${qs({ q: 'x'.repeat(100) })}`, { token: key });
   assert.equal(ok.status, 200, 'q of 100 characters is accepted');
   assert.deepEqual(ok.body.data, []);
-  assertError(await http(svc.url, 'GET', `/api/v1/orders${qs({ q: 'x'.repeat(101) })}`, { token: key }), 400, 'validation_failed', 'q of 101 characters');
-  assertError(await http(svc.url, 'GET', `/api/v1/orders${qs({ q: 'é'.repeat(101) })}`, { token: key }), 400, 'validation_failed', 'q of 101 non-ASCII characters');
+  assertError(
+    await http(svc.url, 'GET', `/api/v1/orders${qs({ q: 'x'.repeat(101) })}`, { token: key }),
+    400,
+    'validation_failed',
+    'q of 101 characters',
+  );
+  assertError(
+    await http(svc.url, 'GET', `/api/v1/orders${qs({ q: 'é'.repeat(101) })}`, { token: key }),
+    400,
+    'validation_failed',
+    'q of 101 non-ASCII characters',
+  );
   const wide = await http(svc.url, 'GET', `/api/v1/orders${qs({ q: 'é'.repeat(100) })}`, { token: key });
   assert.equal(wide.status, 200, 'the limit counts characters, not bytes');
 });
@@ -324,8 +372,17 @@ test('orders are listed newest first by created_at', async () => {
   for (const s of stamps) byStamp.set(s, (await op.checkout(accountId, { created_at: s })).id);
   const fresh = await op.checkout(accountId);
   const list = (await listOrders(svc.url, key)).data;
-  const expected = [fresh.id, ...[...stamps].sort().reverse().map((s) => byStamp.get(s))];
-  assert.deepEqual(list.map((o) => o.id), expected);
+  const expected = [
+    fresh.id,
+    ...[...stamps]
+      .sort()
+      .reverse()
+      .map((s) => byStamp.get(s)),
+  ];
+  assert.deepEqual(
+    list.map((o) => o.id),
+    expected,
+  );
   for (let i = 1; i < list.length; i++) {
     assert.ok(Date.parse(list[i - 1].created_at) >= Date.parse(list[i].created_at), 'created_at descends');
   }
@@ -370,7 +427,10 @@ test('keyset paging: walking every page (limit 2 and 3) gives every order once, 
   assert.equal(first.has_more, true);
   const second = await listOrders(svc.url, key, { status: 'confirmed', limit: 2, cursor: first.next_cursor! });
   assert.equal(second.has_more, false);
-  assertSameSet([...first.data, ...second.data].map((o) => o.id), [ids[0], ids[2], ids[8]]);
+  assertSameSet(
+    [...first.data, ...second.data].map((o) => o.id),
+    [ids[0], ids[2], ids[8]],
+  );
 });
 
 test('orders inserted while paging do not shift later pages', async () => {
@@ -378,7 +438,10 @@ test('orders inserted while paging do not shift later pages', async () => {
   for (let i = 1; i <= 6; i++) await op.checkout(accountId, { created_at: `2026-05-0${i}T08:00:00Z` });
   const full = (await listOrders(svc.url, key)).data.map((o) => o.id);
   const page1 = await listOrders(svc.url, key, { limit: 2 });
-  assert.deepEqual(page1.data.map((o) => o.id), full.slice(0, 2));
+  assert.deepEqual(
+    page1.data.map((o) => o.id),
+    full.slice(0, 2),
+  );
 
   // New orders arrive: newer than everything, and one between page 1 and the cursor position.
   await op.checkout(accountId);
@@ -386,10 +449,16 @@ test('orders inserted while paging do not shift later pages', async () => {
   await op.checkout(accountId, { created_at: '2026-05-05T20:00:00Z' });
 
   const page2 = await listOrders(svc.url, key, { limit: 2, cursor: page1.next_cursor! });
-  assert.deepEqual(page2.data.map((o) => o.id), full.slice(2, 4));
+  assert.deepEqual(
+    page2.data.map((o) => o.id),
+    full.slice(2, 4),
+  );
   await op.checkout(accountId);
   const page3 = await listOrders(svc.url, key, { limit: 2, cursor: page2.next_cursor! });
-  assert.deepEqual(page3.data.map((o) => o.id), full.slice(4, 6));
+  assert.deepEqual(
+    page3.data.map((o) => o.id),
+    full.slice(4, 6),
+  );
   assert.equal(page3.has_more, false);
   assert.equal(page3.next_cursor, null);
   // A fresh walk sees everything.

@@ -29,7 +29,7 @@ async function patchOrder(key: string, id: string, body: unknown, headers: Recor
   return http(svc.url, 'PATCH', `/api/v1/orders/${id}`, { token: key, body, headers });
 }
 
-test('GET /orders/{id} returns {data: Order}; another account\'s order is 404, never 403', async () => {
+test("GET /orders/{id} returns {data: Order}; another account's order is 404, never 403", async () => {
   const mine = await freshTenant(svc.url);
   const theirs = await freshTenant(svc.url);
   const own = await mine.op.checkout(mine.accountId);
@@ -51,10 +51,12 @@ test('GET /orders/{id} returns {data: Order}; another account\'s order is 404, n
   assert.equal((await outboxEvents(svc.service, theirs.accountId)).length, 1, 'only its order.created');
 });
 
-test('a line-item order has exactly SPEC\'s fields, with line items resolved from the catalog', async () => {
+test("a line-item order has exactly SPEC's fields, with line items resolved from the catalog", async () => {
   const { op, accountId, key } = await freshTenant(svc.url);
   const product = await op.createProduct(accountId, {
-    name: 'Mug', price: 12.5, sku: 'MUG-1',
+    name: 'Mug',
+    price: 12.5,
+    sku: 'MUG-1',
     variants: [{ type: 'color', name: 'Color', value: 'Red', price_delta: 2.5 }],
   });
   const variantId = product.variants[0].id;
@@ -63,7 +65,15 @@ test('a line-item order has exactly SPEC\'s fields, with line items resolved fro
   const order = await op.checkout(accountId, {
     page_id: page.id,
     customer: { name: 'Ana Petrova', email: 'ana@example.com', phone: '+359888000111', vat: 'BG123456789' },
-    shipping: { address: 'ul. Vitosha 1', city: 'Sofia', zip: '1000', method: 'courier', courier_slug: 'courier_b', courier_delivery_mode: 'home', courier_office_id: 'OFF-7' },
+    shipping: {
+      address: 'ul. Vitosha 1',
+      city: 'Sofia',
+      zip: '1000',
+      method: 'courier',
+      courier_slug: 'courier_b',
+      courier_delivery_mode: 'home',
+      courier_office_id: 'OFF-7',
+    },
     line_items: [
       { product_id: product.id, qty: 2 },
       { product_id: product.id, variant_id: variantId, qty: 1, kind: 'bump' },
@@ -95,20 +105,64 @@ test('a line-item order has exactly SPEC\'s fields, with line items resolved fro
   assert.equal(view.total, 25 + 15 + 5 - 1, 'items + delivery - discount');
   assert.deepEqual(view.customer, { name: 'Ana Petrova', email: 'ana@example.com', phone: '+359888000111', vat: 'BG123456789' });
   assert.deepEqual(view.shipping, {
-    address: 'ul. Vitosha 1', city: 'Sofia', zip: '1000', method: 'courier',
-    courier_slug: 'courier_b', courier_delivery_mode: 'home', courier_office_id: 'OFF-7',
+    address: 'ul. Vitosha 1',
+    city: 'Sofia',
+    zip: '1000',
+    method: 'courier',
+    courier_slug: 'courier_b',
+    courier_delivery_mode: 'home',
+    courier_office_id: 'OFF-7',
   });
-  for (const nullField of ['courier', 'tracking_number', 'tracking_url', 'admin_notes', 'return_note', 'invoice_number', 'shipment', 'refund_amount_cents', 'refunded_at']) {
+  for (const nullField of [
+    'courier',
+    'tracking_number',
+    'tracking_url',
+    'admin_notes',
+    'return_note',
+    'invoice_number',
+    'shipment',
+    'refund_amount_cents',
+    'refunded_at',
+  ]) {
     assert.equal(view[nullField], null, nullField);
   }
   assert.equal(view.line_items.length, 2);
   const [main, bump] = view.line_items;
   assert.deepEqual(
-    { kind: main.kind, product_id: main.product_id, variant_id: main.variant_id, name: main.name, sku: main.sku, qty: main.qty, unit_price_cents: main.unit_price_cents, total_cents: main.total_cents, delivery_type: main.delivery_type, digital: main.digital },
-    { kind: 'main', product_id: product.id, variant_id: null, name: 'Mug', sku: 'MUG-1', qty: 2, unit_price_cents: 1250, total_cents: 2500, delivery_type: 'physical', digital: false },
+    {
+      kind: main.kind,
+      product_id: main.product_id,
+      variant_id: main.variant_id,
+      name: main.name,
+      sku: main.sku,
+      qty: main.qty,
+      unit_price_cents: main.unit_price_cents,
+      total_cents: main.total_cents,
+      delivery_type: main.delivery_type,
+      digital: main.digital,
+    },
+    {
+      kind: 'main',
+      product_id: product.id,
+      variant_id: null,
+      name: 'Mug',
+      sku: 'MUG-1',
+      qty: 2,
+      unit_price_cents: 1250,
+      total_cents: 2500,
+      delivery_type: 'physical',
+      digital: false,
+    },
   );
   assert.deepEqual(
-    { kind: bump.kind, product_id: bump.product_id, variant_id: bump.variant_id, qty: bump.qty, unit_price_cents: bump.unit_price_cents, total_cents: bump.total_cents },
+    {
+      kind: bump.kind,
+      product_id: bump.product_id,
+      variant_id: bump.variant_id,
+      qty: bump.qty,
+      unit_price_cents: bump.unit_price_cents,
+      total_cents: bump.total_cents,
+    },
     { kind: 'bump', product_id: product.id, variant_id: variantId, qty: 1, unit_price_cents: 1500, total_cents: 1500 },
   );
   assert.equal(typeof main.note, 'string');
@@ -122,7 +176,7 @@ test('a line-item order has exactly SPEC\'s fields, with line items resolved fro
   assertOrderView(patched.body.data, 'PATCH result');
 });
 
-test('a legacy order has exactly SPEC\'s fields, line_items null and product_name/quantity/unit_price set', async () => {
+test("a legacy order has exactly SPEC's fields, line_items null and product_name/quantity/unit_price set", async () => {
   const { op, accountId, key } = await freshTenant(svc.url);
   const order = await op.checkout(accountId, {
     legacy: { product_name: 'Old Mug', product_sku: 'OLD-1', quantity: 3, unit_price: 12.5 },
@@ -160,7 +214,9 @@ test('attribution, IP addresses, payment-provider ids and costs never appear (se
   for (const status of [undefined, 'archived', 'shipped']) {
     cursor = undefined;
     do {
-      const res: any = await http(svc.url, 'GET', `/api/v1/orders?limit=50${status ? `&status=${status}` : ''}${cursor ? `&cursor=${cursor}` : ''}`, { token: key });
+      const res: any = await http(svc.url, 'GET', `/api/v1/orders?limit=50${status ? `&status=${status}` : ''}${cursor ? `&cursor=${cursor}` : ''}`, {
+        token: key,
+      });
       assert.equal(res.status, 200);
       texts.push(res.text);
       for (const o of res.body.data) {
@@ -232,7 +288,10 @@ test('PATCH changes tracking, courier and notes; returns {data, status_changed, 
   const { op, accountId, key } = await freshTenant(svc.url);
   const order = await op.checkout(accountId);
   const res = await patchOrder(key, order.id, {
-    tracking_number: 'TRK-100', tracking_url: 'https://track.example.com/TRK-100', courier: 'courier_b', admin_notes: 'fragile',
+    tracking_number: 'TRK-100',
+    tracking_url: 'https://track.example.com/TRK-100',
+    courier: 'courier_b',
+    admin_notes: 'fragile',
   });
   assert.equal(res.status, 200, res.text);
   assert.deepEqual(Object.keys(res.body).sort(), ['data', 'email_sent', 'status_changed']);

@@ -31,7 +31,11 @@ async function pageStatement(input: Parameters<typeof listOrders>[2]) {
 }
 
 test('a prepared page has its LIMIT (limit + 1) written into the text, not bound', async () => {
-  for (const [input, limit] of [[{}, 51], [{ limit: 1 }, 2], [{ limit: 200, status: 'new' as const }, 201]] as const) {
+  for (const [input, limit] of [
+    [{}, 51],
+    [{ limit: 1 }, 2],
+    [{ limit: 200, status: 'new' as const }, 201],
+  ] as const) {
     const statement = await pageStatement(input);
     assert.equal(statement.options?.prepared, true, JSON.stringify(input));
     assert.match(statement.text, new RegExp(`LIMIT ${limit}\\)`), JSON.stringify(input));
@@ -54,15 +58,19 @@ const needsPostgres = !process.env.DATABASE_URL
     ? 'through a transaction pooler there are no prepared statements and no session settings (issue 32)'
     : false;
 
-test('prepared statements outside a transaction run on their generic plans; the rest, and all in a transaction, are planned per request', { skip: needsPostgres }, async () => {
-  const db = await openDb({ databaseUrl: process.env.DATABASE_URL!, dataDir: '' });
-  try {
-    const mode = async (sql: Sql, prepared: boolean) =>
-      (await sql.query<{ mode: string }>("SELECT current_setting('plan_cache_mode') AS mode", [], { prepared })).rows[0].mode;
-    assert.equal(await mode(db, true), 'force_generic_plan');
-    assert.equal(await mode(db, false), 'auto');
-    assert.deepEqual(await db.tx(async (tx) => [await mode(tx, true), await mode(tx, false)]), ['auto', 'auto']);
-  } finally {
-    await db.close();
-  }
-});
+test(
+  'prepared statements outside a transaction run on their generic plans; the rest, and all in a transaction, are planned per request',
+  { skip: needsPostgres },
+  async () => {
+    const db = await openDb({ databaseUrl: process.env.DATABASE_URL!, dataDir: '' });
+    try {
+      const mode = async (sql: Sql, prepared: boolean) =>
+        (await sql.query<{ mode: string }>("SELECT current_setting('plan_cache_mode') AS mode", [], { prepared })).rows[0].mode;
+      assert.equal(await mode(db, true), 'force_generic_plan');
+      assert.equal(await mode(db, false), 'auto');
+      assert.deepEqual(await db.tx(async (tx) => [await mode(tx, true), await mode(tx, false)]), ['auto', 'auto']);
+    } finally {
+      await db.close();
+    }
+  },
+);

@@ -10,8 +10,16 @@ import { startTestService, http, freshTenant, type TestService } from './helpers
 import { assertError, assertScopeMissing, assertSameSet, qs, sleep } from './helpers/contract.ts';
 import { assertRefusal, callTool, callToolError, request, rpc } from './helpers/mcp.ts';
 import {
-  CATALOG_SCOPES, DRY, WRITABLE_PRODUCT_FIELDS, assertLedgerExplainsStock, assertProductView, getProduct, getStock, listAll,
-  lineItemOrder, operatorHttp,
+  CATALOG_SCOPES,
+  DRY,
+  WRITABLE_PRODUCT_FIELDS,
+  assertLedgerExplainsStock,
+  assertProductView,
+  getProduct,
+  getStock,
+  listAll,
+  lineItemOrder,
+  operatorHttp,
 } from './helpers/stock.ts';
 
 let svc: TestService;
@@ -73,8 +81,19 @@ test('POST /products: 201 {data: Product} with defaults; not tracked, no images,
   assert.equal(created.stock_quantity, null, 'stock is not tracked until the first delivery');
   assert.deepEqual(created.images, []);
   assert.deepEqual(created.variants, []);
-  for (const f of ['sku', 'marketing_name', 'original_price', 'description', 'offer_type', 'weight_g', 'dim_cm', 'low_stock_threshold',
-    'shipping_short_name', 'shipping_category', 'language']) {
+  for (const f of [
+    'sku',
+    'marketing_name',
+    'original_price',
+    'description',
+    'offer_type',
+    'weight_g',
+    'dim_cm',
+    'low_stock_threshold',
+    'shipping_short_name',
+    'shipping_category',
+    'language',
+  ]) {
     assert.equal(created[f], null, `${f} defaults to null`);
   }
   assert.ok(created.updated_at !== null, 'GAPS: updated_at is set at creation');
@@ -87,10 +106,22 @@ test('POST /products stores every writable field with its GAPS type', async () =
   for (const [field, value] of Object.entries(FULL_BODY)) assert.deepEqual(created[field], value, field);
   assert.equal(created.stock_quantity, null);
   const nulls = await createProduct(key, {
-    name: 'Nulls', price: 1, sku: null, marketing_name: null, original_price: null, description: null, weight_g: null, dim_cm: null,
-    shipping_short_name: null, shipping_category: null, low_stock_threshold: null, offer_type: null, language: null,
+    name: 'Nulls',
+    price: 1,
+    sku: null,
+    marketing_name: null,
+    original_price: null,
+    description: null,
+    weight_g: null,
+    dim_cm: null,
+    shipping_short_name: null,
+    shipping_category: null,
+    low_stock_threshold: null,
+    offer_type: null,
+    language: null,
   });
-  for (const f of ['sku', 'marketing_name', 'original_price', 'description', 'weight_g', 'dim_cm', 'low_stock_threshold']) assert.equal(nulls[f], null, f);
+  for (const f of ['sku', 'marketing_name', 'original_price', 'description', 'weight_g', 'dim_cm', 'low_stock_threshold'])
+    assert.equal(nulls[f], null, f);
   const digital = await createProduct(key, { name: 'E-book', price: 9, delivery_type: 'digital', active: false });
   assert.equal(digital.delivery_type, 'digital');
   assert.equal(digital.active, false, 'a product may be created deactivated');
@@ -139,8 +170,18 @@ test('unknown fields give 400 with details.allowed; stock, cost, images, files, 
   const { key } = await tenant();
   const product = await createProduct(key, { name: 'Mug', price: 10 });
   const notWritable = {
-    stock_quantity: 5, avg_cost: 2, cost: 2, unit_cost: 2, images: ['https://img.example.com/a.png'], files: [], bundles: [],
-    variants: [], id: crypto.randomUUID(), created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z', colour: 'red',
+    stock_quantity: 5,
+    avg_cost: 2,
+    cost: 2,
+    unit_cost: 2,
+    images: ['https://img.example.com/a.png'],
+    files: [],
+    bundles: [],
+    variants: [],
+    id: crypto.randomUUID(),
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-01T00:00:00Z',
+    colour: 'red',
   };
   for (const [field, value] of Object.entries(notWritable)) {
     const created = assertError(await postProduct(key, { name: 'x', price: 1, [field]: value }), 400, 'validation_failed', `POST ${field}`);
@@ -209,9 +250,22 @@ test('PATCH /products/{id} changes any subset of writable fields and leaves the 
   const before = await getProduct(svc.url, key, stocked.id);
   await sleep(10);
   const change = {
-    name: 'Kettle 2', price: 31.5, sku: 'KET-2', marketing_name: 'Fast kettle', original_price: null, description: 'Boils',
-    delivery_type: 'physical', weight_g: 900, dim_cm: { l: 20, w: 15, h: 25 }, shipping_short_name: 'kettle', shipping_category: 'kitchen',
-    low_stock_threshold: 2, block_on_zero_stock: true, catalog_hidden: true, offer_type: 'bundle', language: 'en',
+    name: 'Kettle 2',
+    price: 31.5,
+    sku: 'KET-2',
+    marketing_name: 'Fast kettle',
+    original_price: null,
+    description: 'Boils',
+    delivery_type: 'physical',
+    weight_g: 900,
+    dim_cm: { l: 20, w: 15, h: 25 },
+    shipping_short_name: 'kettle',
+    shipping_category: 'kitchen',
+    low_stock_threshold: 2,
+    block_on_zero_stock: true,
+    catalog_hidden: true,
+    offer_type: 'bundle',
+    language: 'en',
   };
   const res = await patchProduct(key, stocked.id, change);
   assert.equal(res.status, 200, res.text);
@@ -233,8 +287,13 @@ test('PATCH /products/{id} changes any subset of writable fields and leaves the 
   for (const f of ['sku', 'low_stock_threshold', 'dim_cm', 'weight_g']) assert.equal(nulled.body.data[f], null, f);
 
   for (const [label, body] of [
-    ['name null', { name: null }], ['empty name', { name: '' }], ['price null', { price: null }], ['negative price', { price: -1 }],
-    ['bad delivery_type', { delivery_type: 'service' }], ['active null', { active: null }], ['weight_g string', { weight_g: '9' }],
+    ['name null', { name: null }],
+    ['empty name', { name: '' }],
+    ['price null', { price: null }],
+    ['negative price', { price: -1 }],
+    ['bad delivery_type', { delivery_type: 'service' }],
+    ['active null', { active: null }],
+    ['weight_g string', { weight_g: '9' }],
   ] as Array<[string, unknown]>) {
     assertError(await patchProduct(key, stocked.id, body), 400, 'validation_failed', label);
   }
@@ -256,7 +315,7 @@ test('PATCH dry run: 200 {dry_run: true, data: current Product, changes: normali
   assertError(await patchProduct(key, crypto.randomUUID(), { price: 1 }, DRY), 404, 'not_found', 'dry run on an unknown id');
   const notDry = await patchProduct(key, product.id, { price: 12 }, { 'x-merx-dry-run': 'no' });
   assert.equal(notDry.status, 200);
-  assert.equal(notDry.body.data.price, 12, "X-Merx-Dry-Run: no is not a dry run");
+  assert.equal(notDry.body.data.price, 12, 'X-Merx-Dry-Run: no is not a dry run');
 });
 
 test('active: false deactivates: hidden from the default list, listed with status=all, readable by id, out of the stock list; past orders keep it', async () => {
@@ -273,15 +332,30 @@ test('active: false deactivates: hidden from the default list, listed with statu
   assert.equal(res.body.data.active, false);
 
   const active = await listAll(svc.url, key, '/api/v1/products');
-  assert.deepEqual(active.map((p) => p.id), [other.id], 'status=active (default) hides it');
-  assert.deepEqual((await listAll(svc.url, key, '/api/v1/products', { status: 'active' })).map((p) => p.id), [other.id]);
+  assert.deepEqual(
+    active.map((p) => p.id),
+    [other.id],
+    'status=active (default) hides it',
+  );
+  assert.deepEqual(
+    (await listAll(svc.url, key, '/api/v1/products', { status: 'active' })).map((p) => p.id),
+    [other.id],
+  );
   const all = await listAll(svc.url, key, '/api/v1/products', { status: 'all' });
-  assertSameSet(all.map((p) => p.id), [product.id, other.id], 'status=all shows it');
+  assertSameSet(
+    all.map((p) => p.id),
+    [product.id, other.id],
+    'status=all shows it',
+  );
   assert.equal(all.find((p) => p.id === product.id).active, false);
   const readable = await getProduct(svc.url, key, product.id);
   assert.equal(readable.active, false, 'a deactivated product is readable');
   assert.equal(readable.name, 'Teapot');
-  assert.equal((await getStock(svc.url, key, {})).data.find((i) => i.product_id === product.id), undefined, 'the stock list shows active products only');
+  assert.equal(
+    (await getStock(svc.url, key, {})).data.find((i) => i.product_id === product.id),
+    undefined,
+    'the stock list shows active products only',
+  );
 
   const after = await http(svc.url, 'GET', `/api/v1/orders/${order.id}`, { token: key });
   assert.equal(after.status, 200);
@@ -289,7 +363,11 @@ test('active: false deactivates: hidden from the default list, listed with statu
 
   const again = await patchProduct(key, product.id, { active: true });
   assert.equal(again.body.data.active, true);
-  assertSameSet((await listAll(svc.url, key, '/api/v1/products')).map((p) => p.id), [product.id, other.id], 'reactivated');
+  assertSameSet(
+    (await listAll(svc.url, key, '/api/v1/products')).map((p) => p.id),
+    [product.id, other.id],
+    'reactivated',
+  );
 });
 
 test('GET /products: newest first, keyset paging; next_cursor null at the end; rows created while paging do not shift pages', async () => {
@@ -300,21 +378,33 @@ test('GET /products: newest first, keyset paging; next_cursor null at the end; r
     await sleep(3);
   }
   const newestFirst = [...made].reverse();
-  assert.deepEqual((await listAll(svc.url, key, '/api/v1/products')).map((p) => p.id), newestFirst);
+  assert.deepEqual(
+    (await listAll(svc.url, key, '/api/v1/products')).map((p) => p.id),
+    newestFirst,
+  );
 
   const first = await listProducts(key, { limit: 3 });
   assert.equal(first.status, 200);
   assert.deepEqual(Object.keys(first.body).sort(), ['data', 'has_more', 'next_cursor']);
-  assert.deepEqual(first.body.data.map((p: any) => p.id), newestFirst.slice(0, 3));
+  assert.deepEqual(
+    first.body.data.map((p: any) => p.id),
+    newestFirst.slice(0, 3),
+  );
   assert.equal(first.body.has_more, true);
   for (const p of first.body.data) assertProductView(p);
   const late = await createProduct(key, { name: 'Late', price: 1 });
-  const paged = [...first.body.data.map((p: any) => p.id), ...(await listAll(svc.url, key, '/api/v1/products', { limit: 3, cursor: first.body.next_cursor })).map((p) => p.id)];
+  const paged = [
+    ...first.body.data.map((p: any) => p.id),
+    ...(await listAll(svc.url, key, '/api/v1/products', { limit: 3, cursor: first.body.next_cursor })).map((p) => p.id),
+  ];
   assert.deepEqual(paged, newestFirst, 'the page after the cursor continues where the first ended; the new product is not pulled in');
   const exact = await listProducts(key, { limit: 8 });
   assert.equal(exact.body.has_more, false);
   assert.equal(exact.body.next_cursor, null);
-  assert.deepEqual(exact.body.data.map((p: any) => p.id), [late.id, ...newestFirst]);
+  assert.deepEqual(
+    exact.body.data.map((p: any) => p.id),
+    [late.id, ...newestFirst],
+  );
 });
 
 test('GET /products filters: status active|all, delivery_type physical|digital (else 400), exact sku', async () => {
@@ -351,7 +441,9 @@ test('GET /products filters: status active|all, delivery_type physical|digital (
 test('variants are part of the product view (list and get)', async () => {
   const { key, op, accountId } = await tenant();
   const created = await op.createProduct(accountId, {
-    name: 'Shirt', price: 20, sku: 'SHIRT',
+    name: 'Shirt',
+    price: 20,
+    sku: 'SHIRT',
     variants: [
       { type: 'size', name: 'Size', value: 'M', price_delta: 0, stock_quantity: 3 },
       { type: 'size', name: 'Size', value: 'XL', price_delta: 2.5, stock_quantity: 1 },
@@ -361,8 +453,14 @@ test('variants are part of the product view (list and get)', async () => {
   const product = await getProduct(svc.url, key, created.id);
   assert.equal(product.variants.length, 3);
   const [m, xl, red] = product.variants;
-  assert.deepEqual({ ...m, id: null }, { id: null, type: 'size', name: 'Size', value: 'M', price_delta: 0, stock_quantity: 3, image_url: null, position: 0 });
-  assert.deepEqual({ ...xl, id: null }, { id: null, type: 'size', name: 'Size', value: 'XL', price_delta: 2.5, stock_quantity: 1, image_url: null, position: 1 });
+  assert.deepEqual(
+    { ...m, id: null },
+    { id: null, type: 'size', name: 'Size', value: 'M', price_delta: 0, stock_quantity: 3, image_url: null, position: 0 },
+  );
+  assert.deepEqual(
+    { ...xl, id: null },
+    { id: null, type: 'size', name: 'Size', value: 'XL', price_delta: 2.5, stock_quantity: 1, image_url: null, position: 1 },
+  );
   assert.equal(red.value, 'Red');
   assert.equal(red.stock_quantity, null, 'a variant without stock is not tracked');
   assert.equal(product.stock_quantity, 4, "the product's stock includes its variants' stock");

@@ -62,9 +62,15 @@ test('the registry is not empty and every operation has the fixtures the walk ne
 
 test('operation names and REST routes are unique', () => {
   const names = operations.map((op) => op.name);
-  assert.deepEqual(names.filter((n, i) => names.indexOf(n) !== i), []);
+  assert.deepEqual(
+    names.filter((n, i) => names.indexOf(n) !== i),
+    [],
+  );
   const routes = operations.filter(onRest).map((op) => `${op.method} ${op.path}`);
-  assert.deepEqual(routes.filter((r, i) => routes.indexOf(r) !== i), []);
+  assert.deepEqual(
+    routes.filter((r, i) => routes.indexOf(r) !== i),
+    [],
+  );
   for (const op of operations) assert.ok(onRest(op) || onMcp(op), `${op.name} is exposed nowhere`);
 });
 
@@ -77,7 +83,13 @@ test('tools/list for an every-scope key is exactly the MCP face of the registry,
   const t = await tenant(svc);
   const res = await rpc(svc.url, t.key, request('tools/list'));
   const tools = new Map<string, any>(res.body.result.tools.map((tool: any) => [tool.name, tool]));
-  assert.deepEqual([...tools.keys()].sort(), operations.filter(onMcp).map((op) => op.name).sort());
+  assert.deepEqual(
+    [...tools.keys()].sort(),
+    operations
+      .filter(onMcp)
+      .map((op) => op.name)
+      .sort(),
+  );
   for (const op of operations.filter(onMcp)) {
     const schema = tools.get(op.name).inputSchema;
     assert.equal(schema.type, 'object', op.name);
@@ -85,7 +97,11 @@ test('tools/list for an every-scope key is exactly the MCP face of the registry,
     if (op.dryRunOutput) expected.push('dry_run');
     // Issue 41: a write tool also takes what a model cannot set in _meta (the If-Match only where a write is versioned).
     if (isWriteOp(op)) expected.push('approval_id', 'idempotency_key', ...(op.etag ? ['if_match'] : []));
-    assert.deepEqual(Object.keys(schema.properties ?? {}).sort(), [...new Set(expected)].sort(), `${op.name}: arguments are the REST parameters flattened`);
+    assert.deepEqual(
+      Object.keys(schema.properties ?? {}).sort(),
+      [...new Set(expected)].sort(),
+      `${op.name}: arguments are the REST parameters flattened`,
+    );
     // EXTENSIONS 10 token budgets: the shown schema leaves out additionalProperties: false and the uuid format
     // (compact-schema.ts); the server still refuses an unknown argument, and a non-UUID id (the walk below).
     const unknown = await rpc(svc.url, t.key, toolCall(op.name, { not_an_argument: 1 }));

@@ -54,7 +54,11 @@ test('writes and errors filters on REST, MCP and the operator API, alone, togeth
     const res = await http(svc.url, 'GET', '/api/v1/request-logs?limit=100', { token: t.key });
     return res.body.data.length >= 7 && res.body.data;
   }, 'seven entries');
-  const expect = (filter: (e: any) => boolean) => all.filter(filter).map((e: any) => e.id).sort();
+  const expect = (filter: (e: any) => boolean) =>
+    all
+      .filter(filter)
+      .map((e: any) => e.id)
+      .sort();
   const cases: Array<[string, (e: any) => boolean]> = [
     ['writes=true', (e) => WRITES.has(e.operation)],
     ['writes=false', (e) => !WRITES.has(e.operation)],
@@ -70,16 +74,29 @@ test('writes and errors filters on REST, MCP and the operator API, alone, togeth
     const rest = await http(svc.url, 'GET', `/api/v1/request-logs?limit=100&${query}`, { token: t.key });
     assert.equal(rest.status, 200, rest.text);
     // Only the entries of the calls above (the log lists the listing requests themselves too, after them).
-    const got = rest.body.data.filter((e: any) => all.some((a: any) => a.id === e.id)).map((e: any) => e.id).sort();
+    const got = rest.body.data
+      .filter((e: any) => all.some((a: any) => a.id === e.id))
+      .map((e: any) => e.id)
+      .sort();
     assert.deepEqual(got, wanted, `REST ${query}`);
     const params = Object.fromEntries(new URLSearchParams(query));
     const args = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, v === 'true' ? true : v === 'false' ? false : v]));
     const mcp = await rpc(svc.url, t.key, toolCall('list_request_logs', { limit: 100, ...args }));
-    const mcpIds = mcp.body.result.structuredContent.data.filter((e: any) => all.some((a: any) => a.id === e.id)).map((e: any) => e.id).sort();
+    const mcpIds = mcp.body.result.structuredContent.data
+      .filter((e: any) => all.some((a: any) => a.id === e.id))
+      .map((e: any) => e.id)
+      .sort();
     assert.deepEqual(mcpIds, wanted, `MCP ${query}`);
     const op = await http(svc.url, 'GET', `/admin/api/accounts/${t.accountId}/request-logs?limit=100&${query}`, { token: ADMIN_TOKEN });
     assert.equal(op.status, 200, op.text);
-    assert.deepEqual(op.body.data.filter((e: any) => all.some((a: any) => a.id === e.id)).map((e: any) => e.id).sort(), wanted, `operator ${query}`);
+    assert.deepEqual(
+      op.body.data
+        .filter((e: any) => all.some((a: any) => a.id === e.id))
+        .map((e: any) => e.id)
+        .sort(),
+      wanted,
+      `operator ${query}`,
+    );
   }
   // Not a boolean: 400 in the contract's shape.
   const bad = await http(svc.url, 'GET', '/api/v1/request-logs?writes=maybe', { token: t.key });
@@ -92,8 +109,14 @@ test('merx listen backs off while the feed is idle: the wait between polls doubl
   const stop = new AbortController();
   const lines: string[] = [];
   const running = listen({
-    forwardTo: 'http://127.0.0.1:9/unused', baseUrl: svc.url, key: t.key, events: [], pollMs: 60, maxIdleMs: 240,
-    print: (line) => lines.push(line), signal: stop.signal,
+    forwardTo: 'http://127.0.0.1:9/unused',
+    baseUrl: svc.url,
+    key: t.key,
+    events: [],
+    pollMs: 60,
+    maxIdleMs: 240,
+    print: (line) => lines.push(line),
+    signal: stop.signal,
   });
   const polls = await eventually(async () => {
     const res = await http(svc.url, 'GET', `/admin/api/accounts/${t.accountId}/request-logs?operation=list_events&limit=100`, { token: ADMIN_TOKEN });
@@ -119,7 +142,12 @@ test('merx listen without --base-url: says which address it follows and why, and
   const run = await runListen({ PORT: String(port) });
   const out = run.stdout + run.stderr;
   assert.equal(run.code, 1, out);
-  assert.match(out, new RegExp(`Following http://localhost:${port}/api/v1/events \\(the base URL from the default \\(no --base-url, MERX_BASE_URL or server running from /nonexistent/merx-listen\\)\\)`));
+  assert.match(
+    out,
+    new RegExp(
+      `Following http://localhost:${port}/api/v1/events \\(the base URL from the default \\(no --base-url, MERX_BASE_URL or server running from /nonexistent/merx-listen\\)\\)`,
+    ),
+  );
   assert.match(out, new RegExp(`cannot reach Merx at http://localhost:${port} \\(ECONNREFUSED\\): is it running\\? Pass --base-url`));
   assert.ok(!out.includes('Ready.'), out);
 

@@ -41,7 +41,11 @@ async function tenantWithOrder() {
 test('REST: each request with a valid key is an entry named by X-Request-Id, whatever its answer; the events it committed are listed', async () => {
   const t = await tenantWithOrder();
   const eventsBefore = new Set((await outboxEvents(svc.service, t.accountId)).map((e: any) => e.id));
-  const patch = await http(svc.url, 'PATCH', `/api/v1/orders/${t.order.id}`, { token: t.key, body: { status: 'confirmed' }, headers: { 'Idempotency-Key': 'log-key-1' } });
+  const patch = await http(svc.url, 'PATCH', `/api/v1/orders/${t.order.id}`, {
+    token: t.key,
+    body: { status: 'confirmed' },
+    headers: { 'Idempotency-Key': 'log-key-1' },
+  });
   assert.equal(patch.status, 200, patch.text);
   const id = patch.headers.get('x-request-id')!;
   const e = await entry(t.key, id);
@@ -50,28 +54,54 @@ test('REST: each request with a valid key is an entry named by X-Request-Id, wha
   assert.deepEqual(
     { ...e, at: undefined, duration_ms: undefined },
     {
-      id, at: undefined, key_prefix: t.key.slice(0, 11), transport: 'rest', operation: 'update_order', method: 'PATCH',
-      path: `/api/v1/orders/${t.order.id}`, status: 200, error_code: null, dry_run: false, idempotency_key: 'log-key-1', replayed: false,
-      duration_ms: undefined, resource_ids: [t.order.id], event_ids: committed,
+      id,
+      at: undefined,
+      key_prefix: t.key.slice(0, 11),
+      transport: 'rest',
+      operation: 'update_order',
+      method: 'PATCH',
+      path: `/api/v1/orders/${t.order.id}`,
+      status: 200,
+      error_code: null,
+      dry_run: false,
+      idempotency_key: 'log-key-1',
+      replayed: false,
+      duration_ms: undefined,
+      resource_ids: [t.order.id],
+      event_ids: committed,
     },
   );
   assert.ok(Number.isInteger(e.duration_ms) && e.duration_ms >= 0);
 
-  const replay = await http(svc.url, 'PATCH', `/api/v1/orders/${t.order.id}`, { token: t.key, body: { status: 'confirmed' }, headers: { 'Idempotency-Key': 'log-key-1' } });
+  const replay = await http(svc.url, 'PATCH', `/api/v1/orders/${t.order.id}`, {
+    token: t.key,
+    body: { status: 'confirmed' },
+    headers: { 'Idempotency-Key': 'log-key-1' },
+  });
   const replayed = await entry(t.key, replay.headers.get('x-request-id')!);
   assert.equal(replayed.replayed, true);
   assert.deepEqual(replayed.event_ids, []);
 
-  const dry = await http(svc.url, 'PATCH', `/api/v1/orders/${t.order.id}`, { token: t.key, body: { status: 'processing' }, headers: { 'X-Merx-Dry-Run': '1' } });
+  const dry = await http(svc.url, 'PATCH', `/api/v1/orders/${t.order.id}`, {
+    token: t.key,
+    body: { status: 'processing' },
+    headers: { 'X-Merx-Dry-Run': '1' },
+  });
   assert.equal((await entry(t.key, dry.headers.get('x-request-id')!)).dry_run, true);
 
   // Refusals after the key was checked: 404, 403 scope, 400, 412.
   const missing = await http(svc.url, 'GET', `/api/v1/orders/${crypto.randomUUID()}`, { token: t.key });
   const scoped = await http(svc.url, 'GET', '/api/v1/customers', { token: t.key });
   const invalid = await http(svc.url, 'GET', '/api/v1/orders?limit=0', { token: t.key });
-  const stale = await http(svc.url, 'PATCH', `/api/v1/orders/${t.order.id}`, { token: t.key, body: { admin_notes: 'x' }, headers: { 'If-Match': '"stale"' } });
+  const stale = await http(svc.url, 'PATCH', `/api/v1/orders/${t.order.id}`, {
+    token: t.key,
+    body: { admin_notes: 'x' },
+    headers: { 'If-Match': '"stale"' },
+  });
   for (const [res, status, code, operation] of [
-    [missing, 404, 'not_found', 'get_order'], [scoped, 403, 'scope_missing', 'list_customers'], [invalid, 400, 'validation_failed', 'list_orders'],
+    [missing, 404, 'not_found', 'get_order'],
+    [scoped, 403, 'scope_missing', 'list_customers'],
+    [invalid, 400, 'validation_failed', 'list_orders'],
     [stale, 412, 'precondition_failed', 'update_order'],
   ] as const) {
     assert.equal(res.status, status, res.text);
@@ -86,7 +116,12 @@ test('requests answered before the key was checked are not logged: no key, a bad
   const t = await tenantWithOrder();
   // The polls that wait for an entry are entries themselves (list_request_logs): not counted.
   const count = async () =>
-    (await svc.service.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM request_logs WHERE account_id = $1 AND operation <> 'list_request_logs'`, [t.accountId])).rows[0].n;
+    (
+      await svc.service.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM request_logs WHERE account_id = $1 AND operation <> 'list_request_logs'`,
+        [t.accountId],
+      )
+    ).rows[0].n;
   const marker = await http(svc.url, 'GET', '/api/v1/orders', { token: t.key });
   await entry(t.key, marker.headers.get('x-request-id')!);
   const before = await count();
@@ -102,7 +137,7 @@ test('requests answered before the key was checked are not logged: no key, a bad
   assert.equal(await count(), before + 1, 'only the last request');
 });
 
-test('request ids are time-ordered UUIDs (version 7) on both transports, so each entry is appended to the log\'s index', async () => {
+test("request ids are time-ordered UUIDs (version 7) on both transports, so each entry is appended to the log's index", async () => {
   const t = await tenantWithOrder();
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
@@ -115,7 +150,7 @@ test('request ids are time-ordered UUIDs (version 7) on both transports, so each
   assert.ok(Math.abs(stamped - Date.now()) < 60_000, 'the id carries the time it was issued');
 });
 
-test('MCP: one entry per tool call (a batch gives one per call) with _meta.request_id; refusals carry the REST twin\'s status and code', async () => {
+test("MCP: one entry per tool call (a batch gives one per call) with _meta.request_id; refusals carry the REST twin's status and code", async () => {
   const t = await tenantWithOrder();
   const batch = await rpc(svc.url, t.key, [
     toolCall('get_order', { id: t.order.id }, 1),
@@ -148,16 +183,26 @@ test('the log never holds a body, a query value, a header value or a secret', as
   const t = await tenantWithOrder();
   const secret = `S3CRET-${crypto.randomUUID()}`;
   const sent = [
-    await http(svc.url, 'PATCH', `/api/v1/orders/${t.order.id}`, { token: t.key, body: { admin_notes: `${secret}-body` }, headers: { 'X-Custom': `${secret}-header` } }),
+    await http(svc.url, 'PATCH', `/api/v1/orders/${t.order.id}`, {
+      token: t.key,
+      body: { admin_notes: `${secret}-body` },
+      headers: { 'X-Custom': `${secret}-header` },
+    }),
     await http(svc.url, 'GET', `/api/v1/orders?q=${secret}-query`, { token: t.key, headers: { 'User-Agent': `${secret}-agent` } }),
-    await http(svc.url, 'POST', '/api/v1/webhooks', { token: t.key, body: { url: `https://93.184.216.34/${secret}-url`, events: ['order.created'], description: `${secret}-desc` } }),
+    await http(svc.url, 'POST', '/api/v1/webhooks', {
+      token: t.key,
+      body: { url: `https://93.184.216.34/${secret}-url`, events: ['order.created'], description: `${secret}-desc` },
+    }),
   ];
   await rpc(svc.url, t.key, toolCall('update_order', { id: t.order.id, admin_notes: `${secret}-mcp` }));
   for (const res of sent) await entry(t.key, res.headers.get('x-request-id')!);
   const webhookSecret = sent[2].body?.data?.secret;
   // The MCP call's entry is written in its own batch, maybe a moment after the REST ones: wait for all four.
   const rows = (await eventually(async () => {
-    const { rows: written } = await svc.service.db.query<{ row: string }>('SELECT row_to_json(r)::text AS row FROM request_logs r WHERE account_id = $1', [t.accountId]);
+    const { rows: written } = await svc.service.db.query<{ row: string }>(
+      'SELECT row_to_json(r)::text AS row FROM request_logs r WHERE account_id = $1',
+      [t.accountId],
+    );
     return written.length >= 4 ? written : null;
   }, 'the four entries')) as Array<{ row: string }>;
   for (const { row } of rows) {
@@ -180,9 +225,19 @@ test('filters, paging, another key, the operator API with key_prefix, and 30 day
   const mine = (await logs(t.key, '?limit=200')).body.data.map((e: any) => e.id);
   assert.ok(!mine.includes(otherId), "another key's entries are not listed");
   const fours = (await logs(t.key, '?status=4xx')).body.data;
-  assert.deepEqual(fours.map((e: any) => e.id), [missing], JSON.stringify(fours));
-  assert.deepEqual((await logs(t.key, '?status=404')).body.data.map((e: any) => e.id), [missing]);
-  assert.deepEqual((await logs(t.key, '?operation=list_orders')).body.data.map((e: any) => e.id), [...ids].reverse());
+  assert.deepEqual(
+    fours.map((e: any) => e.id),
+    [missing],
+    JSON.stringify(fours),
+  );
+  assert.deepEqual(
+    (await logs(t.key, '?status=404')).body.data.map((e: any) => e.id),
+    [missing],
+  );
+  assert.deepEqual(
+    (await logs(t.key, '?operation=list_orders')).body.data.map((e: any) => e.id),
+    [...ids].reverse(),
+  );
   assertError(await logs(t.key, '?status=4x'), 400, 'validation_failed');
   assertError(await logs(t.key, '?since=yesterday'), 400, 'validation_failed');
   const future = new Date(Date.now() + 3600_000).toISOString();
@@ -204,12 +259,18 @@ test('filters, paging, another key, the operator API with key_prefix, and 30 day
   const admin = (query: string) => http(svc.url, 'GET', `/admin/api/accounts/${t.accountId}/request-logs${query}`, { token: ADMIN_TOKEN });
   const everyKey = (await admin('?limit=200')).body.data.map((e: any) => e.id);
   assert.ok(everyKey.includes(otherId) && everyKey.includes(missing));
-  assert.deepEqual((await admin(`?key_prefix=${other.slice(0, 11)}&operation=list_orders`)).body.data.map((e: any) => e.id), [otherId]);
+  assert.deepEqual(
+    (await admin(`?key_prefix=${other.slice(0, 11)}&operation=list_orders`)).body.data.map((e: any) => e.id),
+    [otherId],
+  );
   assertError(await http(svc.url, 'GET', `/admin/api/accounts/${crypto.randomUUID()}/request-logs`, { token: ADMIN_TOKEN }), 404, 'not_found');
 
   // Retention: the job, as if 31 days had passed, removes them.
   await operator(svc.url).call('POST', '/jobs/retention/run', { now: new Date(Date.now() + 31 * 86_400_000).toISOString() });
-  assert.deepEqual((await logs(t.key)).body.data.filter((e: any) => ids.includes(e.id)), []);
+  assert.deepEqual(
+    (await logs(t.key)).body.data.filter((e: any) => ids.includes(e.id)),
+    [],
+  );
 });
 
 test('a request refused by the rate limit (429) is logged, on REST and per MCP tool call', async () => {
@@ -224,7 +285,11 @@ test('a request refused by the rate limit (429) is logged, on REST and per MCP t
       lastId = res.headers.get('x-request-id')!;
     }
     assert.deepEqual(statuses, [200, 200, 429]);
-    const batch = await rpc(limited.url, t.key, [toolCall('list_orders', {}, 1), toolCall('list_orders', {}, 2), toolCall('get_order', { id: crypto.randomUUID() }, 3)]);
+    const batch = await rpc(limited.url, t.key, [
+      toolCall('list_orders', {}, 1),
+      toolCall('list_orders', {}, 2),
+      toolCall('get_order', { id: crypto.randomUUID() }, 3),
+    ]);
     assert.equal(batch.body[2].error.code, -32000);
     const rows = await eventually(async () => {
       const { rows } = await limited.service.db.query<any>(
@@ -233,7 +298,13 @@ test('a request refused by the rate limit (429) is logged, on REST and per MCP t
       );
       return rows.length === 2 ? rows : null;
     }, 'the two 429 entries');
-    assert.deepEqual(rows.map((r: any) => [r.transport, r.operation, r.error_code]), [['mcp', 'get_order', 'rate_limited'], ['rest', 'list_orders', 'rate_limited']]);
+    assert.deepEqual(
+      rows.map((r: any) => [r.transport, r.operation, r.error_code]),
+      [
+        ['mcp', 'get_order', 'rate_limited'],
+        ['rest', 'list_orders', 'rate_limited'],
+      ],
+    );
     assert.equal(rows[1].id, lastId);
   } finally {
     await limited.close();

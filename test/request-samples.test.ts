@@ -25,7 +25,10 @@ test('every request sample, sent with its placeholders filled, succeeds and its 
   assert.equal(sent.length, documented, 'every operation of the document');
   const refused = sent
     .filter(({ res }) => res.status < 200 || res.status >= 300)
-    .map(({ operationId, method, sent: request, res }) => `${operationId}: ${method.toUpperCase()} ${request.url} ${request.body ?? ''} -> ${res.status} ${res.text.slice(0, 300)}`);
+    .map(
+      ({ operationId, method, sent: request, res }) =>
+        `${operationId}: ${method.toUpperCase()} ${request.url} ${request.body ?? ''} -> ${res.status} ${res.text.slice(0, 300)}`,
+    );
   assert.deepEqual(refused, [], 'no sample is refused');
   for (const { method, template, res } of sent) assertResponseMatches(doc, method, template, res);
 });
@@ -37,7 +40,8 @@ test('the samples hold values a reader recognises: no schema placeholders, no ou
     for (const op of Object.values(item)) {
       const { url, body } = parseCurl(op['x-codeSamples'][0].source);
       // A placeholder is an id (in the path, the query or the body), nothing else.
-      for (const [, name] of `${url} ${body ?? ''}`.matchAll(/<(\w+)>/g)) if (!/^(id|key|\w+_id)$/.test(name)) unreal.push(`${op.operationId}: <${name}>`);
+      for (const [, name] of `${url} ${body ?? ''}`.matchAll(/<(\w+)>/g))
+        if (!/^(id|key|\w+_id)$/.test(name)) unreal.push(`${op.operationId}: <${name}>`);
       if (/-1000000|"string"|00000000-0000/.test(body ?? '')) unreal.push(`${op.operationId}: ${body}`);
     }
   }

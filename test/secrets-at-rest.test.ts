@@ -40,7 +40,8 @@ test('raw SQL finds no plaintext secret: webhook secrets, courier credentials an
   const idem = crypto.randomUUID();
   const create = () =>
     http(svc.url, 'POST', '/api/v1/webhooks', {
-      token: key, body: { url: 'http://localhost/api/webhooks/sink', events: ['order.updated'] },
+      token: key,
+      body: { url: 'http://localhost/api/webhooks/sink', events: ['order.updated'] },
       headers: { 'Idempotency-Key': idem },
     });
   const created = await create();
@@ -63,8 +64,14 @@ test('raw SQL finds no plaintext secret: webhook secrets, courier credentials an
   // The same through MCP, replayed.
   const mcpCall = () =>
     rpc(svc.url, key, {
-      jsonrpc: '2.0', id: 1, method: 'tools/call',
-      params: { name: 'create_webhook', arguments: { url: 'http://localhost/api/webhooks/sink', events: ['order.created'] }, _meta: { idempotency_key: `mcp-${idem}` } },
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'create_webhook',
+        arguments: { url: 'http://localhost/api/webhooks/sink', events: ['order.created'] },
+        _meta: { idempotency_key: `mcp-${idem}` },
+      },
     });
   const viaMcp = await mcpCall();
   const mcpSecret: string = viaMcp.body.result.structuredContent.secret;
@@ -78,7 +85,10 @@ test('raw SQL finds no plaintext secret: webhook secrets, courier credentials an
   await putCourier(svc, accountId, 'courier_c', { enabled: true, credentials });
   const shipment = await ship(svc, key, { order_id: (await checkoutWith(svc, accountId, 'courier_c')).id });
   const pushToken = await pushTokenOf(svc, shipment.tracking_number);
-  const pushed = await push(svc, pushToken, { barcode: shipment.tracking_number, events: [{ occurred_at: new Date().toISOString(), state: 'on_the_way', note: 'x' }] });
+  const pushed = await push(svc, pushToken, {
+    barcode: shipment.tracking_number,
+    events: [{ occurred_at: new Date().toISOString(), state: 'on_the_way', note: 'x' }],
+  });
   assert.equal(pushed.status, 200, `the push token is found by its hash: ${pushed.text}`);
   assert.equal((await shipmentNow(svc, key, shipment.id)).status, 'in_transit');
 
@@ -87,18 +97,24 @@ test('raw SQL finds no plaintext secret: webhook secrets, courier credentials an
 
   // Each sealed column holds sealed values for this account, and none holds a secret.
   for (const { table, column } of SEALED_COLUMNS) {
-    const { rows } = await svc.service.db.query<{ value: string | null }>(`SELECT ${column}::text AS value FROM ${table} WHERE account_id = $1`, [accountId]);
+    const { rows } = await svc.service.db.query<{ value: string | null }>(`SELECT ${column}::text AS value FROM ${table} WHERE account_id = $1`, [
+      accountId,
+    ]);
     const values = rows.map((r) => r.value).filter((v): v is string => v !== null);
     assert.ok(values.length > 0, `${table}.${column} has values for the account`);
     for (const value of values) assert.ok(isSealed(value), `${table}.${column} is sealed: ${value.slice(0, 40)}`);
   }
   const { rows: stored } = await svc.service.db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM idempotency_keys WHERE account_id = $1 AND key = ANY($2) AND response_body IS NOT NULL`, [accountId, [idem, `mcp-${idem}`]],
+    `SELECT count(*)::int AS n FROM idempotency_keys WHERE account_id = $1 AND key = ANY($2) AND response_body IS NOT NULL`,
+    [accountId, [idem, `mcp-${idem}`]],
   );
   assert.equal(stored[0].n, 2, 'both idempotent answers are stored');
 
   // Nowhere in any row of the account, nor in settings.
-  const everything = [...(await accountRows(accountId)), ...(await svc.service.db.query<{ row: string }>('SELECT s::text AS row FROM settings s')).rows.map((r) => r.row)];
+  const everything = [
+    ...(await accountRows(accountId)),
+    ...(await svc.service.db.query<{ row: string }>('SELECT s::text AS row FROM settings s')).rows.map((r) => r.row),
+  ];
   for (const [name, value] of Object.entries(secrets)) {
     const found = everything.find((row) => row.includes(value));
     assert.equal(found, undefined, `${name} in plain text: ${found?.slice(0, 200)}`);
@@ -109,9 +125,13 @@ test('raw SQL finds no plaintext secret: webhook secrets, courier credentials an
   const tested = await http(svc.url, 'POST', `/api/v1/webhooks/${id}/test`, { token: key });
   assert.equal(tested.body.data.status, 'delivered', tested.text);
   const [capture] = await sinkCaptures(svc.url, id);
-  for (const live of [third, second]) assert.ok(verifyMerxSignature(capture.body, capture.headers['x-merx-signature'], live), 'signed with each live secret');
+  for (const live of [third, second])
+    assert.ok(verifyMerxSignature(capture.body, capture.headers['x-merx-signature'], live), 'signed with each live secret');
   assert.ok(!verifyMerxSignature(capture.body, capture.headers['x-merx-signature'], first), 'not with the retired one');
-  const verdict = await http(svc.url, 'POST', `/api/v1/webhooks/${id}/verify-signature`, { token: key, body: { headers: capture.headers, body: capture.body } });
+  const verdict = await http(svc.url, 'POST', `/api/v1/webhooks/${id}/verify-signature`, {
+    token: key,
+    body: { headers: capture.headers, body: capture.body },
+  });
   assert.equal(verdict.body.data.diagnosis, 'ok', verdict.text);
 });
 
@@ -130,18 +150,27 @@ test('a value sealed under one key cannot be moved under another id, and a chang
   assert.throws(() => b.open(sealed), /key "a"/, 'an unknown key id says which key');
 });
 
-
 test('ENCRYPTION_KEYS is checked at start: a bad entry stops it with a message naming the variable', async () => {
   const { loadConfig, ConfigError } = await import('../src/config.ts');
   const good = crypto.randomBytes(32).toString('base64');
   const refused = (value: string, why: RegExp) =>
-    assert.throws(() => loadConfig({ ENCRYPTION_KEYS: value }), (err: Error) => err instanceof ConfigError && /^ENCRYPTION_KEYS /.test(err.message) && why.test(err.message));
+    assert.throws(
+      () => loadConfig({ ENCRYPTION_KEYS: value }),
+      (err: Error) => err instanceof ConfigError && /^ENCRYPTION_KEYS /.test(err.message) && why.test(err.message),
+    );
   refused('k1', /<key id>:<base64 of 32 bytes>/);
   refused(`k.1:${good}`, /<key id>/);
   refused(`k1:${crypto.randomBytes(16).toString('base64')}`, /key "k1" must be 32 bytes/);
   refused(`k1:${good},k1:${good}`, /appears twice/);
-  assert.equal(loadConfig({ DATABASE_URL: 'postgres://x@h/db', DATA_DIR: 'memory://' }).encryptionKeys, null, 'PostgreSQL keeps a generated key in the database');
+  assert.equal(
+    loadConfig({ DATABASE_URL: 'postgres://x@h/db', DATA_DIR: 'memory://' }).encryptionKeys,
+    null,
+    'PostgreSQL keeps a generated key in the database',
+  );
   const config = loadConfig({ ENCRYPTION_KEYS: ` k2:${good}, k1:${crypto.randomBytes(32).toString('base64url')} ` });
-  assert.deepEqual(config.encryptionKeys?.map((k) => k.id), ['k2', 'k1']);
+  assert.deepEqual(
+    config.encryptionKeys?.map((k) => k.id),
+    ['k2', 'k1'],
+  );
   assert.equal(loadConfig({ DATABASE_URL: 'postgres://x@h/db' }).encryptionKeys, null, 'only DATABASE_URL set: the DATA_DIR key, no error');
 });

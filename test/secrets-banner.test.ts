@@ -14,7 +14,18 @@ function banner(env: Record<string, string>): Promise<string> {
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('NODE_TEST')) base[k] = v;
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: ROOT,
-    env: { ...base, DATABASE_URL: '', DATA_DIR: 'memory://', ENCRYPTION_KEYS: '', PORT: '0', HOST: '127.0.0.1', SEED_DEMO: '0', LOG_LEVEL: 'warn', WORKERS: '0', ...env },
+    env: {
+      ...base,
+      DATABASE_URL: '',
+      DATA_DIR: 'memory://',
+      ENCRYPTION_KEYS: '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SEED_DEMO: '0',
+      LOG_LEVEL: 'warn',
+      WORKERS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {

@@ -53,7 +53,9 @@ function merx(args: string[], env: Record<string, string>): Promise<{ code: numb
   });
 }
 
-async function withDatabase(t: { after(fn: () => Promise<void>): void }): Promise<{ data: IsolatedDatabase; dir: string; env: Record<string, string> }> {
+async function withDatabase(t: {
+  after(fn: () => Promise<void>): void;
+}): Promise<{ data: IsolatedDatabase; dir: string; env: Record<string, string> }> {
   const data = await isolatedDatabase({ onDisk: true });
   // DATA_DIR keeps the generated key and token; with PostgreSQL it is a directory of its own too.
   const dir = data.env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'merx-keys-'));
@@ -74,7 +76,11 @@ test('rotation: new,old opens both; reseal moves every value to the new key; the
   await putCourier(svc, accountId, 'courier_a', { enabled: true, credentials: SIMULATED_COURIERS.get('courier_a')!.demoCredentials });
   const idem = crypto.randomUUID();
   const order = await checkoutWith(svc, accountId, 'courier_a');
-  const shipped = await http(svc.url, 'POST', '/api/v1/shipments', { token: key, body: { order_id: order.id }, headers: { 'Idempotency-Key': idem } });
+  const shipped = await http(svc.url, 'POST', '/api/v1/shipments', {
+    token: key,
+    body: { order_id: order.id },
+    headers: { 'Idempotency-Key': idem },
+  });
   assert.equal(shipped.status, 201, shipped.text);
   assert.deepEqual(await keyIdsInUse(svc), new Set(['k1']));
   await svc.close();

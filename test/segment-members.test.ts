@@ -41,7 +41,11 @@ async function remove(s: Shop, id: string, customers: unknown, headers: Record<s
 test('add: 200 {added, skipped, total}; email wins and is lower-cased; no prior order needed; existing members are skipped', async () => {
   const s = await shop(svc.url);
   const seg = await s.createSegment({ name: 'List' });
-  const res = await add(s, seg.id, [{ email: 'Ana@Example.COM', phone: '+359880000001' }, { phone: '+359880000002' }, { email: 'boris@example.com' }]);
+  const res = await add(s, seg.id, [
+    { email: 'Ana@Example.COM', phone: '+359880000001' },
+    { phone: '+359880000002' },
+    { email: 'boris@example.com' },
+  ]);
   assert.equal(res.status, 200, res.text);
   assertResponseMatches(doc, 'POST', '/api/v1/segments/{id}/members', res);
   assert.deepEqual(res.body, { data: { added: 3, skipped: 0, total: 3 } });
@@ -70,7 +74,11 @@ test('remove: {removed}; unknown keys ignored; keys normalised like adds', async
   const s = await shop(svc.url);
   const seg = await s.createSegment({ name: 'List' });
   await s.addMembers(seg.id, [{ email: 'a@example.com' }, { email: 'b@example.com' }, { phone: '+359880000003' }]);
-  const res = await remove(s, seg.id, [{ email: 'A@EXAMPLE.com' }, { phone: '+359880000003', email: 'nobody@example.com' }, { email: 'nobody@example.com' }]);
+  const res = await remove(s, seg.id, [
+    { email: 'A@EXAMPLE.com' },
+    { phone: '+359880000003', email: 'nobody@example.com' },
+    { email: 'nobody@example.com' },
+  ]);
   assert.equal(res.status, 200, res.text);
   assertResponseMatches(doc, 'DELETE', '/api/v1/segments/{id}/members', res);
   assert.deepEqual(res.body, { data: { removed: 1 } });
@@ -88,7 +96,12 @@ test('a computed segment refuses members: 409 conflict with details.kind filter_
   const s = await shop(svc.url);
   await s.order({ email: 'a@example.com' });
   const seg = await s.createSegment({ name: 'Computed', filters: { minOrders: 1 } });
-  for (const [method, headers] of [['POST', {}], ['DELETE', {}], ['POST', DRY], ['DELETE', DRY]] as const) {
+  for (const [method, headers] of [
+    ['POST', {}],
+    ['DELETE', {}],
+    ['POST', DRY],
+    ['DELETE', DRY],
+  ] as const) {
     const res = await s.api(method, members(seg.id), { body: { customers: [{ email: 'a@example.com' }] }, headers });
     const error = assertError(res, 409, 'conflict', `${method} ${JSON.stringify(headers)}`);
     assert.equal(error.details?.kind, 'filter_segment');
@@ -179,14 +192,27 @@ test('limits: 1..500 customers per call; each needs an email or a phone; keys up
       assertError(res, 400, 'validation_failed', `${method} ${label}`);
     }
   }
-  assertError(await s.api('POST', members(seg.id), { body: { customers: many(501, 'over') }, headers: DRY }), 400, 'validation_failed', 'dry run over the limit');
+  assertError(
+    await s.api('POST', members(seg.id), { body: { customers: many(501, 'over') }, headers: DRY }),
+    400,
+    'validation_failed',
+    'dry run over the limit',
+  );
   assert.deepEqual(await memberKeys(seg.id), [], 'nothing added by refused calls');
 
   const longest = `${'a'.repeat(194)}@x.com`;
   assert.equal(longest.length, 200);
   assert.deepEqual(await s.addMembers(seg.id, [{ email: longest }, { phone: '9'.repeat(200) }]), { added: 2, skipped: 0, total: 2 });
-  assertError(await s.api('POST', `/api/v1/segments/not-a-uuid/members`, { body: { customers: [{ email: 'a@example.com' }] } }), 400, 'validation_failed');
-  assertError(await s.api('DELETE', `/api/v1/segments/${UNKNOWN_UUID}/members`, { body: { customers: [{ email: 'a@example.com' }] } }), 404, 'not_found');
+  assertError(
+    await s.api('POST', `/api/v1/segments/not-a-uuid/members`, { body: { customers: [{ email: 'a@example.com' }] } }),
+    400,
+    'validation_failed',
+  );
+  assertError(
+    await s.api('DELETE', `/api/v1/segments/${UNKNOWN_UUID}/members`, { body: { customers: [{ email: 'a@example.com' }] } }),
+    404,
+    'not_found',
+  );
 });
 
 test('deleting a segment removes its memberships; members of other segments stay', async () => {

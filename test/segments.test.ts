@@ -187,7 +187,14 @@ test('productId: bought the product in a counted order, through line items or fr
   await s.orderIn('refunded', { email: 'f@example.com' }, items(P.id));
   await s.orderIn('archived', { email: 'f@example.com' }, { page_id: pageP.id });
   await s.order({ email: 'f@example.com' }, items(R.id));
-  const p = await prober(s, { A: 'a@example.com', B: 'b@example.com', C: 'c@example.com', D: '+359880000004', E: 'e@example.com', F: 'f@example.com' });
+  const p = await prober(s, {
+    A: 'a@example.com',
+    B: 'b@example.com',
+    C: 'c@example.com',
+    D: '+359880000004',
+    E: 'e@example.com',
+    F: 'f@example.com',
+  });
   await p.expect({ productId: P.id }, ['A', 'B', 'E']);
   await p.expect({ productId: Q.id }, ['C', 'D', 'E']);
   await p.expect({ productId: R.id }, ['E', 'F']);
@@ -228,7 +235,12 @@ test('inSegment: members of a membership segment with counted orders, or the cus
 
   const list = await s.createSegment({ name: 'VIP list' });
   assert.equal(list.kind, 'membership');
-  await s.addMembers(list.id, [{ email: 'A@example.com' }, { phone: '+359880000002' }, { email: 'c@example.com' }, { email: 'never-ordered@example.com' }]);
+  await s.addMembers(list.id, [
+    { email: 'A@example.com' },
+    { phone: '+359880000002' },
+    { email: 'c@example.com' },
+    { email: 'never-ordered@example.com' },
+  ]);
   assert.equal((await s.segment(list.id)).customer_count, 4, 'a membership segment counts its members');
   // Computed over the list: only members that are customers (counted orders).
   const inList = await saved(s, { inSegment: list.id }, 2);
@@ -321,7 +333,7 @@ test('hasPhone: the customer has a phone (from the newest order, as the customer
   await saved(s, { hasPhone: true }, 2);
 });
 
-test('hasAbandonedCart: a cart under the customer\'s email (any case) or phone', async () => {
+test("hasAbandonedCart: a cart under the customer's email (any case) or phone", async () => {
   const s = await shop(svc.url);
   await s.order({ email: 'a@example.com', phone: '+359880000001' });
   await s.order({ email: null, phone: '+359880000002' });
@@ -373,10 +385,22 @@ test('combinations: every filter must hold (AND)', async () => {
   await p.expect({ minTotal: 100, maxTotal: 130, lastOrderBeforeDate: '2026-03-01' }, ['C']);
   await p.expect({ lastOrderBeforeDaysAgo: 30, hasPhone: true, hasAbandonedCart: false }, ['B', 'D']);
   await p.expect({ minTotal: 100, maxOrders: 1, hasAbandonedCart: true }, []);
-  await p.expect({
-    minTotal: 1, maxTotal: 1000, minOrders: 1, maxOrders: 10, lastOrderBeforeDaysAgo: 0, lastOrderAfterDate: '2020-01-01',
-    lastOrderBeforeDate: '2030-01-01', productId: P.id, hasEmail: true, hasPhone: true, hasAbandonedCart: true,
-  }, ['A']);
+  await p.expect(
+    {
+      minTotal: 1,
+      maxTotal: 1000,
+      minOrders: 1,
+      maxOrders: 10,
+      lastOrderBeforeDaysAgo: 0,
+      lastOrderAfterDate: '2020-01-01',
+      lastOrderBeforeDate: '2030-01-01',
+      productId: P.id,
+      hasEmail: true,
+      hasPhone: true,
+      hasAbandonedCart: true,
+    },
+    ['A'],
+  );
   const seg = await saved(s, { minOrders: 2, hasAbandonedCart: true, hasPhone: false }, 1);
   assert.equal(seg.customer_count, 1);
 });
@@ -477,7 +501,12 @@ test('filter keys: unknown keys give 400 with details.allowed; every key has a s
     }
   }
   for (const filters of [null, [], 'minTotal', 5]) {
-    assertError(await s.api('POST', '/api/v1/segments', { body: { name: 'x', filters } }), 400, 'validation_failed', `filters ${JSON.stringify(filters)}`);
+    assertError(
+      await s.api('POST', '/api/v1/segments', { body: { name: 'x', filters } }),
+      400,
+      'validation_failed',
+      `filters ${JSON.stringify(filters)}`,
+    );
   }
   // PATCH validates the same way.
   const seg = await s.createSegment({ name: 'ok' });
@@ -485,9 +514,19 @@ test('filter keys: unknown keys give 400 with details.allowed; every key has a s
   assertError(await s.api('PATCH', `/api/v1/segments/${seg.id}`, { body: { filters: { nope: 1 } } }), 400, 'validation_failed');
   // Accepted values of every type.
   const good = {
-    minTotal: 10.5, maxTotal: 1000, minOrders: 0, maxOrders: 3, lastOrderBeforeDaysAgo: 0, lastOrderAfterDate: '2026-01-05',
-    lastOrderBeforeDate: '2026-01-05T10:00:00.123+02:00', productId: product.id, pageId: page.id, inSegment: seg.id,
-    hasEmail: false, hasPhone: true, hasAbandonedCart: false,
+    minTotal: 10.5,
+    maxTotal: 1000,
+    minOrders: 0,
+    maxOrders: 3,
+    lastOrderBeforeDaysAgo: 0,
+    lastOrderAfterDate: '2026-01-05',
+    lastOrderBeforeDate: '2026-01-05T10:00:00.123+02:00',
+    productId: product.id,
+    pageId: page.id,
+    inSegment: seg.id,
+    hasEmail: false,
+    hasPhone: true,
+    hasAbandonedCart: false,
   };
   const created = await s.createSegment({ name: 'all keys', filters: good });
   assert.deepEqual(created.filters, good);
@@ -495,7 +534,12 @@ test('filter keys: unknown keys give 400 with details.allowed; every key has a s
   // Names: required, a string.
   assertError(await s.api('POST', '/api/v1/segments', { body: { filters: { minTotal: 1 } } }), 400, 'validation_failed', 'no name');
   assertError(await s.api('POST', '/api/v1/segments', { body: { name: 5 } }), 400, 'validation_failed', 'name not a string');
-  const extra = assertError(await s.api('POST', '/api/v1/segments', { body: { name: 'x', kind: 'computed' } }), 400, 'validation_failed', 'unknown body field');
+  const extra = assertError(
+    await s.api('POST', '/api/v1/segments', { body: { name: 'x', kind: 'computed' } }),
+    400,
+    'validation_failed',
+    'unknown body field',
+  );
   assert.ok(Array.isArray(extra.details?.allowed));
   assertError(await s.api('GET', '/api/v1/segments?limit=5'), 400, 'validation_failed', 'unknown query parameter');
 });
@@ -511,7 +555,10 @@ test('DELETE removes the segment and its memberships; a second delete is 404', a
   const res = await s.api('DELETE', `/api/v1/segments/${seg.id}`, { expect: 200 });
   assertResponseMatches(doc, 'DELETE', '/api/v1/segments/{id}', res);
   assert.deepEqual(res.body, { data: { id: seg.id, deleted: true, members_removed: 3 } });
-  assert.deepEqual((await s.segments()).map((x) => x.id), [keep.id]);
+  assert.deepEqual(
+    (await s.segments()).map((x) => x.id),
+    [keep.id],
+  );
   assert.equal((await s.segment(keep.id)).customer_count, 1, 'other segments keep their members');
   const { rows } = await svc.service.db.query('SELECT count(*)::int AS n FROM segment_members WHERE segment_id = $1', [seg.id]);
   assert.equal(rows[0].n, 0, 'membership rows are removed with the segment');
@@ -566,7 +613,11 @@ test('dry runs: create previews kind and count, PATCH and DELETE preview without
 
   const seg = await s.createSegment({ name: 'List' });
   await s.addMembers(seg.id, [{ email: 'a@example.com' }, { email: 'z@example.com' }]);
-  const patch = await s.api('PATCH', `/api/v1/segments/${seg.id}`, { body: { name: 'Renamed', filters: { minTotal: 100 } }, headers: DRY, expect: 200 });
+  const patch = await s.api('PATCH', `/api/v1/segments/${seg.id}`, {
+    body: { name: 'Renamed', filters: { minTotal: 100 } },
+    headers: DRY,
+    expect: 200,
+  });
   assertResponseMatches(doc, 'PATCH', '/api/v1/segments/{id}', patch);
   assert.equal(patch.body.dry_run, true);
   assert.equal(patch.body.data.name, 'List', 'dry-run PATCH shows the current segment');

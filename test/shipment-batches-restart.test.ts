@@ -30,13 +30,17 @@ async function waybillsMade(svc: TestService): Promise<number> {
 /** Courier calls this instance made that were answered 2xx (its /metrics): in a batch, the waybills it created. */
 async function callsAnswered2xx(svc: TestService): Promise<number> {
   const text = (await http(svc.url, 'GET', '/metrics', { token: ADMIN_TOKEN })).text;
-  return [...text.matchAll(/^merx_courier_request_duration_seconds_count\{[^}]*status="2\d\d"[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return [...text.matchAll(/^merx_courier_request_duration_seconds_count\{[^}]*status="2\d\d"[^}]*\} (\d+)/gm)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
 }
 
 /** Each order of the account has exactly one shipment, and each batch item names its order's. */
 async function assertOneWaybillPerItem(svc: TestService, accountId: string, key: string, batchId: string, total: number) {
   const { rows } = await svc.service.db.query<{ order_id: string; n: number }>(
-    'SELECT order_id, count(*)::int AS n FROM shipments WHERE account_id = $1 GROUP BY order_id', [accountId],
+    'SELECT order_id, count(*)::int AS n FROM shipments WHERE account_id = $1 GROUP BY order_id',
+    [accountId],
   );
   assert.equal(rows.length, total, 'every order got a shipment');
   for (const row of rows) assert.equal(row.n, 1, `order ${row.order_id}: one shipment`);
@@ -61,9 +65,15 @@ test('a batch interrupted by a restart of the service finishes, and no item runs
     const a = await ordersFor(first, t.accountId, 'courier_a', 6);
     // courier_a throttles on the first life: its items are in flight (between retries) when the service stops.
     await simMode(first.url, 'courier_a', 'throttle');
-    const batch = await startBatch(first.url, t.key, [...c, ...a].map((order_id) => ({ order_id })));
+    const batch = await startBatch(
+      first.url,
+      t.key,
+      [...c, ...a].map((order_id) => ({ order_id })),
+    );
     await waitFor(first.url, t.key, batch.id, (b) => b.succeeded === 6);
-    const { rows } = await first.service.db.query(`SELECT count(*)::int AS n FROM shipment_batch_items WHERE batch_id = $1 AND status = 'running'`, [batch.id]);
+    const { rows } = await first.service.db.query(`SELECT count(*)::int AS n FROM shipment_batch_items WHERE batch_id = $1 AND status = 'running'`, [
+      batch.id,
+    ]);
     assert.equal(rows[0].n, 4, 'four courier_a items in flight when the service stops');
     const madeBefore = await waybillsMade(first);
     assert.equal(madeBefore, 6);
@@ -86,49 +96,61 @@ test('a batch interrupted by a restart of the service finishes, and no item runs
   }
 });
 
-test('two instances on one database share one batch: both run items, none runs twice', { skip: POSTGRES ? false : 'two instances need PostgreSQL' }, async () => {
-  const one = await startTestService(ENV);
-  const two = await startTestService(ENV);
-  try {
-    const t = await shipTenant(one);
-    const orders = [
-      ...(await ordersFor(one, t.accountId, 'courier_a', 20)),
-      ...(await ordersFor(one, t.accountId, 'courier_b', 20)),
-      ...(await ordersFor(one, t.accountId, 'courier_c', 20)),
-    ];
-    const madeBefore = await waybillsMade(two);
-    const batch = await startBatch(one.url, t.key, orders.map((order_id) => ({ order_id })));
-    const done = await waitFinished(two.url, t.key, batch.id);
-    assert.deepEqual([done.state, done.succeeded], ['done', 60]);
-    assert.equal((await waybillsMade(two)) - madeBefore, 60, 'one waybill per item at the courier both instances call');
-    const made = [await callsAnswered2xx(one), await callsAnswered2xx(two)];
-    assert.equal(made[0] + made[1], 60, `one waybill per item over both instances (${made})`);
-    assert.ok(made[0] > 0 && made[1] > 0, `both instances ran items (${made})`);
-    await assertOneWaybillPerItem(one, t.accountId, t.key, batch.id, 60);
-    // Each instance fetches every label, also of the waybills the other one made: one courier for both.
-    for (const svc of [one, two]) {
-      const labels = await fetch(`${svc.url}/api/v1/shipment-batches/${batch.id}/labels`, { headers: { authorization: `Bearer ${t.key}` } });
-      assert.equal(labels.status, 200, await labels.clone().text());
-      assert.equal((await PDFDocument.load(Buffer.from(await labels.arrayBuffer()))).getPageCount(), 60);
+test(
+  'two instances on one database share one batch: both run items, none runs twice',
+  { skip: POSTGRES ? false : 'two instances need PostgreSQL' },
+  async () => {
+    const one = await startTestService(ENV);
+    const two = await startTestService(ENV);
+    try {
+      const t = await shipTenant(one);
+      const orders = [
+        ...(await ordersFor(one, t.accountId, 'courier_a', 20)),
+        ...(await ordersFor(one, t.accountId, 'courier_b', 20)),
+        ...(await ordersFor(one, t.accountId, 'courier_c', 20)),
+      ];
+      const madeBefore = await waybillsMade(two);
+      const batch = await startBatch(
+        one.url,
+        t.key,
+        orders.map((order_id) => ({ order_id })),
+      );
+      const done = await waitFinished(two.url, t.key, batch.id);
+      assert.deepEqual([done.state, done.succeeded], ['done', 60]);
+      assert.equal((await waybillsMade(two)) - madeBefore, 60, 'one waybill per item at the courier both instances call');
+      const made = [await callsAnswered2xx(one), await callsAnswered2xx(two)];
+      assert.equal(made[0] + made[1], 60, `one waybill per item over both instances (${made})`);
+      assert.ok(made[0] > 0 && made[1] > 0, `both instances ran items (${made})`);
+      await assertOneWaybillPerItem(one, t.accountId, t.key, batch.id, 60);
+      // Each instance fetches every label, also of the waybills the other one made: one courier for both.
+      for (const svc of [one, two]) {
+        const labels = await fetch(`${svc.url}/api/v1/shipment-batches/${batch.id}/labels`, { headers: { authorization: `Bearer ${t.key}` } });
+        assert.equal(labels.status, 200, await labels.clone().text());
+        assert.equal((await PDFDocument.load(Buffer.from(await labels.arrayBuffer()))).getPageCount(), 60);
+      }
+      // A courier mode set through one instance holds for calls through the other.
+      await simMode(one.url, 'courier_b', 'refuse', 1);
+      const [refused] = await ordersFor(two, t.accountId, 'courier_b', 1);
+      const answer = await http(two.url, 'POST', '/api/v1/shipments', { token: t.key, body: { order_id: refused } });
+      assert.equal(answer.status, 502, answer.text);
+      assert.equal(answer.body.error.code, 'courier_error');
+    } finally {
+      await one.close();
+      await two.close();
     }
-    // A courier mode set through one instance holds for calls through the other.
-    await simMode(one.url, 'courier_b', 'refuse', 1);
-    const [refused] = await ordersFor(two, t.accountId, 'courier_b', 1);
-    const answer = await http(two.url, 'POST', '/api/v1/shipments', { token: t.key, body: { order_id: refused } });
-    assert.equal(answer.status, 502, answer.text);
-    assert.equal(answer.body.error.code, 'courier_error');
-  } finally {
-    await one.close();
-    await two.close();
-  }
-});
+  },
+);
 
 test('an instance without workers (WORKERS=0) runs no batch on its own; the operator job shipment-batches runs its items now', async () => {
   const svc = await startTestService({ ...ENV, WORKERS: '0' });
   try {
     const t = await shipTenant(svc);
     const orders = await ordersFor(svc, t.accountId, 'courier_b', 3);
-    const batch = await startBatch(svc.url, t.key, orders.map((order_id) => ({ order_id })));
+    const batch = await startBatch(
+      svc.url,
+      t.key,
+      orders.map((order_id) => ({ order_id })),
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     const waiting = await waitFor(svc.url, t.key, batch.id, () => true);
     assert.deepEqual([waiting.state, waiting.pending], ['running', 3], 'nobody runs it');

@@ -15,7 +15,18 @@ import { assertError, assertScopeMissing, ISO_RE, UUID_RE } from './helpers/cont
 import { callTool } from './helpers/mcp.ts';
 import { checkoutWith, createShipment, events, fetchLabel, orderNow, shipTenant, shipmentNow, pdfText, DRY } from './helpers/shipments.ts';
 import {
-  BATCH_FIELDS, ITEM_FIELDS, allItems, createBatch, getBatch, mostInFlight, ordersFor, simCalls, simMode, startBatch, waitFinished, waitFor,
+  BATCH_FIELDS,
+  ITEM_FIELDS,
+  allItems,
+  createBatch,
+  getBatch,
+  mostInFlight,
+  ordersFor,
+  simCalls,
+  simMode,
+  startBatch,
+  waitFinished,
+  waitFor,
 } from './helpers/batches.ts';
 
 let svc: TestService;
@@ -48,7 +59,10 @@ test('POST /shipment-batches answers 202 {data: Batch} with Location; every item
     ...(await ordersFor(svc, t.accountId, 'courier_b', 1)),
     ...(await ordersFor(svc, t.accountId, 'courier_c', 1)),
   ];
-  const res = await createBatch(svc.url, t.key, [...orders.map((order_id) => ({ order_id })), { order_id: orders[0].replace(/.$/, (c) => (c === '0' ? '1' : '0')) }]);
+  const res = await createBatch(svc.url, t.key, [
+    ...orders.map((order_id) => ({ order_id })),
+    { order_id: orders[0].replace(/.$/, (c) => (c === '0' ? '1' : '0')) },
+  ]);
   assert.equal(res.status, 202, res.text);
   assert.deepEqual(Object.keys(res.body), ['data']);
   const batch = res.body.data;
@@ -65,7 +79,10 @@ test('POST /shipment-batches answers 202 {data: Batch} with Location; every item
   assert.deepEqual(read.body, { data: done });
 
   const items = await allItems(svc.url, t.key, batch.id);
-  assert.deepEqual(items.map((i) => i.index), [0, 1, 2, 3, 4]);
+  assert.deepEqual(
+    items.map((i) => i.index),
+    [0, 1, 2, 3, 4],
+  );
   for (const item of items) assert.deepEqual(Object.keys(item).sort(), ITEM_FIELDS);
   const shipped = await events(svc, t.accountId, 'shipment.created');
   for (const item of items.slice(0, 4)) {
@@ -126,7 +143,10 @@ test("an item fails exactly where the single route refuses, with the single rout
   assert.equal(rerun[0].status, 'failed');
   assert.equal(rerun[0].error.code, 'conflict');
   assert.equal(rerun[0].error.details.shipment.id, listed[0].shipment_id);
-  assert.deepEqual(rerun.slice(1).map((i) => i.status), ['succeeded', 'succeeded']);
+  assert.deepEqual(
+    rerun.slice(1).map((i) => i.status),
+    ['succeeded', 'succeeded'],
+  );
 });
 
 test('the envelope: 1..1000 items, objects with a UUID order_id, no order_id twice; 400 naming the first offending index', async () => {
@@ -149,7 +169,12 @@ test('the envelope: 1..1000 items, objects with a UUID order_id, no order_id twi
     assert.equal(error.details.detail, detail);
   }
   assertError(await http(svc.url, 'POST', '/api/v1/shipment-batches', { token: t.key, body: {} }), 400, 'validation_failed', 'no items');
-  assertError(await http(svc.url, 'POST', '/api/v1/shipment-batches', { token: t.key, body: { items: [], extra: 1 } }), 400, 'validation_failed', 'unknown field');
+  assertError(
+    await http(svc.url, 'POST', '/api/v1/shipment-batches', { token: t.key, body: { items: [], extra: 1 } }),
+    400,
+    'validation_failed',
+    'unknown field',
+  );
   const { rows } = await svc.service.db.query('SELECT count(*)::int AS n FROM shipment_batches WHERE account_id = $1', [t.accountId]);
   assert.equal(rows[0].n, 0, 'nothing stored');
   // Batch ids are UUIDs; another account's batch is not found.
@@ -194,7 +219,13 @@ test("dry run: 200 {dry_run, items: [{index, order_id, ok, result, error}]} with
   assert.equal(res.body.dry_run, true);
   const single = await createShipment(svc, t.key, items[0], DRY);
   assert.deepEqual(res.body.items[0], { index: 0, order_id: good, ok: true, result: single.body, error: null });
-  assert.deepEqual(res.body.items[1], { index: 1, order_id: missing, ok: false, result: null, error: (await createShipment(svc, t.key, items[1], DRY)).body.error });
+  assert.deepEqual(res.body.items[1], {
+    index: 1,
+    order_id: missing,
+    ok: false,
+    result: null,
+    error: (await createShipment(svc, t.key, items[1], DRY)).body.error,
+  });
   assert.deepEqual(res.body.items[2].error, (await createShipment(svc, t.key, items[2], DRY)).body.error);
   assert.equal((await creates('courier_b')).length, before, 'no courier call');
   const { rows } = await svc.service.db.query('SELECT count(*)::int AS n FROM shipment_batches WHERE account_id = $1', [t.accountId]);
@@ -206,9 +237,19 @@ test('Idempotency-Key: a retried create answers the same batch (replayed) and st
   const t = await shipTenant(svc);
   const orders = await ordersFor(svc, t.accountId, 'courier_c', 2);
   const headers = { 'idempotency-key': `batch-${crypto.randomUUID()}` };
-  const first = await createBatch(svc.url, t.key, orders.map((order_id) => ({ order_id })), headers);
+  const first = await createBatch(
+    svc.url,
+    t.key,
+    orders.map((order_id) => ({ order_id })),
+    headers,
+  );
   assert.equal(first.status, 202, first.text);
-  const second = await createBatch(svc.url, t.key, orders.map((order_id) => ({ order_id })), headers);
+  const second = await createBatch(
+    svc.url,
+    t.key,
+    orders.map((order_id) => ({ order_id })),
+    headers,
+  );
   assert.equal(second.status, 202);
   assert.equal(second.headers.get('idempotent-replayed'), 'true');
   assert.equal(second.text, first.text);
@@ -223,7 +264,8 @@ test('Idempotency-Key: a retried create answers the same batch (replayed) and st
 
 test('a key whose writes wait for approval asks once for the batch, its effects counted per courier; approved, it runs as a direct batch', async () => {
   const t = await shipTenant(svc);
-  const agent = (await operator(svc.url).call('POST', `/accounts/${t.accountId}/keys`, { name: 'agent', preset: 'fulfilment', writes: 'approval' })).key;
+  const agent = (await operator(svc.url).call('POST', `/accounts/${t.accountId}/keys`, { name: 'agent', preset: 'fulfilment', writes: 'approval' }))
+    .key;
   const orders = [...(await ordersFor(svc, t.accountId, 'courier_a', 3)), ...(await ordersFor(svc, t.accountId, 'courier_c', 1))];
   const items = [...orders.map((order_id) => ({ order_id })), { order_id: crypto.randomUUID() }];
   const asked = await createBatch(svc.url, agent, items);
@@ -232,8 +274,10 @@ test('a key whose writes wait for approval asks once for the batch, its effects 
   assert.equal(approval.operation, 'create_shipment_batch');
   assert.equal(approval.status, 'pending');
   assert.deepEqual(approval.effects, [
-    'courier_a creates 3 waybills', 'courier_c creates 1 waybill',
-    '1 item would fail as create_shipment refuses them (see the dry run)', 'shipment.created to 0 subscriptions',
+    'courier_a creates 3 waybills',
+    'courier_c creates 1 waybill',
+    '1 item would fail as create_shipment refuses them (see the dry run)',
+    'shipment.created to 0 subscriptions',
   ]);
   const { rows } = await svc.service.db.query('SELECT count(*)::int AS n FROM shipment_batches WHERE account_id = $1', [t.accountId]);
   assert.equal(rows[0].n, 0, 'nothing runs before the approval');
@@ -251,31 +295,58 @@ test('items: the list envelope in item order, limit 1..200 (default 50), cursor,
   const t = await shipTenant(svc);
   const orders = await ordersFor(svc, t.accountId, 'courier_c', 3);
   const ids = [orders[0], crypto.randomUUID(), orders[1], crypto.randomUUID(), orders[2]];
-  const batch = await startBatch(svc.url, t.key, ids.map((order_id) => ({ order_id })));
+  const batch = await startBatch(
+    svc.url,
+    t.key,
+    ids.map((order_id) => ({ order_id })),
+  );
   await waitFinished(svc.url, t.key, batch.id);
   const path = `/api/v1/shipment-batches/${batch.id}/items`;
   const all = await http(svc.url, 'GET', path, { token: t.key });
   assert.deepEqual(Object.keys(all.body).sort(), ['data', 'has_more', 'next_cursor']);
-  assert.deepEqual(all.body.data.map((i: any) => i.order_id), ids);
+  assert.deepEqual(
+    all.body.data.map((i: any) => i.order_id),
+    ids,
+  );
   assert.equal(all.body.has_more, false);
   assert.equal(all.body.next_cursor, null);
 
   const page1 = await http(svc.url, 'GET', `${path}?limit=2`, { token: t.key });
-  assert.deepEqual(page1.body.data.map((i: any) => i.index), [0, 1]);
+  assert.deepEqual(
+    page1.body.data.map((i: any) => i.index),
+    [0, 1],
+  );
   assert.equal(page1.body.has_more, true);
   const page2 = await http(svc.url, 'GET', `${path}?limit=2&cursor=${encodeURIComponent(page1.body.next_cursor)}`, { token: t.key });
-  assert.deepEqual(page2.body.data.map((i: any) => i.index), [2, 3]);
+  assert.deepEqual(
+    page2.body.data.map((i: any) => i.index),
+    [2, 3],
+  );
   const page3 = await http(svc.url, 'GET', `${path}?limit=2&cursor=${encodeURIComponent(page2.body.next_cursor)}`, { token: t.key });
-  assert.deepEqual(page3.body.data.map((i: any) => i.index), [4]);
+  assert.deepEqual(
+    page3.body.data.map((i: any) => i.index),
+    [4],
+  );
   assert.equal(page3.body.has_more, false);
 
   const failed = await http(svc.url, 'GET', `${path}?status=failed`, { token: t.key });
-  assert.deepEqual(failed.body.data.map((i: any) => i.index), [1, 3]);
+  assert.deepEqual(
+    failed.body.data.map((i: any) => i.index),
+    [1, 3],
+  );
   for (const item of failed.body.data) assert.equal(item.error.code, 'not_found');
   const succeeded = await http(svc.url, 'GET', `${path}?status=succeeded&limit=1`, { token: t.key });
-  assert.deepEqual(succeeded.body.data.map((i: any) => i.index), [0]);
-  const rest = await http(svc.url, 'GET', `${path}?status=succeeded&limit=1&cursor=${encodeURIComponent(succeeded.body.next_cursor)}`, { token: t.key });
-  assert.deepEqual(rest.body.data.map((i: any) => i.index), [2]);
+  assert.deepEqual(
+    succeeded.body.data.map((i: any) => i.index),
+    [0],
+  );
+  const rest = await http(svc.url, 'GET', `${path}?status=succeeded&limit=1&cursor=${encodeURIComponent(succeeded.body.next_cursor)}`, {
+    token: t.key,
+  });
+  assert.deepEqual(
+    rest.body.data.map((i: any) => i.index),
+    [2],
+  );
   assert.deepEqual((await http(svc.url, 'GET', `${path}?status=pending`, { token: t.key })).body.data, []);
 
   for (const query of ['limit=0', 'limit=201', 'status=running', 'cursor=forged', 'offset=1']) {
@@ -285,7 +356,11 @@ test('items: the list envelope in item order, limit 1..200 (default 50), cursor,
   const otherBatch = await startBatch(svc.url, t.key, [{ order_id: crypto.randomUUID() }, { order_id: crypto.randomUUID() }]);
   await waitFinished(svc.url, t.key, otherBatch.id);
   const foreign = await http(svc.url, 'GET', `/api/v1/shipment-batches/${otherBatch.id}/items?limit=1`, { token: t.key });
-  assertError(await http(svc.url, 'GET', `${path}?cursor=${encodeURIComponent(foreign.body.next_cursor)}`, { token: t.key }), 400, 'validation_failed');
+  assertError(
+    await http(svc.url, 'GET', `${path}?cursor=${encodeURIComponent(foreign.body.next_cursor)}`, { token: t.key }),
+    400,
+    'validation_failed',
+  );
 });
 
 // ---------------------------------------------------------------- cancel, labels, the running limit
@@ -296,7 +371,11 @@ test('items: the list envelope in item order, limit 1..200 (default 50), cursor,
  */
 async function hangingBatch(key: string, orders: string[]) {
   await simMode(svc.url, 'courier_a', 'throttle');
-  const batch = await startBatch(svc.url, key, orders.map((order_id) => ({ order_id })));
+  const batch = await startBatch(
+    svc.url,
+    key,
+    orders.map((order_id) => ({ order_id })),
+  );
   const running = await waitFor(svc.url, key, batch.id, () => true);
   return { batch, running };
 }
@@ -308,7 +387,9 @@ test('cancel: items not started fail conflict batch_cancelled at once, items in 
     const { batch } = await hangingBatch(t.key, orders);
     // Wait until the first four are in flight (retrying the throttled courier).
     for (;;) {
-      const r = await svc.service.db.query(`SELECT count(*)::int AS n FROM shipment_batch_items WHERE batch_id = $1 AND status = 'running'`, [batch.id]);
+      const r = await svc.service.db.query(`SELECT count(*)::int AS n FROM shipment_batch_items WHERE batch_id = $1 AND status = 'running'`, [
+        batch.id,
+      ]);
       if (r.rows[0].n === 4) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -331,7 +412,10 @@ test('cancel: items not started fail conflict batch_cancelled at once, items in 
     assert.equal(finished.pending, 0);
     // The items in flight finished: the courier took them once it stopped throttling.
     assert.deepEqual([finished.succeeded, finished.failed], [4, 6]);
-    assert.deepEqual((await allItems(svc.url, t.key, batch.id, 'status=succeeded')).map((i) => i.index), [0, 1, 2, 3]);
+    assert.deepEqual(
+      (await allItems(svc.url, t.key, batch.id, 'status=succeeded')).map((i) => i.index),
+      [0, 1, 2, 3],
+    );
     const again = await http(svc.url, 'POST', `/api/v1/shipment-batches/${batch.id}/cancel`, { token: t.key, body: {} });
     assert.deepEqual(again.body, { data: finished }, 'a finished batch answers unchanged');
   } finally {
@@ -359,14 +443,18 @@ test('labels: one application/pdf of every succeeded label in item order, pages 
     ...(await ordersFor(svc, t.accountId, 'courier_c', 2)),
   ];
   const ids = [orders[0], crypto.randomUUID(), orders[1], orders[2], orders[3]];
-  const batch = await startBatch(svc.url, t.key, ids.map((order_id) => ({ order_id })));
+  const batch = await startBatch(
+    svc.url,
+    t.key,
+    ids.map((order_id) => ({ order_id })),
+  );
   await waitFinished(svc.url, t.key, batch.id);
   const res = await fetch(`${svc.url}/api/v1/shipment-batches/${batch.id}/labels`, { headers: { authorization: `Bearer ${t.key}` } });
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^application\/pdf/);
   assert.equal(res.headers.get('content-disposition'), `attachment; filename="batch-${batch.id}.pdf"`);
   const merged = await PDFDocument.load(Buffer.from(await res.arrayBuffer()));
-  const items = (await allItems(svc.url, t.key, batch.id, 'status=succeeded'));
+  const items = await allItems(svc.url, t.key, batch.id, 'status=succeeded');
   assert.equal(items.length, 4);
   assert.equal(merged.getPageCount(), 4, 'one page per label');
   for (const [n, item] of items.entries()) {
@@ -400,7 +488,11 @@ test('at most 2 running batches per account: a third gives 429 rate_limited with
   const t = await shipTenant(svc);
   try {
     const { batch: first } = await hangingBatch(t.key, await ordersFor(svc, t.accountId, 'courier_a', 5));
-    const second = await startBatch(svc.url, t.key, (await ordersFor(svc, t.accountId, 'courier_a', 5)).map((order_id) => ({ order_id })));
+    const second = await startBatch(
+      svc.url,
+      t.key,
+      (await ordersFor(svc, t.accountId, 'courier_a', 5)).map((order_id) => ({ order_id })),
+    );
     const third = await createBatch(svc.url, t.key, [{ order_id: crypto.randomUUID() }]);
     const error = assertError(third, 429, 'rate_limited');
     assert.ok(Number.isInteger(error.details.retry_after_sec) && error.details.retry_after_sec > 0);
@@ -432,19 +524,33 @@ test("a courier's 429 and 500 are retried up to 3 times with backoff; the 4th fa
     await simMode(svc.url, 'courier_a', 'throttle', 3); // 3 answers of 429 spread over the two items: both get through
     await simMode(svc.url, 'courier_b', 'error'); // every call 500: 1 + 3 retries, then courier_error
     await simMode(svc.url, 'courier_c', 'error', 3); // the third retry succeeds
-    const batch = await startBatch(svc.url, t.key, [a1, a2, b1, c1].map((order_id) => ({ order_id })));
+    const batch = await startBatch(
+      svc.url,
+      t.key,
+      [a1, a2, b1, c1].map((order_id) => ({ order_id })),
+    );
     const done = await waitFinished(svc.url, t.key, batch.id);
     assert.deepEqual([done.succeeded, done.failed], [3, 1]);
     const items = await allItems(svc.url, t.key, batch.id);
-    assert.deepEqual(items.map((i) => i.status), ['succeeded', 'succeeded', 'failed', 'succeeded']);
+    assert.deepEqual(
+      items.map((i) => i.status),
+      ['succeeded', 'succeeded', 'failed', 'succeeded'],
+    );
     assert.equal(items[2].error.code, 'courier_error');
     assert.equal(items[2].error.details.reason, 'unavailable');
     const a = (await creates('courier_a')).slice(before.a);
     assert.deepEqual(a.map((c) => c.status).sort(), [201, 201, 429, 429, 429]);
     const b = (await creates('courier_b')).slice(before.b);
-    assert.deepEqual(b.map((c) => c.status), [500, 500, 500, 500], 'one call and 3 retries');
+    assert.deepEqual(
+      b.map((c) => c.status),
+      [500, 500, 500, 500],
+      'one call and 3 retries',
+    );
     const c = (await creates('courier_c')).slice(before.c);
-    assert.deepEqual(c.map((call) => call.status), [500, 500, 500, 201]);
+    assert.deepEqual(
+      c.map((call) => call.status),
+      [500, 500, 500, 201],
+    );
     // Backoff: each retry waits longer than the one before.
     const gaps = b.slice(1).map((call, i) => Date.parse(call.at) - Date.parse(b[i].at));
     assert.ok(gaps[0] >= 400 && gaps[1] > gaps[0] && gaps[2] > gaps[1], `growing waits: ${gaps}`);
@@ -468,10 +574,17 @@ test('items start in request order and at most 4 calls per courier are in flight
     // Couriers that hold every call until the service gives up (800 ms): calls overlap as much as the batch lets them.
     await simMode(svc.url, 'courier_a', 'down');
     await simMode(svc.url, 'courier_b', 'down');
-    const batch = await startBatch(svc.url, t.key, interleaved.map((order_id) => ({ order_id })));
+    const batch = await startBatch(
+      svc.url,
+      t.key,
+      interleaved.map((order_id) => ({ order_id })),
+    );
     const done = await waitFinished(svc.url, t.key, batch.id);
     assert.equal(done.failed, 20);
-    for (const [slug, from] of [['courier_a', before.a], ['courier_b', before.b]] as const) {
+    for (const [slug, from] of [
+      ['courier_a', before.a],
+      ['courier_b', before.b],
+    ] as const) {
       const calls = (await simCalls(svc.url, slug)).slice(from);
       assert.equal(calls.length, 10, `${slug}: one call per item (a timeout is not retried)`);
       const most = mostInFlight(calls);
@@ -480,7 +593,8 @@ test('items start in request order and at most 4 calls per courier are in flight
       if (POSTGRES) assert.equal(most, 4, `${slug}: the batch uses its 4 slots`);
     }
     const { rows } = await svc.service.db.query<{ idx: number; started_at: string }>(
-      'SELECT idx, started_at FROM shipment_batch_items WHERE batch_id = $1 ORDER BY idx', [batch.id],
+      'SELECT idx, started_at FROM shipment_batch_items WHERE batch_id = $1 ORDER BY idx',
+      [batch.id],
     );
     for (let i = 1; i < rows.length; i++) {
       assert.ok(Date.parse(rows[i].started_at) >= Date.parse(rows[i - 1].started_at), `item ${i} started no earlier than item ${i - 1}`);
@@ -504,7 +618,10 @@ test('MCP: create_shipment_batch, get_shipment_batch, list_shipment_batch_items,
   const read = await callTool(svc.url, t.key, 'get_shipment_batch', { id: batch.id });
   assert.deepEqual(read.structuredContent, (await getBatch(svc.url, t.key, batch.id)).body);
   const items = await callTool(svc.url, t.key, 'list_shipment_batch_items', { id: batch.id, status: 'succeeded', limit: 1 });
-  assert.deepEqual(items.structuredContent, (await http(svc.url, 'GET', `/api/v1/shipment-batches/${batch.id}/items?status=succeeded&limit=1`, { token: t.key })).body);
+  assert.deepEqual(
+    items.structuredContent,
+    (await http(svc.url, 'GET', `/api/v1/shipment-batches/${batch.id}/items?status=succeeded&limit=1`, { token: t.key })).body,
+  );
   const cancelled = await callTool(svc.url, t.key, 'cancel_shipment_batch', { id: batch.id });
   assert.deepEqual(cancelled.structuredContent, read.structuredContent, 'a finished batch is answered unchanged');
   const dry = await callTool(svc.url, t.key, 'create_shipment_batch', { items: [{ order_id: orders[0] }], dry_run: true });

@@ -11,8 +11,33 @@ import { startTestService, http, operator, type TestService } from './helpers/ha
 import { rpc, toolCall } from './helpers/mcp.ts';
 import { assertError } from './helpers/contract.ts';
 import {
-  POLLED, RAW_CODE, SLUGS, type Slug, assertLabel, assertShipmentView, cancel, checkoutWith, courierEvent, createShipment, events, fetchLabel,
-  changeParcel, newParcels, orderNow, orphans, parcel, parcelKeys, pdfText, poll, push, pushTokenOf, putCourier, ship, shipTenant, shipmentNow, shipmentRows,
+  POLLED,
+  RAW_CODE,
+  SLUGS,
+  type Slug,
+  assertLabel,
+  assertShipmentView,
+  cancel,
+  checkoutWith,
+  courierEvent,
+  createShipment,
+  events,
+  fetchLabel,
+  changeParcel,
+  newParcels,
+  orderNow,
+  orphans,
+  parcel,
+  parcelKeys,
+  pdfText,
+  poll,
+  push,
+  pushTokenOf,
+  putCourier,
+  ship,
+  shipTenant,
+  shipmentNow,
+  shipmentRows,
   withMode,
 } from './helpers/shipments.ts';
 
@@ -86,7 +111,7 @@ for (const slug of SLUGS) {
     assert.equal(typeof s.shipping_cost, 'number');
     assert.equal(s.cod_amount, 15.75);
 
-    const issued = (await newParcels(svc, before));
+    const issued = await newParcels(svc, before);
     assert.equal(issued.length, 1);
     const p = issued[0];
     assert.equal(p.slug, slug);
@@ -94,7 +119,10 @@ for (const slug of SLUGS) {
     assert.equal(p.reference, String(order.number), 'the order number is the courier reference');
     assert.equal(p.codAmount, 15.75, 'COD in the courier units converts back to the same amount');
     assert.equal(p.weightKg, 1.75, 'weight in the courier units converts back to the same weight');
-    assert.ok(p.recipient.includes('Ana Petrova') && p.recipient.includes('Sofia') && p.recipient.includes('ul. Vitosha 1'), JSON.stringify(p.recipient));
+    assert.ok(
+      p.recipient.includes('Ana Petrova') && p.recipient.includes('Sofia') && p.recipient.includes('ul. Vitosha 1'),
+      JSON.stringify(p.recipient),
+    );
 
     const view = await orderNow(svc, key, order.id);
     assert.equal(view.courier, slug);
@@ -108,11 +136,15 @@ for (const slug of SLUGS) {
     const { accountId, key } = await shipTenant(svc);
     const order = await checkoutWith(svc, accountId, slug);
     const before = await parcelKeys(svc);
-    const refused = await withMode(svc, slug, 'refuse', async () => assertError(await createShipment(svc, key, { order_id: order.id }), 502, 'courier_error', 'refuse'));
+    const refused = await withMode(svc, slug, 'refuse', async () =>
+      assertError(await createShipment(svc, key, { order_id: order.id }), 502, 'courier_error', 'refuse'),
+    );
     assert.equal(refused.details.reason, 'refused');
     assert.equal(typeof refused.details.detail, 'string');
     assert.ok(refused.details.detail.length > 0);
-    const down = await withMode(svc, slug, 'down', async () => assertError(await createShipment(svc, key, { order_id: order.id }), 502, 'courier_error', 'down'));
+    const down = await withMode(svc, slug, 'down', async () =>
+      assertError(await createShipment(svc, key, { order_id: order.id }), 502, 'courier_error', 'down'),
+    );
     assert.equal(down.details.reason, 'timeout');
     assert.equal(typeof down.details.detail, 'string');
     await putCourier(svc, accountId, slug, { enabled: true, credentials: WRONG[slug] });
@@ -147,7 +179,10 @@ for (const slug of SLUGS) {
     assertLabel(again, s.tracking_number, `${slug} again`);
     assert.ok(pdfText(again.bytes).includes('Reprinted Recipient'), 'fetched from the courier again, not cached');
 
-    for (const [mode, reason] of [['refuse', 'refused'], ['down', 'timeout']] as const) {
+    for (const [mode, reason] of [
+      ['refuse', 'refused'],
+      ['down', 'timeout'],
+    ] as const) {
       const res = await withMode(svc, slug, mode, async () => fetchLabel(svc, key, s.id));
       assert.equal(res.status, 502, `${mode}: ${res.bytes.toString('utf8').slice(0, 200)}`);
       assert.equal(res.json.error.code, 'courier_error');
@@ -193,7 +228,10 @@ for (const slug of POLLED) {
     const { accountId, key } = await shipTenant(svc);
     const order = await checkoutWith(svc, accountId, slug);
     const s = await ship(svc, key, { order_id: order.id });
-    for (const [mode, reason] of [['refuse', 'refused'], ['down', 'timeout']] as const) {
+    for (const [mode, reason] of [
+      ['refuse', 'refused'],
+      ['down', 'timeout'],
+    ] as const) {
       const error = await withMode(svc, slug, mode, async () => assertError(await cancel(svc, key, s.id), 502, 'courier_error', mode));
       assert.equal(error.details.reason, reason);
     }
@@ -232,7 +270,10 @@ test('courier_c: no cancel API, so cancel marks the waybill cancelled locally wi
   await courierEvent(svc, s.id, 'in_transit');
   const after = await shipmentNow(svc, key, s.id);
   assert.equal(after.status, 'cancelled');
-  assert.ok(after.status_events.some((e: any) => e.code === 'on_the_way'), 'the raw event is still kept');
+  assert.ok(
+    after.status_events.some((e: any) => e.code === 'on_the_way'),
+    'the raw event is still kept',
+  );
   assert.equal((await events(svc, accountId, 'shipment.status_changed')).length, 0);
 });
 
@@ -272,7 +313,9 @@ for (const slug of POLLED) {
 
     // A code the service does not know is kept raw but moves nothing. (The operator API always reports a status in
     // the courier's own words, so the unknown code is put in the courier's records directly.)
-    await changeParcel(svc, t.tracking_number, (p) => p.events.push({ at: new Date().toISOString(), code: slug === 'courier_a' ? 'CUSTOMS_HOLD' : 77, label: 'Held at customs' }));
+    await changeParcel(svc, t.tracking_number, (p) =>
+      p.events.push({ at: new Date().toISOString(), code: slug === 'courier_a' ? 'CUSTOMS_HOLD' : 77, label: 'Held at customs' }),
+    );
     await poll(svc);
     const held = await shipmentNow(svc, key, t.id);
     assert.equal(held.status, 'picked_up');
@@ -289,7 +332,10 @@ test('courier_c: statuses are pushed at once to POST /api/couriers/courier_c/pus
   const now = await shipmentNow(svc, key, s.id);
   assert.equal(now.status, 'picked_up', 'pushed without any poll');
   assert.equal(now.last_status_label, 'Collected from the shop');
-  assert.ok(now.status_events.some((e: any) => e.code === 'collected'), 'raw state kept');
+  assert.ok(
+    now.status_events.some((e: any) => e.code === 'collected'),
+    'raw state kept',
+  );
   const [changed] = await events(svc, accountId, 'shipment.status_changed');
   assert.equal(changed.data.source, 'courier');
   assert.equal(changed.data.previous_status, 'pending');
@@ -318,10 +364,25 @@ test('courier_c push endpoint: a wrong, missing or foreign token is 401; an unkn
   assertError(await push(svc, token, { ...body, barcode: 'CC000000000BG' }), 404, 'not_found', 'unknown barcode');
   const aOrder = await checkoutWith(svc, accountId, 'courier_a');
   const aShipment = await ship(svc, key, { order_id: aOrder.id });
-  assertError(await push(svc, token, { ...body, barcode: aShipment.tracking_number }), 404, 'not_found', "a courier_a waybill is not courier_c's to report");
+  assertError(
+    await push(svc, token, { ...body, barcode: aShipment.tracking_number }),
+    404,
+    'not_found',
+    "a courier_a waybill is not courier_c's to report",
+  );
   assertError(await push(svc, token, { barcode: s.tracking_number }), 400, 'validation_failed', 'no events');
-  assertError(await push(svc, token, { barcode: s.tracking_number, events: [{ state: 'on_the_way' }] }), 400, 'validation_failed', 'event without time');
-  assertError(await push(svc, token, { barcode: s.tracking_number, events: [{ occurred_at: 'yesterday', state: 'on_the_way' }] }), 400, 'validation_failed', 'bad time');
+  assertError(
+    await push(svc, token, { barcode: s.tracking_number, events: [{ state: 'on_the_way' }] }),
+    400,
+    'validation_failed',
+    'event without time',
+  );
+  assertError(
+    await push(svc, token, { barcode: s.tracking_number, events: [{ occurred_at: 'yesterday', state: 'on_the_way' }] }),
+    400,
+    'validation_failed',
+    'bad time',
+  );
   assert.equal((await shipmentNow(svc, key, s.id)).status, 'pending', 'nothing applied by refused pushes');
   assert.equal((await shipmentNow(svc, other.key, otherShipment.id)).status, 'pending');
 
@@ -347,7 +408,7 @@ for (const slug of POLLED) {
     assertError(res, 500, 'internal_error', 'injected commit failure');
     assert.ok(!/injected|courier accepted/i.test(res.text), 'a 500 never shows its cause');
 
-    const issued = (await newParcels(svc, before));
+    const issued = await newParcels(svc, before);
     assert.equal(issued.length, 1, 'the courier had accepted one waybill');
     assert.equal(issued[0].events[issued[0].events.length - 1].code, RAW_CODE[slug].cancelled, 'the courier recorded a CANCELLED event');
     assert.deepEqual(await orphans(svc, accountId), [], 'cancelled, so nothing to reconcile');
@@ -371,7 +432,7 @@ test('courier_c: when our commit fails after the courier accepted, the waybill (
   const before = await parcelKeys(svc);
   await operator(svc.url).call('PUT', '/faults', { shipment_commit: 'fail_next' });
   assertError(await createShipment(svc, key, { order_id: order.id }), 500, 'internal_error', 'injected commit failure');
-  const issued = (await newParcels(svc, before));
+  const issued = await newParcels(svc, before);
   assert.equal(issued.length, 1);
   const rows = await orphans(svc, accountId);
   assert.equal(rows.length, 1, 'one waybill kept for reconciliation');

@@ -12,8 +12,30 @@ import assert from 'node:assert/strict';
 import { startTestService, http, type TestService } from './helpers/harness.ts';
 import { assertError, assertSameSet, listIds, listOrders } from './helpers/contract.ts';
 import {
-  DRY, RAW_CODE, SHIPMENT_STATUSES, SLUGS, TERMINAL, type Slug, assertSummary, cancel, changeParcel, checkoutWith, courierEvent, courierReports, events, merchantSets, movements,
-  orderNow, parcel, poll, push, pushTokenOf, ship, shipTenant, shipmentNow, stockOf,
+  DRY,
+  RAW_CODE,
+  SHIPMENT_STATUSES,
+  SLUGS,
+  TERMINAL,
+  type Slug,
+  assertSummary,
+  cancel,
+  changeParcel,
+  checkoutWith,
+  courierEvent,
+  courierReports,
+  events,
+  merchantSets,
+  movements,
+  orderNow,
+  parcel,
+  poll,
+  push,
+  pushTokenOf,
+  ship,
+  shipTenant,
+  shipmentNow,
+  stockOf,
 } from './helpers/shipments.ts';
 
 let svc: TestService;
@@ -112,7 +134,10 @@ for (const slug of SLUGS) {
     assert.equal(mirrored.data.previous_status, 'processing');
     assert.equal(mirrored.data.status, 'returned');
     const ledger = await movements(svc, t.key, order.id);
-    assert.deepEqual(ledger.map((m) => [m.type, m.qty]).sort(), [['return', 2], ['sale', -2]]);
+    assert.deepEqual(ledger.map((m) => [m.type, m.qty]).sort(), [
+      ['return', 2],
+      ['sale', -2],
+    ]);
     assert.equal(ledger.find((m) => m.type === 'return').product_id, product.id);
     assert.equal(await stockOf(svc, t.key, product.id), 10, 'stock is back');
 
@@ -120,7 +145,10 @@ for (const slug of SLUGS) {
     if (slug === 'courier_c') {
       const token = await pushTokenOf(svc, shipment.tracking_number);
       const last = (await parcel(svc, shipment.tracking_number)).events.at(-1)!;
-      const res = await push(svc, token, { barcode: shipment.tracking_number, events: [{ occurred_at: last.at, state: last.code, note: last.label }] });
+      const res = await push(svc, token, {
+        barcode: shipment.tracking_number,
+        events: [{ occurred_at: last.at, state: last.code, note: last.label }],
+      });
       assert.equal(res.status, 200, res.text);
     } else {
       await poll(svc);
@@ -142,7 +170,10 @@ for (const slug of SLUGS) {
     assert.equal(mirrored.data.status, 'cancelled');
     assert.equal(mirrored.data.previous_status, 'processing');
     const ledger = await movements(svc, t.key, order.id);
-    assert.deepEqual(ledger.map((m) => [m.type, m.qty]).sort(), [['release', 2], ['sale', -2]]);
+    assert.deepEqual(ledger.map((m) => [m.type, m.qty]).sort(), [
+      ['release', 2],
+      ['sale', -2],
+    ]);
     assert.equal(await stockOf(svc, t.key, product.id), 10);
   });
 
@@ -184,7 +215,8 @@ for (const slug of SLUGS) {
       assert.ok(event, `${from}: shipment.cancelled`);
       assert.equal(event.data.courier_cancelled, expectConfirmed);
       assert.equal(event.data.courier_confirmed, expectConfirmed);
-      if (expectConfirmed) assert.equal((await parcel(svc, s.tracking_number)).events.at(-1)!.code, RAW_CODE[slug].cancelled, `${from}: the courier confirmed`);
+      if (expectConfirmed)
+        assert.equal((await parcel(svc, s.tracking_number)).events.at(-1)!.code, RAW_CODE[slug].cancelled, `${from}: the courier confirmed`);
       assert.equal((await orderNow(svc, t.key, order.id)).status, 'processing', 'a processing order keeps its status');
     }
 
@@ -223,17 +255,23 @@ for (const slug of SLUGS) {
     const olderAt = new Date(newestAt - 60_000).toISOString();
     if (slug === 'courier_c') {
       const res = await push(svc, await pushTokenOf(svc, s.tracking_number), {
-        barcode: s.tracking_number, events: [{ occurred_at: olderAt, state: RAW_CODE.courier_c.picked_up, note: 'Collected (late report)' }],
+        barcode: s.tracking_number,
+        events: [{ occurred_at: olderAt, state: RAW_CODE.courier_c.picked_up, note: 'Collected (late report)' }],
       });
       assert.equal(res.status, 200, res.text);
     } else {
-      await changeParcel(svc, s.tracking_number, (p) => p.events.push({ at: olderAt, code: RAW_CODE[slug].picked_up, label: 'Collected (late report)' }));
+      await changeParcel(svc, s.tracking_number, (p) =>
+        p.events.push({ at: olderAt, code: RAW_CODE[slug].picked_up, label: 'Collected (late report)' }),
+      );
       await poll(svc);
     }
     const after = await shipmentNow(svc, t.key, s.id);
     assert.equal(after.status, 'in_transit', 'the newer status stands');
     assert.equal(after.last_status_at, repeated.last_status_at, 'a late report does not move last_status_at back');
-    assert.ok(after.status_events.some((e: any) => e.label === 'Collected (late report)'), 'the late raw event is still kept');
+    assert.ok(
+      after.status_events.some((e: any) => e.label === 'Collected (late report)'),
+      'the late raw event is still kept',
+    );
     assert.equal((await statusChanges(t.accountId, s.id)).length, 1, 'no event for the late report');
     assert.equal((await orderNow(svc, t.key, order.id)).status, 'processing');
     if (slug !== 'courier_c') {
@@ -278,15 +316,24 @@ for (const slug of SLUGS) {
     } else {
       // Both happen between two polls (the poll runs every 15 minutes).
       const base = Date.now() + 1000;
-      await changeParcel(svc, s.tracking_number, (p) => p.events.push(
-        { at: new Date(base).toISOString(), code: RAW_CODE[slug].picked_up, label: 'Collected' },
-        { at: new Date(base + 5000).toISOString(), code: RAW_CODE[slug].in_transit, label: 'On the way' },
-      ));
+      await changeParcel(svc, s.tracking_number, (p) =>
+        p.events.push(
+          { at: new Date(base).toISOString(), code: RAW_CODE[slug].picked_up, label: 'Collected' },
+          { at: new Date(base + 5000).toISOString(), code: RAW_CODE[slug].in_transit, label: 'On the way' },
+        ),
+      );
       await poll(svc);
     }
     assert.equal((await shipmentNow(svc, t.key, s.id)).status, 'in_transit');
     const changes = (await statusChanges(t.accountId, s.id)).map((e: any) => [e.data.previous_status, e.data.status]);
-    assert.deepEqual(changes, [['pending', 'picked_up'], ['picked_up', 'in_transit']], 'issue: shipment.status_changed on each new normalised status');
+    assert.deepEqual(
+      changes,
+      [
+        ['pending', 'picked_up'],
+        ['picked_up', 'in_transit'],
+      ],
+      'issue: shipment.status_changed on each new normalised status',
+    );
   });
 }
 
@@ -296,7 +343,10 @@ test('courier_c: the very same push twice is applied once (one raw event, one st
   const s = await ship(svc, t.key, { order_id: order.id });
   const token = await pushTokenOf(svc, s.tracking_number);
   const base = Date.now();
-  const newer = { barcode: s.tracking_number, events: [{ occurred_at: new Date(base + 2000).toISOString(), state: 'on_the_way', note: 'Left the depot' }] };
+  const newer = {
+    barcode: s.tracking_number,
+    events: [{ occurred_at: new Date(base + 2000).toISOString(), state: 'on_the_way', note: 'Left the depot' }],
+  };
   for (let i = 0; i < 2; i++) {
     const res = await push(svc, token, newer);
     assert.equal(res.status, 200, res.text);
@@ -393,7 +443,9 @@ test('GET /orders courier=<slug> and shipment_status=<status> filter on real way
   assertSameSet(await ids({ status: 'delivered', shipment_status: 'delivered' }), [deliveredC.id]);
   assertError(
     await http(svc.url, 'GET', '/api/v1/orders?shipment_status=lost', { token: t.key }),
-    400, 'validation_failed', 'unknown shipment status',
+    400,
+    'validation_failed',
+    'unknown shipment status',
   );
 
   const latest: Record<string, any> = {
@@ -419,7 +471,10 @@ test('GET /orders courier=<slug> and shipment_status=<status> filter on real way
   const replaced = await ship(svc, t.key, { order_id: pendingB.id, courier: 'courier_b' });
   assertSameSet(await ids({ shipment_status: 'cancelled' }), [], 'a new waybill replaces it');
   assertSameSet(await ids({ shipment_status: 'pending' }), [reshipped.id, pendingB.id]);
-  assert.equal((await listOrders(svc.url, t.key, { shipment_status: 'pending' })).data.find((o: any) => o.id === pendingB.id).shipment.id, replaced.id);
+  assert.equal(
+    (await listOrders(svc.url, t.key, { shipment_status: 'pending' })).data.find((o: any) => o.id === pendingB.id).shipment.id,
+    replaced.id,
+  );
 });
 
 test("the Order view's shipment summary follows the courier: status, last_status_label and last_status_at of the newest waybill", async () => {

@@ -12,9 +12,33 @@ import { startTestService, http, freshTenant, type TestService } from './helpers
 import { assertError, assertScopeMissing } from './helpers/contract.ts';
 import { callTool, callToolError, rpc, request, assertRefusal, toolCall } from './helpers/mcp.ts';
 import {
-  CANCEL_RESULT_FIELDS, CREATE_PREVIEW_FIELDS, DEFAULT_TERMS, DRY, assertLabel, assertShipmentView, assertSummary, cancel, checkoutWith,
-  changeParcel, createShipment, events, fetchLabel, forgetParcel, getShipment, merchantSets, newParcels, orderNow, parcel, parcelKeys, pdfText, putCourier, ship,
-  shipTenant, shipmentNow, summaryOf, withMode,
+  CANCEL_RESULT_FIELDS,
+  CREATE_PREVIEW_FIELDS,
+  DEFAULT_TERMS,
+  DRY,
+  assertLabel,
+  assertShipmentView,
+  assertSummary,
+  cancel,
+  checkoutWith,
+  changeParcel,
+  createShipment,
+  events,
+  fetchLabel,
+  forgetParcel,
+  getShipment,
+  merchantSets,
+  newParcels,
+  orderNow,
+  parcel,
+  parcelKeys,
+  pdfText,
+  putCourier,
+  ship,
+  shipTenant,
+  shipmentNow,
+  summaryOf,
+  withMode,
 } from './helpers/shipments.ts';
 
 let svc: TestService;
@@ -57,7 +81,7 @@ test('POST /shipments uses the checkout courier, mode and office: 201 {data: Shi
   assert.ok(s.status_events.length >= 1, 'at least the creation event');
 
   // The courier holds exactly this waybill, with what the service computed.
-  const issued = (await newParcels(svc, before));
+  const issued = await newParcels(svc, before);
   assert.equal(issued.length, 1, 'exactly one waybill at the courier');
   assert.equal(issued[0].trackingNumber, s.tracking_number);
   assert.equal(issued[0].slug, 'courier_a');
@@ -92,7 +116,10 @@ test('GAPS: the order view carries courier (and tracking) from the waybill, for 
   for (const slug of ['courier_a', 'courier_b', 'courier_c'] as const) {
     for (const via of ['rest', 'mcp']) {
       const order = await checkoutWith(svc, accountId, slug);
-      const s = via === 'rest' ? await ship(svc, key, { order_id: order.id }) : (await callTool(svc.url, key, 'create_shipment', { order_id: order.id })).structuredContent.data;
+      const s =
+        via === 'rest'
+          ? await ship(svc, key, { order_id: order.id })
+          : (await callTool(svc.url, key, 'create_shipment', { order_id: order.id })).structuredContent.data;
       const views = [
         await orderNow(svc, key, order.id),
         (await callTool(svc.url, key, 'get_order', { id: order.id })).structuredContent.data,
@@ -121,14 +148,20 @@ test('overrides win over checkout choices: courier, delivery_mode home (recipien
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_a');
   const before = await parcelKeys(svc);
-  const s = await ship(svc, key, { order_id: order.id, courier: 'courier_b', delivery_mode: 'home', weight_g: 2500, dim_cm: { l: 30, w: 20, h: 10 } });
+  const s = await ship(svc, key, {
+    order_id: order.id,
+    courier: 'courier_b',
+    delivery_mode: 'home',
+    weight_g: 2500,
+    dim_cm: { l: 30, w: 20, h: 10 },
+  });
   assert.equal(s.courier_slug, 'courier_b');
   assert.equal(s.delivery_mode, 'home');
   assert.equal(s.office_id, null, 'home delivery has no office');
   assert.deepEqual(s.recipient_address, { city: 'Sofia', street: 'ul. Vitosha 1' }, 'SPEC: home delivery {city, street}');
   assert.equal(s.parcel_weight_g, 2500);
   assert.deepEqual(s.parcel_dim_cm, { l: 30, w: 20, h: 10 });
-  const [issued] = (await newParcels(svc, before));
+  const [issued] = await newParcels(svc, before);
   assert.equal(issued.slug, 'courier_b', 'the overriding courier issued the waybill');
   assert.equal(issued.weightKg, 2.5);
   assert.equal((await orderNow(svc, key, order.id)).courier, 'courier_b');
@@ -140,7 +173,13 @@ test('overrides win over checkout choices: courier, delivery_mode home (recipien
   assert.equal(s2.office_id, 'SOF-7', 'a string office id stays a string');
 
   // Checkout chose home delivery: no office needed.
-  const o3 = await checkoutWith(svc, accountId, 'courier_a', {}, { courier_delivery_mode: 'home', courier_office_id: null, city: 'Plovdiv', address: 'bul. Maritsa 5' });
+  const o3 = await checkoutWith(
+    svc,
+    accountId,
+    'courier_a',
+    {},
+    { courier_delivery_mode: 'home', courier_office_id: null, city: 'Plovdiv', address: 'bul. Maritsa 5' },
+  );
   const s3 = await ship(svc, key, { order_id: o3.id });
   assert.equal(s3.delivery_mode, 'home');
   assert.deepEqual(s3.recipient_address, { city: 'Plovdiv', street: 'bul. Maritsa 5' });
@@ -159,7 +198,11 @@ test('COD (GAPS): the order total when payment_method is cod and not paid, other
   await op.pay(paid.id, 'paid');
   const card = await checkoutWith(svc, accountId, 'courier_b', { payment_method: 'card' });
 
-  for (const [order, cod] of [[unpaid, 16.5], [paid, 0], [card, 0]] as const) {
+  for (const [order, cod] of [
+    [unpaid, 16.5],
+    [paid, 0],
+    [card, 0],
+  ] as const) {
     const preview = await createShipment(svc, key, { order_id: order.id }, DRY);
     assert.equal(preview.status, 200, preview.text);
     assert.equal(preview.body.cod_amount, cod, 'dry-run preview');
@@ -176,7 +219,11 @@ test('parcel weight (GAPS): override, else the sum of physical line items weight
   const b = await op.createProduct(accountId, { name: 'Plate', sku: 'W-B', price: 10, weight_g: 450 });
   const ebook = await op.createProduct(accountId, { name: 'Ebook', sku: 'W-D', price: 5, weight_g: 999, delivery_type: 'digital' });
   const light = await op.createProduct(accountId, { name: 'Sticker', sku: 'W-N', price: 1 });
-  const items = [{ product_id: a.id, qty: 2 }, { product_id: b.id, qty: 1 }, { product_id: ebook.id, qty: 1 }];
+  const items = [
+    { product_id: a.id, qty: 2 },
+    { product_id: b.id, qty: 1 },
+    { product_id: ebook.id, qty: 1 },
+  ];
   const mixed = await checkoutWith(svc, accountId, 'courier_a', { line_items: items, legacy: undefined });
   const unweighed = await checkoutWith(svc, accountId, 'courier_a', { line_items: [{ product_id: light.id, qty: 3 }], legacy: undefined });
 
@@ -199,10 +246,19 @@ test('content_label (GAPS): line item names joined with ", ", at most 100 charac
   const { op, accountId, key } = await shipTenant(svc);
   const mug = await op.createProduct(accountId, { name: 'Blue Mug', sku: 'CL-1', price: 10 });
   const plate = await op.createProduct(accountId, { name: 'Red Plate', sku: 'CL-2', price: 10 });
-  const two = await checkoutWith(svc, accountId, 'courier_a', { line_items: [{ product_id: mug.id, qty: 1 }, { product_id: plate.id, qty: 2 }], legacy: undefined });
+  const two = await checkoutWith(svc, accountId, 'courier_a', {
+    line_items: [
+      { product_id: mug.id, qty: 1 },
+      { product_id: plate.id, qty: 2 },
+    ],
+    legacy: undefined,
+  });
   const longName = (c: string) => c.repeat(60);
   const long = await checkoutWith(svc, accountId, 'courier_a', {
-    line_items: [{ product_id: mug.id, qty: 1, name: longName('x') }, { product_id: plate.id, qty: 1, name: longName('y') }],
+    line_items: [
+      { product_id: mug.id, qty: 1, name: longName('x') },
+      { product_id: plate.id, qty: 1, name: longName('y') },
+    ],
     legacy: undefined,
   });
   const legacy = await checkoutWith(svc, accountId, 'courier_a', { legacy: { product_name: 'Tea Set', quantity: 1, unit_price: 20 } });
@@ -230,8 +286,14 @@ test('dry run (X-Merx-Dry-Run 1/true/yes): the full preview, no courier call (wo
       assert.equal(res.status, 200, `dry run ${value}: ${res.text}`);
       assert.deepEqual(Object.keys(res.body).sort(), CREATE_PREVIEW_FIELDS);
       assert.deepEqual(res.body, {
-        dry_run: true, courier: 'courier_a', delivery_mode: 'office', office_id: 'OFF-9', weight_g: 1200, cod_amount: 12.5,
-        content_label: 'Mug', shipment_terms: res.body.shipment_terms,
+        dry_run: true,
+        courier: 'courier_a',
+        delivery_mode: 'office',
+        office_id: 'OFF-9',
+        weight_g: 1200,
+        cod_amount: 12.5,
+        content_label: 'Mug',
+        shipment_terms: res.body.shipment_terms,
       });
       for (const [k, v] of Object.entries(DEFAULT_TERMS)) assert.equal(res.body.shipment_terms[k], v);
     }
@@ -250,7 +312,12 @@ test('dry run (X-Merx-Dry-Run 1/true/yes): the full preview, no courier call (wo
 
   // The preview applies the same rules: a disabled courier and a live shipment are refused.
   await putCourier(svc, accountId, 'courier_b', { enabled: false });
-  const disabled = assertError(await createShipment(svc, key, { order_id: order.id, courier: 'courier_b' }, DRY), 400, 'validation_failed', 'dry run, disabled courier');
+  const disabled = assertError(
+    await createShipment(svc, key, { order_id: order.id, courier: 'courier_b' }, DRY),
+    400,
+    'validation_failed',
+    'dry run, disabled courier',
+  );
   assert.equal(disabled.details.reason, 'courier_not_enabled');
   const s = await ship(svc, key, { order_id: order.id });
   const live = assertError(await createShipment(svc, key, { order_id: order.id }, DRY), 409, 'conflict', 'dry run with a live shipment');
@@ -298,7 +365,9 @@ test('order status rules on creation: confirmed -> processing; processing and sh
   await merchantSets(svc, confirmed.id, 'confirmed');
   await ship(svc, key, { order_id: confirmed.id });
   assert.equal((await orderNow(svc, key, confirmed.id)).status, 'processing');
-  const moved = (await events(svc, accountId, 'order.status_changed')).filter((e: any) => e.data.order.id === confirmed.id && e.data.source === 'api');
+  const moved = (await events(svc, accountId, 'order.status_changed')).filter(
+    (e: any) => e.data.order.id === confirmed.id && e.data.source === 'api',
+  );
   assert.equal(moved.length, 1);
   assert.equal(moved[0].data.previous_status, 'confirmed');
   assert.equal(moved[0].data.status, 'processing');
@@ -334,7 +403,12 @@ test('create refusals: courier not enabled 400 courier_not_enabled; no courier c
   const before = await parcelKeys(svc);
 
   await putCourier(svc, accountId, 'courier_b', { enabled: false });
-  const notEnabled = assertError(await createShipment(svc, key, { order_id: order.id, courier: 'courier_b' }), 400, 'validation_failed', 'disabled courier');
+  const notEnabled = assertError(
+    await createShipment(svc, key, { order_id: order.id, courier: 'courier_b' }),
+    400,
+    'validation_failed',
+    'disabled courier',
+  );
   assert.equal(notEnabled.details.reason, 'courier_not_enabled');
   const fresh = await freshTenant(svc.url);
   const never = await checkoutWith(svc, fresh.accountId, 'courier_c');
@@ -344,11 +418,17 @@ test('create refusals: courier not enabled 400 courier_not_enabled; no courier c
   const noCourier = await checkoutWith(svc, accountId, null, {}, { courier_delivery_mode: null, courier_office_id: null });
   assertError(await createShipment(svc, key, { order_id: noCourier.id }), 400, 'validation_failed', 'no courier at checkout, none given');
   const home = await checkoutWith(svc, accountId, 'courier_a', {}, { courier_delivery_mode: 'home', courier_office_id: null });
-  assertError(await createShipment(svc, key, { order_id: home.id, delivery_mode: 'office' }), 400, 'validation_failed', 'office without an office id');
+  assertError(
+    await createShipment(svc, key, { order_id: home.id, delivery_mode: 'office' }),
+    400,
+    'validation_failed',
+    'office without an office id',
+  );
 
   const unknown = assertError(await createShipment(svc, key, { order_id: order.id, cod_amount: 0 }), 400, 'validation_failed', 'unknown field');
   assert.ok(Array.isArray(unknown.details?.allowed), 'details.allowed lists the accepted fields');
-  for (const f of ['order_id', 'courier', 'delivery_mode', 'office_id', 'weight_g', 'dim_cm']) assert.ok(unknown.details.allowed.includes(f), `allowed has ${f}`);
+  for (const f of ['order_id', 'courier', 'delivery_mode', 'office_id', 'weight_g', 'dim_cm'])
+    assert.ok(unknown.details.allowed.includes(f), `allowed has ${f}`);
   assertError(await createShipment(svc, key, {}), 400, 'validation_failed', 'order_id missing');
   assertError(await createShipment(svc, key, { order_id: 'not-a-uuid' }), 400, 'validation_failed', 'non-UUID order_id');
   assertError(await createShipment(svc, key, { order_id: String(order.number) }), 400, 'validation_failed', 'order number is not an id');
@@ -368,7 +448,10 @@ test('create refusals: courier not enabled 400 courier_not_enabled; no courier c
 test('courier refusal and outage on create: 502 courier_error with details.reason and details.detail; nothing written', async () => {
   const { accountId, key } = await shipTenant(svc);
   const order = await checkoutWith(svc, accountId, 'courier_a');
-  for (const [mode, reason] of [['refuse', 'refused'], ['down', 'timeout']] as const) {
+  for (const [mode, reason] of [
+    ['refuse', 'refused'],
+    ['down', 'timeout'],
+  ] as const) {
     const error = await withMode(svc, 'courier_a', mode, async () =>
       assertError(await createShipment(svc, key, { order_id: order.id }), 502, 'courier_error', `courier ${mode}`),
     );
@@ -416,7 +499,11 @@ test('scopes: a read-only key reads shipments and labels but cannot create or ca
   assertScopeMissing(await cancel(svc, readOnly, s.id), 'shipments:write', 'read-only cancel');
   assertScopeMissing(await getShipment(svc, ordersOnly, s.id), 'shipments:read', 'orders-only get');
   assertScopeMissing(await http(svc.url, 'GET', `/api/v1/shipments/${s.id}/label`, { token: ordersOnly }), 'shipments:read', 'orders-only label');
-  assertScopeMissing(await http(svc.url, 'GET', `/api/v1/orders/${order.id}/shipment`, { token: ordersOnly }), 'shipments:read', 'orders-only order shipment');
+  assertScopeMissing(
+    await http(svc.url, 'GET', `/api/v1/orders/${order.id}/shipment`, { token: ordersOnly }),
+    'shipments:read',
+    'orders-only order shipment',
+  );
   assert.equal((await shipmentNow(svc, key, s.id)).status, 'pending');
 });
 
@@ -490,7 +577,10 @@ test('cancel (courier_a): the courier confirms; result {data, courier_cancelled,
   assert.equal(orderAfter.shipment.status, 'cancelled');
   assert.ok(Date.parse(orderAfter.updated_at) > Date.parse(orderBefore.updated_at), 'updated_at moved with the shipment summary');
   const polled = await http(svc.url, 'GET', `/api/v1/orders?since=${encodeURIComponent(orderAfter.updated_at)}`, { token: key });
-  assert.ok(polled.body.data.some((o: { id: string }) => o.id === order.id), 'a since poll from the change finds the order');
+  assert.ok(
+    polled.body.data.some((o: { id: string }) => o.id === order.id),
+    'a since poll from the change finds the order',
+  );
   assertShipmentView(res.body.data, 'cancelled');
   assert.equal(res.body.data.status, 'cancelled');
   assert.equal(res.body.courier_cancelled, true);
@@ -528,8 +618,13 @@ test('cancel refusals: unknown body field 400; non-UUID 400; unknown or foreign 
   assertError(await cancel(svc, key, crypto.randomUUID()), 404, 'not_found', 'unknown');
   assertError(await cancel(svc, other.key, s.id), 404, 'not_found', 'foreign');
   assertError(await cancel(svc, other.key, s.id, {}, DRY), 404, 'not_found', 'foreign dry run');
-  for (const [mode, reason] of [['refuse', 'refused'], ['down', 'timeout']] as const) {
-    const error = await withMode(svc, 'courier_b', mode, async () => assertError(await cancel(svc, key, s.id), 502, 'courier_error', `cancel, courier ${mode}`));
+  for (const [mode, reason] of [
+    ['refuse', 'refused'],
+    ['down', 'timeout'],
+  ] as const) {
+    const error = await withMode(svc, 'courier_b', mode, async () =>
+      assertError(await cancel(svc, key, s.id), 502, 'courier_error', `cancel, courier ${mode}`),
+    );
     assert.equal(error.details.reason, reason);
     assert.equal((await shipmentNow(svc, key, s.id)).status, 'pending', `${mode}: not cancelled`);
   }

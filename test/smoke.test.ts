@@ -24,7 +24,10 @@ test('a checkout order is listed with the fulfilment key', async () => {
   const order = await op.checkout(accountId);
   const res = await http(svc.url, 'GET', '/api/v1/orders', { token: key });
   assert.equal(res.status, 200);
-  assert.deepEqual(res.body.data.map((o: any) => o.id), [order.id]);
+  assert.deepEqual(
+    res.body.data.map((o: any) => o.id),
+    [order.id],
+  );
   assert.equal(res.body.has_more, false);
   assert.equal(res.body.next_cursor, null);
 });

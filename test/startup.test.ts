@@ -80,17 +80,21 @@ function olderNode(): string | null {
 
 const older = olderNode();
 
-test('npm start and npx merx on an older Node (what `npm ci --omit=dev` leaves) exit 1 with the one-line message, no stack trace', { skip: older ? false : 'no Node older than 24 on this machine' }, async () => {
-  for (const entry of [['bin/start.js'], ['bin/merx.js', 'migrate']]) {
-    const res = await run(older!, entry, { DATA_DIR: 'memory://' });
-    assert.equal(res.code, 1, `${entry.join(' ')}: ${res.stderr}`);
-    assertOneLine(res.stderr, entry.join(' '));
-    assert.match(res.stderr, /needs Node\.js 24/);
-    assert.equal(res.stdout, '');
-  }
-  const scripts = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts;
-  assert.equal(scripts.start, 'node bin/start.js', 'npm start goes through the check');
-});
+test(
+  'npm start and npx merx on an older Node (what `npm ci --omit=dev` leaves) exit 1 with the one-line message, no stack trace',
+  { skip: older ? false : 'no Node older than 24 on this machine' },
+  async () => {
+    for (const entry of [['bin/start.js'], ['bin/merx.js', 'migrate']]) {
+      const res = await run(older!, entry, { DATA_DIR: 'memory://' });
+      assert.equal(res.code, 1, `${entry.join(' ')}: ${res.stderr}`);
+      assertOneLine(res.stderr, entry.join(' '));
+      assert.match(res.stderr, /needs Node\.js 24/);
+      assert.equal(res.stdout, '');
+    }
+    const scripts = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts;
+    assert.equal(scripts.start, 'node bin/start.js', 'npm start goes through the check');
+  },
+);
 
 test('a DATA_DIR that cannot be created or written stops the service at once with a message that names it (exit 1)', async (t) => {
   const file = path.join(os.tmpdir(), `merx-not-a-dir-${process.pid}`);
@@ -126,54 +130,73 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-test('REDIS_URL set but unreachable: a warning at start, /healthz says redis unavailable, and a note when it is back', { skip: redisUp ? false : 'no Redis at 127.0.0.1:6379 to come back to' }, async (t) => {
-  const port = await freePort();
-  const env = { ...baseEnv(), REDIS_URL: `redis://127.0.0.1:${port}`, LOG_LEVEL: 'info', DATA_DIR: 'memory://', ADMIN_TOKEN: 'startup-test-operator-token', ENCRYPTION_KEYS };
-  const child = spawn(process.execPath, ['bin/start.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c) => (stdout += c));
-  child.stderr.on('data', (c) => (stderr += c));
-  const proxy = net.createServer((client) => {
-    const upstream = net.connect(REDIS);
-    client.pipe(upstream).pipe(client);
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-  });
-  t.after(() => {
-    child.kill('SIGKILL');
-    proxy.close();
-  });
-  const until = async <T>(probe: () => Promise<T | null> | T | null, what: string, ms = 60 * SECOND): Promise<T> => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const value = await probe();
-      if (value) return value;
-      if (child.exitCode !== null) throw new Error(`the service exited: ${stderr}`);
-      if (Date.now() > deadline) throw new Error(`${what} did not happen: ${stdout.slice(-2000)} ${stderr}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
-  const base = await until(() => /API\s+(http:\/\/\S+)\/api\/v1/.exec(stdout)?.[1] ?? null, 'start-up');
-  const health = async () => healthBesidesReplicas(await (await fetch(`${base}/healthz`)).json());
+test(
+  'REDIS_URL set but unreachable: a warning at start, /healthz says redis unavailable, and a note when it is back',
+  { skip: redisUp ? false : 'no Redis at 127.0.0.1:6379 to come back to' },
+  async (t) => {
+    const port = await freePort();
+    const env = {
+      ...baseEnv(),
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      LOG_LEVEL: 'info',
+      DATA_DIR: 'memory://',
+      ADMIN_TOKEN: 'startup-test-operator-token',
+      ENCRYPTION_KEYS,
+    };
+    const child = spawn(process.execPath, ['bin/start.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(REDIS);
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    t.after(() => {
+      child.kill('SIGKILL');
+      proxy.close();
+    });
+    const until = async <T>(probe: () => Promise<T | null> | T | null, what: string, ms = 60 * SECOND): Promise<T> => {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const value = await probe();
+        if (value) return value;
+        if (child.exitCode !== null) throw new Error(`the service exited: ${stderr}`);
+        if (Date.now() > deadline) throw new Error(`${what} did not happen: ${stdout.slice(-2000)} ${stderr}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const base = await until(() => /API\s+(http:\/\/\S+)\/api\/v1/.exec(stdout)?.[1] ?? null, 'start-up');
+    const health = async () => healthBesidesReplicas(await (await fetch(`${base}/healthz`)).json());
 
-  const warnings = stdout.split('\n').filter((l) => l.includes('Redis is unreachable'));
-  assert.equal(warnings.length, 1, `one warning at start: ${stdout}`);
-  assert.equal(JSON.parse(warnings[0]).level, 40, 'logged as a warning');
-  assert.deepEqual(await health(), { ok: true, redis: 'unavailable' });
+    const warnings = stdout.split('\n').filter((l) => l.includes('Redis is unreachable'));
+    assert.equal(warnings.length, 1, `one warning at start: ${stdout}`);
+    assert.equal(JSON.parse(warnings[0]).level, 40, 'logged as a warning');
+    assert.deepEqual(await health(), { ok: true, redis: 'unavailable' });
 
-  // Requests are still limited, per instance and without waiting on Redis, while it is away.
-  const admin = { authorization: `Bearer ${env.ADMIN_TOKEN}`, 'content-type': 'application/json' };
-  const account = await (await fetch(`${base}/admin/api/accounts`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'R', email: 'r@example.com' }) })).json();
-  const issued = await (await fetch(`${base}/admin/api/accounts/${account.data.id}/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'r', preset: 'read_only' }) })).json();
-  const started = Date.now();
-  const orders = await fetch(`${base}/api/v1/orders`, { headers: { authorization: `Bearer ${issued.key}` } });
-  assert.equal(orders.status, 200, await orders.text());
-  assert.equal(orders.headers.get('x-ratelimit-remaining'), '299', 'counted by the in-process limiter');
-  assert.ok(Date.now() - started < 1000, 'no wait for the missing Redis');
+    // Requests are still limited, per instance and without waiting on Redis, while it is away.
+    const admin = { authorization: `Bearer ${env.ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const account = await (
+      await fetch(`${base}/admin/api/accounts`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'R', email: 'r@example.com' }) })
+    ).json();
+    const issued = await (
+      await fetch(`${base}/admin/api/accounts/${account.data.id}/keys`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ name: 'r', preset: 'read_only' }),
+      })
+    ).json();
+    const started = Date.now();
+    const orders = await fetch(`${base}/api/v1/orders`, { headers: { authorization: `Bearer ${issued.key}` } });
+    assert.equal(orders.status, 200, await orders.text());
+    assert.equal(orders.headers.get('x-ratelimit-remaining'), '299', 'counted by the in-process limiter');
+    assert.ok(Date.now() - started < 1000, 'no wait for the missing Redis');
 
-  await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
-  await until(async () => ((await health()).redis === 'connected' ? true : null), 'reconnection');
-  await until(() => (stdout.includes('Redis is reachable again') ? true : null), 'the reconnection note');
-  assert.equal(stdout.split('\n').filter((l) => l.includes('Redis is unreachable')).length, 1, 'retries are not logged one by one');
-});
+    await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+    await until(async () => ((await health()).redis === 'connected' ? true : null), 'reconnection');
+    await until(() => (stdout.includes('Redis is reachable again') ? true : null), 'the reconnection note');
+    assert.equal(stdout.split('\n').filter((l) => l.includes('Redis is unreachable')).length, 1, 'retries are not logged one by one');
+  },
+);

@@ -42,14 +42,27 @@ async function assertServedAsStored(key: string, path: string, table: string, id
 
 test('every writer leaves every stored document fresh, and reads serve the stored text with its ETag', async () => {
   const t = await shipTenant(svc, {
-    scopes: ['orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'inventory:write', 'products:read', 'products:write'],
+    scopes: [
+      'orders:read',
+      'orders:write',
+      'shipments:read',
+      'shipments:write',
+      'inventory:read',
+      'inventory:write',
+      'products:read',
+      'products:write',
+    ],
   });
   await assertFresh(t.accountId, 'a new account');
 
   // The operator API: products (with variants through the seed), checkout, payment, the merchant's status and shipping.
   const product = await t.op.createProduct(t.accountId, { name: 'Mug', price: 12.5, sku: 'MUG-9' });
   const page = await t.op.createPage(t.accountId, [product.id]);
-  const order = await checkoutWith(svc, t.accountId, 'courier_a', { page_id: page.id, legacy: undefined, line_items: [{ product_id: product.id, qty: 2 }] });
+  const order = await checkoutWith(svc, t.accountId, 'courier_a', {
+    page_id: page.id,
+    legacy: undefined,
+    line_items: [{ product_id: product.id, qty: 2 }],
+  });
   await assertFresh(t.accountId, 'checkout');
   await t.op.pay(order.id);
   await t.op.setStatus(order.id, 'confirmed');
@@ -68,7 +81,10 @@ test('every writer leaves every stored document fresh, and reads serve the store
   const created = await http(svc.url, 'POST', '/api/v1/products', { token: t.key, body: { name: 'Cup', price: 3 } });
   assert.equal(created.status, 201, created.text);
   await http(svc.url, 'PATCH', `/api/v1/products/${created.body.data.id}`, { token: t.key, body: { price: 3.5 } });
-  const moved = await http(svc.url, 'POST', '/api/v1/inventory/movements', { token: t.key, body: { product_id: product.id, type: 'delivery', qty: 5 } });
+  const moved = await http(svc.url, 'POST', '/api/v1/inventory/movements', {
+    token: t.key,
+    body: { product_id: product.id, type: 'delivery', qty: 5 },
+  });
   assert.equal(moved.status, 201, moved.text);
   await assertFresh(t.accountId, 'the public API on REST and MCP');
   await assertServedAsStored(t.key, `/api/v1/products/${product.id}`, 'products', product.id);
@@ -128,7 +144,10 @@ test("rewriting shipments' documents (their backfill) leaves their orders' rows 
   const t = await freshTenant(svc.url);
   const db = svc.service.db;
   const order = await t.op.checkout(t.accountId);
-  await db.query(`INSERT INTO shipments (id, account_id, order_id, courier_slug, status) VALUES (gen_random_uuid(), $1, $2, 'courier_a', 'pending')`, [t.accountId, order.id]);
+  await db.query(
+    `INSERT INTO shipments (id, account_id, order_id, courier_slug, status) VALUES (gen_random_uuid(), $1, $2, 'courier_a', 'pending')`,
+    [t.accountId, order.id],
+  );
   const version = async () => (await db.query<{ x: string }>('SELECT xmin::text AS x FROM orders WHERE id = $1', [order.id])).rows[0].x;
   const before = await version();
   await db.query(`UPDATE stored_views SET backfilled = false, backfilled_through = NULL WHERE name = 'shipment'`);

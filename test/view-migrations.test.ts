@@ -22,7 +22,11 @@ import { staleDocuments } from './helpers/stored-views.ts';
 
 test('the migrations hold the upkeep every stored view declaration generates now', () => {
   const outdated = outdatedViews(views).map((v) => v.name);
-  assert.deepEqual(outdated, [], `stored views ${outdated.join(', ')} changed without their migration: run \`${VIEW_MIGRATION_COMMAND}\` and commit the file it writes`);
+  assert.deepEqual(
+    outdated,
+    [],
+    `stored views ${outdated.join(', ')} changed without their migration: run \`${VIEW_MIGRATION_COMMAND}\` and commit the file it writes`,
+  );
 });
 
 test('a changed declaration is outdated until the next numbered migration holds its upkeep', () => {
@@ -76,11 +80,15 @@ async function assertAnswersCurrent(svc: TestService, key: string, order: { id: 
   }
   // If-Match takes the tag a read answered with, also from a row not rewritten yet.
   const { headers } = await http(svc.url, 'GET', `/api/v1/orders/${order.id}`, { token: key });
-  const patched = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, { token: key, body: { admin_notes: 'during the backfill' }, headers: { 'If-Match': headers.get('etag')! } });
+  const patched = await http(svc.url, 'PATCH', `/api/v1/orders/${order.id}`, {
+    token: key,
+    body: { admin_notes: 'during the backfill' },
+    headers: { 'If-Match': headers.get('etag')! },
+  });
   assert.equal(patched.status, 200, patched.text);
 }
 
-test("an instance starting after a view changed listens first, answers every read with the current view, and rewrites the rows behind", async () => {
+test('an instance starting after a view changed listens first, answers every read with the current view, and rewrites the rows behind', async () => {
   const postgres = Boolean(process.env.DATABASE_URL);
   const dataDir = postgres ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'merx-view-backfill-'));
   const env: Record<string, string> = dataDir ? { DATA_DIR: dataDir } : {};
@@ -100,12 +108,17 @@ test("an instance starting after a view changed listens first, answers every rea
   try {
     await assertAnswersCurrent(second, t.key, order, product);
     if (holder) {
-      assert.deepEqual(await staleDocuments(second.service.db, productView, t.accountId), [product.id], 'answered while the row still held an older document');
+      assert.deepEqual(
+        await staleDocuments(second.service.db, productView, t.accountId),
+        [product.id],
+        'answered while the row still held an older document',
+      );
       assert.equal((await http(second.url, 'GET', '/healthz')).body.stored_views, 'backfilling');
       await holder.query('ROLLBACK');
     }
     await second.service.services.viewBackfill!.done;
-    for (const view of [orderView, productView]) assert.deepEqual(await staleDocuments(second.service.db, view, t.accountId), [], `${view.name} rewritten`);
+    for (const view of [orderView, productView])
+      assert.deepEqual(await staleDocuments(second.service.db, view, t.accountId), [], `${view.name} rewritten`);
     assert.equal((await http(second.url, 'GET', '/healthz')).body.stored_views, undefined);
     await assertAnswersCurrent(second, t.key, order, product);
   } finally {

@@ -20,7 +20,16 @@ after(async () => {
 });
 
 const ATTEMPT_FIELDS = [
-  'duration_ms', 'error', 'number', 'request_headers', 'response_body', 'response_headers', 'response_status', 'started_at', 'trigger', 'url',
+  'duration_ms',
+  'error',
+  'number',
+  'request_headers',
+  'response_body',
+  'response_headers',
+  'response_status',
+  'started_at',
+  'trigger',
+  'url',
 ].sort();
 
 async function attemptsOf(key: string, deliveryId: string) {
@@ -47,13 +56,23 @@ async function closedPort(): Promise<number> {
 test('attempt log: every attempt (automatic, retry, test), oldest first, headers as sent, the answer bounded; REST and MCP agree; 404 elsewhere', async () => {
   const endpoint = world.receiver.endpoint();
   const manyHeaders = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`x-extra-${String(i).padStart(2, '0')}`, 'v'.repeat(300)]));
-  endpoint.script([{ status: 500, body: 'x'.repeat(5000), headers: manyHeaders }, { status: 200, body: 'thanks' }], { status: 200, body: 'ok' });
+  endpoint.script(
+    [
+      { status: 500, body: 'x'.repeat(5000), headers: manyHeaders },
+      { status: 200, body: 'thanks' },
+    ],
+    { status: 200, body: 'ok' },
+  );
   const tenant = await freshTenant(world.svc.url);
   const { data: sub } = await createWebhook(world.svc.url, tenant.key, { url: endpoint.url, events: ['order.updated'] });
   const order = await tenant.op.checkout(tenant.accountId);
   await touchOrder(world.svc.url, tenant.key, order.id);
   const [first] = await endpoint.waitFor(1);
-  const delivery = (await eventually(async () => (await deliveries(tenant.key, sub.id)).data.find((d) => d.last_status_code === 500), 'the failed first attempt', 60_000));
+  const delivery = await eventually(
+    async () => (await deliveries(tenant.key, sub.id)).data.find((d) => d.last_status_code === 500),
+    'the failed first attempt',
+    60_000,
+  );
 
   const retried = await http(world.svc.url, 'POST', `/api/v1/webhook-deliveries/${delivery.id}/retry`, { token: tenant.key });
   assert.equal(retried.status, 200, retried.text);
@@ -62,12 +81,21 @@ test('attempt log: every attempt (automatic, retry, test), oldest first, headers
   const log = await attemptsOf(tenant.key, delivery.id);
   assert.equal(log.length, 2);
   for (const a of log) assert.deepEqual(Object.keys(a).sort(), ATTEMPT_FIELDS);
-  assert.deepEqual(log.map((a) => [a.number, a.trigger, a.response_status]), [[1, 'automatic', 500], [2, 'retry', 200]]);
+  assert.deepEqual(
+    log.map((a) => [a.number, a.trigger, a.response_status]),
+    [
+      [1, 'automatic', 500],
+      [2, 'retry', 200],
+    ],
+  );
   assert.equal(log[0].url, endpoint.url);
   assert.ok(Date.parse(log[0].started_at) <= Date.parse(log[1].started_at));
   assert.ok(log.every((a) => Number.isInteger(a.duration_ms) && a.duration_ms >= 0));
   // The request headers as the receiver got them, signature included.
-  for (const [a, received] of [[log[0], first], [log[1], second]] as const) {
+  for (const [a, received] of [
+    [log[0], first],
+    [log[1], second],
+  ] as const) {
     for (const name of ['x-merx-signature', 'x-merx-delivery', 'x-merx-event-id', 'x-merx-resource-version', 'webhook-signature', 'content-type']) {
       assert.equal(a.request_headers[name], received.headers[name], name);
     }
@@ -84,7 +112,10 @@ test('attempt log: every attempt (automatic, retry, test), oldest first, headers
   const tested = await http(world.svc.url, 'POST', `/api/v1/webhooks/${sub.id}/test`, { token: tenant.key });
   assert.equal(tested.status, 200, tested.text);
   const testLog = await attemptsOf(tenant.key, tested.body.data.id);
-  assert.deepEqual(testLog.map((a) => [a.number, a.trigger, a.response_status]), [[1, 'test', 200]]);
+  assert.deepEqual(
+    testLog.map((a) => [a.number, a.trigger, a.response_status]),
+    [[1, 'test', 200]],
+  );
   assert.equal(testLog[0].request_headers['x-merx-resource-version'], undefined, 'test deliveries carry no resource version');
 
   // MCP answers the same attempts.
@@ -113,7 +144,10 @@ test('attempt log: a failed attempt says why in one sentence (connection refused
   // TLS: a plain TCP server where HTTPS is expected.
   const plain = net.createServer((socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n'));
   await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
-  const tls = await createWebhook(world.svc.url, tenant.key, { url: `https://127.0.0.1:${(plain.address() as net.AddressInfo).port}/hook`, events: ['order.updated'] });
+  const tls = await createWebhook(world.svc.url, tenant.key, {
+    url: `https://127.0.0.1:${(plain.address() as net.AddressInfo).port}/hook`,
+    events: ['order.updated'],
+  });
   try {
     await touchOrder(world.svc.url, tenant.key, order.id);
     const firstAttempt = async (webhookId: string) => {
@@ -140,7 +174,8 @@ test('attempt log: a failed attempt says why in one sentence (connection refused
     assert.deepEqual(tlsHealth.body.data.last_hour.outcomes, { tls_error: 1 });
   } finally {
     plain.close();
-    for (const id of [refused.data.id, redirect.data.id, tls.data.id]) await http(world.svc.url, 'DELETE', `/api/v1/webhooks/${id}`, { token: tenant.key });
+    for (const id of [refused.data.id, redirect.data.id, tls.data.id])
+      await http(world.svc.url, 'DELETE', `/api/v1/webhooks/${id}`, { token: tenant.key });
   }
 });
 
@@ -174,7 +209,11 @@ test('deliveries: paged by cursor with Link rel="next" (same filters and limit),
     next = m[1];
   }
   assert.equal(pages, 3);
-  assert.deepEqual(walked, all.map((d) => d.id), 'every delivery once, newest first');
+  assert.deepEqual(
+    walked,
+    all.map((d) => d.id),
+    'every delivery once, newest first',
+  );
 
   // Filters, and the Link keeps them.
   const tests = await deliveries(tenant.key, sub.id, '?event=test&limit=1');
@@ -202,7 +241,11 @@ test('deliveries: paged by cursor with Link rel="next" (same filters and limit),
   const mcpWalked: string[] = [];
   let cursor: string | undefined;
   for (;;) {
-    const result = (await callTool(world.svc.url, tenant.key, 'list_webhook_deliveries', { id: sub.id, limit: 3, ...(cursor ? { cursor } : {}) })) as any;
+    const result = (await callTool(world.svc.url, tenant.key, 'list_webhook_deliveries', {
+      id: sub.id,
+      limit: 3,
+      ...(cursor ? { cursor } : {}),
+    })) as any;
     assert.equal(result.isError, false);
     mcpWalked.push(...result.structuredContent.data.map((d: any) => d.id));
     cursor = result._meta?.next_cursor;
@@ -228,10 +271,14 @@ test('health: last hour and day from the attempt log (rate, latency, outcomes), 
     await touchOrder(world.svc.url, tenant.key, order.id);
     await endpoint.waitFor(i + 1);
   }
-  const health = await eventually(async () => {
-    const res = await http(world.svc.url, 'GET', `/api/v1/webhooks/${sub.id}/health`, { token: tenant.key });
-    return res.body.data.last_hour.attempts === 5 ? res.body.data : null;
-  }, 'five attempts in the log', 60_000);
+  const health = await eventually(
+    async () => {
+      const res = await http(world.svc.url, 'GET', `/api/v1/webhooks/${sub.id}/health`, { token: tenant.key });
+      return res.body.data.last_hour.attempts === 5 ? res.body.data : null;
+    },
+    'five attempts in the log',
+    60_000,
+  );
   assert.equal(health.webhook_id, sub.id);
   for (const w of [health.last_hour, health.last_day]) {
     assert.equal(w.attempts, 5);
@@ -264,7 +311,8 @@ test('X-Merx-Resource-Version: grows with every change of the order and of the s
   const endpoint = world.receiver.endpoint();
   const tenant = await shipTenant(world.svc);
   await createWebhook(world.svc.url, tenant.key, {
-    url: endpoint.url, events: ['order.updated', 'order.status_changed', 'order.paid', 'shipment.created', 'shipment.cancelled'],
+    url: endpoint.url,
+    events: ['order.updated', 'order.status_changed', 'order.paid', 'shipment.created', 'shipment.cancelled'],
   });
   const order = await tenant.op.checkout(tenant.accountId);
   await touchOrder(world.svc.url, tenant.key, order.id, 'one');
@@ -273,21 +321,33 @@ test('X-Merx-Resource-Version: grows with every change of the order and of the s
   await touchOrder(world.svc.url, tenant.key, order.id, 'three');
   const shipment = await http(world.svc.url, 'POST', '/api/v1/shipments', { token: tenant.key, body: { order_id: order.id } });
   assert.equal(shipment.status, 201, shipment.text);
-  const cancelled = await http(world.svc.url, 'POST', `/api/v1/shipments/${shipment.body.data.id}/cancel`, { token: tenant.key, body: { reason: 'test' } });
+  const cancelled = await http(world.svc.url, 'POST', `/api/v1/shipments/${shipment.body.data.id}/cancel`, {
+    token: tenant.key,
+    body: { reason: 'test' },
+  });
   assert.equal(cancelled.status, 200, cancelled.text);
-  const received = await eventually(async () => {
-    const got = endpoint.requests.filter((r) => r.headers['x-merx-event'] === 'shipment.cancelled');
-    return got.length ? endpoint.requests : null;
-  }, 'the shipment.cancelled delivery', 60_000);
+  const received = await eventually(
+    async () => {
+      const got = endpoint.requests.filter((r) => r.headers['x-merx-event'] === 'shipment.cancelled');
+      return got.length ? endpoint.requests : null;
+    },
+    'the shipment.cancelled delivery',
+    60_000,
+  );
 
   const versions = (prefix: string) =>
-    received.filter((r) => String(r.headers['x-merx-event']).startsWith(prefix)).map((r) => ({ event: JSON.parse(r.body), version: Number(r.headers['x-merx-resource-version']) }));
+    received
+      .filter((r) => String(r.headers['x-merx-event']).startsWith(prefix))
+      .map((r) => ({ event: JSON.parse(r.body), version: Number(r.headers['x-merx-resource-version']) }));
   // In commit order (one subscription, sent right after each commit), each later change of the order carries a greater version.
   const orderVersions = versions('order.').sort((a, b) => a.event.created_at.localeCompare(b.event.created_at) || 0);
   assert.ok(orderVersions.length >= 4);
   for (const v of orderVersions) assert.ok(Number.isSafeInteger(v.version) && v.version > 0);
   const notes = orderVersions.filter((v) => v.event.event === 'order.updated' && v.event.data.changed.includes('admin_notes'));
-  assert.deepEqual(notes.map((v) => v.event.data.order.admin_notes), ['one', 'two', 'three']);
+  assert.deepEqual(
+    notes.map((v) => v.event.data.order.admin_notes),
+    ['one', 'two', 'three'],
+  );
   assert.ok(notes[0].version < notes[1].version && notes[1].version < notes[2].version, JSON.stringify(notes.map((n) => n.version)));
   const shipmentVersions = versions('shipment.');
   const created = shipmentVersions.find((v) => v.event.event === 'shipment.created')!;

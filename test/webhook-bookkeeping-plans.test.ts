@@ -29,7 +29,13 @@ test('recording a batch of outcomes finds its deliveries by primary key, not by 
       outcome: { statusCode: 200, error: null, responseBody: 'ok' },
       settlement: 'delivered',
       now: new Date().toISOString(),
-      log: attemptRow({ id, webhook_id: webhookId, account_id: accountId, url: 'https://example.com/' }, { statusCode: 200, error: null, responseBody: 'ok' }, 'automatic', new Date(), 1),
+      log: attemptRow(
+        { id, webhook_id: webhookId, account_id: accountId, url: 'https://example.com/' },
+        { statusCode: 200, error: null, responseBody: 'ok' },
+        'automatic',
+        new Date(),
+        1,
+      ),
     }));
     const { text, values } = routineOutcomesStatement(outcomes);
     const explained = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${text}`, values);

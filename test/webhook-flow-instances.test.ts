@@ -21,7 +21,11 @@ let data: IsolatedDatabase;
 const children: ServiceChild[] = [];
 
 const start = async (port?: number) => {
-  const child = await startServiceChild(port ?? (await freePort()), { ...data.env, WORKERS: '1', RATE_LIMIT_REST_PER_MINUTE: '100000', DEPLOY_SHA: 'flowtest000' }, receiver.caFile);
+  const child = await startServiceChild(
+    port ?? (await freePort()),
+    { ...data.env, WORKERS: '1', RATE_LIMIT_REST_PER_MINUTE: '100000', DEPLOY_SHA: 'flowtest000' },
+    receiver.caFile,
+  );
   children.push(child);
   return child;
 };
@@ -86,101 +90,125 @@ test('held deliveries outlive a restart: still pending on no attempt, sent once 
   // The restarted worker's passes, even a day ahead, leave them held.
   assert.equal(await runDeliveryJob(svc.url, new Date(Date.now() + 86_400_000)), 0);
   const pending = await deliveriesOf(svc.url, key, sub.id);
-  assert.deepEqual(pending.map((d: any) => [d.status, d.attempt]), Array(5).fill(['pending', 0]));
+  assert.deepEqual(
+    pending.map((d: any) => [d.status, d.attempt]),
+    Array(5).fill(['pending', 0]),
+  );
   assert.equal(endpoint.requests.length, 0);
 
   await patchFlow(svc, { paused: false });
   await assertDrained(svc, key, sub.id, endpoint, 5);
 });
 
-test('two instances: a pause made on one holds the other; a resume on the other wakes both', { skip: POSTGRES ? false : 'two service processes need PostgreSQL' }, async () => {
-  const [a, b] = await Promise.all([start(), start()]);
-  const endpoint = receiver.endpoint('two');
-  const { key, sub, order, patchFlow, held } = await subscribed(a, endpoint);
-  await patchFlow(a, { paused: true });
-  const N = 12;
-  for (let i = 0; i < N; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `two ${i}`);
-  assert.equal(await held(b), N);
-  // Neither worker sends one, whatever its clock.
-  assert.equal(await runDeliveryJob(a.url, new Date(Date.now() + 86_400_000)), 0);
-  assert.equal(await runDeliveryJob(b.url, new Date(Date.now() + 86_400_000)), 0);
-  assert.equal(endpoint.requests.length, 0);
+test(
+  'two instances: a pause made on one holds the other; a resume on the other wakes both',
+  { skip: POSTGRES ? false : 'two service processes need PostgreSQL' },
+  async () => {
+    const [a, b] = await Promise.all([start(), start()]);
+    const endpoint = receiver.endpoint('two');
+    const { key, sub, order, patchFlow, held } = await subscribed(a, endpoint);
+    await patchFlow(a, { paused: true });
+    const N = 12;
+    for (let i = 0; i < N; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `two ${i}`);
+    assert.equal(await held(b), N);
+    // Neither worker sends one, whatever its clock.
+    assert.equal(await runDeliveryJob(a.url, new Date(Date.now() + 86_400_000)), 0);
+    assert.equal(await runDeliveryJob(b.url, new Date(Date.now() + 86_400_000)), 0);
+    assert.equal(endpoint.requests.length, 0);
 
-  await patchFlow(b, { paused: false });
-  await assertDrained(a, key, sub.id, endpoint, N, false);
-});
+    await patchFlow(b, { paused: false });
+    await assertDrained(a, key, sub.id, endpoint, N, false);
+  },
+);
 
 const twoInstances = { skip: POSTGRES ? false : 'two service processes need PostgreSQL' };
 
-test('two instances: a rate of N counts the starts of both (no second sees more than N begin), in due order, none spent while waiting', twoInstances, async () => {
-  const [a, b] = await Promise.all([start(), start()]);
-  const endpoint = receiver.endpoint('rate');
-  const { key, sub, order, patchFlow, held } = await subscribed(a, endpoint);
-  const RATE = 4;
-  await patchFlow(a, { paused: true, rate_per_second: RATE });
-  const N = 32;
-  for (let i = 0; i < N; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `rated ${i}`);
-  assert.equal(await held(b), N);
-  const resumed = performance.now();
-  // Resumed on b: both workers wake and drain, each claim counting the other's starts.
-  await patchFlow(b, { paused: false });
-  await assertDrained(a, key, sub.id, endpoint, N, false);
-  const took = performance.now() - resumed;
-  // "Begin" is when an instance began the attempt (its attempt log); the receiver's clock adds each request's travel,
-  // which on a loaded machine varies by more than the window's margin: there, within twice the rate.
-  const starts = await attemptStarts(sub.id);
-  const busiest = busiestSecond(starts);
-  const gaps = (times: Array<{ receivedAt: number }>) => times.map((r, i) => (i ? Math.round(r.receivedAt - times[i - 1].receivedAt) : 0)).join(' ');
-  assert.equal(starts.length, N);
-  assert.ok(busiest.count <= RATE, `at most ${RATE} begin within any second, saw ${busiest.count}; gaps ${gaps(starts)}`);
-  assert.ok(busiestSecond(endpoint.requests).count <= 2 * RATE, `the receiver saw ${busiestSecond(endpoint.requests).count}; gaps ${gaps(endpoint.requests)}`);
-  // Not slower than the rate needs (a window of 1.2 s), give or take a wake-up per window.
-  assert.ok(took < (N / RATE) * 1_200 + 3_000, `drained in ${Math.round(took)} ms`);
-  // A burst of new events on both instances: their first attempts take their turn too.
-  for (let i = 0; i < 12; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `burst ${i}`);
-  await endpoint.waitFor(N + 12, 30_000);
-  assert.ok(busiestSecond(await attemptStarts(sub.id)).count <= RATE, `burst: saw ${busiestSecond(await attemptStarts(sub.id)).count} within a second`);
-  console.log(`rate ${RATE}/s, two instances: ${N} held drained in ${Math.round(took)} ms (${((N / took) * 1000).toFixed(2)}/s), busiest second ${busiest.count}`);
-});
+test(
+  'two instances: a rate of N counts the starts of both (no second sees more than N begin), in due order, none spent while waiting',
+  twoInstances,
+  async () => {
+    const [a, b] = await Promise.all([start(), start()]);
+    const endpoint = receiver.endpoint('rate');
+    const { key, sub, order, patchFlow, held } = await subscribed(a, endpoint);
+    const RATE = 4;
+    await patchFlow(a, { paused: true, rate_per_second: RATE });
+    const N = 32;
+    for (let i = 0; i < N; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `rated ${i}`);
+    assert.equal(await held(b), N);
+    const resumed = performance.now();
+    // Resumed on b: both workers wake and drain, each claim counting the other's starts.
+    await patchFlow(b, { paused: false });
+    await assertDrained(a, key, sub.id, endpoint, N, false);
+    const took = performance.now() - resumed;
+    // "Begin" is when an instance began the attempt (its attempt log); the receiver's clock adds each request's travel,
+    // which on a loaded machine varies by more than the window's margin: there, within twice the rate.
+    const starts = await attemptStarts(sub.id);
+    const busiest = busiestSecond(starts);
+    const gaps = (times: Array<{ receivedAt: number }>) =>
+      times.map((r, i) => (i ? Math.round(r.receivedAt - times[i - 1].receivedAt) : 0)).join(' ');
+    assert.equal(starts.length, N);
+    assert.ok(busiest.count <= RATE, `at most ${RATE} begin within any second, saw ${busiest.count}; gaps ${gaps(starts)}`);
+    assert.ok(
+      busiestSecond(endpoint.requests).count <= 2 * RATE,
+      `the receiver saw ${busiestSecond(endpoint.requests).count}; gaps ${gaps(endpoint.requests)}`,
+    );
+    // Not slower than the rate needs (a window of 1.2 s), give or take a wake-up per window.
+    assert.ok(took < (N / RATE) * 1_200 + 3_000, `drained in ${Math.round(took)} ms`);
+    // A burst of new events on both instances: their first attempts take their turn too.
+    for (let i = 0; i < 12; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `burst ${i}`);
+    await endpoint.waitFor(N + 12, 30_000);
+    assert.ok(
+      busiestSecond(await attemptStarts(sub.id)).count <= RATE,
+      `burst: saw ${busiestSecond(await attemptStarts(sub.id)).count} within a second`,
+    );
+    console.log(
+      `rate ${RATE}/s, two instances: ${N} held drained in ${Math.round(took)} ms (${((N / took) * 1000).toFixed(2)}/s), busiest second ${busiest.count}`,
+    );
+  },
+);
 
-test('two instances: the circuit counts the failures of both; it opens once (one email) and a success on either closes it', twoInstances, async () => {
-  // Only these two instances send (the earlier tests' would each have an attempt in flight as well).
-  await Promise.all(children.splice(0).map(stopGracefully));
-  const [a, b] = await Promise.all([start(), start()]);
-  const endpoint = receiver.endpoint('circuit');
-  const { key, sub, order, patchFlow, held, op, accountId } = await subscribed(a, endpoint);
-  await patchFlow(a, { circuit_breaker: true });
-  endpoint.script([], { status: 500 });
-  for (let i = 0; i < 14; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `failing ${i}`);
-  const flowOf = async (on: ServiceChild) => (await http(on.url, 'GET', `/api/v1/webhooks/${sub.id}/flow`, { token: key })).body.data;
-  await eventually(async () => (await flowOf(b)).circuit === 'open', 'the circuit open');
-  // At most the attempts in flight when it opened went past the 10th; the rest wait, held.
-  await new Promise((r) => setTimeout(r, 1_000));
-  const sent = endpoint.requests.length;
-  // Each instance sends one attempt of the subscription at a time: at most the other's was in flight past the 10th.
-  assert.ok(sent >= 10 && sent <= 11, `sent ${sent}`);
-  assert.equal(await held(a), 14 - sent);
-  const mails = (await op.messages(accountId)).filter((m: any) => m.kind === 'webhook_circuit_open');
-  assert.equal(mails.length, 1);
-  // The receiver is back and the probe falls due ("time passes" in the database): one worker sends it, the circuit
-  // closes, and the held deliveries drain; each event once.
-  endpoint.script([], { status: 200 });
-  const client = new pg.Client({ connectionString: data.env.DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(`UPDATE webhook_flows SET next_probe_at = now() - interval '1 second' WHERE webhook_id = $1`, [sub.id]);
-  } finally {
-    await client.end();
-  }
-  await Promise.all([runDeliveryJob(a.url), runDeliveryJob(b.url)]);
-  const received = await endpoint.waitFor(14, 30_000);
-  await eventually(async () => (await flowOf(a)).circuit === 'closed', 'the circuit closed');
-  await new Promise((r) => setTimeout(r, 1_000));
-  assert.equal(endpoint.requests.length, 14, 'one probe, then each held event once');
-  assert.equal(new Set(received.map(eventIdOf)).size, 14);
-  assert.equal(await held(b), 0);
-  assert.equal((await op.messages(accountId)).filter((m: any) => m.kind === 'webhook_circuit_open').length, 1);
-});
+test(
+  'two instances: the circuit counts the failures of both; it opens once (one email) and a success on either closes it',
+  twoInstances,
+  async () => {
+    // Only these two instances send (the earlier tests' would each have an attempt in flight as well).
+    await Promise.all(children.splice(0).map(stopGracefully));
+    const [a, b] = await Promise.all([start(), start()]);
+    const endpoint = receiver.endpoint('circuit');
+    const { key, sub, order, patchFlow, held, op, accountId } = await subscribed(a, endpoint);
+    await patchFlow(a, { circuit_breaker: true });
+    endpoint.script([], { status: 500 });
+    for (let i = 0; i < 14; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `failing ${i}`);
+    const flowOf = async (on: ServiceChild) => (await http(on.url, 'GET', `/api/v1/webhooks/${sub.id}/flow`, { token: key })).body.data;
+    await eventually(async () => (await flowOf(b)).circuit === 'open', 'the circuit open');
+    // At most the attempts in flight when it opened went past the 10th; the rest wait, held.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const sent = endpoint.requests.length;
+    // Each instance sends one attempt of the subscription at a time: at most the other's was in flight past the 10th.
+    assert.ok(sent >= 10 && sent <= 11, `sent ${sent}`);
+    assert.equal(await held(a), 14 - sent);
+    const mails = (await op.messages(accountId)).filter((m: any) => m.kind === 'webhook_circuit_open');
+    assert.equal(mails.length, 1);
+    // The receiver is back and the probe falls due ("time passes" in the database): one worker sends it, the circuit
+    // closes, and the held deliveries drain; each event once.
+    endpoint.script([], { status: 200 });
+    const client = new pg.Client({ connectionString: data.env.DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`UPDATE webhook_flows SET next_probe_at = now() - interval '1 second' WHERE webhook_id = $1`, [sub.id]);
+    } finally {
+      await client.end();
+    }
+    await Promise.all([runDeliveryJob(a.url), runDeliveryJob(b.url)]);
+    const received = await endpoint.waitFor(14, 30_000);
+    await eventually(async () => (await flowOf(a)).circuit === 'closed', 'the circuit closed');
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal(endpoint.requests.length, 14, 'one probe, then each held event once');
+    assert.equal(new Set(received.map(eventIdOf)).size, 14);
+    assert.equal(await held(b), 0);
+    assert.equal((await op.messages(accountId)).filter((m: any) => m.kind === 'webhook_circuit_open').length, 1);
+  },
+);
 
 /** When each attempt of the subscription began, on whichever instance (webhook_attempts.started_at), oldest first. */
 async function attemptStarts(subscriptionId: string): Promise<Array<{ receivedAt: number }>> {

@@ -28,7 +28,16 @@ after(async () => {
 });
 
 const FLOW_FIELDS = [
-  'circuit', 'circuit_breaker', 'circuit_opened_at', 'held', 'next_probe_at', 'paused', 'paused_at', 'rate_per_second', 'retry_after_until', 'webhook_id',
+  'circuit',
+  'circuit_breaker',
+  'circuit_opened_at',
+  'held',
+  'next_probe_at',
+  'paused',
+  'paused_at',
+  'rate_per_second',
+  'retry_after_until',
+  'webhook_id',
 ];
 
 async function setup(t: TestContext, endpoint: ReceiverEndpoint) {
@@ -57,8 +66,16 @@ test('the flow: defaults, a pause, its dry run, and the refusals', async (t) => 
   const initial = await flow();
   assert.deepEqual(Object.keys(initial).sort(), FLOW_FIELDS);
   assert.deepEqual(initial, {
-    webhook_id: sub.id, paused: false, paused_at: null, rate_per_second: null, circuit_breaker: false, circuit: 'closed',
-    circuit_opened_at: null, next_probe_at: null, retry_after_until: null, held: 0,
+    webhook_id: sub.id,
+    paused: false,
+    paused_at: null,
+    rate_per_second: null,
+    circuit_breaker: false,
+    circuit: 'closed',
+    circuit_opened_at: null,
+    next_probe_at: null,
+    retry_after_until: null,
+    held: 0,
   });
 
   // Dry run: the current flow and the changes, nothing changed.
@@ -101,7 +118,16 @@ test('the flow: defaults, a pause, its dry run, and the refusals', async (t) => 
     assert.equal(res.body.error.code, 'validation_failed');
     assert.deepEqual(res.body.error.details.allowed, ['paused', 'rate_per_second', 'circuit_breaker']);
   }
-  for (const body of [{ paused: 'yes' }, { paused: null }, { rate_per_second: 0 }, { rate_per_second: 1001 }, { rate_per_second: 2.5 }, { rate_per_second: '5' }, { circuit_breaker: null }, { circuit_breaker: 'on' }]) {
+  for (const body of [
+    { paused: 'yes' },
+    { paused: null },
+    { rate_per_second: 0 },
+    { rate_per_second: 1001 },
+    { rate_per_second: 2.5 },
+    { rate_per_second: '5' },
+    { circuit_breaker: null },
+    { circuit_breaker: 'on' },
+  ]) {
     const res = await patchFlow(body);
     assert.equal(res.status, 400, JSON.stringify(body));
     assert.equal(res.body.error.code, 'validation_failed');
@@ -109,7 +135,11 @@ test('the flow: defaults, a pause, its dry run, and the refusals', async (t) => 
 
   // Another account's subscription, an unknown one, a bad id.
   const other = await freshTenant(svc.url);
-  for (const [path, status] of [[`/api/v1/webhooks/${sub.id}/flow`, 404], [`/api/v1/webhooks/${crypto.randomUUID()}/flow`, 404], ['/api/v1/webhooks/nope/flow', 400]] as const) {
+  for (const [path, status] of [
+    [`/api/v1/webhooks/${sub.id}/flow`, 404],
+    [`/api/v1/webhooks/${crypto.randomUUID()}/flow`, 404],
+    ['/api/v1/webhooks/nope/flow', 400],
+  ] as const) {
     assert.equal((await http(svc.url, 'GET', path, { token: other.key })).status, status, path);
     assert.equal((await http(svc.url, 'PATCH', path, { token: other.key, body: { paused: true } })).status, status, path);
   }
@@ -138,7 +168,7 @@ test('the flow: defaults, a pause, its dry run, and the refusals', async (t) => 
   const ratedMcp = await callTool(svc.url, key, 'update_webhook_flow', { id: sub.id, paused: false, rate_per_second: 3, circuit_breaker: true });
   assert.equal(ratedMcp.isError, false, JSON.stringify(ratedMcp.structuredContent));
   assert.deepEqual([ratedMcp.structuredContent.data.rate_per_second, ratedMcp.structuredContent.data.circuit_breaker], [3, true]);
-  assert.deepEqual((await flow()), ratedMcp.structuredContent.data);
+  assert.deepEqual(await flow(), ratedMcp.structuredContent.data);
 });
 
 test('paused: events wait as pending (no attempt spent, none dead), retry and test still send, a resume sends each held event once, oldest first', async (t) => {
@@ -193,7 +223,11 @@ test('paused: events wait as pending (no attempt spent, none dead), retry and te
   assert.equal(resumed.status, 200);
   await endpoint.waitFor(3 + N - 1);
   const drained = endpoint.requests.slice(3).map(eventIdOf);
-  assert.deepEqual(drained, eventIds.filter((id) => id !== pending[0].event_id), 'each held event once, in the order of the events');
+  assert.deepEqual(
+    drained,
+    eventIds.filter((id) => id !== pending[0].event_id),
+    'each held event once, in the order of the events',
+  );
   const settled = await eventually(async () => {
     const all = await deliveriesOf(svc.url, key, sub.id, 50);
     return all.every((d: any) => d.status === 'delivered') ? all : null;
@@ -210,13 +244,24 @@ test('paused: events wait as pending (no attempt spent, none dead), retry and te
 
 test('Retry-After: seconds or an HTTP date, capped at an hour, only on 429 and 503', () => {
   const now = Date.parse('2026-11-28T12:00:00.000Z');
-  const at = (code: number | null, value?: string) => backPressureUntil(code, value === undefined ? {} : { 'retry-after': value }, now)?.toISOString() ?? null;
+  const at = (code: number | null, value?: string) =>
+    backPressureUntil(code, value === undefined ? {} : { 'retry-after': value }, now)?.toISOString() ?? null;
   assert.equal(at(429, '30'), '2026-11-28T12:00:30.000Z');
   assert.equal(at(503, ' 5 '), '2026-11-28T12:00:05.000Z');
   assert.equal(at(429, 'Sat, 28 Nov 2026 12:02:00 GMT'), '2026-11-28T12:02:00.000Z');
   assert.equal(at(429, '86400'), '2026-11-28T13:00:00.000Z', 'capped at 3600 s');
   assert.equal(at(503, 'Sun, 29 Nov 2026 12:00:00 GMT'), '2026-11-28T13:00:00.000Z', 'a date capped too');
-  for (const [code, value] of [[429, '0'], [429, 'Sat, 28 Nov 2026 11:00:00 GMT'], [429, 'soon'], [429, '-5'], [429, '1.5'], [429, undefined], [500, '30'], [200, '30'], [null, '30']] as const) {
+  for (const [code, value] of [
+    [429, '0'],
+    [429, 'Sat, 28 Nov 2026 11:00:00 GMT'],
+    [429, 'soon'],
+    [429, '-5'],
+    [429, '1.5'],
+    [429, undefined],
+    [500, '30'],
+    [200, '30'],
+    [null, '30'],
+  ] as const) {
     assert.equal(at(code, value), null, `${code} ${value}`);
   }
 });
@@ -290,14 +335,18 @@ test('back-pressure is capped at an hour: a 503 with Retry-After: 86400 holds un
  * which on a loaded machine varies by more than the window's margin.
  */
 async function attemptStarts(subscriptionId: string): Promise<Array<{ receivedAt: number }>> {
-  const { rows } = await svc.service.db.query<{ started_at: string | Date }>('SELECT started_at FROM webhook_attempts WHERE webhook_id = $1 ORDER BY started_at', [subscriptionId]);
+  const { rows } = await svc.service.db.query<{ started_at: string | Date }>(
+    'SELECT started_at FROM webhook_attempts WHERE webhook_id = $1 ORDER BY started_at',
+    [subscriptionId],
+  );
   return rows.map((r) => ({ receivedAt: new Date(r.started_at).getTime() }));
 }
 
 /** Arrival gaps in ms (to read when a window assertion fails). */
-const gaps = (requests: Array<{ receivedAt: number }>) => requests.map((r, i) => (i ? Math.round(r.receivedAt - requests[i - 1].receivedAt) : 0)).join(' ');
+const gaps = (requests: Array<{ receivedAt: number }>) =>
+  requests.map((r, i) => (i ? Math.round(r.receivedAt - requests[i - 1].receivedAt) : 0)).join(' ');
 
-test('rate: held deliveries drain at no more than rate_per_second starts in any second (the service\'s attempt log; the receiver\'s clock within travel), in order of their events, spending nothing while they wait', async (t) => {
+test("rate: held deliveries drain at no more than rate_per_second starts in any second (the service's attempt log; the receiver's clock within travel), in order of their events, spending nothing while they wait", async (t) => {
   const endpoint = receiver.endpoint();
   const { key, sub, order, flow, patchFlow } = await setup(t, endpoint);
   const RATE = 3;
@@ -460,11 +509,19 @@ test('a recovery waits while paused, then takes its turn in the rate beside the 
 
   const RATE = 2;
   await patchFlow({ paused: false, rate_per_second: RATE });
-  await eventually(async () => (await deliveriesOf(svc.url, key, sub.id, 50)).every((d: any) => d.status === 'delivered'), 'every delivery delivered', 30_000);
-  const recovery = await eventually(async () => {
-    const res = await http(svc.url, 'GET', started.headers.get('location')!, { token: key });
-    return res.body.data.state === 'running' ? null : res.body.data;
-  }, 'the recovery finished', 30_000);
+  await eventually(
+    async () => (await deliveriesOf(svc.url, key, sub.id, 50)).every((d: any) => d.status === 'delivered'),
+    'every delivery delivered',
+    30_000,
+  );
+  const recovery = await eventually(
+    async () => {
+      const res = await http(svc.url, 'GET', started.headers.get('location')!, { token: key });
+      return res.body.data.state === 'running' ? null : res.body.data;
+    },
+    'the recovery finished',
+    30_000,
+  );
   assert.equal(recovery.state, 'done');
   assert.ok(recovery.attempted >= 1, 'the recovery sent some of them');
   await new Promise((r) => setTimeout(r, 500));
@@ -475,6 +532,9 @@ test('a recovery waits while paused, then takes its turn in the rate beside the 
   const begun = await attemptStarts(sub.id);
   const busiest = busiestSecond(begun);
   assert.ok(busiest.count <= RATE + 1, `recovery and worker together: ${busiest.count} began within a second; gaps ${gaps(begun)}`);
-  assert.ok(busiestSecond(endpoint.requests).count <= 2 * RATE, `the receiver saw ${busiestSecond(endpoint.requests).count}; gaps ${gaps(endpoint.requests)}`);
+  assert.ok(
+    busiestSecond(endpoint.requests).count <= 2 * RATE,
+    `the receiver saw ${busiestSecond(endpoint.requests).count}; gaps ${gaps(endpoint.requests)}`,
+  );
   assert.equal((await flow()).held, 0);
 });

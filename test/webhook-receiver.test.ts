@@ -8,13 +8,22 @@ import crypto from 'node:crypto';
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
 import {
-  constructEvent, standardWebhookSecret, verifyMerxSignature, verifyStandardWebhook, verifyWebhook, WebhookVerificationError,
+  constructEvent,
+  standardWebhookSecret,
+  verifyMerxSignature,
+  verifyStandardWebhook,
+  verifyWebhook,
+  WebhookVerificationError,
 } from '../packages/client/src/webhooks.ts';
 
 const secret = crypto.randomBytes(32).toString('hex'); // 64 hex characters, as Merx shows it once
 const otherSecret = crypto.randomBytes(32).toString('hex');
 const body = JSON.stringify({
-  id: crypto.randomUUID(), event: 'test', created_at: '2026-11-22T10:00:00.000Z', account_id: crypto.randomUUID(), api_version: '2026-09-01',
+  id: crypto.randomUUID(),
+  event: 'test',
+  created_at: '2026-11-22T10:00:00.000Z',
+  account_id: crypto.randomUUID(),
+  api_version: '2026-09-01',
   data: { message: 'Grüße from Merx', webhook_id: crypto.randomUUID() },
 });
 const now = Math.floor(Date.now() / 1000);
@@ -43,9 +52,12 @@ test('Merx scheme: a tampered body, another secret, a missing or malformed heade
   assert.equal(verifyMerxSignature(body, header, secret, 300, now + 300), true, 'the window is inclusive');
   assert.equal(verifyMerxSignature(body, header, secret, 300, now + 301), false);
   assert.equal(verifyMerxSignature(body, header, secret, 300, now - 301), false);
-  assert.equal(verifyMerxSignature(body, header, secret, 600, now + 500), true, 'the tolerance is the caller\'s to widen');
+  assert.equal(verifyMerxSignature(body, header, secret, 600, now + 500), true, "the tolerance is the caller's to widen");
   assert.equal(verifyWebhook(body, { 'X-Merx-Signature': `t=${now},v1=zz` }, secret).reason, 'malformed_signature');
-  assert.equal(verifyWebhook(body, { 'X-Merx-Signature': `t=${now - 1000},v1=${merxV1(secret, now - 1000)}` }, secret).reason, 'timestamp_out_of_tolerance');
+  assert.equal(
+    verifyWebhook(body, { 'X-Merx-Signature': `t=${now - 1000},v1=${merxV1(secret, now - 1000)}` }, secret).reason,
+    'timestamp_out_of_tolerance',
+  );
   assert.equal(verifyWebhook(body, { 'X-Merx-Signature': header }, otherSecret).reason, 'signature_mismatch');
 });
 
@@ -84,18 +96,33 @@ test('Standard Webhooks: space-separated entries during a rotation; tamper, wron
   const old = now - 301;
   assert.equal(verifyStandardWebhook(body, { id, timestamp: String(old), signature: `v1,${standardV1(secret, id, old)}` }, secret), false);
   assert.equal(verifyStandardWebhook(body, { id, timestamp: String(now), signature: undefined }, secret), false);
-  assert.equal(verifyWebhook(body, { 'webhook-id': id, 'webhook-timestamp': 'soon', 'webhook-signature': both }, secret).reason, 'malformed_signature');
-  assert.equal(verifyWebhook(body, { 'webhook-id': id, 'webhook-timestamp': String(now), 'webhook-signature': 'v2,abc' }, secret).reason, 'malformed_signature');
+  assert.equal(
+    verifyWebhook(body, { 'webhook-id': id, 'webhook-timestamp': 'soon', 'webhook-signature': both }, secret).reason,
+    'malformed_signature',
+  );
+  assert.equal(
+    verifyWebhook(body, { 'webhook-id': id, 'webhook-timestamp': String(now), 'webhook-signature': 'v2,abc' }, secret).reason,
+    'malformed_signature',
+  );
 });
 
 test('verifyWebhook reads Fetch Headers, Node headers or any-case objects, prefers the Merx headers, and says why it fails', () => {
   const id = crypto.randomUUID();
   const merx = `t=${now},v1=${merxV1(secret, now)}`;
   const standard = { 'webhook-id': id, 'webhook-timestamp': String(now), 'webhook-signature': `v1,${standardV1(secret, id, now)}` };
-  assert.deepEqual(verifyWebhook(body, new Headers({ 'x-merx-signature': merx, ...standard }), secret), { valid: true, scheme: 'merx', reason: 'ok' });
-  assert.deepEqual(verifyWebhook(body, { 'WEBHOOK-ID': id, 'Webhook-Timestamp': String(now), 'webhook-signature': [standard['webhook-signature']] }, secret), {
-    valid: true, scheme: 'standard', reason: 'ok',
+  assert.deepEqual(verifyWebhook(body, new Headers({ 'x-merx-signature': merx, ...standard }), secret), {
+    valid: true,
+    scheme: 'merx',
+    reason: 'ok',
   });
+  assert.deepEqual(
+    verifyWebhook(body, { 'WEBHOOK-ID': id, 'Webhook-Timestamp': String(now), 'webhook-signature': [standard['webhook-signature']] }, secret),
+    {
+      valid: true,
+      scheme: 'standard',
+      reason: 'ok',
+    },
+  );
   assert.deepEqual(verifyWebhook(body, { 'content-type': 'application/json' }, secret), { valid: false, scheme: null, reason: 'missing_headers' });
 });
 
@@ -104,5 +131,8 @@ test('constructEvent returns the parsed envelope, or throws WebhookVerificationE
   const event = constructEvent(Buffer.from(body), headers, secret);
   assert.equal(event.event, 'test');
   assert.equal(event.id, JSON.parse(body).id);
-  assert.throws(() => constructEvent(body, headers, otherSecret), (err: unknown) => err instanceof WebhookVerificationError && err.reason === 'signature_mismatch');
+  assert.throws(
+    () => constructEvent(body, headers, otherSecret),
+    (err: unknown) => err instanceof WebhookVerificationError && err.reason === 'signature_mismatch',
+  );
 });

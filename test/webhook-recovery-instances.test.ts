@@ -42,10 +42,17 @@ async function startedRecovery(base: string, endpoint: ReceiverEndpoint, count: 
   const since = new Date(Date.now() - 1000).toISOString();
   const order = await tenant.op.checkout(tenant.accountId);
   for (let i = 0; i < count; i++) await touchOrder(base, tenant.key, order.id, `change ${i}`);
-  await eventually(async () => (await listAll(base, tenant.key, sub.id)).filter((d) => d.last_status_code === 500).length === count, 'failed first attempts', 60_000);
+  await eventually(
+    async () => (await listAll(base, tenant.key, sub.id)).filter((d) => d.last_status_code === 500).length === count,
+    'failed first attempts',
+    60_000,
+  );
   // Dead (the delivery job run with a clock days ahead), so that no automatic retry delivers one meanwhile, however slow the machine.
   for (let i = 0; i < 5; i++) {
-    const job = await http(base, 'POST', '/admin/api/jobs/webhook-deliveries/run', { token: ADMIN_TOKEN, body: { now: new Date(Date.now() + (i + 1) * 86_400_000).toISOString() } });
+    const job = await http(base, 'POST', '/admin/api/jobs/webhook-deliveries/run', {
+      token: ADMIN_TOKEN,
+      body: { now: new Date(Date.now() + (i + 1) * 86_400_000).toISOString() },
+    });
     assert.equal(job.status, 200, job.text);
   }
   await eventually(async () => (await listAll(base, tenant.key, sub.id)).every((d) => d.status === 'dead'), 'dead deliveries', 60_000);
@@ -58,10 +65,14 @@ async function startedRecovery(base: string, endpoint: ReceiverEndpoint, count: 
 }
 
 async function finished(base: string, key: string, location: string) {
-  return eventually(async () => {
-    const res = await http(base, 'GET', location, { token: key });
-    return res.body.data?.state !== 'running' ? res.body.data : null;
-  }, 'the recovery to end', 120_000);
+  return eventually(
+    async () => {
+      const res = await http(base, 'GET', location, { token: key });
+      return res.body.data?.state !== 'running' ? res.body.data : null;
+    },
+    'the recovery to end',
+    120_000,
+  );
 }
 
 test('a running recovery survives a restart of the service and sends each delivery once', async () => {
@@ -79,25 +90,35 @@ test('a running recovery survives a restart of the service and sends each delive
   const done = await finished(second.url, r.key, r.location);
   assert.equal(done.state, 'done');
   assert.deepEqual([done.matched, done.attempted, done.delivered, done.failed], [20, 20, 20, 0]);
-  const recovered = endpoint.requests.slice(r.sentBefore).map((q) => String(q.headers['x-merx-event-id'])).sort();
+  const recovered = endpoint.requests
+    .slice(r.sentBefore)
+    .map((q) => String(q.headers['x-merx-event-id']))
+    .sort();
   assert.deepEqual(recovered, r.eventIds, 'every delivery once, across the restart');
   assert.ok((await listAll(second.url, r.key, r.sub.id)).every((d) => d.status === 'delivered'));
   await stopGracefully(second);
 });
 
-test('two instances on one PostgreSQL share a recovery: each delivery sent once, even when one of them stops in the middle', { skip: POSTGRES ? false : 'two service processes need PostgreSQL (PGlite belongs to one process)' }, async () => {
-  const data = await isolatedDatabase();
-  databases.push(data);
-  const [a, b] = await Promise.all([child(data.env), child(data.env)]);
-  const endpoint = receiver!.endpoint();
-  const r = await startedRecovery(a.url, endpoint, 30, 50);
-  await endpoint.waitFor(r.sentBefore + 5, 60_000);
-  // Whichever holds it: stopping A hands it back (if A had it), and B takes it on.
-  await stopGracefully(a);
-  const done = await finished(b.url, r.key, r.location);
-  assert.equal(done.state, 'done');
-  assert.deepEqual([done.attempted, done.delivered], [30, 30]);
-  const recovered = endpoint.requests.slice(r.sentBefore).map((q) => String(q.headers['x-merx-event-id'])).sort();
-  assert.deepEqual(recovered, r.eventIds, 'every delivery once, by either instance');
-  await stopGracefully(b);
-});
+test(
+  'two instances on one PostgreSQL share a recovery: each delivery sent once, even when one of them stops in the middle',
+  { skip: POSTGRES ? false : 'two service processes need PostgreSQL (PGlite belongs to one process)' },
+  async () => {
+    const data = await isolatedDatabase();
+    databases.push(data);
+    const [a, b] = await Promise.all([child(data.env), child(data.env)]);
+    const endpoint = receiver!.endpoint();
+    const r = await startedRecovery(a.url, endpoint, 30, 50);
+    await endpoint.waitFor(r.sentBefore + 5, 60_000);
+    // Whichever holds it: stopping A hands it back (if A had it), and B takes it on.
+    await stopGracefully(a);
+    const done = await finished(b.url, r.key, r.location);
+    assert.equal(done.state, 'done');
+    assert.deepEqual([done.attempted, done.delivered], [30, 30]);
+    const recovered = endpoint.requests
+      .slice(r.sentBefore)
+      .map((q) => String(q.headers['x-merx-event-id']))
+      .sort();
+    assert.deepEqual(recovered, r.eventIds, 'every delivery once, by either instance');
+    await stopGracefully(b);
+  },
+);

@@ -9,7 +9,14 @@ import { http, freshTenant } from './helpers/harness.ts';
 import { callTool, assertRefusal } from './helpers/mcp.ts';
 import type { ReceiverEndpoint } from './helpers/https-receiver.ts';
 import {
-  startReceiverWorld, createWebhook, touchOrder, eventually, runDeliveryJob, assertSignedDelivery, getWebhook, type ReceiverWorld,
+  startReceiverWorld,
+  createWebhook,
+  touchOrder,
+  eventually,
+  runDeliveryJob,
+  assertSignedDelivery,
+  getWebhook,
+  type ReceiverWorld,
 } from './helpers/webhooks.ts';
 
 let world: ReceiverWorld;
@@ -21,7 +28,20 @@ after(async () => {
   await world?.close();
 });
 
-const RECOVERY_FIELDS = ['attempted', 'delivered', 'failed', 'finished_at', 'id', 'matched', 'since', 'started_at', 'state', 'statuses', 'until', 'webhook_id'].sort();
+const RECOVERY_FIELDS = [
+  'attempted',
+  'delivered',
+  'failed',
+  'finished_at',
+  'id',
+  'matched',
+  'since',
+  'started_at',
+  'state',
+  'statuses',
+  'until',
+  'webhook_id',
+].sort();
 
 async function listAll(key: string, webhookId: string) {
   const res = await http(world.svc.url, 'GET', `/api/v1/webhooks/${webhookId}/deliveries?limit=200`, { token: key });
@@ -37,7 +57,11 @@ async function failedDeliveries(endpoint: ReceiverEndpoint, count: number, optio
   const since = new Date(Date.now() - 1000).toISOString();
   const order = await tenant.op.checkout(tenant.accountId);
   for (let i = 0; i < count; i++) await touchOrder(world.svc.url, tenant.key, order.id, `change ${i}`);
-  await eventually(async () => (await listAll(tenant.key, sub.id)).filter((d) => d.last_status_code === 500).length === count, 'the failed first attempts', 60_000);
+  await eventually(
+    async () => (await listAll(tenant.key, sub.id)).filter((d) => d.last_status_code === 500).length === count,
+    'the failed first attempts',
+    60_000,
+  );
   if (options.dead) {
     for (let i = 0; i < 5; i++) await runDeliveryJob(world.svc.url, new Date(Date.now() + (i + 1) * 86_400_000));
     await eventually(async () => (await listAll(tenant.key, sub.id)).every((d) => d.status === 'dead'), 'dead deliveries', 60_000);
@@ -46,11 +70,15 @@ async function failedDeliveries(endpoint: ReceiverEndpoint, count: number, optio
 }
 
 async function recoveryWhen(key: string, location: string, ready: (r: any) => boolean, what: string) {
-  return eventually(async () => {
-    const res = await http(world.svc.url, 'GET', location, { token: key });
-    assert.equal(res.status, 200, res.text);
-    return ready(res.body.data) ? res.body.data : null;
-  }, what, 60_000);
+  return eventually(
+    async () => {
+      const res = await http(world.svc.url, 'GET', location, { token: key });
+      assert.equal(res.status, 200, res.text);
+      return ready(res.body.data) ? res.body.data : null;
+    },
+    what,
+    60_000,
+  );
 }
 
 async function recoveryAttempts(key: string, deliveries: any[]) {
@@ -72,7 +100,11 @@ test('recovery (REST): dry run, Idempotency-Key, 202 + Location, each dead deliv
   const dry = await http(world.svc.url, 'POST', path, { token: t.key, body: { since: t.since }, headers: { 'X-Merx-Dry-Run': '1' } });
   assert.equal(dry.status, 200, dry.text);
   assert.deepEqual(dry.body, { dry_run: true, matched: 4 });
-  const none = await http(world.svc.url, 'POST', path, { token: t.key, body: { since: t.since, statuses: ['pending'] }, headers: { 'X-Merx-Dry-Run': '1' } });
+  const none = await http(world.svc.url, 'POST', path, {
+    token: t.key,
+    body: { since: t.since, statuses: ['pending'] },
+    headers: { 'X-Merx-Dry-Run': '1' },
+  });
   assert.equal(none.body.matched, 0);
 
   endpoint.script([], { status: 200, delayMs: 300 });
@@ -103,13 +135,23 @@ test('recovery (REST): dry run, Idempotency-Key, 202 + Location, each dead deliv
   assert.ok(done.finished_at >= done.started_at);
 
   const sent = endpoint.requests.slice(before);
-  assert.deepEqual(sent.map((r) => r.headers['x-merx-event-id']), dead.map((d) => d.event_id), 'each once, oldest first, with its event id');
+  assert.deepEqual(
+    sent.map((r) => r.headers['x-merx-event-id']),
+    dead.map((d) => d.event_id),
+    'each once, oldest first, with its event id',
+  );
   for (const r of sent) assertSignedDelivery(r, t.secret, 'order.updated');
   const after = await listAll(t.key, t.sub.id);
-  assert.ok(after.every((d) => d.status === 'delivered' && d.attempt === 6), 'delivered; the schedule untouched');
+  assert.ok(
+    after.every((d) => d.status === 'delivered' && d.attempt === 6),
+    'delivered; the schedule untouched',
+  );
   assert.equal((await getWebhook(world.svc.url, t.key, t.sub.id)).dead_notified_at, null);
   const log = await http(world.svc.url, 'GET', `/api/v1/webhook-deliveries/${dead[0].id}/attempts`, { token: t.key });
-  assert.deepEqual(log.body.data.map((a: any) => a.trigger), ['automatic', 'automatic', 'automatic', 'automatic', 'automatic', 'automatic', 'recovery']);
+  assert.deepEqual(
+    log.body.data.map((a: any) => a.trigger),
+    ['automatic', 'automatic', 'automatic', 'automatic', 'automatic', 'automatic', 'recovery'],
+  );
   assert.equal(log.body.data[6].number, 7);
 
   // Another account: 404 on its recovery.
@@ -122,7 +164,10 @@ test('recovery: a failure leaves status, attempt and next_attempt_at as they wer
   const endpoint = world.receiver.endpoint();
   const t = await failedDeliveries(endpoint, 12);
   const beforeRows = (await listAll(t.key, t.sub.id)).map((d) => [d.id, d.status, d.attempt, d.next_attempt_at]);
-  const started = await http(world.svc.url, 'POST', `/api/v1/webhooks/${t.sub.id}/recover`, { token: t.key, body: { since: t.since, statuses: ['pending'] } });
+  const started = await http(world.svc.url, 'POST', `/api/v1/webhooks/${t.sub.id}/recover`, {
+    token: t.key,
+    body: { since: t.since, statuses: ['pending'] },
+  });
   assert.equal(started.status, 202, started.text);
   assert.equal(started.body.data.matched, 12);
   const ended = await recoveryWhen(t.key, started.headers.get('location')!, (r) => r.state !== 'running', 'the recovery to stop');
@@ -133,7 +178,10 @@ test('recovery: a failure leaves status, attempt and next_attempt_at as they wer
   assert.deepEqual(afterRows, beforeRows, 'no schedule spent');
   const attempts = await recoveryAttempts(t.key, await listAll(t.key, t.sub.id));
   assert.equal(attempts.length, 10);
-  assert.ok(attempts.every((a) => a.response_status === 500), 'the attempt log says why');
+  assert.ok(
+    attempts.every((a) => a.response_status === 500),
+    'the attempt log says why',
+  );
 });
 
 test('recovery (MCP): dry run, start, progress; never more than 10 starts within a second; cancelling a finished one answers it unchanged', async () => {
@@ -146,14 +194,19 @@ test('recovery (MCP): dry run, start, progress; never more than 10 starts within
   const started = await callTool(world.svc.url, t.key, 'recover_webhook_deliveries', args);
   assert.equal(started.isError, false);
   const id = started.structuredContent.data.id;
-  const done = await eventually(async () => {
-    const got = await callTool(world.svc.url, t.key, 'get_recovery', { id: t.sub.id, recovery_id: id });
-    return got.structuredContent.data.state === 'done' ? got.structuredContent.data : null;
-  }, 'the recovery to end', 60_000);
+  const done = await eventually(
+    async () => {
+      const got = await callTool(world.svc.url, t.key, 'get_recovery', { id: t.sub.id, recovery_id: id });
+      return got.structuredContent.data.state === 'done' ? got.structuredContent.data : null;
+    },
+    'the recovery to end',
+    60_000,
+  );
   assert.deepEqual([done.attempted, done.delivered, done.failed], [15, 15, 0]);
   const starts = (await recoveryAttempts(t.key, await listAll(t.key, t.sub.id))).map((a) => Date.parse(a.started_at)).sort((a, b) => a - b);
   assert.equal(starts.length, 15);
-  for (let i = 0; i + 10 < starts.length; i++) assert.ok(starts[i + 10] - starts[i] >= 1000, `starts ${i}..${i + 10} within ${starts[i + 10] - starts[i]} ms`);
+  for (let i = 0; i + 10 < starts.length; i++)
+    assert.ok(starts[i + 10] - starts[i] >= 1000, `starts ${i}..${i + 10} within ${starts[i + 10] - starts[i]} ms`);
   const cancelled = await callTool(world.svc.url, t.key, 'cancel_recovery', { id: t.sub.id, recovery_id: id });
   assert.deepEqual(cancelled.structuredContent.data, done);
 });
@@ -162,7 +215,10 @@ test('recovery: cancel stops a running one (the attempt in flight finishes); ina
   const endpoint = world.receiver.endpoint();
   const t = await failedDeliveries(endpoint, 8);
   endpoint.script([], { status: 200, delayMs: 400 });
-  const started = await http(world.svc.url, 'POST', `/api/v1/webhooks/${t.sub.id}/recover`, { token: t.key, body: { since: t.since, statuses: ['pending'] } });
+  const started = await http(world.svc.url, 'POST', `/api/v1/webhooks/${t.sub.id}/recover`, {
+    token: t.key,
+    body: { since: t.since, statuses: ['pending'] },
+  });
   const location = started.headers.get('location')!;
   await recoveryWhen(t.key, location, (r) => r.attempted >= 1, 'a first attempt');
   const cancel = await http(world.svc.url, 'POST', `${location}/cancel`, { token: t.key });
@@ -180,9 +236,16 @@ test('recovery: cancel stops a running one (the attempt in flight finishes); ina
 
   // Bad input.
   const path = `/api/v1/webhooks/${t.sub.id}/recover`;
-  for (const body of [{}, { since: 'yesterday' }, { since: t.since, statuses: [] }, { since: t.since, statuses: ['delivered'] }, { since: new Date().toISOString(), until: t.since },
+  for (const body of [
+    {},
+    { since: 'yesterday' },
+    { since: t.since, statuses: [] },
+    { since: t.since, statuses: ['delivered'] },
+    { since: new Date().toISOString(), until: t.since },
     // Date-times the format admits that are no instant here: a leap second (a 500 the fuzzer found), year 0.
-    { since: t.since, until: '2026-01-01T23:59:60Z' }, { since: '0000-01-01T00:00:00Z' }]) {
+    { since: t.since, until: '2026-01-01T23:59:60Z' },
+    { since: '0000-01-01T00:00:00Z' },
+  ]) {
     const res = await http(world.svc.url, 'POST', path, { token: t.key, body });
     assert.equal(res.status, 400, `${JSON.stringify(body)} -> ${res.status}`);
   }

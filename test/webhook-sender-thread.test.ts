@@ -41,7 +41,10 @@ async function refusedPort(): Promise<number> {
 
 test('attempts sent from the thread come back with their outcomes, signed', async () => {
   const endpoint = receiver.endpoint('thread');
-  endpoint.script([{ status: 200, body: 'ok' }, { status: 500, body: 'nope' }]);
+  endpoint.script([
+    { status: 200, body: 'ok' },
+    { status: 500, body: 'nope' },
+  ]);
   const refused = await refusedPort();
   const [delivered, failed, unreachable] = await Promise.all([
     senders.send(remote(endpoint.url), delivery(1), null),
@@ -51,10 +54,13 @@ test('attempts sent from the thread come back with their outcomes, signed', asyn
   // The receiver answers in arrival order; which of the first two arrived first is up to the connections.
   const byCode = [delivered, failed].sort((a, b) => (a.statusCode ?? 0) - (b.statusCode ?? 0));
   // The attempt log's extras (request and response headers) ride along; the outcome proper is these three.
-  assert.deepEqual(byCode.map(({ statusCode, error, responseBody }) => ({ statusCode, error, responseBody })), [
-    { statusCode: 200, error: null, responseBody: 'ok' },
-    { statusCode: 500, error: 'HTTP 500', responseBody: 'nope' },
-  ]);
+  assert.deepEqual(
+    byCode.map(({ statusCode, error, responseBody }) => ({ statusCode, error, responseBody })),
+    [
+      { statusCode: 200, error: null, responseBody: 'ok' },
+      { statusCode: 500, error: 'HTTP 500', responseBody: 'nope' },
+    ],
+  );
   assert.equal(unreachable.statusCode, null);
   assert.match(unreachable.error ?? '', /^connection: .*ECONNREFUSED/);
   assert.equal(endpoint.requests.length, 2);

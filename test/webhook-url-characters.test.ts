@@ -29,9 +29,9 @@ const WITH_CHARACTERS: Record<string, string> = {
   'trailing LF': 'https://93.184.216.34/hook\n',
   'space in the path': 'https://93.184.216.34/a b',
   'space in the query': 'https://93.184.216.34/hook?a=1 2',
-  'DEL': 'https://93.184.216.34/hook\u007f',
+  DEL: 'https://93.184.216.34/hook\u007f',
   'C1 NEL': 'https://93.184.216.34/hook\u0085',
-  'escape': 'https://93.184.216.34/\u001bhook',
+  escape: 'https://93.184.216.34/\u001bhook',
   'no-break space': 'https://93.184.216.34/hook\u00a0',
   'line separator': 'https://93.184.216.34/hook\u2028',
   'zero-width space in the host': 'https://exa\u200bmple.com/hook',
@@ -45,7 +45,11 @@ test('create: a URL with whitespace or a control character anywhere is 400 valid
     const error = assertError(res, 400, 'validation_failed', name);
     assert.equal(error.details.reason, 'characters', name);
     assert.match(error.message, /control characters/, name);
-    const dry = await http(svc.url, 'POST', '/api/v1/webhooks', { token: key, body: { url, events: ['order.created'] }, headers: { 'x-merx-dry-run': '1' } });
+    const dry = await http(svc.url, 'POST', '/api/v1/webhooks', {
+      token: key,
+      body: { url, events: ['order.created'] },
+      headers: { 'x-merx-dry-run': '1' },
+    });
     assert.equal(assertError(dry, 400, 'validation_failed', `${name} (dry run)`).details.reason, 'characters');
   }
   assert.deepEqual((await listWebhooks(svc.url, key)).data ?? [], []);

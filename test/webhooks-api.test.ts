@@ -9,8 +9,22 @@ import { startTestService, http, freshTenant, type TestService } from './helpers
 import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.ts';
 import { callTool, rpc, request, assertRefusal } from './helpers/mcp.ts';
 import {
-  isolatedDatabase, createWebhook, patchWebhook, listWebhooks, getWebhook, deliveriesOf, deliveryWhen, touchOrder, driveUntilSettled,
-  sinkCaptures, assertSignedDelivery, type IsolatedDatabase, UUID_RE, SUBSCRIPTION_FIELDS, DELIVERY_FIELDS, SUBSCRIBABLE_EVENTS,
+  isolatedDatabase,
+  createWebhook,
+  patchWebhook,
+  listWebhooks,
+  getWebhook,
+  deliveriesOf,
+  deliveryWhen,
+  touchOrder,
+  driveUntilSettled,
+  sinkCaptures,
+  assertSignedDelivery,
+  type IsolatedDatabase,
+  UUID_RE,
+  SUBSCRIPTION_FIELDS,
+  DELIVERY_FIELDS,
+  SUBSCRIBABLE_EVENTS,
 } from './helpers/webhooks.ts';
 import { verifyMerxSignature } from '../src/modules/webhooks/signing/signature.ts';
 
@@ -80,7 +94,12 @@ test('unknown event names give 400 with details.allowed; `test` is not subscriba
     assert.equal(res.body.error.code, 'validation_failed');
     assert.deepEqual([...res.body.error.details.allowed].sort(), [...SUBSCRIBABLE_EVENTS].sort());
   }
-  for (const body of [{ url: INERT_URL, events: [] }, { url: INERT_URL }, { events: ['order.updated'] }, { url: INERT_URL, events: ['order.updated'], secret: 'x' }]) {
+  for (const body of [
+    { url: INERT_URL, events: [] },
+    { url: INERT_URL },
+    { events: ['order.updated'] },
+    { url: INERT_URL, events: ['order.updated'], secret: 'x' },
+  ]) {
     const res = await http(svc.url, 'POST', '/api/v1/webhooks', { token: key, body });
     assert.equal(res.status, 400, `${JSON.stringify(body)} -> ${res.status}`);
     assert.equal(res.body.error.code, 'validation_failed');
@@ -209,12 +228,22 @@ test('deliveries list: newest first, default 30, limit 1..200 (0, 201 and junk g
     assert.ok(Date.parse(all[i - 1].created_at) >= Date.parse(all[i].created_at), 'newest first');
   }
   const noteOf = new Map(endpoint.requests.map((r) => [r.headers['x-merx-event-id'], JSON.parse(r.body).data.order.admin_notes]));
-  assert.deepEqual(all.map((d) => noteOf.get(d.event_id)), [...notes].reverse(), 'ordered by the events, newest first');
+  assert.deepEqual(
+    all.map((d) => noteOf.get(d.event_id)),
+    [...notes].reverse(),
+    'ordered by the events, newest first',
+  );
 
   const byDefault = await deliveriesOf(svc.url, key, sub.id);
   assert.equal(byDefault.length, 30);
-  assert.deepEqual(byDefault.map((d) => d.id), all.slice(0, 30).map((d) => d.id));
-  assert.deepEqual((await deliveriesOf(svc.url, key, sub.id, 1)).map((d) => d.id), [all[0].id]);
+  assert.deepEqual(
+    byDefault.map((d) => d.id),
+    all.slice(0, 30).map((d) => d.id),
+  );
+  assert.deepEqual(
+    (await deliveriesOf(svc.url, key, sub.id, 1)).map((d) => d.id),
+    [all[0].id],
+  );
   for (const bad of ['0', '201', '-1', 'abc', '1.5', '']) {
     const res = await http(svc.url, 'GET', `/api/v1/webhooks/${sub.id}/deliveries?limit=${bad}`, { token: key });
     assert.equal(res.status, 400, `limit=${bad} -> ${res.status}`);
@@ -390,12 +419,21 @@ test('debug sink: stores headers and raw body for active subscriptions only; 404
   assert.equal(captures[1].headers['content-type'], 'application/json');
 
   const exactly64k = 'x'.repeat(64 * 1024);
-  assert.equal((await http(svc.url, 'POST', `/api/webhooks/sink?id=${sub.id}`, { rawBody: exactly64k, headers: { 'content-type': 'text/plain' } })).status, 200);
-  const tooBig = await http(svc.url, 'POST', `/api/webhooks/sink?id=${sub.id}`, { rawBody: `${exactly64k}x`, headers: { 'content-type': 'text/plain' } });
+  assert.equal(
+    (await http(svc.url, 'POST', `/api/webhooks/sink?id=${sub.id}`, { rawBody: exactly64k, headers: { 'content-type': 'text/plain' } })).status,
+    200,
+  );
+  const tooBig = await http(svc.url, 'POST', `/api/webhooks/sink?id=${sub.id}`, {
+    rawBody: `${exactly64k}x`,
+    headers: { 'content-type': 'text/plain' },
+  });
   assert.equal(tooBig.status, 413);
   assert.equal((await sinkCaptures(svc.url, sub.id)).length, 3, 'the oversized body was not stored');
 
-  const unknown = await http(svc.url, 'POST', `/api/webhooks/sink?id=${crypto.randomUUID()}`, { rawBody: '{}', headers: { 'content-type': 'application/json' } });
+  const unknown = await http(svc.url, 'POST', `/api/webhooks/sink?id=${crypto.randomUUID()}`, {
+    rawBody: '{}',
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(unknown.status, 404);
   assert.equal(unknown.body.error.code, 'not_found');
   await patchWebhook(svc.url, key, sub.id, { active: false });
@@ -417,7 +455,12 @@ test('the debug sink is a known route: other methods 405 with Allow, OPTIONS 204
   assert.match(options.headers.get('allow') ?? '', /\bPOST\b/);
   const doc = await http(svc.url, 'GET', '/api/v1/openapi.json');
   assert.equal(doc.status, 200);
-  assert.ok(doc.body.paths['/api/webhooks/sink']?.post, `the sink is documented (paths: ${Object.keys(doc.body.paths).filter((p) => p.includes('webhook')).join(', ')})`);
+  assert.ok(
+    doc.body.paths['/api/webhooks/sink']?.post,
+    `the sink is documented (paths: ${Object.keys(doc.body.paths)
+      .filter((p) => p.includes('webhook'))
+      .join(', ')})`,
+  );
 });
 
 test('webhook error answers are JSON with Content-Type application/json', async () => {
@@ -488,7 +531,10 @@ test('MCP webhook tools mirror REST; there is no retry tool', async () => {
 
   const list = await callTool(svc.url, key, 'list_webhooks');
   assert.equal(list.isError, false);
-  assert.deepEqual(list.structuredContent.data.map((s: any) => s.id), [sub.id]);
+  assert.deepEqual(
+    list.structuredContent.data.map((s: any) => s.id),
+    [sub.id],
+  );
   assert.deepEqual([...list.structuredContent.events].sort(), [...SUBSCRIBABLE_EVENTS].sort());
   assert.ok(!JSON.stringify(list.structuredContent).includes(created.structuredContent.secret));
 
@@ -507,7 +553,10 @@ test('MCP webhook tools mirror REST; there is no retry tool', async () => {
 
   const deliveries = await callTool(svc.url, key, 'list_webhook_deliveries', { id: sub.id, limit: 5 });
   assert.equal(deliveries.isError, false);
-  assert.deepEqual(deliveries.structuredContent.data.map((d: any) => d.id), [tested.structuredContent.data.id]);
+  assert.deepEqual(
+    deliveries.structuredContent.data.map((d: any) => d.id),
+    [tested.structuredContent.data.id],
+  );
 
   const deleted = await callTool(svc.url, key, 'delete_webhook', { id: sub.id });
   assert.equal(deleted.isError, false);
@@ -516,7 +565,7 @@ test('MCP webhook tools mirror REST; there is no retry tool', async () => {
 });
 
 // Issue 28: a sink url without an id used to be stored as given, and every delivery then failed (the sink needs ?id=).
-test('a debug-sink url without an id becomes the subscription\'s own (create, update, MCP); another id is refused 400 up front', async () => {
+test("a debug-sink url without an id becomes the subscription's own (create, update, MCP); another id is refused 400 up front", async () => {
   const { op, accountId, key } = await freshTenant(svc.url);
   const sink = 'http://localhost/api/webhooks/sink';
   const created = await http(svc.url, 'POST', '/api/v1/webhooks', { token: key, body: { url: sink, events: ['order.updated'] } });
@@ -550,7 +599,11 @@ test('a debug-sink url without an id becomes the subscription\'s own (create, up
     assert.equal(res.body.error.details.reason, reason, url);
     assert.match(res.body.error.message, /sink/);
   }
-  const dry = await http(svc.url, 'POST', '/api/v1/webhooks', { token: key, body: { url: `${sink}?id=${other.id}`, events: ['order.updated'] }, headers: { 'X-Merx-Dry-Run': '1' } });
+  const dry = await http(svc.url, 'POST', '/api/v1/webhooks', {
+    token: key,
+    body: { url: `${sink}?id=${other.id}`, events: ['order.updated'] },
+    headers: { 'X-Merx-Dry-Run': '1' },
+  });
   assert.equal(dry.status, 400, 'a dry run refuses what the create would');
 
   // Update: no id -> this subscription's own; its own id is kept; another's is refused and nothing changes.

@@ -10,7 +10,13 @@ import assert from 'node:assert/strict';
 import { operator } from './helpers/harness.ts';
 import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.ts';
 import {
-  isolatedDatabase, createWebhook, deliveriesOf, touchOrder, runDeliveryJob, assertSignedDelivery, type IsolatedDatabase,
+  isolatedDatabase,
+  createWebhook,
+  deliveriesOf,
+  touchOrder,
+  runDeliveryJob,
+  assertSignedDelivery,
+  type IsolatedDatabase,
 } from './helpers/webhooks.ts';
 import { freePort, killHard, startServiceChild, type ServiceChild } from './helpers/service-child.ts';
 
@@ -66,7 +72,10 @@ async function crashAndRecover(killWhen: 'attempt_in_flight' | 'right_after_comm
 
     const written = await deliveriesOf(child.url, key, sub.id);
     assert.equal(written.length, events, 'every committed event has its delivery after the crash');
-    assert.ok(written.every((d) => d.status === 'pending'), 'none was settled before the crash');
+    assert.ok(
+      written.every((d) => d.status === 'pending'),
+      'none was settled before the crash',
+    );
 
     // Within the grace period (and the in-flight lease) nothing is due.
     assert.equal(await runDeliveryJob(child.url, new Date(t0 + 59 * SECOND)), 0);
@@ -90,7 +99,10 @@ async function crashAndRecover(killWhen: 'attempt_in_flight' | 'right_after_comm
     assert.deepEqual(new Set(envelopes.map((e) => e.id)), new Set(delivered.map((d) => d.event_id)));
     assert.deepEqual(envelopes.map((e) => e.data.order.admin_notes).sort(), [...notes].sort());
     for (const r of endpoint.requests.slice(0, seenBeforeCrash)) {
-      assert.ok(delivered.some((d) => d.event_id === r.headers['x-merx-event-id']), 'attempts before the crash were of the same events');
+      assert.ok(
+        delivered.some((d) => d.event_id === r.headers['x-merx-event-id']),
+        'attempts before the crash were of the same events',
+      );
     }
 
     // Nothing more is due later on.

@@ -11,8 +11,20 @@ import Stripe from 'stripe';
 import { startTestService, http, freshTenant, type TestService } from './helpers/harness.ts';
 import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint } from './helpers/https-receiver.ts';
 import {
-  isolatedDatabase, createWebhook, patchWebhook, getWebhook, deliveriesOf, deliveryWhen, touchOrder, runDeliveryJob,
-  driveUntilSettled, assertSignedDelivery, eventually, type IsolatedDatabase, BACKOFF_SEC, UUID_RE,
+  isolatedDatabase,
+  createWebhook,
+  patchWebhook,
+  getWebhook,
+  deliveriesOf,
+  deliveryWhen,
+  touchOrder,
+  runDeliveryJob,
+  driveUntilSettled,
+  assertSignedDelivery,
+  eventually,
+  type IsolatedDatabase,
+  BACKOFF_SEC,
+  UUID_RE,
 } from './helpers/webhooks.ts';
 import { verifyMerxSignature } from '../src/modules/webhooks/signing/signature.ts';
 
@@ -465,9 +477,6 @@ test('delivery ids, event ids and the X-Merx-Delivery header are distinct per at
     assert.match(d.event_id, UUID_RE);
   }
   assert.notEqual(deliveries[0].event_id, deliveries[1].event_id);
-  assert.deepEqual(
-    new Set(endpoint.requests.map((r) => r.headers['x-merx-event-id'])),
-    new Set(deliveries.map((d) => d.event_id)),
-  );
+  assert.deepEqual(new Set(endpoint.requests.map((r) => r.headers['x-merx-event-id'])), new Set(deliveries.map((d) => d.event_id)));
   assert.notEqual(endpoint.requests[0].headers['x-merx-delivery'], endpoint.requests[1].headers['x-merx-delivery']);
 });

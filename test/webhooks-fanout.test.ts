@@ -9,7 +9,15 @@ import assert from 'node:assert/strict';
 import { freePort } from './helpers/service-child.ts';
 import { http, ADMIN_TOKEN, freshTenant, startTestService } from './helpers/harness.ts';
 import {
-  createWebhook, deliveriesOf, eventually, isolatedDatabase, runDeliveryJob, startReceiverWorld, touchOrder, type IsolatedDatabase, type ReceiverWorld,
+  createWebhook,
+  deliveriesOf,
+  eventually,
+  isolatedDatabase,
+  runDeliveryJob,
+  startReceiverWorld,
+  touchOrder,
+  type IsolatedDatabase,
+  type ReceiverWorld,
 } from './helpers/webhooks.ts';
 import type { ReceiverEndpoint } from './helpers/https-receiver.ts';
 import { openDb } from '../src/platform/db/open-db.ts';
@@ -25,7 +33,6 @@ before(async () => {
 after(async () => {
   await world?.close();
 });
-
 
 /** One tenant, one order, and a subscription to order.updated per URL; returns them with a way to make `n` events. */
 async function fiveSubscriptions(urls: string[]) {
@@ -56,29 +63,42 @@ test('one subscriber answering after 9 s does not hold up the other four: they a
   const slowSub = subs[4];
   const slowNow = await deliveriesOf(world.svc.url, tenant.key, slowSub.id, 100);
   assert.equal(slowNow.length, N);
-  assert.ok(slowNow.every((d) => d.status === 'pending'), 'no attempt to the slow subscriber has finished while the others completed');
+  assert.ok(
+    slowNow.every((d) => d.status === 'pending'),
+    'no attempt to the slow subscriber has finished while the others completed',
+  );
   for (const [i, endpoint] of fast.entries()) {
     assert.equal(eventIds(endpoint).size, N, `fast subscriber ${i + 1} got every event`);
     assert.equal(endpoint.requests.length, N, `fast subscriber ${i + 1} got each event once`);
-    const recorded = await eventually(async () => {
-      const list = await deliveriesOf(world.svc.url, tenant.key, subs[i].id, 100);
-      return list.every((d) => d.status === 'delivered' && d.attempt === 1) && list;
-    }, `fast subscriber ${i + 1} recorded as delivered`);
+    const recorded = await eventually(
+      async () => {
+        const list = await deliveriesOf(world.svc.url, tenant.key, subs[i].id, 100);
+        return list.every((d) => d.status === 'delivered' && d.attempt === 1) && list;
+      },
+      `fast subscriber ${i + 1} recorded as delivered`,
+    );
     assert.equal(recorded.length, N);
   }
 
   // The slow one is served too, at its own pace: every first attempt ends (answered, or past the 10 s timeout when this
   // busy test process was slow to connect), and the retries of those that timed out deliver the rest.
   await slow.waitFor(N, 60_000);
-  const firstRound = await eventually(async () => {
-    const list = await deliveriesOf(world.svc.url, tenant.key, slowSub.id, 100);
-    return list.every((d) => d.last_status_code !== null || d.last_error !== null) && list;
-  }, 'every first attempt to the slow subscriber ended', 60_000);
+  const firstRound = await eventually(
+    async () => {
+      const list = await deliveriesOf(world.svc.url, tenant.key, slowSub.id, 100);
+      return list.every((d) => d.last_status_code !== null || d.last_error !== null) && list;
+    },
+    'every first attempt to the slow subscriber ended',
+    60_000,
+  );
   assert.ok(firstRound.every((d) => d.attempt === 1));
   slow.script([], { status: 200 });
   if (firstRound.some((d) => d.status === 'pending')) await runDeliveryJob(world.svc.url, new Date(Date.now() + 61_000));
   const slowDone = await deliveriesOf(world.svc.url, tenant.key, slowSub.id, 100);
-  assert.ok(slowDone.every((d) => d.status === 'delivered'), 'every event reached the slow subscriber');
+  assert.ok(
+    slowDone.every((d) => d.status === 'delivered'),
+    'every event reached the slow subscriber',
+  );
   assert.equal(eventIds(slow).size, N);
 });
 
@@ -107,10 +127,18 @@ test('one subscriber refusing connections: the other four get every event; its d
 
 test('the worker sleeps until the next due time and is woken by a notification, from this or another connection', async () => {
   const database = await isolatedDatabase();
-  const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, databaseDirectUrl: database.env.DATABASE_DIRECT_URL, dataDir: 'memory://' });
+  const db = await openDb({
+    databaseUrl: database.env.DATABASE_URL ?? null,
+    databaseDirectUrl: database.env.DATABASE_DIRECT_URL,
+    dataDir: 'memory://',
+  });
   let passes = 0;
   const errors: unknown[] = [];
-  const timer = new DueTimer(db, async () => void passes++, (err) => errors.push(err));
+  const timer = new DueTimer(
+    db,
+    async () => void passes++,
+    (err) => errors.push(err),
+  );
   const announcer = new DueAnnouncer(db, (err) => errors.push(err));
   try {
     await migrateDatabase(db);
@@ -194,12 +222,18 @@ test('graceful shutdown leaves the first attempts it had queued as first attempt
     const unsent = atStart.filter((d) => d.status === 'pending');
     assert.equal(endpoint.requests.length, events - unsent.length, 'nothing queued was sent by the stopping process');
     assert.ok(unsent.length >= 1, 'some first attempts were still queued at shutdown');
-    assert.ok(unsent.every((d) => d.attempt === 0 && d.last_status_code === null && d.last_error === null), 'queued rows are first attempts not yet made');
+    assert.ok(
+      unsent.every((d) => d.attempt === 0 && d.last_status_code === null && d.last_error === null),
+      'queued rows are first attempts not yet made',
+    );
 
     endpoint.script([], { status: 200 });
     await runDeliveryJob(second.url, new Date(Date.now() + 61_000)); // past the grace: the worker takes them over
     const done = await deliveriesOf(second.url, key, subId, 100);
-    assert.ok(done.every((d) => d.status === 'delivered' && d.attempt === 1), 'every delivery made in one attempt, numbered 1');
+    assert.ok(
+      done.every((d) => d.status === 'delivered' && d.attempt === 1),
+      'every delivery made in one attempt, numbered 1',
+    );
     assert.equal(endpoint.requests.length, events);
     assert.equal(new Set(endpoint.requests.map((r) => r.headers['x-merx-event-id'])).size, events, 'each event once');
   } finally {
@@ -220,8 +254,13 @@ test('/metrics: deliveries by outcome, attempt latency, backlog, in flight per o
     return delivered && Number(delivered[1]) >= 3 && res.text;
   }, 'delivered deliveries counted');
   for (const name of [
-    'merx_webhook_attempt_duration_seconds_bucket', 'merx_webhook_backlog', 'merx_webhook_in_flight', 'merx_webhook_dead_deliveries',
-    'merx_webhook_oldest_pending_age_seconds', 'merx_courier_request_duration_seconds', 'merx_courier_errors_total',
+    'merx_webhook_attempt_duration_seconds_bucket',
+    'merx_webhook_backlog',
+    'merx_webhook_in_flight',
+    'merx_webhook_dead_deliveries',
+    'merx_webhook_oldest_pending_age_seconds',
+    'merx_courier_request_duration_seconds',
+    'merx_courier_errors_total',
   ]) {
     assert.match(text, new RegExp(`^# TYPE ${name.replace(/_bucket$/, '')} `, 'm'), name);
   }

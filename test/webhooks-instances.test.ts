@@ -9,7 +9,15 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { http, operator, ADMIN_TOKEN } from './helpers/harness.ts';
 import { startHttpsReceiver, type HttpsReceiver, type ReceiverEndpoint, type ReceivedRequest } from './helpers/https-receiver.ts';
-import { isolatedDatabase, createWebhook, deliveriesOf, eventually, runDeliveryJob, assertSignedDelivery, type IsolatedDatabase } from './helpers/webhooks.ts';
+import {
+  isolatedDatabase,
+  createWebhook,
+  deliveriesOf,
+  eventually,
+  runDeliveryJob,
+  assertSignedDelivery,
+  type IsolatedDatabase,
+} from './helpers/webhooks.ts';
 import { freePort, killHard, startServiceChild, stopGracefully, type ServiceChild } from './helpers/service-child.ts';
 
 const POSTGRES = Boolean(process.env.DATABASE_URL);
@@ -52,7 +60,10 @@ async function burst(key: string, orders: string[], count: number, via: (i: numb
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < count; i = next++) {
-      const res = await http(via(i).url, 'PATCH', `/api/v1/orders/${orders[i % orders.length]}`, { token: key, body: { admin_notes: `${tag} ${i}` } });
+      const res = await http(via(i).url, 'PATCH', `/api/v1/orders/${orders[i % orders.length]}`, {
+        token: key,
+        body: { admin_notes: `${tag} ${i}` },
+      });
       assert.equal(res.status, 200, res.text);
     }
   };
@@ -88,12 +99,18 @@ test('two instances on one PostgreSQL both send, and no attempt is sent by both'
   const attemptIds = endpoints.flatMap((e) => e.requests.map((r) => r.headers['x-merx-delivery']));
   assert.equal(new Set(attemptIds).size, attemptIds.length, 'every attempt id arrived once');
   for (const [i, sub] of subs.entries()) {
-    const list = await eventually(async () => {
-      const rows = await deliveriesOf(a!.url, key, sub.data.id, 100);
-      return rows.every((d) => d.status === 'delivered') && rows;
-    }, `subscriber ${i + 1} recorded as delivered`);
+    const list = await eventually(
+      async () => {
+        const rows = await deliveriesOf(a!.url, key, sub.data.id, 100);
+        return rows.every((d) => d.status === 'delivered') && rows;
+      },
+      `subscriber ${i + 1} recorded as delivered`,
+    );
     assert.equal(list.length, N);
-    assert.ok(list.every((d) => d.attempt === 1), 'one attempt each');
+    assert.ok(
+      list.every((d) => d.attempt === 1),
+      'one attempt each',
+    );
   }
   // Each instance sent the first attempts of the events it committed: both took part, together exactly once each.
   const sent = [(await deliveredBy(a!)) - before[0], (await deliveredBy(b!)) - before[1]];
@@ -113,7 +130,10 @@ test('SIGKILL of one instance in the middle of a burst loses nothing: the other 
   for (const e of endpoints) e.script([], { status: 200 });
 
   const atKill = await Promise.all(subs.map((s) => deliveriesOf(b!.url, key, s.data.id, 100)));
-  assert.ok(atKill.every((list) => list.length === M), 'every committed event has its deliveries');
+  assert.ok(
+    atKill.every((list) => list.length === M),
+    'every committed event has its deliveries',
+  );
   const unfinished = atKill.flat().filter((d) => d.status !== 'delivered').length;
   assert.ok(unfinished > 0, 'the kill came in the middle of the burst');
 
@@ -122,23 +142,34 @@ test('SIGKILL of one instance in the middle of a burst loses nothing: the other 
   // take an attempt the survivor still had in flight: wait until nothing is due, nothing is in flight, and the rows
   // stay the same for a second.
   const deliveries = async () => (await Promise.all(subs.map((s) => deliveriesOf(b!.url, key, s.data.id, 100)))).flat();
-  await eventually(async () => {
-    const rows = await deliveries();
-    const settled = rows.every((d) => d.attempt >= 1 && (d.status !== 'pending' || Date.parse(d.next_attempt_at) > Date.now()));
-    if (!settled || (await inFlightIn(b!)) > 0) return false;
-    await new Promise((r) => setTimeout(r, 1_000));
-    return (await inFlightIn(b!)) === 0 && JSON.stringify(await deliveries()) === JSON.stringify(rows);
-  }, 'the survivor took over every first attempt and finished', 120_000);
+  await eventually(
+    async () => {
+      const rows = await deliveries();
+      const settled = rows.every((d) => d.attempt >= 1 && (d.status !== 'pending' || Date.parse(d.next_attempt_at) > Date.now()));
+      if (!settled || (await inFlightIn(b!)) > 0) return false;
+      await new Promise((r) => setTimeout(r, 1_000));
+      return (await inFlightIn(b!)) === 0 && JSON.stringify(await deliveries()) === JSON.stringify(rows);
+    },
+    'the survivor took over every first attempt and finished',
+    120_000,
+  );
   // Attempts that were in flight in the dead instance come back when their lease ends (the job, run past it).
   await runDeliveryJob(b!.url, new Date(Date.now() + 180_000));
 
   for (const [i, sub] of subs.entries()) {
-    const list = await eventually(async () => {
-      const rows = await deliveriesOf(b!.url, key, sub.data.id, 100);
-      return rows.every((d) => d.status === 'delivered') && rows;
-    }, `subscriber ${i + 1}: everything delivered`, 30_000);
+    const list = await eventually(
+      async () => {
+        const rows = await deliveriesOf(b!.url, key, sub.data.id, 100);
+        return rows.every((d) => d.status === 'delivered') && rows;
+      },
+      `subscriber ${i + 1}: everything delivered`,
+      30_000,
+    );
     assert.equal(list.length, M);
-    assert.ok(list.every((d) => d.attempt <= 2), 'at most the dead attempt and one more');
+    assert.ok(
+      list.every((d) => d.attempt <= 2),
+      'at most the dead attempt and one more',
+    );
     assert.equal(eventIds(endpoints[i].requests).size, M, `subscriber ${i + 1} got every event at least once`);
     for (const r of endpoints[i].requests) assertSignedDelivery(r, sub.secret, 'order.updated');
   }

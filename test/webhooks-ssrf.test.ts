@@ -188,7 +188,9 @@ test('a hostname that resolves to a private address: dns_private', async (t) => 
   }
   const isPrivate = (a: string) => ipaddr.process(a).range() !== 'unicast';
   if (addresses.length === 0 || !addresses.every(isPrivate) || host === 'localhost' || /\.(local|internal)$/.test(host)) {
-    t.skip(`the host name ${host} does not resolve to private addresses only here (${addresses.join(', ') || 'no answer'}); covered by the unit test below`);
+    t.skip(
+      `the host name ${host} does not resolve to private addresses only here (${addresses.join(', ') || 'no answer'}); covered by the unit test below`,
+    );
     return;
   }
   const { key } = await freshTenant(svc.url);
@@ -302,7 +304,10 @@ test('before every send: a stored URL that is no longer a global unicast target 
   await svc.service.db.query('UPDATE webhook_subscriptions SET url = $2 WHERE id = $1', [sub.id, 'https://[::127.0.0.1]/x']);
   const order = await op.checkout(accountId);
   await touchOrder(svc.url, key, order.id);
-  const failed = await eventually(async () => (await deliveriesOf(svc.url, key, sub.id)).find((d: any) => d.status === 'failed'), 'the failed delivery');
+  const failed = await eventually(
+    async () => (await deliveriesOf(svc.url, key, sub.id)).find((d: any) => d.status === 'failed'),
+    'the failed delivery',
+  );
   assert.match(failed.last_error, /private|public|address/i, failed.last_error);
   assert.equal(failed.last_status_code, null, 'nothing was called');
 });

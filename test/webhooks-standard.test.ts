@@ -11,9 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import { verifyWebhook } from '../packages/client/src/webhooks.ts';
 import { http, type TestService } from './helpers/harness.ts';
 import type { HttpsReceiver, ReceiverEndpoint, ReceivedRequest } from './helpers/https-receiver.ts';
-import {
-  startReceiverWorld, subscribedTenant, runDeliveryJob, deliveryWhen, assertSignedDelivery, type ReceiverWorld,
-} from './helpers/webhooks.ts';
+import { startReceiverWorld, subscribedTenant, runDeliveryJob, deliveryWhen, assertSignedDelivery, type ReceiverWorld } from './helpers/webhooks.ts';
 import { assertError, ISO_RE } from './helpers/contract.ts';
 import { callTool } from './helpers/mcp.ts';
 
@@ -117,8 +115,16 @@ test('rotation: both secrets sign until the old one expires (new first), then on
   assert.equal(merx.length, 3, `t and two v1: ${headerOf(during, 'x-merx-signature')}`);
   assert.equal(merx[0], `t=${headerOf(during, 'x-merx-timestamp')}`);
   assert.ok(merx[1].startsWith('v1=') && merx[2].startsWith('v1='));
-  assertSignedDelivery({ headers: { ...during.headers, 'x-merx-signature': `${merx[0]},${merx[1]}` }, body: during.body }, newSecret, 'order.updated');
-  assertSignedDelivery({ headers: { ...during.headers, 'x-merx-signature': `${merx[0]},${merx[2]}` }, body: during.body }, oldSecret, 'order.updated');
+  assertSignedDelivery(
+    { headers: { ...during.headers, 'x-merx-signature': `${merx[0]},${merx[1]}` }, body: during.body },
+    newSecret,
+    'order.updated',
+  );
+  assertSignedDelivery(
+    { headers: { ...during.headers, 'x-merx-signature': `${merx[0]},${merx[2]}` }, body: during.body },
+    oldSecret,
+    'order.updated',
+  );
   assert.equal(headerOf(during, 'webhook-signature').split(' ').length, 2, 'two webhook-signature entries');
   assertAccepted(during, newSecret, 'during, new secret');
   assertAccepted(during, oldSecret, 'during, old secret');
@@ -160,7 +166,13 @@ test('a ttl of 0 retires the old secret at once; rotating again while an old sec
 test('rotate-secret refuses bad ttls and unknown fields, previews in a dry run without rotating, and is the MCP tool rotate_webhook_secret', async (t) => {
   const endpoint = receiver.endpoint('rotate-api');
   const { key, sub, secret, deliver } = await setup(t, endpoint);
-  for (const body of [{ previous_secret_ttl_sec: -1 }, { previous_secret_ttl_sec: 604801 }, { previous_secret_ttl_sec: 1.5 }, { previous_secret_ttl_sec: '60' }, { ttl: 60 }]) {
+  for (const body of [
+    { previous_secret_ttl_sec: -1 },
+    { previous_secret_ttl_sec: 604801 },
+    { previous_secret_ttl_sec: 1.5 },
+    { previous_secret_ttl_sec: '60' },
+    { ttl: 60 },
+  ]) {
     assertError(await rotate(key, sub.id, body), 400, 'validation_failed', JSON.stringify(body));
   }
   assert.equal((await rotate(key, sub.id, { previous_secret_ttl_sec: 604800 }, { 'X-Merx-Dry-Run': '1' })).status, 200);

@@ -25,18 +25,43 @@ after(async () => {
   await world?.close();
 });
 
-const DIAGNOSES = ['missing_headers', 'malformed_signature', 'timestamp_out_of_tolerance', 'unknown_delivery', 'body_modified', 'signed_with_expired_secret', 'signature_mismatch', 'ok'];
-const SIGNATURE_HEADERS = ['x-merx-signature', 'x-merx-timestamp', 'x-merx-delivery', 'x-merx-event-id', 'x-merx-event', 'webhook-id', 'webhook-timestamp', 'webhook-signature'];
+const DIAGNOSES = [
+  'missing_headers',
+  'malformed_signature',
+  'timestamp_out_of_tolerance',
+  'unknown_delivery',
+  'body_modified',
+  'signed_with_expired_secret',
+  'signature_mismatch',
+  'ok',
+];
+const SIGNATURE_HEADERS = [
+  'x-merx-signature',
+  'x-merx-timestamp',
+  'x-merx-delivery',
+  'x-merx-event-id',
+  'x-merx-event',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+];
 
 /** Headers as a receiver's framework hands them over (a plain object of strings). */
 const headersOf = (r: ReceivedRequest) => Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, String(v)]));
-const without = (headers: Record<string, string>, prefix: string) => Object.fromEntries(Object.entries(headers).filter(([k]) => !k.startsWith(prefix)));
+const without = (headers: Record<string, string>, prefix: string) =>
+  Object.fromEntries(Object.entries(headers).filter(([k]) => !k.startsWith(prefix)));
 
 /** Signs `body` as Merx does, but with the given secret and time: what a delivery verified late or with another key amounts to. */
 function resign(headers: Record<string, string>, body: string, secret: string, t: number) {
   const merx = crypto.createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
   const standard = crypto.createHmac('sha256', secret).update(`${headers['webhook-id']}.${t}.${body}`).digest('base64');
-  return { ...headers, 'x-merx-timestamp': String(t), 'x-merx-signature': `t=${t},v1=${merx}`, 'webhook-timestamp': String(t), 'webhook-signature': `v1,${standard}` };
+  return {
+    ...headers,
+    'x-merx-timestamp': String(t),
+    'x-merx-signature': `t=${t},v1=${merx}`,
+    'webhook-timestamp': String(t),
+    'webhook-signature': `v1,${standard}`,
+  };
 }
 
 async function setup(t: TestContext) {
@@ -64,14 +89,19 @@ test('a delivery as received is ok, by either scheme, with the body as text or b
   const r = await deliver();
   const headers = headersOf(r);
   assert.deepEqual(await check({ headers, body: r.body }), {
-    valid: true, scheme: 'merx', diagnosis: 'ok', message: (await check({ headers, body: r.body })).message,
+    valid: true,
+    scheme: 'merx',
+    diagnosis: 'ok',
+    message: (await check({ headers, body: r.body })).message,
   });
   assert.equal((await check({ headers, body_base64: r.rawBody.toString('base64') })).diagnosis, 'ok');
   const standardOnly = await check({ headers: without(headers, 'x-merx-'), body: r.body });
   assert.deepEqual([standardOnly.scheme, standardOnly.diagnosis], ['standard', 'ok']);
   // The Merx headers alone, X-Merx-Delivery naming the attempt: still recognised.
   const merxOnly = {
-    'X-Merx-Signature': headers['x-merx-signature'], 'X-Merx-Timestamp': headers['x-merx-timestamp'], 'X-Merx-Delivery': headers['x-merx-delivery'],
+    'X-Merx-Signature': headers['x-merx-signature'],
+    'X-Merx-Timestamp': headers['x-merx-timestamp'],
+    'X-Merx-Delivery': headers['x-merx-delivery'],
   };
   const minimal = await check({ headers: merxOnly, body: r.body });
   assert.deepEqual([minimal.scheme, minimal.diagnosis], ['merx', 'ok']);
@@ -85,16 +115,35 @@ test('missing and malformed headers, and a timestamp out of tolerance, are named
   // A proxy that dropped every signature header.
   assert.deepEqual(pick(await check({ headers: plain, body: r.body })), [null, 'missing_headers']);
   // Half a set of each scheme: still missing.
-  const half = { ...plain, 'x-merx-signature': headers['x-merx-signature'], 'webhook-id': headers['webhook-id'], 'webhook-signature': headers['webhook-signature'] };
+  const half = {
+    ...plain,
+    'x-merx-signature': headers['x-merx-signature'],
+    'webhook-id': headers['webhook-id'],
+    'webhook-signature': headers['webhook-signature'],
+  };
   assert.deepEqual(pick(await check({ headers: half, body: r.body })), ['merx', 'missing_headers']);
   assert.deepEqual(pick(await check({ headers: without(half, 'x-merx-'), body: r.body })), ['standard', 'missing_headers']);
 
-  for (const mangled of ['garbage', `t=${headers['x-merx-timestamp']}`, `v1=${'a'.repeat(64)}`, `t=soon,v1=${'a'.repeat(64)}`, `t=${headers['x-merx-timestamp']},v1=xyz`]) {
-    assert.deepEqual(pick(await check({ headers: { ...headers, 'x-merx-signature': mangled }, body: r.body })), ['merx', 'malformed_signature'], mangled);
+  for (const mangled of [
+    'garbage',
+    `t=${headers['x-merx-timestamp']}`,
+    `v1=${'a'.repeat(64)}`,
+    `t=soon,v1=${'a'.repeat(64)}`,
+    `t=${headers['x-merx-timestamp']},v1=xyz`,
+  ]) {
+    assert.deepEqual(
+      pick(await check({ headers: { ...headers, 'x-merx-signature': mangled }, body: r.body })),
+      ['merx', 'malformed_signature'],
+      mangled,
+    );
   }
   const standard = without(headers, 'x-merx-');
   for (const mangled of [{ 'webhook-signature': 'v1,not base64!' }, { 'webhook-signature': 'v2,abc' }, { 'webhook-timestamp': 'yesterday' }]) {
-    assert.deepEqual(pick(await check({ headers: { ...standard, ...mangled }, body: r.body })), ['standard', 'malformed_signature'], JSON.stringify(mangled));
+    assert.deepEqual(
+      pick(await check({ headers: { ...standard, ...mangled }, body: r.body })),
+      ['standard', 'malformed_signature'],
+      JSON.stringify(mangled),
+    );
   }
 
   // Verified late: the same delivery signed (with the right secret) 400 s ago, or 400 s ahead of the clock.
@@ -104,7 +153,10 @@ test('missing and malformed headers, and a timestamp out of tolerance, are named
     assert.deepEqual(pick(late), ['merx', 'timestamp_out_of_tolerance']);
     // The service reads its clock a moment after this test did: on a busy machine, in the next second.
     assert.match(late.message, /\b(399|400|401) seconds\b/);
-    assert.deepEqual(pick(await check({ headers: without(resign(headers, r.body, secret, t), 'x-merx-'), body: r.body })), ['standard', 'timestamp_out_of_tolerance']);
+    assert.deepEqual(pick(await check({ headers: without(resign(headers, r.body, secret, t), 'x-merx-'), body: r.body })), [
+      'standard',
+      'timestamp_out_of_tolerance',
+    ]);
   }
   // Within 300 s it is fine.
   assert.equal((await check({ headers: resign(headers, r.body, secret, now - 200), body: r.body })).diagnosis, 'ok');
@@ -118,8 +170,16 @@ test('unknown delivery, a re-serialised or changed body, the wrong secret, an ex
   const headers = headersOf(r);
 
   // Headers of a delivery this subscription never had (fabricated ids, correctly signed), or of another subscription's.
-  const fabricated = { ...headers, 'x-merx-delivery': crypto.randomUUID(), 'x-merx-event-id': crypto.randomUUID(), 'webhook-id': crypto.randomUUID() };
-  assert.deepEqual(pick(await check({ headers: resign(fabricated, r.body, secret, Math.floor(Date.now() / 1000)), body: r.body })), ['merx', 'unknown_delivery']);
+  const fabricated = {
+    ...headers,
+    'x-merx-delivery': crypto.randomUUID(),
+    'x-merx-event-id': crypto.randomUUID(),
+    'webhook-id': crypto.randomUUID(),
+  };
+  assert.deepEqual(pick(await check({ headers: resign(fabricated, r.body, secret, Math.floor(Date.now() / 1000)), body: r.body })), [
+    'merx',
+    'unknown_delivery',
+  ]);
   const other = await setup(t);
   const theirs = await other.deliver();
   assert.deepEqual(pick(await check({ headers: headersOf(theirs), body: theirs.body })), ['merx', 'unknown_delivery']);
@@ -141,7 +201,10 @@ test('unknown delivery, a re-serialised or changed body, the wrong secret, an ex
   const wrong = crypto.randomBytes(32).toString('hex');
   const now = Math.floor(Date.now() / 1000);
   assert.deepEqual(pick(await check({ headers: resign(headers, r.body, wrong, now), body: r.body })), ['merx', 'signature_mismatch']);
-  assert.deepEqual(pick(await check({ headers: without(resign(headers, r.body, wrong, now), 'x-merx-'), body: r.body })), ['standard', 'signature_mismatch']);
+  assert.deepEqual(pick(await check({ headers: without(resign(headers, r.body, wrong, now), 'x-merx-'), body: r.body })), [
+    'standard',
+    'signature_mismatch',
+  ]);
 
   // A rotation with a one-hour overlap: the delivery signed with the old secret still verifies; once that secret expires it does not.
   const rotated = await http(svc.url, 'POST', `/api/v1/webhooks/${sub.id}/rotate-secret`, { token: key, body: { previous_secret_ttl_sec: 3600 } });
@@ -156,7 +219,11 @@ test('unknown delivery, a re-serialised or changed body, the wrong secret, an ex
   const again = await http(svc.url, 'POST', `/api/v1/webhooks/${sub.id}/rotate-secret`, { token: key, body: { previous_secret_ttl_sec: 0 } });
   assert.equal(again.status, 200);
   assert.equal((await check({ headers, body: r.body })).diagnosis, 'signed_with_expired_secret');
-  assert.equal((await check({ headers: headersOf(during), body: during.body })).diagnosis, 'signed_with_expired_secret', 'both of its secrets are gone now');
+  assert.equal(
+    (await check({ headers: headersOf(during), body: during.body })).diagnosis,
+    'signed_with_expired_secret',
+    'both of its secrets are gone now',
+  );
   const fresh = await deliver();
   assert.equal((await check({ headers: headersOf(fresh), body: fresh.body })).diagnosis, 'ok', 'the current secret');
 });
@@ -166,11 +233,21 @@ test('the request is validated, needs webhooks:read, answers 404 for another sub
   const r = await deliver();
   const headers = headersOf(r);
   const url = `/api/v1/webhooks/${sub.id}/verify-signature`;
-  for (const body of [{ headers }, { headers, body: r.body, body_base64: r.rawBody.toString('base64') }, { body: r.body }, { headers, body: r.body, secret: 'no' },
-    { headers: { 'x-merx-signature': 42 }, body: '' }, { headers, body_base64: '***' }]) {
+  for (const body of [
+    { headers },
+    { headers, body: r.body, body_base64: r.rawBody.toString('base64') },
+    { body: r.body },
+    { headers, body: r.body, secret: 'no' },
+    { headers: { 'x-merx-signature': 42 }, body: '' },
+    { headers, body_base64: '***' },
+  ]) {
     assertError(await http(svc.url, 'POST', url, { token: readKey, body }), 400, 'validation_failed', JSON.stringify(Object.keys(body)));
   }
-  assertError(await http(svc.url, 'POST', `/api/v1/webhooks/${crypto.randomUUID()}/verify-signature`, { token: readKey, body: { headers, body: r.body } }), 404, 'not_found');
+  assertError(
+    await http(svc.url, 'POST', `/api/v1/webhooks/${crypto.randomUUID()}/verify-signature`, { token: readKey, body: { headers, body: r.body } }),
+    404,
+    'not_found',
+  );
   const noScope = await op.issueKey(accountId, { scopes: ['webhooks:write'] });
   const refused = assertError(await http(svc.url, 'POST', url, { token: noScope, body: { headers, body: r.body } }), 403, 'scope_missing');
   assert.equal(refused.scope, 'webhooks:read');

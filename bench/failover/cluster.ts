@@ -174,10 +174,22 @@ export async function startDrillCluster(log: (line: string) => void = () => {}):
   };
   const [etcdPort, etcdPeerPort, writePort, readPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   spawnLogged('etcd', '/usr/bin/etcd', [
-    '--name', 'drill', '--data-dir', path.join(dir, 'etcd'),
-    '--listen-client-urls', `http://127.0.0.1:${etcdPort}`, '--advertise-client-urls', `http://127.0.0.1:${etcdPort}`,
-    '--listen-peer-urls', `http://127.0.0.1:${etcdPeerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeerPort}`,
-    '--initial-cluster', `drill=http://127.0.0.1:${etcdPeerPort}`, '--initial-cluster-state', 'new',
+    '--name',
+    'drill',
+    '--data-dir',
+    path.join(dir, 'etcd'),
+    '--listen-client-urls',
+    `http://127.0.0.1:${etcdPort}`,
+    '--advertise-client-urls',
+    `http://127.0.0.1:${etcdPort}`,
+    '--listen-peer-urls',
+    `http://127.0.0.1:${etcdPeerPort}`,
+    '--initial-advertise-peer-urls',
+    `http://127.0.0.1:${etcdPeerPort}`,
+    '--initial-cluster',
+    `drill=http://127.0.0.1:${etcdPeerPort}`,
+    '--initial-cluster-state',
+    'new',
   ]);
   const scope = `merx-drill-${process.pid}`;
   const nodes: PatroniNode[] = [];
@@ -191,7 +203,15 @@ export async function startDrillCluster(log: (line: string) => void = () => {}):
     nodes.push({ name, pgPort, restPort, dataDir: path.join(nodeDir, 'data'), config, process: null as unknown as ChildProcess });
   }
   // etcd first, then node1 bootstraps alone before node2 joins as its replica.
-  await waitFor(() => fetch(`http://127.0.0.1:${etcdPort}/health`).then((r) => r.ok, () => false), 20_000, 'etcd');
+  await waitFor(
+    () =>
+      fetch(`http://127.0.0.1:${etcdPort}/health`).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    20_000,
+    'etcd',
+  );
   const startNode = (node: PatroniNode) => {
     node.process = spawnLogged(node.name, '/usr/sbin/runuser', ['-u', 'postgres', '--', '/usr/bin/patroni', node.config]);
   };
@@ -228,20 +248,42 @@ export async function startDrillCluster(log: (line: string) => void = () => {}):
       const leader = await cluster.leader();
       const candidate = nodes.find((n) => n !== leader)!;
       // Not execFileSync: the drill's load goes on while patronictl waits for the switchover.
-      await promisify(execFile)('/usr/sbin/runuser', ['-u', 'postgres', '--', '/usr/bin/patronictl', '-c', leader!.config, 'switchover', scope,
-        '--leader', leader!.name, '--candidate', candidate.name, '--force']);
+      await promisify(execFile)('/usr/sbin/runuser', [
+        '-u',
+        'postgres',
+        '--',
+        '/usr/bin/patronictl',
+        '-c',
+        leader!.config,
+        'switchover',
+        scope,
+        '--leader',
+        leader!.name,
+        '--candidate',
+        candidate.name,
+        '--force',
+      ]);
       log(`patronictl switchover ${leader!.name} -> ${candidate.name}`);
       await waitFor(async () => (await cluster.leader()) === candidate, 60_000, `${candidate.name} to lead`);
       return candidate.name;
     },
     async waitHealthy(timeoutMs) {
-      await waitFor(async () => {
-        const leader = await cluster.leader();
-        const replica = nodes.find((n) => n !== leader);
-        // /sync: the replica is the synchronous standby, so a crashed leader may fail over to it.
-        return !!leader && !!replica && (await restStatus(replica, '/sync')) === 200
-          && (await canQuery(adminUrl, 'SELECT 1')) && (await canQuery(readUrl.replace('/merx', '/postgres'), 'SELECT 1'));
-      }, timeoutMs, 'a leader and a streaming replica behind HAProxy');
+      await waitFor(
+        async () => {
+          const leader = await cluster.leader();
+          const replica = nodes.find((n) => n !== leader);
+          // /sync: the replica is the synchronous standby, so a crashed leader may fail over to it.
+          return (
+            !!leader &&
+            !!replica &&
+            (await restStatus(replica, '/sync')) === 200 &&
+            (await canQuery(adminUrl, 'SELECT 1')) &&
+            (await canQuery(readUrl.replace('/merx', '/postgres'), 'SELECT 1'))
+          );
+        },
+        timeoutMs,
+        'a leader and a streaming replica behind HAProxy',
+      );
     },
     async close() {
       for (const child of children.reverse()) child.kill('SIGTERM');

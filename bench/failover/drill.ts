@@ -76,18 +76,24 @@ export interface DrillFigures {
   badAnswers: string[];
 }
 
-export async function runFailoverDrill(options: { log?: (line: string) => void; afterKillMs?: number; afterSwitchoverMs?: number } = {}): Promise<DrillFigures> {
+export async function runFailoverDrill(
+  options: { log?: (line: string) => void; afterKillMs?: number; afterSwitchoverMs?: number } = {},
+): Promise<DrillFigures> {
   const log = options.log ?? (() => {});
   const cluster = await startDrillCluster(log);
   const receiver = await startHttpsReceiver();
-  const child = await startServiceChild(await freePort(), {
-    DATABASE_URL: cluster.writeUrl,
-    DATABASE_READ_URLS: cluster.readUrl,
-    WORKERS: '1',
-    LOG_LEVEL: 'info',
-    DEPLOY_SHA: 'failover000',
-    RATE_LIMIT_REST_PER_MINUTE: '1000000',
-  }, receiver.caFile);
+  const child = await startServiceChild(
+    await freePort(),
+    {
+      DATABASE_URL: cluster.writeUrl,
+      DATABASE_READ_URLS: cluster.readUrl,
+      WORKERS: '1',
+      LOG_LEVEL: 'info',
+      DEPLOY_SHA: 'failover000',
+      RATE_LIMIT_REST_PER_MINUTE: '1000000',
+    },
+    receiver.caFile,
+  );
   const exited = () => child.process.exitCode !== null || child.process.signalCode !== null;
   try {
     log(`cluster in ${cluster.dir}; Merx at ${child.url}`);
@@ -144,8 +150,13 @@ export async function runFailoverDrill(options: { log?: (line: string) => void; 
     const writer = setInterval(() => {
       if (!running) return;
       const w: Write = {
-        key: crypto.randomUUID(), orderId: orders[writes.length % orders.length].id, note: `drill ${crypto.randomUUID()}`,
-        startedAt: Date.now() - t0, attempts: [], acked: false, gaveUp: null,
+        key: crypto.randomUUID(),
+        orderId: orders[writes.length % orders.length].id,
+        note: `drill ${crypto.randomUUID()}`,
+        startedAt: Date.now() - t0,
+        attempts: [],
+        acked: false,
+        gaveUp: null,
       };
       writes.push(w);
       track(write(w));
@@ -166,7 +177,9 @@ export async function runFailoverDrill(options: { log?: (line: string) => void; 
         client.on('error', () => {});
         try {
           await client.connect();
-          const { rows: [row] } = await client.query('SELECT pg_is_in_recovery() AS standby');
+          const {
+            rows: [row],
+          } = await client.query('SELECT pg_is_in_recovery() AS standby');
           if (!row.standby) primaryReachable.push(at);
         } catch {
           // not yet
@@ -195,7 +208,10 @@ export async function runFailoverDrill(options: { log?: (line: string) => void; 
     const scenarios = strikes.map((strike, i): ScenarioFigures => {
       const end = strikes[i + 1]?.at ?? Infinity;
       // New writes (each one's first attempt): a retry's 409 for its key still in use is counted apart (gaveUpOnKeyInUse).
-      const attempts = writes.map((w) => w.attempts[0]).filter((a) => a && a.at >= strike.at && a.at < end).sort((a, b) => a.at - b.at);
+      const attempts = writes
+        .map((w) => w.attempts[0])
+        .filter((a) => a && a.at >= strike.at && a.at < end)
+        .sort((a, b) => a.at - b.at);
       const refused = attempts.filter((a) => a.status !== 200);
       const lastRefused = refused.at(-1);
       const firstOk = lastRefused ? attempts.find((a) => a.at > lastRefused.at && a.status === 200) : null;
@@ -216,7 +232,9 @@ export async function runFailoverDrill(options: { log?: (line: string) => void; 
         readsOkInGap: inGap.filter((r) => r.status >= 200 && r.status < 300).length,
         badReads: inGap.filter((r) => !(r.status < 300 || (r.status === 503 && Number(r.note) > 0))).length,
         lastRefusedWrites: refused.slice(-5).map((r) => `+${r.at - strike.at} ms (${r.ms} ms): ${r.status} ${r.detail ?? r.note}`),
-        refusedReads: inGap.filter((r) => r.status >= 300 || r.status === 0).map((r) => `+${r.at - strike.at} ms (${r.ms} ms): ${r.status} ${r.detail ?? r.note}`),
+        refusedReads: inGap
+          .filter((r) => r.status >= 300 || r.status === 0)
+          .map((r) => `+${r.at - strike.at} ms (${r.ms} ms): ${r.status} ${r.detail ?? r.note}`),
       };
     });
 
@@ -237,7 +255,8 @@ export async function runFailoverDrill(options: { log?: (line: string) => void; 
     for (const e of events) perNote.set(e.note, (perNote.get(e.note) ?? 0) + 1);
     const ackedFirstTime = writes.filter((w) => w.gaveUp === null);
     // Every event delivered: the receiver's own record, after the retries' backoff is run through by the job.
-    const received = () => new Set(endpoint.requests.filter((r) => r.reply && 'status' in r.reply && r.reply.status === 200).map((r) => JSON.parse(r.body).id as string));
+    const received = () =>
+      new Set(endpoint.requests.filter((r) => r.reply && 'status' in r.reply && r.reply.status === 200).map((r) => JSON.parse(r.body).id as string));
     for (let pass = 0; pass < 20 && events.some((e) => !received().has(e.id)); pass++) {
       await runDeliveryJob(child.url, new Date(Date.now() + 13 * 3600_000)).catch(() => 0);
       await sleep(1000);

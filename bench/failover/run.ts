@@ -26,8 +26,13 @@ const lines = [
 ];
 results.forEach((r, i) => {
   for (const s of r.scenarios) {
-    lines.push(`| ${i + 1} | ${s.name} | ${s.routedMs === null ? 'n/a' : `${(s.routedMs / 1000).toFixed(1)} s`} | ${(s.writesBackMs / 1000).toFixed(1)} s | ${s.writesRefused} | ${pct(s.readsOkInGap, s.readsInGap)} (${s.readsOkInGap}/${s.readsInGap}) | ${r.processExited ? '**yes**' : 'no'} | ${r.lost} | ${r.doubled} | ${r.gaveUpOnKeyInUse} | ${r.delivered}/${r.events} |`);
+    lines.push(
+      `| ${i + 1} | ${s.name} | ${s.routedMs === null ? 'n/a' : `${(s.routedMs / 1000).toFixed(1)} s`} | ${(s.writesBackMs / 1000).toFixed(1)} s | ${s.writesRefused} | ${pct(s.readsOkInGap, s.readsInGap)} (${s.readsOkInGap}/${s.readsInGap}) | ${r.processExited ? '**yes**' : 'no'} | ${r.lost} | ${r.doubled} | ${r.gaveUpOnKeyInUse} | ${r.delivered}/${r.events} |`,
+    );
   }
 });
-lines.push('', `Writes per run: ${results.map((r) => r.writes).join(', ')}; answers outside the contract: ${results.map((r) => r.badAnswers.length).join(', ')}.`);
+lines.push(
+  '',
+  `Writes per run: ${results.map((r) => r.writes).join(', ')}; answers outside the contract: ${results.map((r) => r.badAnswers.length).join(', ')}.`,
+);
 console.log(lines.join('\n'));

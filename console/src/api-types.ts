@@ -17,7 +17,9 @@ export type OperatorPath<M extends Method> = {
 }[keyof OperatorPaths];
 
 type OperatorRoute<M extends Method, P extends OperatorPath<M>> = OperatorPaths[P][Lowercase<M>];
-type RouteParameters<Route, Where extends 'path' | 'query'> = Route extends { parameters: { [W in Where]?: infer Given } } ? Exclude<Given, undefined> : never;
+type RouteParameters<Route, Where extends 'path' | 'query'> = Route extends { parameters: { [W in Where]?: infer Given } }
+  ? Exclude<Given, undefined>
+  : never;
 type Body<Route> = Route extends { requestBody?: infer Request } ? JsonOf<Request> : never;
 
 /**
@@ -68,7 +70,10 @@ type Result<N extends OperationName> = [JsonOf<OperationResponses<N>[201 & keyof
     ? Preview<N>
     : OwnAccepted<N>
   : JsonOf<OperationResponses<N>[201 & keyof OperationResponses<N>]>;
-type OwnAccepted<N extends OperationName> = Exclude<JsonOf<OperationResponses<N>[202 & keyof OperationResponses<N>]>, { data: PublicComponents['schemas']['Approval'] }>;
+type OwnAccepted<N extends OperationName> = Exclude<
+  JsonOf<OperationResponses<N>[202 & keyof OperationResponses<N>]>,
+  { data: PublicComponents['schemas']['Approval'] }
+>;
 
 type DryRun<Arguments> = Arguments extends { dry_run?: infer Asked } ? Asked : undefined;
 

@@ -56,7 +56,12 @@ export async function admin<M extends Method, P extends OperatorPath<M>>(
   path: P,
   ...[call]: {} extends Call<M, P> ? [call?: Call<M, P>] : [call: Call<M, P>]
 ): Promise<OperatorAnswer<M, P>> {
-  const { path: values, query, body, token } = (call ?? {}) as { path?: Record<string, string>; query?: Record<string, unknown>; body?: unknown; token?: string };
+  const {
+    path: values,
+    query,
+    body,
+    token,
+  } = (call ?? {}) as { path?: Record<string, string>; query?: Record<string, unknown>; body?: unknown; token?: string };
   const res = await request(method, urlOf(path, values, query), body, token);
   return (await res.json()) as OperatorAnswer<M, P>;
 }
@@ -65,14 +70,26 @@ export async function admin<M extends Method, P extends OperatorPath<M>>(
 type Arguments = Record<string, unknown> & { dry_run?: boolean };
 
 /** Runs a public operation of the registry as the merchant's admin (POST /accounts/{id}/operations/{name}). */
-export async function runOperation<N extends OperationName, A extends Arguments = {}>(accountId: string, name: N, args?: A): Promise<OperationAnswer<N, A>> {
-  const answer = await admin('POST', '/admin/api/accounts/{id}/operations/{name}', { path: { id: accountId, name }, body: { arguments: withoutEmpty(args ?? {}) } });
+export async function runOperation<N extends OperationName, A extends Arguments = {}>(
+  accountId: string,
+  name: N,
+  args?: A,
+): Promise<OperationAnswer<N, A>> {
+  const answer = await admin('POST', '/admin/api/accounts/{id}/operations/{name}', {
+    path: { id: accountId, name },
+    body: { arguments: withoutEmpty(args ?? {}) },
+  });
   // The operator document can only say "an object": what comes is the operation's own answer, typed by its name.
   return answer as OperationAnswer<N, A>;
 }
 
 /** Runs an operation that answers a file (the PDF label, an export) and hands it to the browser. */
-export async function downloadOperation(accountId: string, name: OperationName, args: Record<string, unknown>, fallbackName = 'download'): Promise<void> {
+export async function downloadOperation(
+  accountId: string,
+  name: OperationName,
+  args: Record<string, unknown>,
+  fallbackName = 'download',
+): Promise<void> {
   const res = await request('POST', urlOf('/admin/api/accounts/{id}/operations/{name}', { id: accountId, name }), { arguments: withoutEmpty(args) });
   const filename = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? fallbackName;
   const url = URL.createObjectURL(await res.blob());

@@ -43,7 +43,14 @@ export function App() {
           <Route path="/accounts/:accountId/*" element={<AccountPage />} />
           <Route path="/couriers" element={<CouriersPage />} />
           <Route path="/jobs" element={<JobsPage />} />
-          <Route path="*" element={<p className="empty">No such page. <NavLink to="/accounts">Accounts</NavLink></p>} />
+          <Route
+            path="*"
+            element={
+              <p className="empty">
+                No such page. <NavLink to="/accounts">Accounts</NavLink>
+              </p>
+            }
+          />
         </Routes>
       </main>
       <ShortcutsHelp open={help} onClose={() => setHelp(false)} />
@@ -64,7 +71,9 @@ function Sidebar({ onSignOut, onHelp }: { onSignOut: () => void; onHelp: () => v
   const pending = usePendingApprovals(accountId).data?.length ?? 0;
   return (
     <nav className={open ? 'sidebar open' : 'sidebar'} aria-label="Main">
-      <a className="skip" href="#main">Skip to content</a>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
       <div className="bar">
         <div className="brand">
           Merx <span>operator</span>
@@ -77,7 +86,10 @@ function Sidebar({ onSignOut, onHelp }: { onSignOut: () => void; onHelp: () => v
         <NavLink to="/accounts">Accounts</NavLink>
         {accountId && (
           <NavLink to={`/accounts/${accountId}/approvals`} className="sub" aria-label={`Approvals, ${pending} pending`}>
-            Approvals <span className={pending ? 'count' : 'count zero'} data-testid="pending-approvals">{pending}</span>
+            Approvals{' '}
+            <span className={pending ? 'count' : 'count zero'} data-testid="pending-approvals">
+              {pending}
+            </span>
           </NavLink>
         )}
         <NavLink to="/couriers">Courier simulator</NavLink>

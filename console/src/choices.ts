@@ -8,7 +8,25 @@ const everyOf =
   <const L extends readonly T[]>(list: L & ([Exclude<T, L[number]>] extends [never] ? unknown : { missing: Exclude<T, L[number]> })) =>
     list;
 
-export const ORDER_STATUSES = everyOf<Order['status']>()(['new', 'confirmed', 'processing', 'shipped', 'delivered', 'cancelled', 'returned', 'refunded', 'archived']);
-export const SHIPMENT_STATUSES = everyOf<Shipment['status']>()(['pending', 'picked_up', 'in_transit', 'delivered', 'cancelled', 'refused', 'returned']);
+export const ORDER_STATUSES = everyOf<Order['status']>()([
+  'new',
+  'confirmed',
+  'processing',
+  'shipped',
+  'delivered',
+  'cancelled',
+  'returned',
+  'refunded',
+  'archived',
+]);
+export const SHIPMENT_STATUSES = everyOf<Shipment['status']>()([
+  'pending',
+  'picked_up',
+  'in_transit',
+  'delivered',
+  'cancelled',
+  'refused',
+  'returned',
+]);
 export const DELIVERY_STATUSES = everyOf<WebhookDelivery['status']>()(['pending', 'delivered', 'failed', 'dead']);
 export const MOVEMENT_TYPES = everyOf<StockMovement['type']>()(['sale', 'release', 'return', 'delivery', 'correction']);

@@ -18,12 +18,14 @@ export const queryKeys = {
   event: (eventId: string) => ['event', eventId] as const,
 
   orders: (accountId: string) => ['orders', accountId] as const,
-  ordersPage: (accountId: string, filters: object, limit: number | undefined, cursor: Cursor) => [...queryKeys.orders(accountId), filters, limit, cursor] as const,
+  ordersPage: (accountId: string, filters: object, limit: number | undefined, cursor: Cursor) =>
+    [...queryKeys.orders(accountId), filters, limit, cursor] as const,
   order: (orderId: string) => ['order', orderId] as const,
   orderEvents: (orderId: string) => ['order-events', orderId] as const,
 
   shipments: (accountId: string) => ['shipments', accountId] as const,
-  shipmentsPage: (accountId: string, status: string, courier: string, cursor: Cursor) => [...queryKeys.shipments(accountId), status, courier, cursor] as const,
+  shipmentsPage: (accountId: string, status: string, courier: string, cursor: Cursor) =>
+    [...queryKeys.shipments(accountId), status, courier, cursor] as const,
   shipment: (shipmentId: string) => ['shipment', shipmentId] as const,
   batch: (batchId: string) => ['batch', batchId] as const,
   /** The batch's counts are in the key: the items refetch as the batch progresses. The batch id stays second (the page's placeholder checks it). */
@@ -32,18 +34,21 @@ export const queryKeys = {
 
   stock: (accountId: string) => ['stock', accountId] as const,
   movements: (accountId: string) => ['movements', accountId] as const,
-  movementsPage: (accountId: string, productId: string | undefined, type: string, cursor: Cursor) => [...queryKeys.movements(accountId), productId, type, cursor] as const,
+  movementsPage: (accountId: string, productId: string | undefined, type: string, cursor: Cursor) =>
+    [...queryKeys.movements(accountId), productId, type, cursor] as const,
 
   webhooks: (accountId: string) => ['webhooks', accountId] as const,
   deliveries: (webhookId: string) => ['deliveries', webhookId] as const,
-  deliveriesPage: (webhookId: string, status: string, event: string, cursor: Cursor) => [...queryKeys.deliveries(webhookId), status, event, cursor] as const,
+  deliveriesPage: (webhookId: string, status: string, event: string, cursor: Cursor) =>
+    [...queryKeys.deliveries(webhookId), status, event, cursor] as const,
   /** Every delivery's attempts, whichever subscription. */
   attempts: () => ['attempts'] as const,
   deliveryAttempts: (deliveryId: string) => [...queryKeys.attempts(), deliveryId] as const,
   health: (webhookId: string) => ['health', webhookId] as const,
   flow: (webhookId: string) => ['flow', webhookId] as const,
   sink: (webhookId: string) => ['sink', webhookId] as const,
-  recoverPreview: (webhookId: string, since: string, until: string, statuses: readonly string[]) => ['recover-preview', webhookId, since, until, statuses.join()] as const,
+  recoverPreview: (webhookId: string, since: string, until: string, statuses: readonly string[]) =>
+    ['recover-preview', webhookId, since, until, statuses.join()] as const,
   recovery: (recoveryId: string | null) => ['recovery', recoveryId] as const,
 
   approvals: (accountId: string | undefined) => ['approvals', accountId] as const,

@@ -24,14 +24,18 @@ export function useShortcuts(navigate: NavigateFunction, showHelp: () => void) {
         return;
       }
       if (event.key === 'g') leader = true;
-      else if ((event.key === 'j' || event.key === 'k') && !event.defaultPrevented && !inRow(event.target) && !document.querySelector('dialog[open]')) {
+      else if (
+        (event.key === 'j' || event.key === 'k') &&
+        !event.defaultPrevented &&
+        !inRow(event.target) &&
+        !document.querySelector('dialog[open]')
+      ) {
         const first = document.querySelector<HTMLElement>('main tbody tr[tabindex]');
         if (first) {
           event.preventDefault();
           first.focus();
         }
-      }
-      else if (event.key === '?') showHelp();
+      } else if (event.key === '?') showHelp();
       else if (event.key === '/') {
         const search = document.querySelector<HTMLElement>('[data-search]');
         if (search) {
@@ -62,7 +66,9 @@ export function ShortcutsHelp({ open, onClose }: { open: boolean; onClose: () =>
         <tbody>
           {rows.map(([keys, what]) => (
             <tr key={keys}>
-              <td><kbd>{keys}</kbd></td>
+              <td>
+                <kbd>{keys}</kbd>
+              </td>
               <td>{what}</td>
             </tr>
           ))}

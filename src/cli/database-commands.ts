@@ -70,18 +70,28 @@ export async function runDatabaseCommand(
         if (!(values.preset in PRESETS)) throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(', ')}`);
         scopes = PRESETS[values.preset as Preset];
       } else {
-        scopes = need('scopes').split(',').map((s) => s.trim());
+        scopes = need('scopes')
+          .split(',')
+          .map((s) => s.trim());
         const unknown = scopes.filter((s) => !isScope(s));
         if (unknown.length) throw new Error(`unknown scopes: ${unknown.join(', ')}`);
       }
-      return await withDb((db) => db.tx((tx) => issueKey(tx, account, values.name ?? 'cli', scopes as never, 'direct', values['expires-at'] ?? null)));
+      return await withDb((db) =>
+        db.tx((tx) => issueKey(tx, account, values.name ?? 'cli', scopes as never, 'direct', values['expires-at'] ?? null)),
+      );
     }
     case 'keys revoke':
       return { data: await withDb((db) => db.tx((tx) => revokeKey(tx, need('key')))) };
     case 'seed': {
       const count = (name: string, fallback: number) => (values[name] ? Number(values[name]) : fallback);
-      const input = { orders: count('orders', 1000), products: count('products', 50), customers: values.customers ? Number(values.customers) : undefined, seed: count('seed', 1) };
-      if (![input.orders, input.products].every((n) => Number.isInteger(n) && n >= 0)) throw new Error('--orders and --products must be whole numbers');
+      const input = {
+        orders: count('orders', 1000),
+        products: count('products', 50),
+        customers: values.customers ? Number(values.customers) : undefined,
+        seed: count('seed', 1),
+      };
+      if (![input.orders, input.products].every((n) => Number.isInteger(n) && n >= 0))
+        throw new Error('--orders and --products must be whole numbers');
       return { data: await withDb((db) => db.tx((tx) => seedAccount(tx, need('account'), input))) };
     }
     case 'secrets reseal':

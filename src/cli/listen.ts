@@ -111,7 +111,13 @@ export async function listen(options: ListenOptions): Promise<void> {
       ...signatureHeaders({ rawBody, eventId: event.id, timestampSec: Math.floor(Date.now() / 1000), secrets: [secret] }),
     };
     try {
-      const res = await fetch(forwardTo, { method: 'POST', headers, body: rawBody, signal: AbortSignal.timeout(RECEIVER_TIMEOUT_MS), redirect: 'manual' });
+      const res = await fetch(forwardTo, {
+        method: 'POST',
+        headers,
+        body: rawBody,
+        signal: AbortSignal.timeout(RECEIVER_TIMEOUT_MS),
+        redirect: 'manual',
+      });
       await res.arrayBuffer();
       return { status: res.status, ms: Math.round(performance.now() - started) };
     } catch (err) {
@@ -132,22 +138,28 @@ export async function listen(options: ListenOptions): Promise<void> {
         return;
       }
       const last = attempt === attempts;
-      print(`${stamp()}  ${event.event.padEnd(24)} ${event.id}  receiver down at ${forwardTo} (${answer.error})` +
-        (last ? `; gave up after ${attempts} attempts, moving on` : `; retry ${attempt}/${attempts - 1} in ${(retryDelayMs * attempt) / 1000} s`));
+      print(
+        `${stamp()}  ${event.event.padEnd(24)} ${event.id}  receiver down at ${forwardTo} (${answer.error})` +
+          (last ? `; gave up after ${attempts} attempts, moving on` : `; retry ${attempt}/${attempts - 1} in ${(retryDelayMs * attempt) / 1000} s`),
+      );
       if (!last) await sleep(retryDelayMs * attempt, options.signal);
       if (options.signal?.aborted) return;
     }
   }
 
-  print(`Following ${base}/api/v1/events${options.baseUrlFrom ? ` (the base URL from ${options.baseUrlFrom})` : ''}: ` +
-    `${options.since ? `since ${options.since}` : 'from now'}; ${options.events.length ? options.events.join(', ') : 'every event the key can see'}`);
+  print(
+    `Following ${base}/api/v1/events${options.baseUrlFrom ? ` (the base URL from ${options.baseUrlFrom})` : ''}: ` +
+      `${options.since ? `since ${options.since}` : 'from now'}; ${options.events.length ? options.events.join(', ') : 'every event the key can see'}`,
+  );
   // Issue 41: "Ready." only once the service has answered this key; a first page that cannot be read stops here.
   let first: FeedPage;
   try {
     first = await readPage(null);
   } catch (err) {
     if (err instanceof ListenError) throw err;
-    throw new ListenError(`cannot reach Merx at ${base} (${reasonOf(err)}): is it running? Pass --base-url (or MERX_BASE_URL) to follow another address`);
+    throw new ListenError(
+      `cannot reach Merx at ${base} (${reasonOf(err)}): is it running? Pass --base-url (or MERX_BASE_URL) to follow another address`,
+    );
   }
   print(`Forwarding each event to ${forwardTo}, signed as a Merx webhook with:`);
   print(`  secret (X-Merx-Signature, merx-client/webhooks)   ${secret}`);

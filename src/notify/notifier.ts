@@ -37,7 +37,16 @@ export function createNotifier(smtpUrl: string | null, log: { warn(obj: object, 
       await tx.query(
         `INSERT INTO outbound_messages (id, account_id, channel, recipient, subject, body, kind, sent_via)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [crypto.randomUUID(), message.accountId, message.channel, message.to, message.subject, message.body, message.kind, viaSmtp ? 'smtp' : 'outbox'],
+        [
+          crypto.randomUUID(),
+          message.accountId,
+          message.channel,
+          message.to,
+          message.subject,
+          message.body,
+          message.kind,
+          viaSmtp ? 'smtp' : 'outbox',
+        ],
       );
       if (viaSmtp) {
         tx.afterCommit(() => {

@@ -50,7 +50,10 @@ async function hashLegacyToken(db: Db, file: string | null): Promise<void> {
   const token = rows[0].value;
   if (file && !fs.existsSync(file)) keepTokenFile(file, token);
   await db.tx(async (tx) => {
-    await tx.query(`INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [HASH_SETTING, tokenSha256(token).toString('hex')]);
+    await tx.query(`INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [
+      HASH_SETTING,
+      tokenSha256(token).toString('hex'),
+    ]);
     await tx.query(`DELETE FROM settings WHERE key = 'admin_token'`);
   });
 }

@@ -32,7 +32,8 @@ const Decision = Closed({
   decided_by: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Who decided (default "operator").' })),
 });
 
-const decide = (decision: 'approved' | 'rejected') =>
+const decide =
+  (decision: 'approved' | 'rejected') =>
   async (s: Parameters<Parameters<typeof adminRoute>[0]['handler']>[0], input: { id: string; reason?: string; decided_by?: string }) => {
     await s.db.tx((tx) => decideApproval(tx, input.id, decision, input.decided_by ?? 'operator', input.reason ?? null));
     return { data: await findApproval(s.db, input.id) };

@@ -14,12 +14,14 @@ const ConnectedApp = Closed(
   {
     id: Uuid({ description: 'The grant.' }),
     client_id: Type.String({ description: 'The OAuth client: a registered id, or the URL of its metadata document.' }),
-    client_name: Type.String({ description: 'The client\'s name, else its redirect host.' }),
+    client_name: Type.String({ description: "The client's name, else its redirect host." }),
     redirect_uri: Type.String(),
-    key_prefix: Type.String({ description: 'The grant\'s prefix: its requests appear under it in the request log.' }),
+    key_prefix: Type.String({ description: "The grant's prefix: its requests appear under it in the request log." }),
     scopes: Type.Array(Type.String()),
     writes: Type.Unsafe<'direct' | 'approval'>({
-      type: 'string', enum: ['direct', 'approval'], description: 'approval: the app\'s writes wait for a person (EXTENSIONS 7).',
+      type: 'string',
+      enum: ['direct', 'approval'],
+      description: "approval: the app's writes wait for a person (EXTENSIONS 7).",
     }),
     created_at: DateTime(),
     last_used_at: NullableDateTime(),
@@ -48,7 +50,8 @@ export const connectedAppsRoutes = [
     path: '/connected-apps/:id/revoke',
     tags: TAGS,
     summary: 'Revoke a connected app at once',
-    description: 'Ends the grant and every access and refresh token of it; every instance refuses them before this answers. Revoking again answers 200.',
+    description:
+      'Ends the grant and every access and refresh token of it; every instance refuses them before this answers. Revoking again answers 200.',
     params: Id,
     output: Closed({ data: Closed({ id: Uuid(), revoked: Type.Literal(true), account_id: Nullable('string') }) }),
     handler: async (s, { id }) => {

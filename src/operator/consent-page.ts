@@ -50,7 +50,9 @@ export function consentPage(view: ConsentView): string {
     .filter((s) => (SCOPES as readonly string[]).includes(s))
     .map((s) => `<label class="scope"><input type="checkbox" name="scope" value="${escape(s)}" checked> ${escape(s)}</label>`)
     .join('');
-  return page(`Connect ${view.clientName} to Merx`, `<div class="panel">
+  return page(
+    `Connect ${view.clientName} to Merx`,
+    `<div class="panel">
 <h1>${escape(view.clientName)} wants to use your Merx shop</h1>
 <p class="sub">It will return to <strong>${escape(view.redirectHost)}</strong>.</p>
 ${view.error ? `<p class="error" role="alert">${escape(view.error)}</p>` : ''}
@@ -68,11 +70,15 @@ ${view.error ? `<p class="error" role="alert">${escape(view.error)}</p>` : ''}
 <p class="hint">The key or token is checked now and never given to ${escape(view.clientName)}.</p>
 <div class="actions"><button class="approve" type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="deny" formnovalidate>Deny</button></div>
-</form></div>`);
+</form></div>`,
+  );
 }
 
 /** An error page that redirects nowhere (unknown client, unregistered redirect URI). */
 export function errorPage(message: string): string {
-  return page('Cannot connect to Merx', `<div class="panel"><h1>This app cannot connect</h1><p class="error" role="alert">${escape(message)}</p>
-<p class="sub">Nothing was shared. Ask the app's maker to register its redirect address, or go back and try again.</p></div>`);
+  return page(
+    'Cannot connect to Merx',
+    `<div class="panel"><h1>This app cannot connect</h1><p class="error" role="alert">${escape(message)}</p>
+<p class="sub">Nothing was shared. Ask the app's maker to register its redirect address, or go back and try again.</p></div>`,
+  );
 }

@@ -39,7 +39,14 @@ const OperationSummary = Closed({
 });
 
 /** The operator acts as the merchant's admin: every scope, no key, no plan gate. */
-const operatorCaller = (accountId: string) => ({ accountId, keyId: 'operator', keyPrefix: 'operator', scopes: [...SCOPES], writes: 'direct' as const, source: 'merchant' as const });
+const operatorCaller = (accountId: string) => ({
+  accountId,
+  keyId: 'operator',
+  keyPrefix: 'operator',
+  scopes: [...SCOPES],
+  writes: 'direct' as const,
+  source: 'merchant' as const,
+});
 
 async function listAccounts(s: OperatorServices, input: { q?: string; limit: number; cursor?: string }) {
   const { values, bind } = sqlParameters();
@@ -77,7 +84,9 @@ export function consoleRoutes(operations: Operation[]) {
       output: Closed({
         data: Closed({
           public_base_url: Type.String(),
-          sink_url: Type.String({ description: 'The debug sink: give it without ?id= as a webhook url, and the service adds the new subscription\'s id.' }),
+          sink_url: Type.String({
+            description: "The debug sink: give it without ?id= as a webhook url, and the service adds the new subscription's id.",
+          }),
           database: Type.Unsafe<'postgres' | 'pglite'>({ type: 'string', enum: ['postgres', 'pglite'] }),
           deploy_sha: Type.String(),
           courier_mode: Type.String(),
@@ -85,7 +94,11 @@ export function consoleRoutes(operations: Operation[]) {
             Closed({
               slug: Type.String(),
               mode: Nullable('string', { description: 'Simulator mode; null in live mode.' }),
-              status_updates: Type.Unsafe<'poll' | 'push'>({ type: 'string', enum: ['poll', 'push'], description: 'How the courier reports statuses.' }),
+              status_updates: Type.Unsafe<'poll' | 'push'>({
+                type: 'string',
+                enum: ['poll', 'push'],
+                description: 'How the courier reports statuses.',
+              }),
               cancel: Type.Boolean({ description: 'Whether the courier has a cancel API.' }),
             }),
           ),
@@ -103,11 +116,13 @@ export function consoleRoutes(operations: Operation[]) {
           database: s.db.kind,
           deploy_sha: s.deploySha,
           courier_mode: s.config.courierMode,
-          couriers: await Promise.all(COURIER_SLUGS.map(async (slug) => {
-            const { statusUpdates, cancel } = s.couriers.adapter(slug).capabilities;
-            const mode = s.courierSimulator?.plays(slug) ? await s.courierSimulator.modeOf(slug) : null;
-            return { slug, mode, status_updates: statusUpdates, cancel };
-          })),
+          couriers: await Promise.all(
+            COURIER_SLUGS.map(async (slug) => {
+              const { statusUpdates, cancel } = s.couriers.adapter(slug).capabilities;
+              const mode = s.courierSimulator?.plays(slug) ? await s.courierSimulator.modeOf(slug) : null;
+              return { slug, mode, status_updates: statusUpdates, cancel };
+            }),
+          ),
           jobs: Object.keys(JOBS),
           webhook_attempts: MAX_ATTEMPTS,
           scopes: [...SCOPES],
@@ -165,7 +180,9 @@ export function consoleRoutes(operations: Operation[]) {
       description: 'Credentials are write-only: credentials_set names the keys that are set.',
       params: Closed({ id: Uuid() }),
       output: Closed({
-        data: Type.Array(Type.Object({ slug: Type.String(), enabled: Type.Boolean(), credentials_set: Type.Array(Type.String()) }, { additionalProperties: true })),
+        data: Type.Array(
+          Type.Object({ slug: Type.String(), enabled: Type.Boolean(), credentials_set: Type.Array(Type.String()) }, { additionalProperties: true }),
+        ),
       }),
       handler: async (s, { id }) => {
         await requireAccount(s.db, id);
@@ -177,12 +194,12 @@ export function consoleRoutes(operations: Operation[]) {
       method: 'POST',
       path: '/accounts/:id/operations/:name',
       tags: ['Console'],
-      summary: 'Run a public operation as the merchant\'s admin',
+      summary: "Run a public operation as the merchant's admin",
       description:
-        'The body is {arguments}: the operation\'s arguments as its MCP tool takes them (path, query and body fields in one object, dry_run: ' +
-        'true for a preview), validated the same way. Runs with every scope and no plan check, as the merchant\'s own admin would; per-account limits ' +
-        '(webhook test and retry) still apply. The answer is the operation\'s REST body with status 200, plus `_meta` when the operation answers ' +
-        'something beside its body (MCP\'s `_meta`, e.g. next_cursor); a file (the PDF label) comes as the file.',
+        "The body is {arguments}: the operation's arguments as its MCP tool takes them (path, query and body fields in one object, dry_run: " +
+        "true for a preview), validated the same way. Runs with every scope and no plan check, as the merchant's own admin would; per-account limits " +
+        "(webhook test and retry) still apply. The answer is the operation's REST body with status 200, plus `_meta` when the operation answers " +
+        "something beside its body (MCP's `_meta`, e.g. next_cursor); a file (the PDF label) comes as the file.",
       params: Closed({ id: Uuid(), name: Type.String({ maxLength: 100 }) }),
       body: Closed({ arguments: Type.Optional(Type.Object({}, { additionalProperties: true })) }),
       output: Type.Object({}, { additionalProperties: true }),

@@ -22,8 +22,14 @@ operator API directly: <a href="${OPERATOR_BASE}/openapi.json">${OPERATOR_BASE}<
 
 /** The app loads nothing but its own files and talks only to this origin. */
 const POLICY = [
-  "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: blob:", "connect-src 'self'",
-  "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'",
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
 ].join('; ');
 
 export function registerConsole(app: FastifyInstance, dist = CONSOLE_DIST): void {

@@ -23,9 +23,19 @@ const SHIPMENTS = 12;
 const IN_TRANSIT = 8;
 const DELIVERED = 4;
 /** Stock after the delivery and the correction; the last is below the default threshold of 5. */
-const STOCK: Array<[delivered: number, corrected: number]> = [[60, -4], [40, -2], [25, 0], [30, -6], [12, -1], [6, -3]];
+const STOCK: Array<[delivered: number, corrected: number]> = [
+  [60, -4],
+  [40, -2],
+  [25, 0],
+  [30, -6],
+  [12, -1],
+  [6, -3],
+];
 
-export async function tellTheTruth(services: OperatorServices, accountId: string): Promise<{ shipments: number; delivered: number; tracked: number }> {
+export async function tellTheTruth(
+  services: OperatorServices,
+  accountId: string,
+): Promise<{ shipments: number; delivered: number; tracked: number }> {
   await unshipSeededOrders(services.db, accountId);
   const tracked = await stockUp(services, accountId);
   if (!services.courierSimulator) return { shipments: 0, delivered: 0, tracked };
@@ -64,7 +74,8 @@ async function stockUp(services: OperatorServices, accountId: string): Promise<n
     for (const [i, product] of rows.entries()) {
       const [delivered, corrected] = STOCK[i];
       await applyMovement(tx, accountId, { productId: product.id, type: 'delivery', qty: delivered, unitCost: 4 + i, note: 'demo: first delivery' });
-      if (corrected) await applyMovement(tx, accountId, { productId: product.id, type: 'correction', qty: corrected, note: 'demo: counted on the shelf' });
+      if (corrected)
+        await applyMovement(tx, accountId, { productId: product.id, type: 'correction', qty: corrected, note: 'demo: counted on the shelf' });
     }
   });
   return rows.length;

@@ -21,9 +21,17 @@ import { createCode, exchangeCode, refreshTokens, revokeToken } from '../modules
 import { consentPage, errorPage } from './consent-page.ts';
 import type { OperatorServices } from './route.ts';
 
-
 /** The parameters of an authorization request (RFC 6749 4.1.1, RFC 7636, RFC 8707) the form carries back. */
-const REQUEST_PARAMETERS = ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method', 'resource', 'scope'] as const;
+const REQUEST_PARAMETERS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'resource',
+  'scope',
+] as const;
 
 type Params = Map<string, string[]>;
 const one = (params: Params, name: string): string | undefined => params.get(name)?.[0];
@@ -35,7 +43,10 @@ function paramsOf(source: unknown): Params {
   } else if (source && typeof source === 'object') {
     for (const [name, value] of Object.entries(source)) {
       const values = Array.isArray(value) ? value : [value];
-      params.set(name, values.filter((v) => typeof v === 'string'));
+      params.set(
+        name,
+        values.filter((v) => typeof v === 'string'),
+      );
     }
   }
   return params;
@@ -111,7 +122,10 @@ export function registerOAuthServer(app: FastifyInstance, services: OperatorServ
   function requestProblem(params: Params): Record<string, string> | null {
     const challenge = one(params, 'code_challenge');
     if (one(params, 'code_challenge_method') !== 'S256' || !challenge || !/^[A-Za-z0-9\-_]{43}$/.test(challenge)) {
-      return { error: 'invalid_request', error_description: 'a code_challenge with code_challenge_method S256 is required (PKCE; plain is not accepted)' };
+      return {
+        error: 'invalid_request',
+        error_description: 'a code_challenge with code_challenge_method S256 is required (PKCE; plain is not accepted)',
+      };
     }
     if (one(params, 'response_type') !== 'code') return { error: 'unsupported_response_type', error_description: 'response_type must be code' };
     const target = one(params, 'resource');
@@ -135,8 +149,12 @@ export function registerOAuthServer(app: FastifyInstance, services: OperatorServ
     }
     if (!request.redirect_uri) request.redirect_uri = checked.redirectUri;
     const html = consentPage({
-      request, error, asked: askedScopes(params), accountId: one(params, 'account_id'),
-      clientName: clientLabel(checked.client, checked.redirectUri), redirectHost: new URL(checked.redirectUri).host,
+      request,
+      error,
+      asked: askedScopes(params),
+      accountId: one(params, 'account_id'),
+      clientName: clientLabel(checked.client, checked.redirectUri),
+      redirectHost: new URL(checked.redirectUri).host,
     });
     return sendPage(reply, status, html);
   }
@@ -147,7 +165,8 @@ export function registerOAuthServer(app: FastifyInstance, services: OperatorServ
     const operatorToken = crypto.timingSafeEqual(crypto.createHash('sha256').update(credential, 'utf8').digest(), services.adminTokenSha256);
     if (credential && operatorToken) {
       const accountId = one(params, 'account_id')?.trim();
-      if (!accountId || !/^[0-9a-f-]{36}$/i.test(accountId)) throw new PageRefusal(400, 'With the operator token, enter the id of the account to connect.');
+      if (!accountId || !/^[0-9a-f-]{36}$/i.test(accountId))
+        throw new PageRefusal(400, 'With the operator token, enter the id of the account to connect.');
       const account = await getAccount(services.db, accountId).catch(() => null);
       if (!account || !account.active) throw new PageRefusal(400, 'No active account has this id.');
       return { accountId, held: SCOPES };
@@ -171,7 +190,9 @@ export function registerOAuthServer(app: FastifyInstance, services: OperatorServ
     scope.addHook('onSend', async (request, reply) => {
       if (!request.url.startsWith('/oauth/authorize')) reply.header('Access-Control-Allow-Origin', '*');
       if (request.method === 'OPTIONS') {
-        reply.header('Access-Control-Allow-Methods', 'GET, POST, OPTIONS').header('Access-Control-Allow-Headers', 'Content-Type, Authorization, MCP-Protocol-Version');
+        reply
+          .header('Access-Control-Allow-Methods', 'GET, POST, OPTIONS')
+          .header('Access-Control-Allow-Headers', 'Content-Type, Authorization, MCP-Protocol-Version');
       }
     });
     scope.setErrorHandler(async (error: Error, request, reply) => {
@@ -185,9 +206,13 @@ export function registerOAuthServer(app: FastifyInstance, services: OperatorServ
       const refusal = toAppError(error);
       if (refusal.status >= 500 && refusal.code === 'internal_error') request.log.error({ err: error }, 'oauth request failed');
       reply.headers(refusal.headers);
-      if (request.url.startsWith('/oauth/authorize')) return sendPage(reply, refusal.status, errorPage(refusal.status === 500 ? 'Merx could not answer; try again.' : refusal.message));
-      const code = refusal.status === 429 || refusal.status === 503 ? 'temporarily_unavailable' : refusal.status < 500 ? 'invalid_request' : 'server_error';
-      return reply.code(refusal.status).send({ error: code, error_description: refusal.status === 500 ? 'the server could not answer; try again' : refusal.message });
+      if (request.url.startsWith('/oauth/authorize'))
+        return sendPage(reply, refusal.status, errorPage(refusal.status === 500 ? 'Merx could not answer; try again.' : refusal.message));
+      const code =
+        refusal.status === 429 || refusal.status === 503 ? 'temporarily_unavailable' : refusal.status < 500 ? 'invalid_request' : 'server_error';
+      return reply
+        .code(refusal.status)
+        .send({ error: code, error_description: refusal.status === 500 ? 'the server could not answer; try again' : refusal.message });
     });
 
     scope.get(RESOURCE_METADATA_PATH, async () => resourceMetadata);
@@ -195,7 +220,10 @@ export function registerOAuthServer(app: FastifyInstance, services: OperatorServ
     scope.get('/.well-known/oauth-authorization-server', async () => serverMetadata);
 
     scope.post('/oauth/register', async (request, reply) => {
-      return reply.code(201).header('Cache-Control', 'no-store').send(await registerClient(services.db, request.body));
+      return reply
+        .code(201)
+        .header('Cache-Control', 'no-store')
+        .send(await registerClient(services.db, request.body));
     });
 
     /** The client and redirect checked (an error page otherwise), then the request's own parameters (a redirect otherwise); null once answered. */
@@ -238,8 +266,13 @@ export function registerOAuthServer(app: FastifyInstance, services: OperatorServ
         const approval = one(params, 'approval') ?? 'on';
         if (approval !== 'on' && approval !== 'off') throw new PageRefusal(400, 'approval must be on or off.');
         const code = await createCode(services.db, {
-          clientId: checked.client.id, accountId: who.accountId, redirectUri: checked.redirectUri, resource,
-          scopes: granted, writes: approval === 'on' ? 'approval' : 'direct', codeChallenge: one(params, 'code_challenge')!,
+          clientId: checked.client.id,
+          accountId: who.accountId,
+          redirectUri: checked.redirectUri,
+          resource,
+          scopes: granted,
+          writes: approval === 'on' ? 'approval' : 'direct',
+          codeChallenge: one(params, 'code_challenge')!,
         });
         return redirect(reply, checked, { code });
       } catch (err) {
@@ -258,11 +291,22 @@ export function registerOAuthServer(app: FastifyInstance, services: OperatorServ
         const code = one(params, 'code');
         const verifier = one(params, 'code_verifier');
         if (!code || !verifier) throw new OAuthError('invalid_request', 'code and code_verifier are required');
-        answer = await exchangeCode(services.db, services.keys, { code, clientId, verifier, redirectUri: one(params, 'redirect_uri'), resource: one(params, 'resource') });
+        answer = await exchangeCode(services.db, services.keys, {
+          code,
+          clientId,
+          verifier,
+          redirectUri: one(params, 'redirect_uri'),
+          resource: one(params, 'resource'),
+        });
       } else if (grantType === 'refresh_token') {
         const refreshToken = one(params, 'refresh_token');
         if (!refreshToken) throw new OAuthError('invalid_request', 'refresh_token is required');
-        answer = await refreshTokens(services.db, services.keys, { refreshToken, clientId, resource: one(params, 'resource'), scope: one(params, 'scope') });
+        answer = await refreshTokens(services.db, services.keys, {
+          refreshToken,
+          clientId,
+          resource: one(params, 'resource'),
+          scope: one(params, 'scope'),
+        });
       } else {
         throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
       }
@@ -278,22 +322,28 @@ export function registerOAuthServer(app: FastifyInstance, services: OperatorServ
     });
 
     registerPaths(scope, [
-      { path: RESOURCE_METADATA_PATH, method: 'GET' }, { path: '/.well-known/oauth-protected-resource', method: 'GET' },
-      { path: '/.well-known/oauth-authorization-server', method: 'GET' }, { path: '/oauth/register', method: 'POST' },
-      { path: '/oauth/authorize', method: 'GET' }, { path: '/oauth/authorize', method: 'POST' },
-      { path: '/oauth/token', method: 'POST' }, { path: '/oauth/revoke', method: 'POST' },
+      { path: RESOURCE_METADATA_PATH, method: 'GET' },
+      { path: '/.well-known/oauth-protected-resource', method: 'GET' },
+      { path: '/.well-known/oauth-authorization-server', method: 'GET' },
+      { path: '/oauth/register', method: 'POST' },
+      { path: '/oauth/authorize', method: 'GET' },
+      { path: '/oauth/authorize', method: 'POST' },
+      { path: '/oauth/token', method: 'POST' },
+      { path: '/oauth/revoke', method: 'POST' },
     ]);
   });
 }
 
 function sendPage(reply: FastifyReply, status: number, html: string) {
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .header('Cache-Control', 'no-store')
-    // The page loads nothing and may not be framed (clickjacking a consent).
-    // No form-action: browsers apply it to the redirect that follows the post, which goes to the client.
-    .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
-    .header('X-Frame-Options', 'DENY')
-    .send(html);
+  return (
+    reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      .header('Cache-Control', 'no-store')
+      // The page loads nothing and may not be framed (clickjacking a consent).
+      // No form-action: browsers apply it to the redirect that follows the post, which goes to the client.
+      .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
+      .header('X-Frame-Options', 'DENY')
+      .send(html)
+  );
 }

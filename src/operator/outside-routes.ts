@@ -15,7 +15,8 @@ import { BRIEF_STATUSES, setBriefStatus } from '../modules/bridge/briefs.ts';
 import { recordActivity } from '../modules/bridge/facts.ts';
 import { adminRoute } from './route.ts';
 
-const JsonObject = (description: string) => Type.Unsafe<Record<string, unknown> | null>({ type: ['object', 'null'], additionalProperties: true, description });
+const JsonObject = (description: string) =>
+  Type.Unsafe<Record<string, unknown> | null>({ type: ['object', 'null'], additionalProperties: true, description });
 
 function simulatorOf(s: OperatorServices) {
   if (!s.courierSimulator) throw new AppError('not_found', 'the courier simulator is not running (COURIER_MODE=live)');
@@ -65,8 +66,8 @@ export const outsideRoutes = [
     tags: ['Accounts'],
     summary: "Set up one of the account's courier integrations",
     description:
-      'enabled, and the merchant\'s own credentials for that courier (write-only; the answer lists which keys are set). In simulator mode an ' +
-      'integration enabled without credentials uses the simulator\'s demo credentials.',
+      "enabled, and the merchant's own credentials for that courier (write-only; the answer lists which keys are set). In simulator mode an " +
+      "integration enabled without credentials uses the simulator's demo credentials.",
     params: Closed({ id: Uuid(), slug: Slug }),
     body: Closed({
       enabled: Type.Boolean(),
@@ -112,12 +113,14 @@ export const outsideRoutes = [
       'answer took (both null while the call is open, and status null when the caller gave up first). Shows order and concurrency from outside.',
     params: Closed({ slug: Slug }),
     output: Closed({
-      data: Type.Array(Closed({
-        at: Type.String({ format: 'date-time' }),
-        operation: Type.String(),
-        status: Type.Union([Type.Integer(), Type.Null()]),
-        duration_ms: Type.Union([Type.Number(), Type.Null()]),
-      })),
+      data: Type.Array(
+        Closed({
+          at: Type.String({ format: 'date-time' }),
+          operation: Type.String(),
+          status: Type.Union([Type.Integer(), Type.Null()]),
+          duration_ms: Type.Union([Type.Number(), Type.Null()]),
+        }),
+      ),
     }),
     handler: async (s, { slug }) => {
       const simulator = simulatorOf(s);
@@ -133,9 +136,9 @@ export const outsideRoutes = [
     summary: 'The courier records a status event for a waybill',
     description:
       'courier_c pushes it to the service at once; courier_a and courier_b report it at their next poll. The courier reports `status` in its own ' +
-      'vocabulary, so the service always maps it back to `status`: `code` when it is one of that courier\'s codes for `status` (courier_a ' +
+      "vocabulary, so the service always maps it back to `status`: `code` when it is one of that courier's codes for `status` (courier_a " +
       'OUT_FOR_DELIVERY for in_transit), else its usual one (courier_a IN_TRANSIT, courier_b 30, courier_c on_the_way, ...). `label` becomes ' +
-      'the courier\'s event text.',
+      "the courier's event text.",
     params: Closed({ id: Uuid() }),
     body: Closed({
       status: Type.Unsafe<NormalizedStatus>({ type: 'string', enum: [...SHIPMENT_STATUSES] }),

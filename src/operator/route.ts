@@ -57,10 +57,7 @@ export function adminRoute<P extends TObject | undefined = undefined, B extends 
     params?: P;
     body?: B;
     output: O;
-    handler: (
-      services: OperatorServices,
-      input: (P extends TObject ? Static<P> : {}) & (B extends TObject ? Static<B> : {}),
-    ) => Promise<Static<O>>;
+    handler: (services: OperatorServices, input: (P extends TObject ? Static<P> : {}) & (B extends TObject ? Static<B> : {})) => Promise<Static<O>>;
   },
 ): AdminRoute {
   return spec;
@@ -69,7 +66,10 @@ export function adminRoute<P extends TObject | undefined = undefined, B extends 
 /** The presented token's SHA-256 against the one kept (issue 27: the token itself is stored nowhere), in constant time. */
 export function checkAdminToken(request: FastifyRequest, expectedSha256: Buffer): void {
   const token = bearerToken(request.headers.authorization);
-  const given = crypto.createHash('sha256').update(token ?? '', 'utf8').digest();
+  const given = crypto
+    .createHash('sha256')
+    .update(token ?? '', 'utf8')
+    .digest();
   if (!token || !crypto.timingSafeEqual(given, expectedSha256)) {
     throw new AppError('unauthorized', 'missing or wrong operator token', undefined, { headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } });
   }
@@ -96,7 +96,12 @@ export async function checkOperatorToken(request: FastifyRequest, services: Oper
  * serve them, as a write operation's is (platform/db/read-routing.ts): marked for
  * the account its path names, else for every account (operator changes are few).
  */
-async function noteAccountWrite<T>(services: OperatorServices, route: AdminRoute, params: Record<string, unknown>, run: () => Promise<T>): Promise<T> {
+async function noteAccountWrite<T>(
+  services: OperatorServices,
+  route: AdminRoute,
+  params: Record<string, unknown>,
+  run: () => Promise<T>,
+): Promise<T> {
   try {
     return await run();
   } finally {
@@ -138,5 +143,8 @@ export function registerAdminRoutes(app: FastifyInstance, services: OperatorServ
       },
     });
   }
-  registerPaths(app, routes.map((r) => ({ path: OPERATOR_BASE + r.path, method: r.method })));
+  registerPaths(
+    app,
+    routes.map((r) => ({ path: OPERATOR_BASE + r.path, method: r.method })),
+  );
 }

@@ -27,7 +27,6 @@ const ShippingInput = Closed({
   courier_office_id: OfficeId,
 });
 
-
 export const storefrontRoutes = [
   adminRoute({
     name: 'create_page',
@@ -124,8 +123,7 @@ export const storefrontRoutes = [
     }),
     output: Closed({ data: Order }),
     successStatus: 201,
-    handler: async (s, { id, ...input }) =>
-      ({ data: await s.db.tx(async (tx) => (await requireAccount(tx, id), checkout(tx, id, input as never))) }),
+    handler: async (s, { id, ...input }) => ({ data: await s.db.tx(async (tx) => (await requireAccount(tx, id), checkout(tx, id, input as never))) }),
   }),
   adminRoute({
     name: 'record_payment',

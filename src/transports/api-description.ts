@@ -88,7 +88,11 @@ export const IDEMPOTENCY_HEADERS = {
       '401, 403, 429 and 5xx answers are not stored; dry runs neither store nor use a key.',
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' },
   },
-  replayed: { name: REPLAYED_HEADER, description: 'true when this answer is the stored answer of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+  replayed: {
+    name: REPLAYED_HEADER,
+    description: 'true when this answer is the stored answer of an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
 };
 
 /** EXTENSIONS 7 in the document: the approval header and the 202 answer of a write by a key whose writes wait for a person. */

@@ -14,11 +14,11 @@ export const apiIndexRoute: DescribedRoute = {
   method: 'GET',
   path: '/api/v1',
   summary: 'Index: where the docs, the OpenAPI document, the MCP endpoint and the health check are',
-  description: 'Needs no API key. The addresses are absolute, built from the service\'s public base URL.',
+  description: "Needs no API key. The addresses are absolute, built from the service's public base URL.",
   tags: ['Service'],
   output: Closed({
     name: Type.String(),
-    version: Type.String({ description: 'Version of this API (the OpenAPI document\'s info.version).' }),
+    version: Type.String({ description: "Version of this API (the OpenAPI document's info.version)." }),
     webhook_api_version: Type.String({ description: 'The api_version webhook envelopes carry.' }),
     links: Closed({
       docs: Link('The API reference and guides (HTML).'),

@@ -36,7 +36,11 @@ export function frameworkErrorHandler(deploySha: string) {
     if (error.code === 'FST_ERR_BAD_URL') appError = new AppError('validation_failed', 'the URL is malformed (invalid percent-encoding or UTF-8)');
     else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') appError = new AppError('validation_failed', 'a path parameter is too long');
     else appError = toAppError(error);
-    void reply.code(appError.status).header('X-Deploy-SHA', deploySha).type('application/json; charset=utf-8').send(JSON.stringify(appError.toBody()));
+    void reply
+      .code(appError.status)
+      .header('X-Deploy-SHA', deploySha)
+      .type('application/json; charset=utf-8')
+      .send(JSON.stringify(appError.toBody()));
   };
 }
 

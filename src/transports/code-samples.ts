@@ -117,7 +117,9 @@ const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 function curlSample(route: DescribedRoute, serverUrl: string): string {
   const path = openApiPath(route.path).replace(/\{([A-Za-z_]+)\}/g, '<$1>');
   // A placeholder stays readable (<id>), a value is encoded.
-  const query = Object.entries(requiredQuery(route)).map(([k, v]) => `${k}=${/^<\w+>$/.test(String(v)) ? v : encodeURIComponent(String(v))}`).join('&');
+  const query = Object.entries(requiredQuery(route))
+    .map(([k, v]) => `${k}=${/^<\w+>$/.test(String(v)) ? v : encodeURIComponent(String(v))}`)
+    .join('&');
   const lines = [`curl -X ${route.method} "${serverUrl}${path}${query ? `?${query}` : ''}"`];
   if (!route.public) lines.push('-H "Authorization: Bearer $MERX_KEY"');
   if (route.body) {

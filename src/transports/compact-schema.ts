@@ -36,7 +36,13 @@ export function compactSchema(schema: unknown, options: CompactOptions = {}): un
   }
   const out: Json = {};
   for (const [key, value] of Object.entries(schema)) {
-    if (key === 'maxLength' || key === 'minLength' || (key === 'additionalProperties' && value === false) || (key === 'minimum' && (value === 0 || value === 1))) continue;
+    if (
+      key === 'maxLength' ||
+      key === 'minLength' ||
+      (key === 'additionalProperties' && value === false) ||
+      (key === 'minimum' && (value === 0 || value === 1))
+    )
+      continue;
     if (key === 'pattern' && schema.format === 'strict-date') continue;
     if (key === 'properties' && isRecord(value)) {
       out.properties = Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, compactSchema(inner, options)]));

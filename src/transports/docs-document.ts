@@ -79,7 +79,9 @@ export function mcpDocument(publicDoc: OpenApiDocument, operations: Operation[],
   const server = `${publicDoc.servers[0].url}/api/mcp`;
   const description = [
     `The MCP server is \`POST ${server}\`: JSON-RPC 2.0 over Streamable HTTP, with the same API key as the REST API (\`Authorization: Bearer\`).`,
-    guide ? `Connecting Claude Desktop, Claude Code, Cursor, the MCP Inspector or the SDK is in the [MCP clients guide](${guideUrl(guide.slug)}).` : '',
+    guide
+      ? `Connecting Claude Desktop, Claude Code, Cursor, the MCP Inspector or the SDK is in the [MCP clients guide](${guideUrl(guide.slug)}).`
+      : '',
   ].join(' ');
   return {
     openapi: publicDoc.openapi,

@@ -6,7 +6,17 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
-import { escapeHtml as escape, FONT, MONO, SEARCH_INDEX_URL, SITE_CSS, SITE_SCRIPT, SITE_SCRIPT_URL, siteBar, type SearchEntry } from './docs-site.ts';
+import {
+  escapeHtml as escape,
+  FONT,
+  MONO,
+  SEARCH_INDEX_URL,
+  SITE_CSS,
+  SITE_SCRIPT,
+  SITE_SCRIPT_URL,
+  siteBar,
+  type SearchEntry,
+} from './docs-site.ts';
 import { renderGuidePage, type GuideText } from './guide-page.ts';
 import { guideUrl } from './guides.ts';
 
@@ -21,8 +31,16 @@ const INIT_URL = '/docs/reference.js';
  * search index in a worker from a blob.
  */
 const POLICY = [
-  "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:", "font-src 'self' data:",
-  "worker-src 'self' blob:", "connect-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'",
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "worker-src 'self' blob:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
 ].join('; ');
 
 /**

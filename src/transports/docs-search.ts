@@ -9,7 +9,13 @@ import { guideEntries, type GuideText } from './guide-page.ts';
 export function docsSearch(parts: { guides: GuideText[]; publicDoc: object; operations: Operation[]; operatorDoc: object }): SearchEntry[] {
   const tools = parts.operations
     .filter((op) => op.mcp !== false)
-    .map((op) => ({ title: op.name, where: 'MCP tool', url: `${DOCS_PAGES.mcp}#tool-${op.name}`, text: `${op.summary} ${fullDescription(op).replace(/\s+/g, ' ').slice(0, 300)}`, rank: 3 }));
+    .map((op) => ({
+      title: op.name,
+      where: 'MCP tool',
+      url: `${DOCS_PAGES.mcp}#tool-${op.name}`,
+      text: `${op.summary} ${fullDescription(op).replace(/\s+/g, ' ').slice(0, 300)}`,
+      rank: 3,
+    }));
   return [
     ...parts.guides.flatMap(guideEntries),
     ...referenceEntries(parts.publicDoc, DOCS_PAGES.reference, 'REST API'),

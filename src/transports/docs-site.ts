@@ -55,8 +55,10 @@ export function siteBar(path: string): string {
     ([label, short, href]) =>
       `<a href="${href}"${href === current ? ' aria-current="page"' : ''}><span class="long">${escapeHtml(label)}</span><span class="short">${escapeHtml(short)}</span></a>`,
   ).join('');
-  return `<header class="bar"><a class="brand" href="/docs/guides/getting-started">Merx docs</a><nav aria-label="Docs">${links}</nav>` +
-    `<form class="search" role="search" action="javascript:void 0"><input id="docs-search" type="search" autocomplete="off" placeholder="Search guides and reference" aria-label="Search guides and reference" aria-controls="docs-results"><ol id="docs-results" hidden></ol></form></header>`;
+  return (
+    `<header class="bar"><a class="brand" href="/docs/guides/getting-started">Merx docs</a><nav aria-label="Docs">${links}</nav>` +
+    `<form class="search" role="search" action="javascript:void 0"><input id="docs-search" type="search" autocomplete="off" placeholder="Search guides and reference" aria-label="Search guides and reference" aria-controls="docs-results"><ol id="docs-results" hidden></ol></form></header>`
+  );
 }
 
 /**
@@ -135,7 +137,8 @@ export interface SearchEntry {
 type Operations = Record<string, Record<string, { operationId?: string; summary?: string; description?: string; tags?: string[] }>>;
 
 /** Redoc's anchor of an operation: #tag/<first tag>/operation/<operationId>. */
-const redocAnchor = (tag: string | undefined, id: string) => `#tag/${encodeURIComponent((tag ?? '').replace(/ /g, '-'))}/operation/${encodeURIComponent(id)}`;
+const redocAnchor = (tag: string | undefined, id: string) =>
+  `#tag/${encodeURIComponent((tag ?? '').replace(/ /g, '-'))}/operation/${encodeURIComponent(id)}`;
 
 const firstSentences = (text = '') => text.replace(/\s+/g, ' ').slice(0, 400);
 
@@ -145,12 +148,24 @@ export function referenceEntries(doc: { paths?: unknown; webhooks?: unknown }, p
   for (const [path, item] of Object.entries((doc.paths ?? {}) as Operations)) {
     for (const [method, op] of Object.entries(item)) {
       const id = op.operationId ?? `${method}-${path}`;
-      entries.push({ title: op.summary ?? id, where: `${where} · ${method.toUpperCase()} ${path}`, url: page + redocAnchor(op.tags?.[0], id), text: `${id} ${firstSentences(op.description)}`, rank: 2 });
+      entries.push({
+        title: op.summary ?? id,
+        where: `${where} · ${method.toUpperCase()} ${path}`,
+        url: page + redocAnchor(op.tags?.[0], id),
+        text: `${id} ${firstSentences(op.description)}`,
+        rank: 2,
+      });
     }
   }
   for (const [name, item] of Object.entries((doc.webhooks ?? {}) as Operations)) {
     const op = item.post;
-    entries.push({ title: `${name}: ${op.summary ?? ''}`, where: `${where} · webhook`, url: `${page}#/paths/${encodeURIComponent(name)}/post`, text: `${name} webhook event ${firstSentences(op.description)}`, rank: 2 });
+    entries.push({
+      title: `${name}: ${op.summary ?? ''}`,
+      where: `${where} · webhook`,
+      url: `${page}#/paths/${encodeURIComponent(name)}/post`,
+      text: `${name} webhook event ${firstSentences(op.description)}`,
+      rank: 2,
+    });
   }
   return entries;
 }

@@ -29,9 +29,15 @@ export const ERROR_MEANINGS: Record<ErrorCode, ErrorMeaning> = {
     when: 'the approval named in `Merx-Approval` (MCP `_meta.approval_id`) was rejected; nothing ran',
     briefly: 'the approval named in Merx-Approval was rejected',
   },
-  not_found: { when: 'no such route, or no such row in this account (rows of other accounts too, never 403)', briefly: 'no such row in this account' },
+  not_found: {
+    when: 'no such route, or no such row in this account (rows of other accounts too, never 403)',
+    briefly: 'no such row in this account',
+  },
   method_not_allowed: { when: 'wrong method; `Allow` lists the right ones', briefly: 'Allow lists the methods' },
-  request_timeout: { when: 'the request (headers and body) was not received within 30 seconds; the connection is closed', briefly: 'the request was not received in time' },
+  request_timeout: {
+    when: 'the request (headers and body) was not received within 30 seconds; the connection is closed',
+    briefly: 'the request was not received in time',
+  },
   conflict: {
     when: 'live shipment (`details.shipment`), terminal shipment, 20-subscription limit, delivery already delivered, inactive webhook on test, members on a computed segment',
   },
@@ -47,7 +53,10 @@ export const ERROR_MEANINGS: Record<ErrorCode, ErrorMeaning> = {
     retryAfter: true,
   },
   internal_error: { when: 'a defect on our side; the message never shows its cause' },
-  courier_error: { when: 'the courier refused or did not answer (`details.reason`, `details.detail`)', briefly: 'the courier refused or did not answer' },
+  courier_error: {
+    when: 'the courier refused or did not answer (`details.reason`, `details.detail`)',
+    briefly: 'the courier refused or did not answer',
+  },
   migration_pending: { when: 'the feature is not yet enabled on this deployment', briefly: 'feature not yet enabled on this deployment' },
   unavailable: {
     when:

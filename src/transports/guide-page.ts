@@ -12,10 +12,19 @@ export type GuideText = Guide & { markdown: string };
 
 /** A heading's anchor, as GitHub makes it (so links written for the repository keep working). */
 export function headingId(text: string): string {
-  return text.toLowerCase().replace(/<[^>]+>/g, '').replace(/[^\p{L}\p{N}\s_-]/gu, '').trim().replace(/\s/g, '-');
+  return text
+    .toLowerCase()
+    .replace(/<[^>]+>/g, '')
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .trim()
+    .replace(/\s/g, '-');
 }
 
-const plain = (markdown: string) => markdown.replace(/`([^`]*)`/g, '$1').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/\*/g, '');
+const plain = (markdown: string) =>
+  markdown
+    .replace(/`([^`]*)`/g, '$1')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\*/g, '');
 
 interface Section {
   depth: number;
@@ -49,7 +58,10 @@ function render(markdown: string): string {
     },
   });
   // A wide table scrolls inside a box of its own, never the page.
-  return (marked.parse(markdown, { async: false })).replace(/<table>/g, '<div class="table"><table>').replace(/<\/table>/g, '</table></div>');
+  return marked
+    .parse(markdown, { async: false })
+    .replace(/<table>/g, '<div class="table"><table>')
+    .replace(/<\/table>/g, '</table></div>');
 }
 
 const PAGE_CSS = `
@@ -87,7 +99,10 @@ export function renderGuidePage(guide: GuideText, guides: GuideText[]): string {
   const guideLinks = guides
     .map((g) => {
       const url = guideUrl(g.slug);
-      const inner = g === guide && sections.length ? `<ul>${sections.map((s) => `<li><a href="#${escapeHtml(s.id)}">${escapeHtml(s.title)}</a></li>`).join('')}</ul>` : '';
+      const inner =
+        g === guide && sections.length
+          ? `<ul>${sections.map((s) => `<li><a href="#${escapeHtml(s.id)}">${escapeHtml(s.title)}</a></li>`).join('')}</ul>`
+          : '';
       return `<li><a href="${url}"${g === guide ? ' aria-current="page"' : ''}>${escapeHtml(g.title)}</a>${inner}</li>`;
     })
     .join('');

@@ -2,7 +2,7 @@
 export const MCP_INSTRUCTIONS = [
   "Merx gives you one merchant account's commerce operations: orders, shipments, inventory, products, customers, segments and webhooks.",
   'The tools you see are the ones your API key is allowed to use. Tool arguments mirror the REST API (GET /api/v1/openapi.json): path, query and body fields flattened into one object.',
-  'Lists are newest first with keyset paging: pass next_cursor back as cursor while has_more is true (list_webhook_deliveries answers it in _meta.next_cursor; list_events also takes an export\'s Merx-Events-Cursor). To watch for changes, call list_orders with since set to the time of your previous call.',
+  "Lists are newest first with keyset paging: pass next_cursor back as cursor while has_more is true (list_webhook_deliveries answers it in _meta.next_cursor; list_events also takes an export's Merx-Events-Cursor). To watch for changes, call list_orders with since set to the time of your previous call.",
   'The list and get tools take fields, a comma-separated list of the fields to return (a.b for a field of object a, e.g. id,status,customer.name), to keep answers small.',
   'Every write tool accepts dry_run: true, which validates and previews the result without writing anything or calling a courier. Prefer a dry run before a change you are unsure of.',
   'To retry a write safely, send an idempotency_key argument (or params._meta.idempotency_key; any string of 1..255 printable characters, no spaces) with tools/call: the same key and arguments answer the first result again (_meta.idempotent_replayed: true) and do nothing twice.',

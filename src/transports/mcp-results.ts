@@ -15,7 +15,8 @@ export interface ToolResult {
   _meta?: Record<string, unknown>;
 }
 
-export const lowerCased = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+export const lowerCased = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 
 /** A result with the request log entry's id in _meta.request_id. */
 export function withRequestId(result: ToolResult | JsonText, requestId: string): ToolResult | JsonText {
@@ -89,7 +90,11 @@ export function successOf(output: unknown, etag: string | undefined, requestId: 
   // Issue 12: JSON PostgreSQL wrote goes in twice as it is, as structuredContent and (escaped) as the text content.
   if (output instanceof JsonText) {
     return JsonText.concat([
-      '{"content":[{"type":"text","text":', JsonText.quoted(output), '}],"structuredContent":', output, `,"isError":false,"_meta":${JSON.stringify(meta)}}`,
+      '{"content":[{"type":"text","text":',
+      JsonText.quoted(output),
+      '}],"structuredContent":',
+      output,
+      `,"isError":false,"_meta":${JSON.stringify(meta)}}`,
     ]);
   }
   return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, isError: false, _meta: meta };

@@ -13,7 +13,16 @@ import { sendJsonText } from './json-answer.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';
 import {
-  approvalIdOf, approvalResult, idempotencyKeyOf, ifMatchOf, refusalOf, resultOf, successOf, versionHeaders, withRequestId, type ToolResult,
+  approvalIdOf,
+  approvalResult,
+  idempotencyKeyOf,
+  ifMatchOf,
+  refusalOf,
+  resultOf,
+  successOf,
+  versionHeaders,
+  withRequestId,
+  type ToolResult,
 } from './mcp-results.ts';
 import { argumentParts, toolArgumentsSchema, toolDescription, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
 import { MCP_INSTRUCTIONS } from './mcp-instructions.ts';
@@ -122,7 +131,8 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       const result = await callTool(key, tool, params, record);
       return withRequestId(result, record.trace.id);
     } catch (err) {
-      if (err instanceof RpcFailure) Object.assign(record, err.code === -32603 ? { status: 500, errorCode: 'internal_error' } : { status: 400, errorCode: 'validation_failed' });
+      if (err instanceof RpcFailure)
+        Object.assign(record, err.code === -32603 ? { status: 500, errorCode: 'internal_error' } : { status: 400, errorCode: 'validation_failed' });
       else Object.assign(record, { status: 500, errorCode: 'internal_error' });
       throw err;
     } finally {
@@ -171,15 +181,29 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
       const ifMatch = ifMatchOf(op, params, input);
       const approvalId = approvalIdOf(op, params, input);
       if (approvalId !== undefined && typeof approvalId !== 'string') {
-        throw new AppError('validation_failed', 'approval_id must be the id of the approval (structuredContent.data.id of the answer that asked for it)');
+        throw new AppError(
+          'validation_failed',
+          'approval_id must be the id of the approval (structuredContent.data.id of the answer that asked for it)',
+        );
       }
       const idempotencyKey = idempotencyKeyOf(op, params, input);
       call.idempotencyKey = idempotencyKey ?? null;
       request = {
-        transport: 'mcp', op, caller: key, checkedInput: () => rest, sent: argumentParts(op, args as Record<string, unknown>), dryRun: call.dryRun,
-        ifMatch, approvalId, idempotencyKey, trace: call.trace,
+        transport: 'mcp',
+        op,
+        caller: key,
+        checkedInput: () => rest,
+        sent: argumentParts(op, args as Record<string, unknown>),
+        dryRun: call.dryRun,
+        ifMatch,
+        approvalId,
+        idempotencyKey,
+        trace: call.trace,
         answerOf: (output, extras) => ({
-          status: op.successStatus ?? 200, headers: { ...extras.headers, ...versionHeaders(op, output) }, body: jsonOf(output), origin: 'mcp',
+          status: op.successStatus ?? 200,
+          headers: { ...extras.headers, ...versionHeaders(op, output) },
+          body: jsonOf(output),
+          origin: 'mcp',
         }),
       };
     } catch (err) {
@@ -207,7 +231,8 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
   function replayed(answer: StoredAnswer, call: LoggedCall): ToolResult {
     call.replayed = true;
     const result = resultOf(answer, call.trace.id);
-    if (result.isError) Object.assign(call, { status: answer.status, errorCode: (result.structuredContent as { error: string }).error.toLowerCase() });
+    if (result.isError)
+      Object.assign(call, { status: answer.status, errorCode: (result.structuredContent as { error: string }).error.toLowerCase() });
     return { ...result, _meta: { ...result._meta, idempotent_replayed: true } };
   }
 
@@ -311,7 +336,10 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
     void reply
       .code(429)
       .header('Retry-After', retryAfterSec)
-      .send({ ...rpcError(null, -32000, `rate limit exceeded: ${services.rateLimits.mcp.points} messages per minute`, { retry_after_sec: retryAfterSec }), retryAfterSec });
+      .send({
+        ...rpcError(null, -32000, `rate limit exceeded: ${services.rateLimits.mcp.points} messages per minute`, { retry_after_sec: retryAfterSec }),
+        retryAfterSec,
+      });
     return null;
   }
 

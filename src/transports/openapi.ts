@@ -11,7 +11,6 @@ import type { DescribedRoute } from './described-route.ts';
 export type { DescribedRoute };
 import { ApprovalAnswerBody } from '../platform/approvals/schema.ts';
 
-
 export interface HeaderDoc {
   description: string;
   schema: object;
@@ -100,7 +99,8 @@ function parameters(route: DescribedRoute, components: Record<string, unknown>, 
     list.push({ name, in: 'header', required: false, description, schema });
   }
   const conditional = conditionalHeader(route, info);
-  if (conditional) list.push({ name: conditional.name, in: 'header', required: false, description: conditional.description, schema: conditional.schema });
+  if (conditional)
+    list.push({ name: conditional.name, in: 'header', required: false, description: conditional.description, schema: conditional.schema });
   return list;
 }
 
@@ -124,15 +124,24 @@ const isWrite = (route: DescribedRoute) => (route.annotations ? route.annotation
 /** Whether a refusal is one this route gives for its own reasons (its input, its key, its rows, its courier, its feature). */
 function refusalApplies(route: DescribedRoute, code: string): boolean {
   switch (code) {
-    case '400': return !!(route.params || route.query || route.body);
-    case '401': case '403': return !route.public;
+    case '400':
+      return !!(route.params || route.query || route.body);
+    case '401':
+    case '403':
+      return !route.public;
     // Any route may be shed under load (429 or 503 with Retry-After; docs/operations.md, load shedding).
-    case '429': case '503': return true;
-    case '404': return !!route.params || (isWrite(route) && !!route.body);
-    case '409': return isWrite(route);
+    case '429':
+    case '503':
+      return true;
+    case '404':
+      return !!route.params || (isWrite(route) && !!route.body);
+    case '409':
+      return isWrite(route);
     // Waybills and labels are the courier's work.
-    case '502': return route.tags?.[0] === 'Shipments' && (isWrite(route) || (route.produces !== undefined && route.produces !== 'application/json'));
-    default: return false;
+    case '502':
+      return route.tags?.[0] === 'Shipments' && (isWrite(route) || (route.produces !== undefined && route.produces !== 'application/json'));
+    default:
+      return false;
   }
 }
 
@@ -144,14 +153,23 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     const status = String(route.successStatus ?? 200);
     const headers =
       info.idempotency && takesIdempotencyKey(route)
-        ? { ...info.commonHeaders, [info.idempotency.replayed.name]: { description: info.idempotency.replayed.description, schema: info.idempotency.replayed.schema } }
+        ? {
+            ...info.commonHeaders,
+            [info.idempotency.replayed.name]: { description: info.idempotency.replayed.description, schema: info.idempotency.replayed.schema },
+          }
         : info.commonHeaders;
     const versioning = route.etag || route.cacheable ? info.versioning : undefined;
     const etagHeader = versioning ? { [versioning.etag.name]: { description: versioning.etag.description, schema: versioning.etag.schema } } : {};
     const output = withComponentRefs(route.output, components, true);
-    const declared = Object.fromEntries(Object.entries(route.answerHeaders ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]));
+    const declared = Object.fromEntries(
+      Object.entries(route.answerHeaders ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+    );
     const successHeaders = route.location
-      ? { ...headers, ...declared, Location: { description: `Where the created resource is read: ${openApiPath(route.location)}.`, schema: { type: 'string' } } }
+      ? {
+          ...headers,
+          ...declared,
+          Location: { description: `Where the created resource is read: ${openApiPath(route.location)}.`, schema: { type: 'string' } },
+        }
       : { ...headers, ...etagHeader, ...declared };
     // A recorded answer of the running service as the sample (issue 41), where the document shows samples.
     const example = info.codeSamples ? responseSample(route.name, status, info.serverUrl) : undefined;
@@ -160,18 +178,27 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
         description: route.streams ? 'Success: a stream' : route.fields ? projectionSentence(route.fields.id) : 'Success',
         headers: successHeaders,
         content: Object.fromEntries(
-          (route.streams ?? [route.produces ?? 'application/json']).map((media) => [media.split(';')[0], { schema: output, ...(example === undefined ? {} : { example }) }]),
+          (route.streams ?? [route.produces ?? 'application/json']).map((media) => [
+            media.split(';')[0],
+            { schema: output, ...(example === undefined ? {} : { example }) },
+          ]),
         ),
       },
     };
     if (route.dryRunOutput) {
-      const preview = { description: 'Dry-run preview', content: { 'application/json': { schema: withComponentRefs(route.dryRunOutput, components, true) } } };
+      const preview = {
+        description: 'Dry-run preview',
+        content: { 'application/json': { schema: withComponentRefs(route.dryRunOutput, components, true) } },
+      };
       if (status === '200') {
         responses['200'] = {
           description: 'Success, or the dry-run preview when the dry-run header is set',
           headers: successHeaders,
           content: {
-            'application/json': { schema: { anyOf: [output, (preview.content['application/json']).schema] }, ...(example === undefined ? {} : { example }) },
+            'application/json': {
+              schema: { anyOf: [output, preview.content['application/json'].schema] },
+              ...(example === undefined ? {} : { example }),
+            },
           },
         };
       } else {
@@ -180,13 +207,16 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     }
     if (info.approvals && takesIdempotencyKey(route)) {
       const approval = withComponentRefs(ApprovalAnswerBody, components, true);
-      const own = responses['202'] as { description: string; headers: Record<string, unknown>; content: { 'application/json': { schema: unknown } } } | undefined;
+      const own = responses['202'] as
+        { description: string; headers: Record<string, unknown>; content: { 'application/json': { schema: unknown } } } | undefined;
       // An operation whose own success is 202 (a recovery started): its answer, or an approval, both with a Location.
       responses['202'] = own
         ? {
             description: `${own.description}; or, ${info.approvals.accepted}`,
             headers: own.headers,
-            content: { 'application/json': { ...own.content['application/json'], schema: { anyOf: [own.content['application/json'].schema, approval] } } },
+            content: {
+              'application/json': { ...own.content['application/json'], schema: { anyOf: [own.content['application/json'].schema, approval] } },
+            },
           }
         : {
             description: info.approvals.accepted,
@@ -206,10 +236,18 @@ export function buildOpenApiDocument(info: DocumentInfo, routes: DescribedRoute[
     // Issue 41: a simple read listed 15 statuses. The ones this route gives for its own reasons, and load shedding's
     // 429 and 503, are listed; the rest any request can meet (a wrong method, a slow or huge request) is one `default`.
     if (rare.length) {
-      responses.default = { description: `Any other refusal, in the same shape: ${rare.join('; ')}.`, headers: { ...headers, ...RETRY_AFTER }, content: { 'application/json': { schema: errorSchema } } };
+      responses.default = {
+        description: `Any other refusal, in the same shape: ${rare.join('; ')}.`,
+        headers: { ...headers, ...RETRY_AFTER },
+        content: { 'application/json': { schema: errorSchema } },
+      };
     }
     if (versioning && takesIdempotencyKey(route)) {
-      responses['412'] = { description: versioning.preconditionFailed, headers: { ...headers, ...etagHeader }, content: { 'application/json': { schema: errorSchema } } };
+      responses['412'] = {
+        description: versioning.preconditionFailed,
+        headers: { ...headers, ...etagHeader },
+        content: { 'application/json': { schema: errorSchema } },
+      };
     } else if (versioning) {
       responses['304'] = { description: versioning.notModified, headers: { ...headers, ...etagHeader } };
     }

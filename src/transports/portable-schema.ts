@@ -38,17 +38,19 @@ function splitTypes(schema: Json, types: string[]): Json {
   for (const [key, value] of Object.entries(schema)) {
     if (key !== 'type' && key !== 'enum' && !specific.has(key)) shared[key] = value;
   }
-  const branches = types.map((type) => {
-    const branch: Json = { type };
-    for (const key of KEYWORDS_OF[type] ?? []) if (key in schema) branch[key] = schema[key];
-    if (Array.isArray(schema.enum)) {
-      const values = schema.enum.filter((v) => typesOf(v).includes(type));
-      if (type === 'null') return values.length ? branch : null;
-      branch.enum = values;
-      if (!values.length) return null;
-    }
-    return branch;
-  }).filter((b): b is Json => b !== null);
+  const branches = types
+    .map((type) => {
+      const branch: Json = { type };
+      for (const key of KEYWORDS_OF[type] ?? []) if (key in schema) branch[key] = schema[key];
+      if (Array.isArray(schema.enum)) {
+        const values = schema.enum.filter((v) => typesOf(v).includes(type));
+        if (type === 'null') return values.length ? branch : null;
+        branch.enum = values;
+        if (!values.length) return null;
+      }
+      return branch;
+    })
+    .filter((b): b is Json => b !== null);
   return { ...shared, anyOf: branches.map(portableSchema) };
 }
 

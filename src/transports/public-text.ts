@@ -8,7 +8,8 @@ const CITATION = /\s*\((?:SPEC|GAPS|EXTENSIONS|DESIGN|OPERATOR_API)\b[^()]*\)/g;
 /** A citation opening a sentence: "EXTENSIONS 7: approval makes..." (the sentence then starts with its own words). */
 const OPENING = /(^|\. )(?:SPEC|GAPS|EXTENSIONS|DESIGN|OPERATOR_API)(?: [\w-]+){0,3}: (\w)/g;
 
-export const publicText = (text: string) => text.replace(CITATION, '').replace(OPENING, (_all, before: string, first: string) => before + first.toUpperCase());
+export const publicText = (text: string) =>
+  text.replace(CITATION, '').replace(OPENING, (_all, before: string, first: string) => before + first.toUpperCase());
 
 /** The value with every string in it rid of citations (keys are left as they are). */
 export function withPublicText<T>(value: T): T {

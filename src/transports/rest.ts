@@ -63,9 +63,14 @@ async function admit(services: Services, op: Operation, request: FastifyRequest,
   requireScope(key, admittingScopes(op));
   requirePlan(key.plan, services.faults);
   if (!outcome.allowed) {
-    throw new AppError('rate_limited', `rate limit of ${outcome.limit} requests per minute exceeded`, { retry_after_sec: outcome.retryAfterSec }, {
-      headers: { 'Retry-After': String(outcome.retryAfterSec) },
-    });
+    throw new AppError(
+      'rate_limited',
+      `rate limit of ${outcome.limit} requests per minute exceeded`,
+      { retry_after_sec: outcome.retryAfterSec },
+      {
+        headers: { 'Retry-After': String(outcome.retryAfterSec) },
+      },
+    );
   }
 }
 
@@ -122,7 +127,8 @@ function operationRoute(services: Services, op: Operation) {
       request.projected = true;
       // EXTENSIONS 10: the next page (RFC 8288 Link) of a projected list is asked for with the same fields.
       const fields = (query as { fields?: string }).fields!;
-      if (extras.headers.link) extras.headers.link = extras.headers.link.replace(/^<([^>]*)>/, (_, url: string) => `<${url}&fields=${encodeURIComponent(fields)}>`);
+      if (extras.headers.link)
+        extras.headers.link = extras.headers.link.replace(/^<([^>]*)>/, (_, url: string) => `<${url}&fields=${encodeURIComponent(fields)}>`);
     }
     // An idempotent write's answer was stored with its effect (issue 27): those very bytes are sent.
     if (stored) return sendStored(reply, stored);
@@ -272,5 +278,8 @@ export function registerOperations(app: FastifyInstance, services: Services, ope
       onResponse: async (request, reply) => logRequest(services, op, request, reply),
     });
   }
-  registerPaths(app, routes.map((op) => ({ path: op.path, method: op.method })));
+  registerPaths(
+    app,
+    routes.map((op) => ({ path: op.path, method: op.method })),
+  );
 }

@@ -49,7 +49,10 @@ const EXPLAINED_ONCE = ['cursor', 'fields'];
 
 /** The inputSchema tools/list shows: the same arguments, in portable JSON Schema, compact (EXTENSIONS 10). */
 export function toolInputSchema(op: Operation): Record<string, unknown> {
-  const schema = compactSchema(portableSchema(toolArgumentsSchema(op, { controls: true })), { creates: op.method === 'POST' }) as Record<string, unknown>;
+  const schema = compactSchema(portableSchema(toolArgumentsSchema(op, { controls: true })), { creates: op.method === 'POST' }) as Record<
+    string,
+    unknown
+  >;
   const properties = schema.properties as Record<string, Record<string, unknown>>;
   for (const name of EXPLAINED_ONCE) {
     if (properties[name]) {
@@ -88,7 +91,9 @@ const REFUSAL = {
  */
 export function toolOutputSchema(op: Operation): Record<string, unknown> {
   // EXTENSIONS 7: a write by a key whose writes wait for a person answers the approval instead.
-  const shapes = [op.output, op.dryRunOutput, isWrite(op) ? ApprovalAnswerBody : undefined].filter(Boolean).map((s) => serializableSchema(s as never));
+  const shapes = [op.output, op.dryRunOutput, isWrite(op) ? ApprovalAnswerBody : undefined]
+    .filter(Boolean)
+    .map((s) => serializableSchema(s as never));
   // EXTENSIONS 10: an answer projected by `fields` has the same shapes without their required lists.
   if (op.fields) shapes.push(withoutRequired(shapes[0]) as object);
   return portableSchema({ type: 'object', anyOf: [...shapes, REFUSAL] }) as Record<string, unknown>;

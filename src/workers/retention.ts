@@ -7,5 +7,11 @@ import { pruneRequestLogs } from '../platform/request-log/log.ts';
 import { pruneOAuth } from '../modules/oauth/retention.ts';
 
 export async function runRetention(db: Db, now: Date): Promise<number> {
-  return (await pruneEvents(db, now)) + (await pruneIdempotencyKeys(db, now)) + (await pruneRetiredSecrets(db, now)) + (await pruneRequestLogs(db, now)) + (await pruneOAuth(db, now));
+  return (
+    (await pruneEvents(db, now)) +
+    (await pruneIdempotencyKeys(db, now)) +
+    (await pruneRetiredSecrets(db, now)) +
+    (await pruneRequestLogs(db, now)) +
+    (await pruneOAuth(db, now))
+  );
 }

@@ -96,9 +96,14 @@ export async function runApprovalFlow(options: ApprovalFlowOptions) {
     await page.getByRole('table', { name: 'Approvals' }).getByText('executed').waitFor(WAIT);
 
     // Issue 41: the agent asks again; the merchant changes the order meanwhile: the screen warns that approving would fail.
-    const again = await http(options.baseUrl, 'PATCH', `/api/v1/orders/${order.id}`, { token: agentKey, body: { admin_notes: 'agent: customer asked for evening delivery' } });
+    const again = await http(options.baseUrl, 'PATCH', `/api/v1/orders/${order.id}`, {
+      token: agentKey,
+      body: { admin_notes: 'agent: customer asked for evening delivery' },
+    });
     assert.equal(again.status, 202, again.text);
-    await op.call('POST', `/accounts/${account.id}/operations/update_order`, { arguments: { id: order.id, admin_notes: 'merchant: called the customer' } });
+    await op.call('POST', `/accounts/${account.id}/operations/update_order`, {
+      arguments: { id: order.id, admin_notes: 'merchant: called the customer' },
+    });
     await page.getByLabel('Approval status').selectOption('pending');
     await inbox.getByText('changed since asked').waitFor(WAIT);
     await inbox.getByText('update_order').click();
@@ -119,7 +124,11 @@ export async function runApprovalFlow(options: ApprovalFlowOptions) {
     await log.getByText(/^200$/).first().waitFor(WAIT);
     await shot('request-log');
     await log.locator('a').first().click();
-    await page.getByRole('region', { name: 'Event' }).getByText(/order\.(status_changed|updated)/).first().waitFor(WAIT);
+    await page
+      .getByRole('region', { name: 'Event' })
+      .getByText(/order\.(status_changed|updated)/)
+      .first()
+      .waitFor(WAIT);
     return { accountId: account.id, orderId: order.id, approvalId, agentKey, screenshots };
   } catch (err) {
     await page.screenshot({ path: path.join(options.shotsDir, 'failure-approval.png') }).catch(() => {});

@@ -24,7 +24,14 @@ export async function runBatchFlow(options: BatchFlowOptions) {
   const op = operator(options.baseUrl);
   const account = await op.createAccount({ name: 'Batch Shop' });
   for (const slug of ['courier_a', 'courier_b']) await op.call('PUT', `/accounts/${account.id}/couriers/${slug}`, { enabled: true });
-  const shipping = (courier_slug: string | null) => ({ address: 'ul. Vitosha 1', city: 'Sofia', zip: '1000', courier_slug, courier_delivery_mode: 'office', courier_office_id: 101 });
+  const shipping = (courier_slug: string | null) => ({
+    address: 'ul. Vitosha 1',
+    city: 'Sofia',
+    zip: '1000',
+    courier_slug,
+    courier_delivery_mode: 'office',
+    courier_office_id: 101,
+  });
   // Six orders ready to ship, one with no courier chosen at checkout and one with a courier the account has not enabled.
   for (let i = 0; i < 6; i++) await op.checkout(account.id, { shipping: shipping(i % 2 ? 'courier_a' : 'courier_b') });
   await op.checkout(account.id, { shipping: shipping(null) });
@@ -32,7 +39,6 @@ export async function runBatchFlow(options: BatchFlowOptions) {
   const screenshots: string[] = [];
   const { context, page } = await signedInPage(options.browser, options.baseUrl, options.adminToken, 1440, 900);
   try {
-
     // One by one: two orders chosen, then the choice cleared.
     await page.goto(`/admin/accounts/${account.id}/orders`);
     const table = page.getByRole('table', { name: 'Orders' });

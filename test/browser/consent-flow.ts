@@ -53,7 +53,11 @@ export async function runConsentFlow(options: ConsentFlowOptions) {
     assert.equal(registered.status, 201, registered.text);
     const clientId = registered.body.client_id as string;
     const { verifier, challenge } = pkce();
-    const request = authorizationRequest(baseUrl, clientId, challenge, { redirect_uri: callback.url, scope: 'orders:read orders:write shipments:read', state: `w${width}` });
+    const request = authorizationRequest(baseUrl, clientId, challenge, {
+      redirect_uri: callback.url,
+      scope: 'orders:read orders:write shipments:read',
+      state: `w${width}`,
+    });
 
     await page.goto(`/oauth/authorize?${new URLSearchParams(request)}`);
     await page.getByRole('heading', { name: 'Claude wants to use your Merx shop' }).waitFor(WAIT);
@@ -79,7 +83,12 @@ export async function runConsentFlow(options: ConsentFlowOptions) {
     assert.equal(back.searchParams.get('state'), `w${width}`);
     assert.equal(back.searchParams.get('iss'), baseUrl);
     const tokens = await form(baseUrl, '/oauth/token', {
-      grant_type: 'authorization_code', code: back.searchParams.get('code')!, client_id: clientId, redirect_uri: callback.url, code_verifier: verifier, resource: `${baseUrl}/api/mcp`,
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code')!,
+      client_id: clientId,
+      redirect_uri: callback.url,
+      code_verifier: verifier,
+      resource: `${baseUrl}/api/mcp`,
     });
     assert.equal(tokens.status, 200, tokens.text);
     assert.equal(tokens.body.scope, 'orders:read shipments:read');

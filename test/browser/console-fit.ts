@@ -20,7 +20,13 @@ export interface FitOptions {
   shotsDir?: string;
 }
 
-export async function signedInPage(browser: Browser, baseUrl: string, adminToken: string, width: number, height = 844): Promise<{ context: BrowserContext; page: Page }> {
+export async function signedInPage(
+  browser: Browser,
+  baseUrl: string,
+  adminToken: string,
+  width: number,
+  height = 844,
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width, height }, baseURL: baseUrl });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(baseUrl).origin });
   const page = await context.newPage();
@@ -111,12 +117,24 @@ export async function checkWidth(options: FitOptions, width: number): Promise<Wi
     await page.goto(`/admin/accounts/${options.accountId}/webhooks/${options.webhookId}`);
     const sinkTab = page.getByRole('button', { name: 'Debug sink' });
     await sinkTab.waitFor(WAIT);
-    const sinkShown = (await sinkTab.isEnabled()) && (await sinkTab.click().then(() => page.getByTestId('sink-raw-body').first().waitFor(WAIT)).then(() => true, () => false));
+    const sinkShown =
+      (await sinkTab.isEnabled()) &&
+      (await sinkTab
+        .click()
+        .then(() => page.getByTestId('sink-raw-body').first().waitFor(WAIT))
+        .then(
+          () => true,
+          () => false,
+        ));
     if (sinkShown) {
       const sink = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-      if (sink.scrollWidth > sink.innerWidth) tooWide.push({ path: `/admin/accounts/${options.accountId}/webhooks/${options.webhookId} (Debug sink)`, ...sink });
+      if (sink.scrollWidth > sink.innerWidth)
+        tooWide.push({ path: `/admin/accounts/${options.accountId}/webhooks/${options.webhookId} (Debug sink)`, ...sink });
       // The picture starts at the capture (below the sticky top bar where there is one).
-      await page.locator('li.capture').first().evaluate((li) => window.scrollTo(0, li.getBoundingClientRect().top + window.scrollY - 64));
+      await page
+        .locator('li.capture')
+        .first()
+        .evaluate((li) => window.scrollTo(0, li.getBoundingClientRect().top + window.scrollY - 64));
       await shot(page, options.shotsDir, `debug-sink-${width}px`, screenshots);
     }
 
@@ -128,8 +146,18 @@ export async function checkWidth(options: FitOptions, width: number): Promise<Wi
       await toggle.click();
       await shot(page, options.shotsDir, `menu-${width}px`, screenshots);
     }
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs' }).click({ timeout: 5_000 }).catch(() => {});
-    const menuReached = await page.getByRole('heading', { name: 'Jobs' }).waitFor({ timeout: 5_000 }).then(() => true, () => false);
+    await page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('link', { name: 'Jobs' })
+      .click({ timeout: 5_000 })
+      .catch(() => {});
+    const menuReached = await page
+      .getByRole('heading', { name: 'Jobs' })
+      .waitFor({ timeout: 5_000 })
+      .then(
+        () => true,
+        () => false,
+      );
     if (menuReached) assert.equal(await page.getByRole('button', { name: 'Close' }).isVisible(), false, 'picking a page folds the menu again');
     return { width, tooWide, lastOrderColumn, lastColumnWhole, sinkShown, menuReached, menuButtonShown, screenshots };
   } finally {

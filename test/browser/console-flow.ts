@@ -72,10 +72,14 @@ export async function runConsoleFlow(options: FlowOptions): Promise<FlowResult> 
     for (const slug of ['courier_a', 'courier_c']) {
       const box = page.getByRole('group', { name: 'Courier integrations' }).getByLabel(slug);
       await box.check();
-      await page.waitForFunction((s) => {
-        const label = [...document.querySelectorAll('fieldset[aria-label="Courier integrations"] label')].find((l) => l.textContent?.includes(s));
-        return (label?.querySelector('input') as HTMLInputElement | null)?.checked === true;
-      }, slug, WAIT);
+      await page.waitForFunction(
+        (s) => {
+          const label = [...document.querySelectorAll('fieldset[aria-label="Courier integrations"] label')].find((l) => l.textContent?.includes(s));
+          return (label?.querySelector('input') as HTMLInputElement | null)?.checked === true;
+        },
+        slug,
+        WAIT,
+      );
     }
     await page.getByLabel('Orders to add').fill('120');
     await page.getByRole('button', { name: 'Load synthetic orders' }).click();
@@ -98,8 +102,15 @@ export async function runConsoleFlow(options: FlowOptions): Promise<FlowResult> 
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), apiKey, 'the copy button puts the key on the clipboard');
     await shot('key-issued');
     await page.getByRole('button', { name: 'I have stored it' }).click();
-    await page.getByRole('table', { name: 'API keys' }).getByText(`${apiKey.slice(0, 11)}…`).waitFor(WAIT);
-    await page.getByRole('table', { name: 'API keys' }).getByRole('row', { name: /warehouse ERP/ }).getByText('in 30 days').waitFor(WAIT);
+    await page
+      .getByRole('table', { name: 'API keys' })
+      .getByText(`${apiKey.slice(0, 11)}…`)
+      .waitFor(WAIT);
+    await page
+      .getByRole('table', { name: 'API keys' })
+      .getByRole('row', { name: /warehouse ERP/ })
+      .getByText('in 30 days')
+      .waitFor(WAIT);
 
     // A subscription on the debug sink, a test event, the timeline and the sink's capture.
     await page.getByRole('link', { name: 'Webhooks' }).click();
@@ -137,7 +148,11 @@ export async function runConsoleFlow(options: FlowOptions): Promise<FlowResult> 
     await edit.getByRole('button', { name: 'Save changes' }).click();
     await edit.waitFor({ state: 'hidden', ...WAIT });
     await failed.getByRole('button', { name: 'Retry now' }).click();
-    await page.waitForFunction(() => document.querySelectorAll('ol[aria-label="Deliveries"] li[data-status="delivered"]').length === 2, undefined, WAIT);
+    await page.waitForFunction(
+      () => document.querySelectorAll('ol[aria-label="Deliveries"] li[data-status="delivered"]').length === 2,
+      undefined,
+      WAIT,
+    );
     assert.equal(await timeline.locator('li[data-status="pending"]').count(), 0, 'the retried delivery is delivered');
     await shot('deliveries-timeline');
 
@@ -145,10 +160,14 @@ export async function runConsoleFlow(options: FlowOptions): Promise<FlowResult> 
     await page.getByRole('link', { name: 'Orders' }).click();
     await page.getByRole('table', { name: 'Orders' }).waitFor(WAIT);
     await page.getByLabel('Status').selectOption('new');
-    await page.waitForFunction(() => {
-      const rows = [...document.querySelectorAll('table[aria-label="Orders"] tbody tr')];
-      return rows.length > 0 && rows.every((r) => r.textContent?.includes('new'));
-    }, undefined, WAIT);
+    await page.waitForFunction(
+      () => {
+        const rows = [...document.querySelectorAll('table[aria-label="Orders"] tbody tr')];
+        return rows.length > 0 && rows.every((r) => r.textContent?.includes('new'));
+      },
+      undefined,
+      WAIT,
+    );
     await shot('orders');
     // The keyboard: "/" reaches the search, ↓ moves between rows, Enter opens one.
     await page.locator('body').click({ position: { x: 5, y: 5 } });
@@ -167,7 +186,10 @@ export async function runConsoleFlow(options: FlowOptions): Promise<FlowResult> 
     const shipmentId = /\/shipments\/([0-9a-f-]{36})/.exec(page.url())![1];
     const heading = page.getByRole('heading', { level: 2 }).first();
     await heading.getByText('pending').waitFor(WAIT);
-    for (const [status, shown] of [['in_transit', 'in transit'], ['delivered', 'delivered']]) {
+    for (const [status, shown] of [
+      ['in_transit', 'in transit'],
+      ['delivered', 'delivered'],
+    ]) {
       await page.getByLabel('Courier status').selectOption(status);
       await page.getByRole('button', { name: 'Report event' }).click();
       await heading.getByText(shown, { exact: true }).waitFor(WAIT);
@@ -180,9 +202,12 @@ export async function runConsoleFlow(options: FlowOptions): Promise<FlowResult> 
       for await (const chunk of stream) chunks.push(chunk as Buffer);
       return Buffer.concat(chunks);
     });
-    assert.equal(pdf.subarray(0, 5).toString('latin1'), '%PDF-', 'the label link gives the courier\'s PDF');
+    assert.equal(pdf.subarray(0, 5).toString('latin1'), '%PDF-', "the label link gives the courier's PDF");
     await page.getByRole('link', { name: 'Order', exact: true }).click();
-    await page.getByRole('heading', { name: /Order #\d+/ }).getByText('delivered').waitFor(WAIT);
+    await page
+      .getByRole('heading', { name: /Order #\d+/ })
+      .getByText('delivered')
+      .waitFor(WAIT);
 
     // The other screens: stock, the courier simulator, jobs.
     await page.getByRole('link', { name: 'Stock' }).click();
@@ -191,7 +216,10 @@ export async function runConsoleFlow(options: FlowOptions): Promise<FlowResult> 
     await movement.getByLabel('Quantity').fill('25');
     await movement.getByRole('button', { name: 'Preview' }).click();
     // Said in words (issue 41): the first delivery starts tracking the product.
-    await movement.getByRole('status').getByText(/starts being tracked with 25 in stock\. Nothing was recorded\./).waitFor(WAIT);
+    await movement
+      .getByRole('status')
+      .getByText(/starts being tracked with 25 in stock\. Nothing was recorded\./)
+      .waitFor(WAIT);
     await movement.getByRole('button', { name: 'Record' }).click();
     await page.getByRole('table', { name: 'Movements' }).getByText('+25').waitFor(WAIT);
     await page.getByRole('table', { name: 'Stock' }).locator('tr', { hasText: 'Product 1' }).first().getByText('25', { exact: true }).waitFor(WAIT);

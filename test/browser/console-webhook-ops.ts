@@ -75,7 +75,11 @@ export async function walkWebhookOps(o: WebhookOpsOptions): Promise<{ screenshot
     const timeline = page.getByRole('list', { name: 'Deliveries' });
     await page.getByLabel('Delivery status').selectOption('pending');
     await page.getByLabel('Delivery event').selectOption('order.updated');
-    await page.waitForFunction((n) => document.querySelectorAll('ol[aria-label="Deliveries"] > li[data-status="pending"]').length === n, o.failed, WAIT);
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('ol[aria-label="Deliveries"] > li[data-status="pending"]').length === n,
+      o.failed,
+      WAIT,
+    );
 
     // A delivery's timeline of attempts.
     const first = timeline.locator(':scope > li').first();
@@ -105,7 +109,11 @@ export async function walkWebhookOps(o: WebhookOpsOptions): Promise<{ screenshot
     await dialog.getByRole('button', { name: 'Close' }).first().click();
     // The timeline shows the recovery's attempt.
     await page.getByLabel('Delivery status').selectOption('delivered');
-    await page.waitForFunction((n) => document.querySelectorAll('ol[aria-label="Deliveries"] > li[data-status="delivered"]').length === n, o.failed, WAIT);
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('ol[aria-label="Deliveries"] > li[data-status="delivered"]').length === n,
+      o.failed,
+      WAIT,
+    );
     const recoveredOne = timeline.locator(':scope > li').first();
     await recoveredOne.getByText('Attempts', { exact: true }).click();
     await recoveredOne.getByRole('list', { name: 'Attempts' }).getByText('recovery', { exact: true }).waitFor(WAIT);

@@ -21,8 +21,15 @@ async function overflow(page: Page) {
   return page.evaluate(() => {
     const width = document.documentElement.clientWidth;
     const wide = [...document.querySelectorAll('article pre')].filter((pre) => pre.scrollWidth > pre.clientWidth + 1).length;
-    const outside = [...document.querySelectorAll('.bar a, .bar input')].filter((el) => el.getBoundingClientRect().right > width + 0.5).map((el) => el.textContent || 'search');
-    return { page: document.documentElement.scrollWidth - width, wideCode: wide, outside, bar: document.querySelector('.bar')!.getBoundingClientRect().height };
+    const outside = [...document.querySelectorAll('.bar a, .bar input')]
+      .filter((el) => el.getBoundingClientRect().right > width + 0.5)
+      .map((el) => el.textContent || 'search');
+    return {
+      page: document.documentElement.scrollWidth - width,
+      wideCode: wide,
+      outside,
+      bar: document.querySelector('.bar')!.getBoundingClientRect().height,
+    };
   });
 }
 
@@ -34,10 +41,15 @@ async function search(page: Page, words: string) {
 
 /** The heading nearest the top of the window, once the page has moved there. */
 async function headingInView(page: Page, text: string) {
-  await page.waitForFunction((wanted) => [...document.querySelectorAll('h1, h2, h3')].some((h) => {
-    const top = h.getBoundingClientRect().top;
-    return h.textContent.includes(wanted) && top >= 0 && top < 300;
-  }), text, { timeout: 30_000 });
+  await page.waitForFunction(
+    (wanted) =>
+      [...document.querySelectorAll('h1, h2, h3')].some((h) => {
+        const top = h.getBoundingClientRect().top;
+        return h.textContent.includes(wanted) && top >= 0 && top < 300;
+      }),
+    text,
+    { timeout: 30_000 },
+  );
 }
 
 export async function walkDocs({ browser, baseUrl, shotsDir }: DocsWalk): Promise<string[]> {
@@ -47,14 +59,20 @@ export async function walkDocs({ browser, baseUrl, shotsDir }: DocsWalk): Promis
   for (const width of [1440, 390]) {
     const context = await browser.newContext({ viewport: { width, height: 900 } });
     const page = await context.newPage();
-    page.on('response', (r) => { if (!r.url().startsWith(baseUrl) && !r.url().startsWith(`blob:${baseUrl}`)) foreign.push(r.url()); });
+    page.on('response', (r) => {
+      if (!r.url().startsWith(baseUrl) && !r.url().startsWith(`blob:${baseUrl}`)) foreign.push(r.url());
+    });
     page.on('pageerror', (err) => errors.push(err.message));
     try {
       for (const slug of GUIDES) {
         await page.goto(`${baseUrl}/docs/guides/${slug}`);
         await page.locator('article h1').waitFor();
         const seen = await overflow(page);
-        assert.deepEqual({ ...seen, bar: undefined }, { page: 0, wideCode: 0, outside: [], bar: undefined }, `${slug} at ${width} px: nothing sideways`);
+        assert.deepEqual(
+          { ...seen, bar: undefined },
+          { page: 0, wideCode: 0, outside: [], bar: undefined },
+          `${slug} at ${width} px: nothing sideways`,
+        );
         if (width === 1440) assert.ok(seen.bar < 60, `${slug}: the bar is one row at 1440 px (${seen.bar})`);
         assert.equal(await page.locator('.api-content, .redoc-wrap').count(), 0, `${slug}: no Redoc frame (its dark panel)`);
         assert.equal(await page.getByText('Download OpenAPI').count(), 0, `${slug}: no OpenAPI download on a guide`);
@@ -73,7 +91,10 @@ export async function walkDocs({ browser, baseUrl, shotsDir }: DocsWalk): Promis
       await page.goto(`${baseUrl}/docs/guides/getting-started`);
       const found = await search(page, 'rotate webhook secret');
       assert.ok(found.includes('/docs#tag/Webhooks/operation/rotate_webhook_secret'), found.join(' '));
-      assert.ok(found.some((url) => url.startsWith('/docs/guides/')), 'and the guides that tell it');
+      assert.ok(
+        found.some((url) => url.startsWith('/docs/guides/')),
+        'and the guides that tell it',
+      );
       if (width === 390) screenshots.push(await shot(page, shotsDir, 'docs-search-390px.png'));
       await page.locator('#docs-results a[href="/docs#tag/Webhooks/operation/rotate_webhook_secret"]').click();
       await headingInView(page, 'Rotate');
@@ -81,7 +102,13 @@ export async function walkDocs({ browser, baseUrl, shotsDir }: DocsWalk): Promis
       assert.ok((await search(page, 'create_shipment')).includes('/docs/mcp#tool-create_shipment'));
       await page.locator('#docs-results a[href="/docs/mcp#tool-create_shipment"]').click();
       await headingInView(page, 'create_shipment');
-      if (width === 1440) screenshots.push(await shot(page, shotsDir, 'docs-search.png', async () => { await page.fill('#docs-search', 'signature'); await page.locator('#docs-results a').first().waitFor(); }));
+      if (width === 1440)
+        screenshots.push(
+          await shot(page, shotsDir, 'docs-search.png', async () => {
+            await page.fill('#docs-search', 'signature');
+            await page.locator('#docs-results a').first().waitFor();
+          }),
+        );
     } finally {
       await context.close();
     }

@@ -21,7 +21,9 @@ export async function runFirstDayScreens(options: FirstDayOptions) {
   const account = await op.createAccount({ name: 'Listening Shop' });
   const order = await op.checkout(account.id);
   const issued = await op.call('POST', `/accounts/${account.id}/keys`, {
-    name: 'merx listen', preset: 'fulfilment', expires_at: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+    name: 'merx listen',
+    preset: 'fulfilment',
+    expires_at: new Date(Date.now() + 7 * 86_400_000).toISOString(),
   });
   const key = issued.key as string;
   // What a poller and a person leave in the log: eight polls of the feed, a write, a refused write.
@@ -52,7 +54,11 @@ export async function runFirstDayScreens(options: FirstDayOptions) {
     await page.getByLabel('Writes only').click();
     await page.getByLabel('Writes only').and(page.locator(':checked')).waitFor(WAIT);
     await log.getByText('update_order').first().waitFor(WAIT);
-    await page.waitForFunction(() => !document.querySelector('table[aria-label="Request log"]')?.textContent?.includes('list_events'), undefined, WAIT);
+    await page.waitForFunction(
+      () => !document.querySelector('table[aria-label="Request log"]')?.textContent?.includes('list_events'),
+      undefined,
+      WAIT,
+    );
     assert.equal(await log.getByText('update_order').count(), 2, 'the write and the refused write');
     assert.match(page.url(), /writes=true/, 'the filter is in the address, to share');
     await shot('request-log-writes-only');

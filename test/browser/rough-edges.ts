@@ -48,12 +48,14 @@ async function linesOfRow(page: Page, table: string, text: string) {
     const headers = [...el.querySelectorAll('thead th')].map((th) => th.textContent.trim());
     const row = [...el.querySelectorAll('tbody tr')].find((tr) => tr.textContent.includes(text))!;
     const cells = [...row.querySelectorAll('td')];
-    return Object.fromEntries(cells.map((td, i) => {
-      const content = (td.firstElementChild ?? td) as HTMLElement;
-      const style = getComputedStyle(content);
-      const line = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.25;
-      return [headers[i], Math.round(content.getBoundingClientRect().height / line)];
-    }));
+    return Object.fromEntries(
+      cells.map((td, i) => {
+        const content = (td.firstElementChild ?? td) as HTMLElement;
+        const style = getComputedStyle(content);
+        const line = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.25;
+        return [headers[i], Math.round(content.getBoundingClientRect().height / line)];
+      }),
+    );
   }, text);
 }
 
@@ -86,7 +88,10 @@ export async function walkRoughEdges(options: RoughEdgesOptions) {
       await shipment.getByRole('button', { name: 'Preview' }).click();
       const preview = shipment.getByRole('status').filter({ hasText: 'Preview:' });
       await preview.waitFor(WAIT);
-      assert.match(await preview.innerText(), /^Preview: courier_a would create a waybill, delivered to office 101, .*cash on delivery 12\.50.*Nothing was sent to the courier\.$/);
+      assert.match(
+        await preview.innerText(),
+        /^Preview: courier_a would create a waybill, delivered to office 101, .*cash on delivery 12\.50.*Nothing was sent to the courier\.$/,
+      );
       assert.equal(await shipment.locator('pre').count(), 0, 'no JSON');
       if (width === 390) await preview.scrollIntoViewIfNeeded().then(() => shot('shipment-preview'));
       await shipment.getByRole('button', { name: 'Create shipment' }).click();

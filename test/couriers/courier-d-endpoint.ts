@@ -45,7 +45,14 @@ export async function startCourierD() {
     }
     if (!consignment) return send(404, { problem: 'unknown consignment' });
     if (req.method === 'GET' && url.pathname.endsWith('/label')) {
-      const pdf = await renderLabel({ courier: 'courier d', trackingNumber: consignment.ref, reference: consignment.reference, recipient: [], codAmount: 0, weightKg: 1 });
+      const pdf = await renderLabel({
+        courier: 'courier d',
+        trackingNumber: consignment.ref,
+        reference: consignment.reference,
+        recipient: [],
+        codAmount: 0,
+        weightKg: 1,
+      });
       return send(200, pdf, 'application/pdf');
     }
     if (req.method === 'DELETE') {

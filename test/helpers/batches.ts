@@ -70,7 +70,10 @@ export async function simMode(url: string, slug: Slug, mode: string, times?: num
 }
 
 /** OPERATOR_API courier-sim calls: the courier's last 1,000 calls, oldest first. */
-export async function simCalls(url: string, slug: Slug): Promise<Array<{ at: string; operation: string; status: number | null; duration_ms: number | null }>> {
+export async function simCalls(
+  url: string,
+  slug: Slug,
+): Promise<Array<{ at: string; operation: string; status: number | null; duration_ms: number | null }>> {
   return (await operator(url).call('GET', `/courier-sim/${slug}/calls`)).data;
 }
 

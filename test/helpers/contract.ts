@@ -5,21 +5,70 @@ import { http, type HttpResult } from './harness.ts';
 
 /** SPEC "Order (all fields always present)": exactly these top-level fields. */
 export const ORDER_FIELDS = [
-  'id', 'number', 'order_number', 'status', 'payment_status', 'payment_method', 'funnel_step', 'parent_order_id',
-  'total', 'delivery_price', 'discount_amount', 'coupon_code', 'refund_amount_cents', 'refunded_at',
-  'customer', 'shipping', 'courier', 'tracking_number', 'tracking_url', 'line_items',
-  'product_name', 'product_sku', 'quantity', 'unit_price', 'notes', 'admin_notes', 'return_note',
-  'page_id', 'invoice_number', 'shipment', 'created_at', 'updated_at',
+  'id',
+  'number',
+  'order_number',
+  'status',
+  'payment_status',
+  'payment_method',
+  'funnel_step',
+  'parent_order_id',
+  'total',
+  'delivery_price',
+  'discount_amount',
+  'coupon_code',
+  'refund_amount_cents',
+  'refunded_at',
+  'customer',
+  'shipping',
+  'courier',
+  'tracking_number',
+  'tracking_url',
+  'line_items',
+  'product_name',
+  'product_sku',
+  'quantity',
+  'unit_price',
+  'notes',
+  'admin_notes',
+  'return_note',
+  'page_id',
+  'invoice_number',
+  'shipment',
+  'created_at',
+  'updated_at',
 ].sort();
 export const CUSTOMER_FIELDS = ['email', 'name', 'phone', 'vat'];
 export const SHIPPING_FIELDS = ['address', 'city', 'courier_delivery_mode', 'courier_office_id', 'courier_slug', 'method', 'zip'];
 /** SPEC LineItem: these at least (extra properties may appear). */
-export const LINE_ITEM_FIELDS = ['kind', 'product_id', 'variant_id', 'name', 'sku', 'qty', 'unit_price_cents', 'total_cents', 'delivery_type', 'digital', 'note'];
+export const LINE_ITEM_FIELDS = [
+  'kind',
+  'product_id',
+  'variant_id',
+  'name',
+  'sku',
+  'qty',
+  'unit_price_cents',
+  'total_cents',
+  'delivery_type',
+  'digital',
+  'note',
+];
 export const ORDER_STATUSES = ['new', 'confirmed', 'processing', 'shipped', 'delivered', 'cancelled', 'returned', 'refunded', 'archived'];
 
 /** SPEC Authentication 6 presets. */
 export const PRESET_SCOPES: Record<string, string[]> = {
-  fulfilment: ['orders:read', 'orders:write', 'shipments:read', 'shipments:write', 'inventory:read', 'inventory:write', 'products:read', 'webhooks:read', 'webhooks:write'],
+  fulfilment: [
+    'orders:read',
+    'orders:write',
+    'shipments:read',
+    'shipments:write',
+    'inventory:read',
+    'inventory:write',
+    'products:read',
+    'webhooks:read',
+    'webhooks:write',
+  ],
   read_only: ['orders:read', 'shipments:read', 'inventory:read', 'products:read', 'customers:read', 'webhooks:read'],
   bridge: ['submit_brief', 'get_status', 'get_facts'],
 };

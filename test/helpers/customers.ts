@@ -17,8 +17,19 @@ export const CUSTOMER_FIELDS = ['email', 'first_order_at', 'key', 'last_order_at
 export const SEGMENT_FIELDS = ['created_at', 'customer_count', 'filters', 'id', 'kind', 'name', 'updated_at'];
 /** SPEC: the computed segment filter keys. */
 export const FILTER_KEYS = [
-  'minTotal', 'maxTotal', 'minOrders', 'maxOrders', 'lastOrderBeforeDaysAgo', 'lastOrderAfterDate', 'lastOrderBeforeDate',
-  'productId', 'pageId', 'inSegment', 'hasEmail', 'hasPhone', 'hasAbandonedCart',
+  'minTotal',
+  'maxTotal',
+  'minOrders',
+  'maxOrders',
+  'lastOrderBeforeDaysAgo',
+  'lastOrderAfterDate',
+  'lastOrderBeforeDate',
+  'productId',
+  'pageId',
+  'inSegment',
+  'hasEmail',
+  'hasPhone',
+  'hasAbandonedCart',
 ];
 
 export function assertCustomerView(c: any, note = ''): void {
@@ -53,8 +64,14 @@ export interface Shop {
   /** Checkout (OPERATOR_API) for one customer; total = price (legacy, quantity 1) unless line items are given. */
   order(customer: { name?: string | null; email?: string | null; phone?: string | null }, extra?: Record<string, unknown>): Promise<any>;
   /** Checkout then a status change through the operator API. */
-  orderIn(status: string, customer: { name?: string | null; email?: string | null; phone?: string | null }, extra?: Record<string, unknown>): Promise<any>;
-  customers(params?: Record<string, string | number | undefined>): Promise<{ data: any[]; total: number; limit: number; offset: number; has_more: boolean }>;
+  orderIn(
+    status: string,
+    customer: { name?: string | null; email?: string | null; phone?: string | null },
+    extra?: Record<string, unknown>,
+  ): Promise<any>;
+  customers(
+    params?: Record<string, string | number | undefined>,
+  ): Promise<{ data: any[]; total: number; limit: number; offset: number; has_more: boolean }>;
   /** Every customer (all pages), in list order. */
   allCustomers(params?: Record<string, string | number | undefined>): Promise<any[]>;
   createSegment(body: Record<string, unknown>): Promise<any>;

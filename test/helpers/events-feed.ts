@@ -7,12 +7,21 @@ import { eventually } from './webhooks.ts';
 export const ENVELOPE_FIELDS = ['account_id', 'api_version', 'created_at', 'data', 'event', 'id'];
 
 export function feedPage(base: string, key: string, query: Record<string, string | number | undefined> = {}): Promise<HttpResult> {
-  const qs = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])).toString();
+  const qs = new URLSearchParams(
+    Object.entries(query)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  ).toString();
   return http(base, 'GET', `/api/v1/events${qs ? `?${qs}` : ''}`, { token: key });
 }
 
 /** Follows next_cursor from `cursor` until has_more is false; returns the events read and the cursor to poll with next. */
-export async function drainFeed(base: string, key: string, cursor: string | null, query: Record<string, string | number> = {}): Promise<{ events: any[]; cursor: string | null }> {
+export async function drainFeed(
+  base: string,
+  key: string,
+  cursor: string | null,
+  query: Record<string, string | number> = {},
+): Promise<{ events: any[]; cursor: string | null }> {
   const events: any[] = [];
   for (;;) {
     const res = await feedPage(base, key, { ...query, ...(cursor ? { cursor } : {}) });

@@ -3,11 +3,21 @@
 import { http, type HttpResult } from './harness.ts';
 
 export function exportPath(resource: string, query: Record<string, string | number | undefined> = {}): string {
-  const qs = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])).toString();
+  const qs = new URLSearchParams(
+    Object.entries(query)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  ).toString();
   return `/api/v1/exports/${resource}${qs ? `?${qs}` : ''}`;
 }
 
-export function exportOf(base: string, key: string, resource: string, query: Record<string, string | number | undefined> = {}, headers: Record<string, string> = {}): Promise<HttpResult> {
+export function exportOf(
+  base: string,
+  key: string,
+  resource: string,
+  query: Record<string, string | number | undefined> = {},
+  headers: Record<string, string> = {},
+): Promise<HttpResult> {
   return http(base, 'GET', exportPath(resource, query), { token: key, headers });
 }
 

@@ -39,23 +39,101 @@ export function toParam(value: unknown): string {
 }
 
 export const NASTY_STRINGS = [
-  '', ' ', '\u0000', 'a\u0000b', '\u0000'.repeat(3), '%00', '\\u0000', '\u202e\u0645\u0631\u062d\u0628\u0627', '👩🏽‍🚀', '𝕏𝔶', '\ud800', '\udfff',
-  'e\u0301', '\uffff', '\ufeffBOM', 'null', 'undefined', 'NaN', '-0', '1e400', "' OR '1'='1", "'; DROP TABLE orders; --", '%', '_', '%_\\',
-  '../../etc/passwd', '<script>alert(1)</script>', '{{7*7}}', '${jndi:x}', '\r\n\r\nX-Injected: 1', '\t', ' \n ', 'x'.repeat(201), 'x'.repeat(2001),
-  'é'.repeat(10_001), '__proto__', 'constructor', 'merx_', `merx_${'a'.repeat(40)}`,
+  '',
+  ' ',
+  '\u0000',
+  'a\u0000b',
+  '\u0000'.repeat(3),
+  '%00',
+  '\\u0000',
+  '\u202e\u0645\u0631\u062d\u0628\u0627',
+  '👩🏽‍🚀',
+  '𝕏𝔶',
+  '\ud800',
+  '\udfff',
+  'e\u0301',
+  '\uffff',
+  '\ufeffBOM',
+  'null',
+  'undefined',
+  'NaN',
+  '-0',
+  '1e400',
+  "' OR '1'='1",
+  "'; DROP TABLE orders; --",
+  '%',
+  '_',
+  '%_\\',
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
+  '{{7*7}}',
+  '${jndi:x}',
+  '\r\n\r\nX-Injected: 1',
+  '\t',
+  ' \n ',
+  'x'.repeat(201),
+  'x'.repeat(2001),
+  'é'.repeat(10_001),
+  '__proto__',
+  'constructor',
+  'merx_',
+  `merx_${'a'.repeat(40)}`,
 ];
 
 export const EXTREME_DATES = [
-  '0000-01-01', '0000-12-31T23:59:59Z', '0001-01-01', '0001-01-01T00:00:00Z', '0001-01-01T00:00:00+00:01', '9999-12-31', '9999-12-31T23:59:59.999Z',
-  '9999-12-31T23:59:59-14:00', '+010000-01-01T00:00:00Z', '-000001-01-01T00:00:00Z', '2026-02-29', '2024-02-29', '2026-13-01', '2026-00-10',
-  '2026-01-01T24:00:00Z', '2026-01-01T23:59:60Z', '2026-09-01T10:00:00+14:59', '2026-09-01T10:00:00+15:00', '2026-09-01T10:00:00.1234567890Z',
-  '1970-01-01T00:00:00.000000001Z', '2026-09-01t10:00:00z', '2026-09-01 10:00:00Z', '20260901', '2026-W01', 'yesterday', '1767571200000',
+  '0000-01-01',
+  '0000-12-31T23:59:59Z',
+  '0001-01-01',
+  '0001-01-01T00:00:00Z',
+  '0001-01-01T00:00:00+00:01',
+  '9999-12-31',
+  '9999-12-31T23:59:59.999Z',
+  '9999-12-31T23:59:59-14:00',
+  '+010000-01-01T00:00:00Z',
+  '-000001-01-01T00:00:00Z',
+  '2026-02-29',
+  '2024-02-29',
+  '2026-13-01',
+  '2026-00-10',
+  '2026-01-01T24:00:00Z',
+  '2026-01-01T23:59:60Z',
+  '2026-09-01T10:00:00+14:59',
+  '2026-09-01T10:00:00+15:00',
+  '2026-09-01T10:00:00.1234567890Z',
+  '1970-01-01T00:00:00.000000001Z',
+  '2026-09-01t10:00:00z',
+  '2026-09-01 10:00:00Z',
+  '20260901',
+  '2026-W01',
+  'yesterday',
+  '1767571200000',
 ];
 
 export const EXTREME_NUMBERS: unknown[] = [
-  0, -0, -1, 1, 0.5, -0.5, 2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 2 ** 63, 1e21, 1e308, -1e308, 5e-324, 1e-7,
-  new RawNumber('1e400'), new RawNumber('-1e400'), new RawNumber('123456789012345678901234567890'), new RawNumber('0.000000000000000000000000001'),
-  new RawNumber('1E2'), new RawNumber('-0.0'),
+  0,
+  -0,
+  -1,
+  1,
+  0.5,
+  -0.5,
+  2 ** 31 - 1,
+  2 ** 31,
+  -(2 ** 31) - 1,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 53),
+  2 ** 63,
+  1e21,
+  1e308,
+  -1e308,
+  5e-324,
+  1e-7,
+  new RawNumber('1e400'),
+  new RawNumber('-1e400'),
+  new RawNumber('123456789012345678901234567890'),
+  new RawNumber('0.000000000000000000000000001'),
+  new RawNumber('1E2'),
+  new RawNumber('-0.0'),
 ];
 
 const SAMPLE = 4;
@@ -70,12 +148,14 @@ const looksLikeUrl = (s: string) => /^[a-z][a-z0-9+.-]*:/i.test(s.trim());
 function text(schema: Schema): fc.Arbitrary<string> {
   const min = schema.minLength ?? 0;
   const max = Math.min(schema.maxLength ?? 60, 60);
-  return fc.oneof(
-    { weight: 4, arbitrary: fc.string({ minLength: min, maxLength: Math.max(min, max) }) },
-    { weight: 1, arbitrary: fc.string({ minLength: min, maxLength: Math.max(min, max), unit: 'grapheme' }) },
-    { weight: 1, arbitrary: fc.string({ minLength: min, maxLength: Math.max(min, max), unit: 'binary' }) },
-    { weight: 1, arbitrary: fc.emailAddress() },
-  ).filter((s) => !looksLikeUrl(s));
+  return fc
+    .oneof(
+      { weight: 4, arbitrary: fc.string({ minLength: min, maxLength: Math.max(min, max) }) },
+      { weight: 1, arbitrary: fc.string({ minLength: min, maxLength: Math.max(min, max), unit: 'grapheme' }) },
+      { weight: 1, arbitrary: fc.string({ minLength: min, maxLength: Math.max(min, max), unit: 'binary' }) },
+      { weight: 1, arbitrary: fc.emailAddress() },
+    )
+    .filter((s) => !looksLikeUrl(s));
 }
 
 function validDate(): fc.Arbitrary<string> {
@@ -83,7 +163,9 @@ function validDate(): fc.Arbitrary<string> {
   return fc.oneof(
     instant.map((d) => d.toISOString()),
     instant.map((d) => d.toISOString().slice(0, 10)),
-    fc.tuple(instant, fc.integer({ min: -14, max: 14 })).map(([d, h]) => `${d.toISOString().slice(0, 19)}${h < 0 ? '-' : '+'}${String(Math.abs(h)).padStart(2, '0')}:00`),
+    fc
+      .tuple(instant, fc.integer({ min: -14, max: 14 }))
+      .map(([d, h]) => `${d.toISOString().slice(0, 19)}${h < 0 ? '-' : '+'}${String(Math.abs(h)).padStart(2, '0')}:00`),
   );
 }
 
@@ -145,23 +227,35 @@ function hostileValue(schema: Schema, ctx: FuzzContext, name: string, depth: num
   const types = typesOf(schema);
   const options: fc.Arbitrary<unknown>[] = [WRONG_TYPES, fc.constantFrom(...NASTY_STRINGS)];
   if (types.includes('string') || schema.format) {
-    options.push(fc.constantFrom(...EXTREME_DATES), text({}).map((s) => `${s}\u0000${s}`));
+    options.push(
+      fc.constantFrom(...EXTREME_DATES),
+      text({}).map((s) => `${s}\u0000${s}`),
+    );
     if (schema.maxLength) options.push(fc.constant('y'.repeat(schema.maxLength + 1)), fc.constant('ÿ'.repeat(schema.maxLength)));
-    if (schema.format === 'uuid') options.push(fc.uuid().map((u) => u.toUpperCase()), fc.uuid().map((u) => `${u}\u0000`), fc.uuid().map((u) => u.replace(/-/g, '')));
+    if (schema.format === 'uuid')
+      options.push(
+        fc.uuid().map((u) => u.toUpperCase()),
+        fc.uuid().map((u) => `${u}\u0000`),
+        fc.uuid().map((u) => u.replace(/-/g, '')),
+      );
   }
   if (types.includes('integer') || types.includes('number')) options.push(fc.constantFrom(...EXTREME_NUMBERS));
   if (types.includes('object') && depth < 3) {
     // A schema of several types (an object or anything else) may give an array: the object variants start from {} then.
     const base = validValue(schema, ctx, name, depth).map((v) => (v && typeof v === 'object' && !Array.isArray(v) ? v : {}));
     options.push(
-      base.map((v) => ({ ...(v), ['unknown_field']: 1 })),
-      base.map((v) => ({ ...(v), ['k\u0000ey']: 'v' })),
+      base.map((v) => ({ ...v, ['unknown_field']: 1 })),
+      base.map((v) => ({ ...v, ['k\u0000ey']: 'v' })),
       base.map((v) => JSON.parse(`{"__proto__": {"polluted": true}, ${JSON.stringify(v).slice(1)}`.replace(/, }$/, '}'))),
     );
   }
   if (types.includes('array')) {
     const item = schema.items ? value(schema.items, ctx, name, depth + 1) : anyJson;
-    options.push(fc.array(item, { minLength: (schema.maxItems ?? 20) + 1, maxLength: (schema.maxItems ?? 20) + 2 }), fc.constant([]), fc.array(WRONG_TYPES, { maxLength: 3 }));
+    options.push(
+      fc.array(item, { minLength: (schema.maxItems ?? 20) + 1, maxLength: (schema.maxItems ?? 20) + 2 }),
+      fc.constant([]),
+      fc.array(WRONG_TYPES, { maxLength: 3 }),
+    );
   }
   return fc.oneof(...options);
 }

@@ -128,7 +128,14 @@ export function operator(base: string) {
     async checkout(accountId: string, input: Record<string, unknown> = {}) {
       const order = {
         customer: { name: 'Ana Petrova', email: 'ana@example.com', phone: '+359888000111' },
-        shipping: { address: 'ul. Vitosha 1', city: 'Sofia', zip: '1000', courier_slug: 'courier_a', courier_delivery_mode: 'office', courier_office_id: 101 },
+        shipping: {
+          address: 'ul. Vitosha 1',
+          city: 'Sofia',
+          zip: '1000',
+          courier_slug: 'courier_a',
+          courier_delivery_mode: 'office',
+          courier_office_id: 101,
+        },
         legacy: { product_name: 'Mug', quantity: 1, unit_price: 12.5 },
         payment_method: 'cod',
         ...input,

@@ -87,12 +87,41 @@ export function testCertificates(): TestCertificates {
   );
   openssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', file('ca.key'));
   openssl('req', '-new', '-key', file('ca.key'), '-subj', '/CN=Merx Test CA', '-out', file('ca.csr'));
-  openssl('x509', '-req', '-in', file('ca.csr'), '-signkey', file('ca.key'), '-days', '2', '-sha256', '-extfile', file('ca.ext'), '-out', file('ca.pem'));
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    file('ca.csr'),
+    '-signkey',
+    file('ca.key'),
+    '-days',
+    '2',
+    '-sha256',
+    '-extfile',
+    file('ca.ext'),
+    '-out',
+    file('ca.pem'),
+  );
   openssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', file('leaf.key'));
   openssl('req', '-new', '-key', file('leaf.key'), '-subj', '/CN=127.0.0.1', '-out', file('leaf.csr'));
   openssl(
-    'x509', '-req', '-in', file('leaf.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-set_serial',
-    `0x${crypto.randomBytes(8).toString('hex')}`, '-days', '2', '-sha256', '-extfile', file('leaf.ext'), '-out', file('leaf.pem'),
+    'x509',
+    '-req',
+    '-in',
+    file('leaf.csr'),
+    '-CA',
+    file('ca.pem'),
+    '-CAkey',
+    file('ca.key'),
+    '-set_serial',
+    `0x${crypto.randomBytes(8).toString('hex')}`,
+    '-days',
+    '2',
+    '-sha256',
+    '-extfile',
+    file('leaf.ext'),
+    '-out',
+    file('leaf.pem'),
   );
   certificates = { dir, caFile: file('ca.pem'), keyFile: file('leaf.key'), certFile: file('leaf.pem') };
   process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
@@ -120,7 +149,15 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
       const state = endpoints.get(pathname);
       const reply: Reply = state ? (state.replies.shift() ?? state.fallback) : { status: 404, body: 'no such endpoint' };
       const rawBody = Buffer.concat(chunks);
-      const record: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, rawBody, body: rawBody.toString('utf8'), reply, receivedAt };
+      const record: ReceivedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '/',
+        headers: req.headers,
+        rawBody,
+        body: rawBody.toString('utf8'),
+        reply,
+        receivedAt,
+      };
       all.push(record);
       if (state) {
         state.requests.push(record);
@@ -163,7 +200,8 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
           const deadline = Date.now() + timeoutMs;
           while (state.requests.length < count) {
             const left = deadline - Date.now();
-            if (left <= 0) throw new Error(`receiver ${endpointPath}: expected ${count} request(s), got ${state.requests.length} within ${timeoutMs} ms`);
+            if (left <= 0)
+              throw new Error(`receiver ${endpointPath}: expected ${count} request(s), got ${state.requests.length} within ${timeoutMs} ms`);
             await new Promise<void>((resolve) => {
               const timer = setTimeout(resolve, left);
               state.waiters.push(() => {

@@ -149,7 +149,10 @@ export async function legacyDelivery(sql: Sql, accountId: string, deliveryId: st
 
 /** The Segment view was the row plus its kind and a count, one statement per segment. */
 export async function legacySegment(sql: Sql, accountId: string, segmentId: string) {
-  const { rows } = await sql.query('SELECT id, name, filters, created_at, updated_at FROM segments WHERE account_id = $1 AND id = $2', [accountId, segmentId]);
+  const { rows } = await sql.query('SELECT id, name, filters, created_at, updated_at FROM segments WHERE account_id = $1 AND id = $2', [
+    accountId,
+    segmentId,
+  ]);
   const row = rows[0];
   const kind = isMembership(row.id, row.filters) ? 'membership' : 'computed';
   return { ...row, kind, customer_count: await countSegment(sql, accountId, row) };
@@ -165,7 +168,10 @@ export async function legacySegments(sql: Sql, accountId: string) {
 
 /** The Note view was the inserted row as RETURNING gave it. */
 export async function legacyNote(sql: Sql, accountId: string, noteId: string) {
-  const { rows } = await sql.query('SELECT id, customer_key, text, created_at FROM customer_notes WHERE account_id = $1 AND id = $2', [accountId, noteId]);
+  const { rows } = await sql.query('SELECT id, customer_key, text, created_at FROM customer_notes WHERE account_id = $1 AND id = $2', [
+    accountId,
+    noteId,
+  ]);
   return rows[0];
 }
 

@@ -38,15 +38,27 @@ export async function startLikeNpmStart(env: Record<string, string> = {}, option
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'merx-npm-start-'));
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('NODE_TEST') && !['LOG_LEVEL', 'LOG_FORMAT', 'ADMIN_TOKEN', 'REDIS_URL', 'PUBLIC_BASE_URL'].includes(k)) childEnv[k] = v;
+    if (v !== undefined && !k.startsWith('NODE_TEST') && !['LOG_LEVEL', 'LOG_FORMAT', 'ADMIN_TOKEN', 'REDIS_URL', 'PUBLIC_BASE_URL'].includes(k))
+      childEnv[k] = v;
   }
   // On PostgreSQL a database of its own: every start issues a new demo key and revokes the last one, so two of
   // these services on one database would revoke each other's.
   const { DATABASE_URL: wanted, ...rest } = env;
-  const database = options.databaseEnv ? { env: options.databaseEnv, drop: async () => {} }
-    : (wanted ?? process.env.DATABASE_URL) ? await isolatedDatabase() : null;
+  const database = options.databaseEnv
+    ? { env: options.databaseEnv, drop: async () => {} }
+    : (wanted ?? process.env.DATABASE_URL)
+      ? await isolatedDatabase()
+      : null;
   // The operator token is given, not read off the banner (whose token line may say it differently).
-  Object.assign(childEnv, { PORT: String(port), DATA_DIR: dataDir, WORKERS: '1', ADMIN_TOKEN: NPM_START_TOKEN, DATABASE_URL: database?.env.DATABASE_URL ?? '', ...database?.env, ...rest });
+  Object.assign(childEnv, {
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    WORKERS: '1',
+    ADMIN_TOKEN: NPM_START_TOKEN,
+    DATABASE_URL: database?.env.DATABASE_URL ?? '',
+    ...database?.env,
+    ...rest,
+  });
   const command = `${JSON.stringify(process.execPath)} src/main.ts`;
   const child = options.tty
     ? spawn('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: { ...childEnv, TERM: 'dumb' }, stdio: ['pipe', 'pipe', 'pipe'] })

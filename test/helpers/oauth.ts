@@ -16,7 +16,12 @@ export function pkce() {
 export async function form(base: string, path: string, fields: Record<string, string | undefined>) {
   const body = new URLSearchParams();
   for (const [name, value] of Object.entries(fields)) if (value !== undefined) body.append(name, value);
-  const res = await fetch(base + path, { method: 'POST', body, redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const res = await fetch(base + path, {
+    method: 'POST',
+    body,
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   const text = await res.text();
   let json: any;
   try {
@@ -24,12 +29,19 @@ export async function form(base: string, path: string, fields: Record<string, st
   } catch {
     json = undefined;
   }
-  return { status: res.status, headers: res.headers, text, body: json, location: res.headers.get('location') ? new URL(res.headers.get('location')!) : null };
+  return {
+    status: res.status,
+    headers: res.headers,
+    text,
+    body: json,
+    location: res.headers.get('location') ? new URL(res.headers.get('location')!) : null,
+  };
 }
 
 export async function registerClient(base: string, metadata: Record<string, unknown> = {}) {
   const res = await fetch(`${base}/oauth/register`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ client_name: 'Script agent', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', ...metadata }),
   });
   const body = await res.json();
@@ -40,13 +52,25 @@ export async function registerClient(base: string, metadata: Record<string, unkn
 /** The authorization request's parameters, as a client sends them. */
 export function authorizationRequest(base: string, clientId: string, challenge: string, extra: Record<string, string | undefined> = {}) {
   return {
-    response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, state: 'st-1', code_challenge: challenge,
-    code_challenge_method: 'S256', resource: `${base}/api/mcp`, scope: 'orders:read orders:write', ...extra,
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    state: 'st-1',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    resource: `${base}/api/mcp`,
+    scope: 'orders:read orders:write',
+    ...extra,
   };
 }
 
 /** Consents through the form as a person does; returns the code of the 302. */
-export async function consent(base: string, request: Record<string, string | undefined>, credential: string, extra: Record<string, string | undefined> = {}) {
+export async function consent(
+  base: string,
+  request: Record<string, string | undefined>,
+  credential: string,
+  extra: Record<string, string | undefined> = {},
+) {
   const res = await form(base, '/oauth/authorize', { ...request, credential, approval: 'off', decision: 'approve', ...extra });
   assert.equal(res.status, 302, res.text);
   const code = res.location!.searchParams.get('code');
@@ -60,7 +84,12 @@ export async function connectedClient(base: string, key: string, extra: Record<s
   const { verifier, challenge } = pkce();
   const code = await consent(base, authorizationRequest(base, clientId, challenge), key, extra);
   const res = await form(base, '/oauth/token', {
-    grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT_URI, code_verifier: verifier, resource: `${base}/api/mcp`,
+    grant_type: 'authorization_code',
+    code,
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    code_verifier: verifier,
+    resource: `${base}/api/mcp`,
   });
   assert.equal(res.status, 200, res.text);
   return { clientId, tokens: res.body as { access_token: string; refresh_token: string; scope: string; expires_in: number; token_type: string } };
@@ -78,7 +107,13 @@ export class MemoryProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'SDK test agent', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] };
+    return {
+      client_name: 'SDK test agent',
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    };
   }
 
   state() {

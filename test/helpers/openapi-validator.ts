@@ -52,7 +52,12 @@ export function resolveRef(doc: unknown, ref: string): any {
 /** Follows a chain of Reference Objects ({$ref}) to the object they name. */
 export function deref<T = any>(doc: unknown, node: any): T {
   const seen = new Set<string>();
-  while (node && typeof node === 'object' && typeof node.$ref === 'string' && Object.keys(node).filter((k) => k !== 'summary' && k !== 'description').length === 1) {
+  while (
+    node &&
+    typeof node === 'object' &&
+    typeof node.$ref === 'string' &&
+    Object.keys(node).filter((k) => k !== 'summary' && k !== 'description').length === 1
+  ) {
     if (seen.has(node.$ref)) throw new Error(`reference cycle at ${node.$ref}`);
     seen.add(node.$ref);
     node = resolveRef(doc, node.$ref);
@@ -142,7 +147,8 @@ function compiled(doc: OpenApiDoc): Compiled {
     addFormats(ajv);
     // The service's own format for strict ISO 8601 query dates (SPEC Errors); only its pattern is checked here.
     ajv.addFormat('strict-date', true);
-    for (const keyword of OPENAPI_KEYWORDS) ajv.addKeyword({ keyword, schemaType: ['object', 'string', 'number', 'boolean', 'array', 'null'] as never });
+    for (const keyword of OPENAPI_KEYWORDS)
+      ajv.addKeyword({ keyword, schemaType: ['object', 'string', 'number', 'boolean', 'array', 'null'] as never });
     ajv.addSchema({ $id: COMPONENTS_ID, $defs: rewriteRefs(doc.components?.schemas ?? {}) });
     entry = { ajv, cache: new Map() };
     compiledDocs.set(doc, entry);
@@ -234,7 +240,8 @@ export function validateResponse(
     return { valid: empty, errors: empty ? [] : [`${found.where} documents no body, got one`], where: found.where };
   }
   const mediaEntry = content[media] ?? content[`${media.split('/')[0]}/*`] ?? content['*/*'];
-  if (!mediaEntry) return { valid: false, errors: [`${found.where} documents no ${media} body (has ${Object.keys(content).join(', ')})`], where: found.where };
+  if (!mediaEntry)
+    return { valid: false, errors: [`${found.where} documents no ${media} body (has ${Object.keys(content).join(', ')})`], where: found.where };
   if (mediaEntry.schema === undefined) return { valid: true, errors: [], where: found.where };
   // Binary media (a PDF label) is checked by its documented type only; JSON Schema describes JSON.
   if (!/[/+]json$/.test(media)) return { valid: true, errors: [], where: found.where };
@@ -253,7 +260,14 @@ export function assertResponseMatches(
 ): void {
   const contentType = res.headers.get('content-type') ?? 'application/json';
   const body = res.text === '' ? undefined : res.body;
-  const outcome = validateResponse(options.projected ? projectedFor(doc, method, pathTemplateOrPath) : doc, method, pathTemplateOrPath, res.status, body, contentType);
+  const outcome = validateResponse(
+    options.projected ? projectedFor(doc, method, pathTemplateOrPath) : doc,
+    method,
+    pathTemplateOrPath,
+    res.status,
+    body,
+    contentType,
+  );
   assert.ok(
     outcome.valid,
     `${method} ${pathTemplateOrPath} -> ${res.status} does not match ${outcome.where ?? 'the document'}:\n  ${outcome.errors.join('\n  ')}\nbody: ${res.text.slice(0, 2000)}`,

@@ -63,7 +63,10 @@ export async function sql<T = any>(url: string, text: string, params: unknown[] 
 
 /** pg_terminate_backend on every connection of the service's database but the caller's; how many it ended. */
 export async function terminateServiceConnections(cluster: OwnCluster): Promise<number> {
-  const ended = await sql(cluster.adminUrl, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'merx' AND pid <> pg_backend_pid()");
+  const ended = await sql(
+    cluster.adminUrl,
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'merx' AND pid <> pg_backend_pid()",
+  );
   return ended.length;
 }
 
@@ -78,9 +81,15 @@ export interface FaultRig {
 export async function startFaultRig(name: string, env: Record<string, string>): Promise<FaultRig> {
   const cluster = await createOwnCluster(name);
   const receiver = await startHttpsReceiver();
-  const service = await startServiceChild(await freePort(), {
-    DATABASE_URL: cluster.serviceUrl, RATE_LIMIT_REST_PER_MINUTE: '1000000', ...env,
-  }, receiver.caFile);
+  const service = await startServiceChild(
+    await freePort(),
+    {
+      DATABASE_URL: cluster.serviceUrl,
+      RATE_LIMIT_REST_PER_MINUTE: '1000000',
+      ...env,
+    },
+    receiver.caFile,
+  );
   return {
     cluster,
     receiver,

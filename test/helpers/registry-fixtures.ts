@@ -82,7 +82,9 @@ export const resourceFactories: Record<string, (t: Tenant) => Promise<string>> =
     const order = await resourceFactories.orders(t);
     return (await api(t, 'POST', '/api/v1/shipments', { order_id: order })).data.id;
   },
-  products: async (t) => (await t.op.createProduct(t.accountId, { name: 'Walk lamp', price: 19.9, sku: `LAMP-${Math.random().toString(36).slice(2, 8)}`, weight_g: 800 })).id,
+  products: async (t) =>
+    (await t.op.createProduct(t.accountId, { name: 'Walk lamp', price: 19.9, sku: `LAMP-${Math.random().toString(36).slice(2, 8)}`, weight_g: 800 }))
+      .id,
   // A membership segment holding one customer (so removing members has something to remove).
   segments: async (t) => {
     const segment = (await api(t, 'POST', '/api/v1/segments', { name: `Walk segment ${Math.random().toString(36).slice(2, 6)}` })).data;
@@ -103,7 +105,9 @@ export const resourceFactories: Record<string, (t: Tenant) => Promise<string>> =
        ON CONFLICT (webhook_id) WHERE state = 'running' DO NOTHING`,
       [crypto.randomUUID(), t.accountId, newest.id],
     );
-    const { rows } = await t.svc.service.db.query<{ id: string }>(`SELECT id FROM webhook_recoveries WHERE webhook_id = $1 AND state = 'running'`, [newest.id]);
+    const { rows } = await t.svc.service.db.query<{ id: string }>(`SELECT id FROM webhook_recoveries WHERE webhook_id = $1 AND state = 'running'`, [
+      newest.id,
+    ]);
     return rows[0].id;
   },
   // EXTENSIONS 8: a finished batch whose one item got a waybill (so its labels answer 200), on a fresh checkout order.
@@ -285,12 +289,15 @@ export function missingFixtures(op: Operation): string[] {
     if (!resourceFactories[target.kind]) problems.push(`${op.name}: no resourceFactories["${target.kind}"] for argument ${target.name}`);
   }
   const plain = pathParams(op).filter((p) => !uuidParams(op).includes(p));
-  if (plain.length && !samples[op.name]?.params) problems.push(`${op.name}: no samples["${op.name}"].params for ${plain.map((p) => ':' + p).join(', ')}`);
+  if (plain.length && !samples[op.name]?.params)
+    problems.push(`${op.name}: no samples["${op.name}"].params for ${plain.map((p) => ':' + p).join(', ')}`);
   if (isWriteOp(op) && !samples[op.name]) problems.push(`${op.name}: no samples["${op.name}"] entry for this write operation`);
   const bodyRequired = ((op.body as { required?: string[] } | undefined)?.required ?? []).filter((name) => !targets.some((a) => a.name === name));
-  if (op.body && bodyRequired.length && !samples[op.name]?.body) problems.push(`${op.name}: no samples["${op.name}"].body for required ${bodyRequired.join(', ')}`);
+  if (op.body && bodyRequired.length && !samples[op.name]?.body)
+    problems.push(`${op.name}: no samples["${op.name}"].body for required ${bodyRequired.join(', ')}`);
   const queryRequired = requiredQuery(op).filter((name) => !targets.some((a) => a.name === name));
-  if (queryRequired.length && !samples[op.name]?.query) problems.push(`${op.name}: no samples["${op.name}"].query for required ${queryRequired.join(', ')}`);
+  if (queryRequired.length && !samples[op.name]?.query)
+    problems.push(`${op.name}: no samples["${op.name}"].query for required ${queryRequired.join(', ')}`);
   return [...new Set(problems)];
 }
 
@@ -321,7 +328,8 @@ export interface PreparedCall {
 export async function prepareCall(op: Operation, ids: Record<string, string>, bodyTenant: Tenant): Promise<PreparedCall> {
   const sample = samples[op.name];
   const targets = targetArgs(op);
-  const pick = (where: TargetArg['where']) => Object.fromEntries(targets.filter((a) => a.where === where && a.name in ids).map((a) => [a.name, ids[a.name]]));
+  const pick = (where: TargetArg['where']) =>
+    Object.fromEntries(targets.filter((a) => a.where === where && a.name in ids).map((a) => [a.name, ids[a.name]]));
   const query: Record<string, string> = { ...((await sample?.query?.(bodyTenant)) ?? {}), ...pick('query') };
   let body: Record<string, unknown> | undefined = op.body ? await sample?.body?.(bodyTenant) : undefined;
   const bodyTargets = pick('body');
@@ -345,7 +353,13 @@ export function scopesWithout(target: Operation | Scope): Scope[] {
   return SCOPES.filter((s) => !refused.includes(s));
 }
 
-export async function restCall(base: string, op: Operation, key: string | undefined, call: PreparedCall, headers: Record<string, string> = {}): Promise<HttpResult> {
+export async function restCall(
+  base: string,
+  op: Operation,
+  key: string | undefined,
+  call: PreparedCall,
+  headers: Record<string, string> = {},
+): Promise<HttpResult> {
   return http(base, op.method, call.path, { token: key, body: call.body, headers });
 }
 

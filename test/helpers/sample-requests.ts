@@ -42,11 +42,14 @@ export async function sendEverySample(svc: TestService): Promise<SentSample[]> {
   // A finished batch of one order (its labels are ready).
   const batch = async () => {
     const id = (await api('POST', '/api/v1/shipment-batches', { items: [{ order_id: await order() }] })).data.id as string;
-    for (let i = 0; i < 400 && !(await api('GET', `/api/v1/shipment-batches/${id}`)).data.finished_at; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    for (let i = 0; i < 400 && !(await api('GET', `/api/v1/shipment-batches/${id}`)).data.finished_at; i++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
     return id;
   };
   const segment = async () => (await api('POST', '/api/v1/segments', { name: `Repeat customers ${++made}` })).data.id as string;
-  const webhook = async () => (await api('POST', '/api/v1/webhooks', { url: `${svc.service.services.config.publicBaseUrl}/api/webhooks/sink`, events: ['order.created'] })).data.id as string;
+  const webhook = async () =>
+    (await api('POST', '/api/v1/webhooks', { url: `${svc.service.services.config.publicBaseUrl}/api/webhooks/sink`, events: ['order.created'] })).data
+      .id as string;
   // A subscription whose endpoint refuses connections: its deliveries fail, so they can be retried and recovered.
   const failing = async () => {
     const id = (await api('POST', '/api/v1/webhooks', { url: 'https://127.0.0.1:9/hooks/merx', events: ['order.created'] })).data.id as string;
@@ -63,8 +66,7 @@ export async function sendEverySample(svc: TestService): Promise<SentSample[]> {
     const started = await api('POST', `/api/v1/webhooks/${id}/recover`, { since: new Date(Date.now() - 3_600_000).toISOString() });
     return { id, recovery: started.data.id as string };
   };
-  const approval = async () =>
-    (await api('PATCH', `/api/v1/orders/${await order()}`, { status: 'confirmed' }, agent)).data.id as string;
+  const approval = async () => (await api('PATCH', `/api/v1/orders/${await order()}`, { status: 'confirmed' }, agent)).data.id as string;
   const customerKey = async () => {
     await order();
     return (await api('GET', '/api/v1/customers?limit=1')).data[0].key as string;
@@ -76,7 +78,8 @@ export async function sendEverySample(svc: TestService): Promise<SentSample[]> {
     const resource = template.split('/')[3] ?? '';
     if (url.includes('<id>') || url.includes('id=')) {
       // An order's shipment is read of an order that has one.
-      if (resource === 'orders' && template.endsWith('/shipment')) values.id = (await api('GET', `/api/v1/shipments/${await shipment()}`)).data.order_id;
+      if (resource === 'orders' && template.endsWith('/shipment'))
+        values.id = (await api('GET', `/api/v1/shipments/${await shipment()}`)).data.order_id;
       else if (resource === 'orders') values.id = await order();
       else if (resource === 'shipments') values.id = await shipment();
       else if (resource === 'shipment-batches') values.id = await batch();
@@ -90,7 +93,8 @@ export async function sendEverySample(svc: TestService): Promise<SentSample[]> {
     if (url.includes('<key>')) values.key = await customerKey();
     if (body?.includes('<order_id>')) values.order_id = await order();
     if (body?.includes('<product_id>')) values.product_id = await product();
-    const put = (text: string) => text.replace(/<(\w+)>/g, (whole, name: string) => values[name] ?? whole).replace(/id=0{8}-[0-9a-f-]+/, `id=${values.id}`);
+    const put = (text: string) =>
+      text.replace(/<(\w+)>/g, (whole, name: string) => values[name] ?? whole).replace(/id=0{8}-[0-9a-f-]+/, `id=${values.id}`);
     return { url: put(url), body: body === undefined ? undefined : put(body) };
   }
 

@@ -46,7 +46,12 @@ export async function connectSdk(baseUrl: string, key: string, forceVersion?: st
       }
     }
     const res = await fetch(input, { ...init, body });
-    seen.push({ method: init?.method ?? 'GET', status: res.status, protocolHeader: new Headers(init?.headers).get('mcp-protocol-version'), rpcMethods });
+    seen.push({
+      method: init?.method ?? 'GET',
+      status: res.status,
+      protocolHeader: new Headers(init?.headers).get('mcp-protocol-version'),
+      rpcMethods,
+    });
     return res;
   };
   const transport = new StreamableHTTPClientTransport(new URL(baseUrl + MCP_PATH), {

@@ -17,14 +17,39 @@ export const TERMINAL = ['cancelled', 'delivered', 'refused', 'returned'];
 
 /** SPEC Shipment (all fields present). */
 export const SHIPMENT_FIELDS = [
-  'id', 'order_id', 'courier_slug', 'tracking_number', 'status', 'last_status_label', 'last_status_at', 'status_events',
-  'delivery_mode', 'office_id', 'recipient_address', 'cod_amount', 'shipping_cost', 'parcel_weight_g', 'parcel_dim_cm',
-  'sender_origin', 'shipment_terms', 'created_at', 'updated_at',
+  'id',
+  'order_id',
+  'courier_slug',
+  'tracking_number',
+  'status',
+  'last_status_label',
+  'last_status_at',
+  'status_events',
+  'delivery_mode',
+  'office_id',
+  'recipient_address',
+  'cod_amount',
+  'shipping_cost',
+  'parcel_weight_g',
+  'parcel_dim_cm',
+  'sender_origin',
+  'shipment_terms',
+  'created_at',
+  'updated_at',
 ].sort();
 /** SPEC ShipmentSummary. */
 export const SUMMARY_FIELDS = ['id', 'courier_slug', 'tracking_number', 'status', 'last_status_label', 'last_status_at'].sort();
 /** The dry-run preview of POST /shipments (SPEC Shipments). */
-export const CREATE_PREVIEW_FIELDS = ['dry_run', 'courier', 'delivery_mode', 'office_id', 'weight_g', 'cod_amount', 'content_label', 'shipment_terms'].sort();
+export const CREATE_PREVIEW_FIELDS = [
+  'dry_run',
+  'courier',
+  'delivery_mode',
+  'office_id',
+  'weight_g',
+  'cod_amount',
+  'content_label',
+  'shipment_terms',
+].sort();
 /** GAPS cancel result. */
 export const CANCEL_RESULT_FIELDS = ['data', 'courier_cancelled', 'courier_confirmed', 'note'].sort();
 /** GAPS: default shipment terms ("observed values"). */
@@ -32,9 +57,25 @@ export const DEFAULT_TERMS = { cod_type: 'cash', open_before: 'none', refusal_pa
 
 /** How each simulated courier writes a normalised status (src/couriers/simulator/state.ts mirrors the adapters). */
 export const RAW_CODE: Record<Slug, Record<string, string | number>> = {
-  courier_a: { pending: 'REGISTERED', picked_up: 'COLLECTED', in_transit: 'IN_TRANSIT', delivered: 'DELIVERED', cancelled: 'CANCELLED', refused: 'REFUSED', returned: 'RETURNED' },
+  courier_a: {
+    pending: 'REGISTERED',
+    picked_up: 'COLLECTED',
+    in_transit: 'IN_TRANSIT',
+    delivered: 'DELIVERED',
+    cancelled: 'CANCELLED',
+    refused: 'REFUSED',
+    returned: 'RETURNED',
+  },
   courier_b: { pending: 10, picked_up: 20, in_transit: 30, delivered: 40, refused: 50, returned: 60, cancelled: 90 },
-  courier_c: { pending: 'accepted', picked_up: 'collected', in_transit: 'on_the_way', delivered: 'handed_over', refused: 'declined_by_recipient', returned: 'back_to_sender', cancelled: 'voided' },
+  courier_c: {
+    pending: 'accepted',
+    picked_up: 'collected',
+    in_transit: 'on_the_way',
+    delivered: 'handed_over',
+    refused: 'declined_by_recipient',
+    returned: 'back_to_sender',
+    cancelled: 'voided',
+  },
 };
 
 export const DRY = { 'x-merx-dry-run': '1' };
@@ -59,8 +100,12 @@ export function assertShipmentView(s: any, note = ''): void {
   }
   assert.ok(s.delivery_mode === null || ['office', 'home'].includes(s.delivery_mode), `${note}: delivery_mode`);
   assert.ok(s.office_id === null || typeof s.office_id === 'string' || Number.isInteger(s.office_id), `${note}: office_id`);
-  assert.ok(s.recipient_address === null || typeof s.recipient_address === 'object' || typeof s.recipient_address === 'string', `${note}: recipient_address`);
-  for (const f of ['cod_amount', 'shipping_cost']) assert.ok(s[f] === null || typeof s[f] === 'number', `${note}: ${f} is a number or null (got ${typeof s[f]})`);
+  assert.ok(
+    s.recipient_address === null || typeof s.recipient_address === 'object' || typeof s.recipient_address === 'string',
+    `${note}: recipient_address`,
+  );
+  for (const f of ['cod_amount', 'shipping_cost'])
+    assert.ok(s[f] === null || typeof s[f] === 'number', `${note}: ${f} is a number or null (got ${typeof s[f]})`);
   assert.ok(s.parcel_weight_g === null || Number.isInteger(s.parcel_weight_g), `${note}: parcel_weight_g`);
   for (const f of ['parcel_dim_cm', 'sender_origin', 'shipment_terms']) assert.ok(s[f] === null || typeof s[f] === 'object', `${note}: ${f}`);
   assert.match(s.created_at, ISO_RE, `${note}: created_at`);
@@ -96,9 +141,23 @@ export async function putCourier(svc: TestService, accountId: string, slug: Slug
 }
 
 /** Checkout with the given courier chosen (office 101 unless overridden). */
-export async function checkoutWith(svc: TestService, accountId: string, slug: Slug | null, input: Record<string, unknown> = {}, shipping: Record<string, unknown> = {}) {
+export async function checkoutWith(
+  svc: TestService,
+  accountId: string,
+  slug: Slug | null,
+  input: Record<string, unknown> = {},
+  shipping: Record<string, unknown> = {},
+) {
   return operator(svc.url).checkout(accountId, {
-    shipping: { address: 'ul. Vitosha 1', city: 'Sofia', zip: '1000', courier_slug: slug, courier_delivery_mode: 'office', courier_office_id: 101, ...shipping },
+    shipping: {
+      address: 'ul. Vitosha 1',
+      city: 'Sofia',
+      zip: '1000',
+      courier_slug: slug,
+      courier_delivery_mode: 'office',
+      courier_office_id: 101,
+      ...shipping,
+    },
     ...input,
   });
 }
@@ -248,7 +307,12 @@ export async function poll(svc: TestService): Promise<number> {
 }
 
 /** The courier reports a status and the service hears of it: the poll for courier_a/b, the push for courier_c. */
-export async function courierReports(svc: TestService, shipment: { id: string; courier_slug: string }, status: string, extra: { code?: string | number; label?: string } = {}) {
+export async function courierReports(
+  svc: TestService,
+  shipment: { id: string; courier_slug: string },
+  status: string,
+  extra: { code?: string | number; label?: string } = {},
+) {
   await courierEvent(svc, shipment.id, status, extra);
   if (shipment.courier_slug !== 'courier_c') await poll(svc);
 }

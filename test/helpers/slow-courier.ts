@@ -16,7 +16,9 @@ export async function startSlowCourier(delayMs: number): Promise<SlowCourier> {
   // Any failure is answered 502: the promise never rejects.
   const forward = async (request: http.IncomingMessage, response: http.ServerResponse, chunks: Buffer[]) => {
     try {
-      const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>;
+      const headers = Object.fromEntries(
+        Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+      ) as Record<string, string>;
       const body = chunks.length ? Buffer.concat(chunks) : undefined;
       const answer = await fetch(`${sim.url}${request.url}`, { method: request.method, headers, body });
       response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/octet-stream' });

@@ -10,15 +10,44 @@ export const CATALOG_SCOPES = ['products:read', 'products:write', 'inventory:rea
 
 /** SPEC Product (all fields present). */
 export const PRODUCT_FIELDS = [
-  'id', 'name', 'marketing_name', 'sku', 'price', 'original_price', 'active', 'delivery_type', 'offer_type', 'description',
-  'images', 'stock_quantity', 'block_on_zero_stock', 'low_stock_threshold', 'weight_g', 'dim_cm', 'shipping_short_name',
-  'shipping_category', 'catalog_hidden', 'language', 'variants', 'created_at', 'updated_at',
+  'id',
+  'name',
+  'marketing_name',
+  'sku',
+  'price',
+  'original_price',
+  'active',
+  'delivery_type',
+  'offer_type',
+  'description',
+  'images',
+  'stock_quantity',
+  'block_on_zero_stock',
+  'low_stock_threshold',
+  'weight_g',
+  'dim_cm',
+  'shipping_short_name',
+  'shipping_category',
+  'catalog_hidden',
+  'language',
+  'variants',
+  'created_at',
+  'updated_at',
 ].sort();
 /** SPEC Variant. */
 export const VARIANT_FIELDS = ['id', 'type', 'name', 'value', 'price_delta', 'stock_quantity', 'image_url', 'position'].sort();
 /** SPEC Stock item. */
 export const STOCK_ITEM_FIELDS = [
-  'product_id', 'name', 'sku', 'tracked', 'stock_quantity', 'low_stock_threshold', 'effective_threshold', 'low', 'block_on_zero_stock', 'variants',
+  'product_id',
+  'name',
+  'sku',
+  'tracked',
+  'stock_quantity',
+  'low_stock_threshold',
+  'effective_threshold',
+  'low',
+  'block_on_zero_stock',
+  'variants',
 ].sort();
 /** GAPS Inventory: stock item `variants` are `[{id, name, value, stock_quantity, tracked}]`. */
 export const STOCK_VARIANT_FIELDS = ['id', 'name', 'value', 'stock_quantity', 'tracked'].sort();
@@ -26,8 +55,23 @@ export const STOCK_VARIANT_FIELDS = ['id', 'name', 'value', 'stock_quantity', 't
 export const MOVEMENT_FIELDS = ['id', 'product_id', 'variant_id', 'order_id', 'type', 'qty', 'note', 'created_at'].sort();
 /** SPEC Products POST + GAPS "Product field types": every writable field, and nothing else. */
 export const WRITABLE_PRODUCT_FIELDS = [
-  'name', 'price', 'sku', 'marketing_name', 'original_price', 'active', 'description', 'delivery_type', 'weight_g', 'dim_cm',
-  'shipping_short_name', 'shipping_category', 'low_stock_threshold', 'block_on_zero_stock', 'catalog_hidden', 'offer_type', 'language',
+  'name',
+  'price',
+  'sku',
+  'marketing_name',
+  'original_price',
+  'active',
+  'description',
+  'delivery_type',
+  'weight_g',
+  'dim_cm',
+  'shipping_short_name',
+  'shipping_category',
+  'low_stock_threshold',
+  'block_on_zero_stock',
+  'catalog_hidden',
+  'offer_type',
+  'language',
 ].sort();
 export const MOVEMENT_BODY_FIELDS = ['product_id', 'variant_id', 'type', 'qty', 'unit_cost', 'note'].sort();
 
@@ -170,7 +214,14 @@ export async function listAll(base: string, key: string, path: string, params: R
 export function lineItemOrder(lineItems: Array<{ product_id: string; variant_id?: string; qty: number }>, extra: Record<string, unknown> = {}) {
   return {
     customer: { name: 'Ana Petrova', email: 'ana@example.com', phone: '+359888000111' },
-    shipping: { address: 'ul. Vitosha 1', city: 'Sofia', zip: '1000', courier_slug: 'courier_a', courier_delivery_mode: 'office', courier_office_id: 101 },
+    shipping: {
+      address: 'ul. Vitosha 1',
+      city: 'Sofia',
+      zip: '1000',
+      courier_slug: 'courier_a',
+      courier_delivery_mode: 'office',
+      courier_office_id: 101,
+    },
     line_items: lineItems,
     payment_method: 'cod',
     ...extra,

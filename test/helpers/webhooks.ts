@@ -16,14 +16,41 @@ import { migrateDatabase } from '../../src/views.ts';
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const SUBSCRIPTION_FIELDS = [
-  'active', 'created_at', 'dead_notified_at', 'description', 'events', 'id', 'last_status_code', 'last_triggered_at', 'secret_prefix', 'updated_at', 'url',
+  'active',
+  'created_at',
+  'dead_notified_at',
+  'description',
+  'events',
+  'id',
+  'last_status_code',
+  'last_triggered_at',
+  'secret_prefix',
+  'updated_at',
+  'url',
 ];
 export const DELIVERY_FIELDS = [
-  'attempt', 'created_at', 'delivered_at', 'event', 'event_id', 'id', 'last_error', 'last_status_code', 'next_attempt_at', 'response_body', 'status', 'webhook_id',
+  'attempt',
+  'created_at',
+  'delivered_at',
+  'event',
+  'event_id',
+  'id',
+  'last_error',
+  'last_status_code',
+  'next_attempt_at',
+  'response_body',
+  'status',
+  'webhook_id',
 ];
 export const SUBSCRIBABLE_EVENTS = [
-  'order.created', 'order.updated', 'order.status_changed', 'order.paid',
-  'shipment.created', 'shipment.status_changed', 'shipment.cancelled', 'inventory.low_stock',
+  'order.created',
+  'order.updated',
+  'order.status_changed',
+  'order.paid',
+  'shipment.created',
+  'shipment.status_changed',
+  'shipment.cancelled',
+  'inventory.low_stock',
 ];
 /** SPEC Receiver rules 4: delay before attempts 2..6. */
 export const BACKOFF_SEC = [60, 300, 1800, 7200, 43200];
@@ -96,7 +123,11 @@ export async function isolatedDatabase(options: { onDisk?: boolean } = {}): Prom
  */
 export async function subscriptionDatabase(name: string) {
   const database = await isolatedDatabase();
-  const db = await openDb({ databaseUrl: database.env.DATABASE_URL ?? null, databaseDirectUrl: database.env.DATABASE_DIRECT_URL, dataDir: 'memory://' });
+  const db = await openDb({
+    databaseUrl: database.env.DATABASE_URL ?? null,
+    databaseDirectUrl: database.env.DATABASE_DIRECT_URL,
+    dataDir: 'memory://',
+  });
   const close = async () => {
     await db.close();
     await database.drop();
@@ -106,10 +137,10 @@ export async function subscriptionDatabase(name: string) {
   try {
     await migrateDatabase(db);
     await db.query(`INSERT INTO accounts (id, name, email) VALUES ($1, $2, 'engine@example.com')`, [accountId, name]);
-    await db.query(`INSERT INTO webhook_subscriptions (id, account_id, url, events, secret, secret_prefix) VALUES ($1, $2, 'https://example.com/hook', '{order.updated}', 'whsec_x', 'whsec_x')`, [
-      webhookId,
-      accountId,
-    ]);
+    await db.query(
+      `INSERT INTO webhook_subscriptions (id, account_id, url, events, secret, secret_prefix) VALUES ($1, $2, 'https://example.com/hook', '{order.updated}', 'whsec_x', 'whsec_x')`,
+      [webhookId, accountId],
+    );
   } catch (err) {
     await close();
     throw err;
@@ -190,7 +221,14 @@ export async function eventually<T>(probe: () => Promise<T | null | undefined | 
 }
 
 /** The single delivery of a subscription once it satisfies `ready`. */
-export async function deliveryWhen(base: string, key: string, webhookId: string, ready: (d: any) => boolean, what = 'the delivery', timeoutMs?: number) {
+export async function deliveryWhen(
+  base: string,
+  key: string,
+  webhookId: string,
+  ready: (d: any) => boolean,
+  what = 'the delivery',
+  timeoutMs?: number,
+) {
   return eventually(async () => (await deliveriesOf(base, key, webhookId)).find(ready), what, timeoutMs);
 }
 
@@ -221,18 +259,16 @@ export async function driveUntilSettled(base: string, key: string, webhookId: st
  * its parsed envelope. The signature is recomputed here from the contract,
  * independently of the service's code.
  */
-export function assertSignedDelivery(
-  received: { headers: Record<string, unknown>; body: string },
-  secret: string,
-  event: string,
-) {
+export function assertSignedDelivery(received: { headers: Record<string, unknown>; body: string }, secret: string, event: string) {
   const h = received.headers as Record<string, string>;
   assert.equal(h['content-type'], 'application/json');
   assert.equal(h['user-agent'], 'merx-webhooks/1');
   // EXTENSIONS 6: order.* and shipment.* deliveries carry X-Merx-Resource-Version, the others none.
   const versioned = /^(order|shipment)\./.test(event);
   assert.deepEqual(
-    Object.keys(h).filter((k) => k.startsWith('x-merx-')).sort(),
+    Object.keys(h)
+      .filter((k) => k.startsWith('x-merx-'))
+      .sort(),
     ['x-merx-delivery', 'x-merx-event', 'x-merx-event-id', ...(versioned ? ['x-merx-resource-version'] : []), 'x-merx-signature', 'x-merx-timestamp'],
   );
   if (versioned) assert.match(h['x-merx-resource-version'], /^[1-9]\d*$/);
@@ -258,7 +294,11 @@ export function assertSignedDelivery(
 }
 
 /** A subscription delivering to the service's own debug sink under its own id (its deliveries succeed); returns it and its secret. */
-export async function sinkSubscription(svc: { url: string; service: { services: { config: { publicBaseUrl: string } } } }, key: string, events: string[]) {
+export async function sinkSubscription(
+  svc: { url: string; service: { services: { config: { publicBaseUrl: string } } } },
+  key: string,
+  events: string[],
+) {
   const own = new URL(svc.service.services.config.publicBaseUrl);
   // Issue 28: a sink url without an id is stored with the subscription's own.
   const created = await createWebhook(svc.url, key, { url: `${own.protocol}//${own.hostname}/api/webhooks/sink`, events });

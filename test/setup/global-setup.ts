@@ -35,7 +35,9 @@ export async function globalSetup(): Promise<void> {
   const admin = new pg.Client({ connectionString: renameDatabase(direct, 'postgres') });
   await admin.connect();
   try {
-    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [new URL(direct).pathname.slice(1)]);
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
+      new URL(direct).pathname.slice(1),
+    ]);
   } finally {
     await admin.end();
   }

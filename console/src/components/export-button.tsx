@@ -6,7 +6,17 @@ import type { OperationName } from '../api-types';
 import { Select } from './select';
 import { ErrorNote } from './ui';
 
-export function ExportButton({ accountId, operation, filters, name }: { accountId: string; operation: OperationName; filters: Record<string, unknown>; name: string }) {
+export function ExportButton({
+  accountId,
+  operation,
+  filters,
+  name,
+}: {
+  accountId: string;
+  operation: OperationName;
+  filters: Record<string, unknown>;
+  name: string;
+}) {
   const [format, setFormat] = useState('jsonl');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -24,7 +34,9 @@ export function ExportButton({ accountId, operation, filters, name }: { accountI
   return (
     <span className="row" aria-label="Export">
       <Select label="Export as" value={format} options={['jsonl', 'csv']} onChange={setFormat} all={null} />
-      <button type="button" onClick={() => void run()} disabled={busy}>{busy ? 'Exporting…' : 'Export'}</button>
+      <button type="button" onClick={() => void run()} disabled={busy}>
+        {busy ? 'Exporting…' : 'Export'}
+      </button>
       <ErrorNote error={error} />
     </span>
   );

@@ -12,7 +12,8 @@ export function deliveryWords(mode: string | null | undefined, officeId: unknown
 }
 
 /** The same in a sentence: "delivered to office 104", "delivered to the door". */
-export const deliveredTo = (mode: string | null | undefined, officeId: unknown) => `delivered ${mode === 'office' ? 'to ' : ''}${deliveryWords(mode, officeId)}`;
+export const deliveredTo = (mode: string | null | undefined, officeId: unknown) =>
+  `delivered ${mode === 'office' ? 'to ' : ''}${deliveryWords(mode, officeId)}`;
 
 export function Said({ children, tone = 'ok' }: { children: ReactNode; tone?: 'ok' | 'preview' }) {
   return (
@@ -68,7 +69,12 @@ export function CourierProgress({ courier, running, what }: { courier: string; r
     <div className="progress" role="status" aria-label="Courier call">
       <span className="spinner" aria-hidden="true" />
       <span>
-        {what} at {courier}… {seconds > 0 && <span className="muted">{seconds} s{seconds >= 3 ? ' (a slow courier: Merx waits for it up to its timeout, 10 s by default)' : ''}</span>}
+        {what} at {courier}…{' '}
+        {seconds > 0 && (
+          <span className="muted">
+            {seconds} s{seconds >= 3 ? ' (a slow courier: Merx waits for it up to its timeout, 10 s by default)' : ''}
+          </span>
+        )}
       </span>
       <progress max={10} value={Math.min(seconds, 10)} />
     </div>

@@ -15,7 +15,12 @@ export interface Column<T> {
 
 function moveFocus(event: KeyboardEvent<HTMLTableRowElement>) {
   const row = event.currentTarget;
-  const target = event.key === 'ArrowDown' || event.key === 'j' ? row.nextElementSibling : event.key === 'ArrowUp' || event.key === 'k' ? row.previousElementSibling : null;
+  const target =
+    event.key === 'ArrowDown' || event.key === 'j'
+      ? row.nextElementSibling
+      : event.key === 'ArrowUp' || event.key === 'k'
+        ? row.previousElementSibling
+        : null;
   if (target instanceof HTMLElement) {
     event.preventDefault();
     target.focus();
@@ -23,7 +28,15 @@ function moveFocus(event: KeyboardEvent<HTMLTableRowElement>) {
 }
 
 /** Nothing while loading, the `empty` note when there are no rows. */
-export function Table<T>({ rows, columns, rowKey, onOpen, selected, label, empty }: {
+export function Table<T>({
+  rows,
+  columns,
+  rowKey,
+  onOpen,
+  selected,
+  label,
+  empty,
+}: {
   rows: T[] | undefined;
   columns: Column<T>[];
   rowKey: (row: T) => string;
@@ -36,28 +49,38 @@ export function Table<T>({ rows, columns, rowKey, onOpen, selected, label, empty
   if (rows.length === 0) return <Empty>{empty}</Empty>;
   return (
     <TableScroll>
-    <table aria-label={label}>
-      <thead>
-        <tr>{columns.map((c) => <th key={c.header} className={c.className}>{c.header}</th>)}</tr>
-      </thead>
-      <tbody>
-        {rows.map((row) => {
-          const key = rowKey(row);
-          return (
-            <tr
-              key={key}
-              tabIndex={onOpen ? 0 : undefined}
-              className={[onOpen ? 'clickable' : '', selected === key ? 'selected' : ''].join(' ')}
-              aria-selected={selected === key || undefined}
-              onClick={onOpen ? () => onOpen(row) : undefined}
-              onKeyDown={onOpen ? (e) => (e.key === 'Enter' ? onOpen(row) : moveFocus(e)) : undefined}
-            >
-              {columns.map((c) => <td key={c.header} className={c.className}>{c.cell(row)}</td>)}
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+      <table aria-label={label}>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th key={c.header} className={c.className}>
+                {c.header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => {
+            const key = rowKey(row);
+            return (
+              <tr
+                key={key}
+                tabIndex={onOpen ? 0 : undefined}
+                className={[onOpen ? 'clickable' : '', selected === key ? 'selected' : ''].join(' ')}
+                aria-selected={selected === key || undefined}
+                onClick={onOpen ? () => onOpen(row) : undefined}
+                onKeyDown={onOpen ? (e) => (e.key === 'Enter' ? onOpen(row) : moveFocus(e)) : undefined}
+              >
+                {columns.map((c) => (
+                  <td key={c.header} className={c.className}>
+                    {c.cell(row)}
+                  </td>
+                ))}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
     </TableScroll>
   );
 }
@@ -75,7 +98,9 @@ export function Pager({ pages, list }: { pages: CursorPages; list: Page<unknown>
       <button type="button" className="secondary" disabled={pages.page === 0} onClick={pages.previous}>
         ← Previous
       </button>
-      <span className="muted">Page {pages.page + 1} · {list.data.length} shown</span>
+      <span className="muted">
+        Page {pages.page + 1} · {list.data.length} shown
+      </span>
       <button type="button" className="secondary" disabled={!list.has_more} onClick={() => pages.next(list.next_cursor)}>
         Next →
       </button>

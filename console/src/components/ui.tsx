@@ -3,10 +3,33 @@ import { useState, type ReactNode } from 'react';
 import { ApiError } from '../api';
 
 const TONE: Record<string, string> = {
-  delivered: 'ok', active: 'ok', paid: 'ok', ok: 'ok', pro: 'info', business: 'info',
-  pending: 'warn', new: 'info', confirmed: 'info', processing: 'info', picked_up: 'info', in_transit: 'info', shipped: 'info',
-  failed: 'bad', dead: 'bad', cancelled: 'muted', refused: 'bad', returned: 'muted', refunded: 'muted', archived: 'muted',
-  inactive: 'muted', paused: 'warn', revoked: 'muted', free: 'muted', down: 'bad', refuse: 'warn', low: 'bad',
+  delivered: 'ok',
+  active: 'ok',
+  paid: 'ok',
+  ok: 'ok',
+  pro: 'info',
+  business: 'info',
+  pending: 'warn',
+  new: 'info',
+  confirmed: 'info',
+  processing: 'info',
+  picked_up: 'info',
+  in_transit: 'info',
+  shipped: 'info',
+  failed: 'bad',
+  dead: 'bad',
+  cancelled: 'muted',
+  refused: 'bad',
+  returned: 'muted',
+  refunded: 'muted',
+  archived: 'muted',
+  inactive: 'muted',
+  paused: 'warn',
+  revoked: 'muted',
+  free: 'muted',
+  down: 'bad',
+  refuse: 'warn',
+  low: 'bad',
 };
 
 export function Badge({ value, label }: { value: string | null | undefined; label?: string }) {
@@ -14,7 +37,12 @@ export function Badge({ value, label }: { value: string | null | undefined; labe
   return <span className={`badge ${TONE[value] ?? 'muted'}`}>{label ?? value.replace(/_/g, ' ')}</span>;
 }
 
-const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [['day', 86400], ['hour', 3600], ['minute', 60], ['second', 1]];
+const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+  ['day', 86400],
+  ['hour', 3600],
+  ['minute', 60],
+  ['second', 1],
+];
 const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
 
 export function relativeTime(iso: string, now = Date.now()): string {

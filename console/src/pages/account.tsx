@@ -34,7 +34,10 @@ const TABS = [
 type AccountChanges = OperatorInput<'PATCH', '/admin/api/accounts/{id}'>['body'];
 
 export function useAccount(accountId: string) {
-  return useQuery({ queryKey: queryKeys.account(accountId), queryFn: () => admin('GET', '/admin/api/accounts/{id}', { path: { id: accountId } }).then((r) => r.data) });
+  return useQuery({
+    queryKey: queryKeys.account(accountId),
+    queryFn: () => admin('GET', '/admin/api/accounts/{id}', { path: { id: accountId } }).then((r) => r.data),
+  });
 }
 
 export function AccountPage() {
@@ -46,9 +49,13 @@ export function AccountPage() {
     const missing = account.error instanceof ApiError && account.error.status === 404;
     return (
       <section className="stack">
-        <header className="page-head"><h1>{missing ? 'No such account' : 'Account unavailable'}</h1></header>
+        <header className="page-head">
+          <h1>{missing ? 'No such account' : 'Account unavailable'}</h1>
+        </header>
         <ErrorNote error={account.error} />
-        <p><Link to="/accounts">← All accounts</Link></p>
+        <p>
+          <Link to="/accounts">← All accounts</Link>
+        </p>
       </section>
     );
   }
@@ -60,7 +67,8 @@ export function AccountPage() {
           <h1>{account.data?.name ?? 'Account'}</h1>
           {account.data && (
             <p className="muted">
-              {account.data.email} · <Badge value={account.data.plan} /> <Badge value={account.data.active ? 'active' : 'inactive'} /> · <code className="id">{accountId}</code>
+              {account.data.email} · <Badge value={account.data.plan} /> <Badge value={account.data.active ? 'active' : 'inactive'} /> ·{' '}
+              <code className="id">{accountId}</code>
             </p>
           )}
         </div>
@@ -69,7 +77,12 @@ export function AccountPage() {
         {TABS.map(([path, label]) => (
           <NavLink key={path} to={`/accounts/${accountId}/${path}`}>
             {label}
-            {path === 'approvals' && pending > 0 && <span className="count" aria-label={`${pending} pending`}> {pending}</span>}
+            {path === 'approvals' && pending > 0 && (
+              <span className="count" aria-label={`${pending} pending`}>
+                {' '}
+                {pending}
+              </span>
+            )}
           </NavLink>
         ))}
       </nav>
@@ -106,13 +119,18 @@ function SettingsTab({ account }: { account: Account }) {
     },
   });
   const seed = useMutation({
-    mutationFn: (input: { orders: number; products: number }) => admin('POST', '/admin/api/accounts/{id}/seed', { path: { id: account.id }, body: input }),
+    mutationFn: (input: { orders: number; products: number }) =>
+      admin('POST', '/admin/api/accounts/{id}/seed', { path: { id: account.id }, body: input }),
     onSuccess: () => queries.invalidateQueries({ queryKey: queryKeys.orders(account.id) }),
   });
   const [seedOrders, setSeedOrders] = useState('1000');
   return (
     <div className="grid two">
-      <form className="card stack" onSubmit={(e) => (e.preventDefault(), save.mutate({ plan, default_threshold: Number(threshold) }))} aria-label="Plan and thresholds">
+      <form
+        className="card stack"
+        onSubmit={(e) => (e.preventDefault(), save.mutate({ plan, default_threshold: Number(threshold) }))}
+        aria-label="Plan and thresholds"
+      >
         <h2>Plan and stock</h2>
         <Field label="Plan" hint="Free accounts' keys authenticate, and every call answers 403 plan_required.">
           <select value={plan} onChange={(e) => setPlan(e.target.value as Account['plan'])}>
@@ -124,18 +142,24 @@ function SettingsTab({ account }: { account: Account }) {
         <Field label="Default low-stock threshold">
           <input type="number" min={0} value={threshold} onChange={(e) => setThreshold(e.target.value)} />
         </Field>
-        <button type="submit" disabled={save.isPending}>Save</button>
+        <button type="submit" disabled={save.isPending}>
+          Save
+        </button>
         <ErrorNote error={save.error} />
       </form>
       <div className="card stack">
         <h2>Access</h2>
         <p>
-          {account.active ? 'Active: its keys work.' : 'Deactivated: every key answers 401 until it is reactivated.'} Created <Time at={account.created_at} />.
+          {account.active ? 'Active: its keys work.' : 'Deactivated: every key answers 401 until it is reactivated.'} Created{' '}
+          <Time at={account.created_at} />.
         </p>
         <button
           type="button"
           className={account.active ? 'danger' : ''}
-          onClick={() => (account.active ? confirm(`Deactivate ${account.name}? Its API keys stop working at once.`) : true) && save.mutate({ active: !account.active })}
+          onClick={() =>
+            (account.active ? confirm(`Deactivate ${account.name}? Its API keys stop working at once.`) : true) &&
+            save.mutate({ active: !account.active })
+          }
         >
           {account.active ? 'Deactivate account' : 'Reactivate account'}
         </button>
@@ -144,7 +168,9 @@ function SettingsTab({ account }: { account: Account }) {
           <Field label="Orders to add">
             <input type="number" min={0} max={2000000} value={seedOrders} onChange={(e) => setSeedOrders(e.target.value)} />
           </Field>
-          <button type="submit" className="secondary" disabled={seed.isPending}>{seed.isPending ? 'Loading…' : 'Load synthetic orders'}</button>
+          <button type="submit" className="secondary" disabled={seed.isPending}>
+            {seed.isPending ? 'Loading…' : 'Load synthetic orders'}
+          </button>
         </form>
         {seed.data && <Json value={seed.data} />}
         <ErrorNote error={seed.error} />
@@ -164,7 +190,8 @@ function CourierIntegrations({ accountId }: { accountId: string }) {
   // What the operator just chose shows at once; the list read after the change settles it.
   const [chosen, setChosen] = useState<Record<string, boolean>>({});
   const toggle = useMutation({
-    mutationFn: ({ slug, enabled }: { slug: string; enabled: boolean }) => admin('PUT', '/admin/api/accounts/{id}/couriers/{slug}', { path: { id: accountId, slug }, body: { enabled } }),
+    mutationFn: ({ slug, enabled }: { slug: string; enabled: boolean }) =>
+      admin('PUT', '/admin/api/accounts/{id}/couriers/{slug}', { path: { id: accountId, slug }, body: { enabled } }),
     onSettled: async (_answer, _error, { slug }) => {
       await queries.invalidateQueries({ queryKey: queryKeys.integrations(accountId) });
       setChosen(({ [slug]: _settled, ...others }) => others);
@@ -173,7 +200,10 @@ function CourierIntegrations({ accountId }: { accountId: string }) {
   return (
     <fieldset className="card stack" aria-label="Courier integrations">
       <legend>Courier integrations</legend>
-      <p className="muted">Shipments go through the merchant's own courier accounts. In simulator mode an integration without credentials uses the simulator's demo credentials.</p>
+      <p className="muted">
+        Shipments go through the merchant's own courier accounts. In simulator mode an integration without credentials uses the simulator's demo
+        credentials.
+      </p>
       {list.data?.map((i) => (
         <label key={i.slug} className="inline">
           <input

@@ -29,7 +29,14 @@ export function AccountsPage() {
         </button>
       </header>
       <div className="filters">
-        <input type="search" data-search placeholder="Search name, email or id  ( / )" value={q} onChange={(e) => setQ(e.target.value)} aria-label="Search accounts" />
+        <input
+          type="search"
+          data-search
+          placeholder="Search name, email or id  ( / )"
+          value={q}
+          onChange={(e) => setQ(e.target.value)}
+          aria-label="Search accounts"
+        />
       </div>
       <ErrorNote error={list.error} />
       <Table
@@ -85,7 +92,9 @@ function CreateAccount({ onCreated }: { onCreated: (id: string) => void }) {
         </select>
       </Field>
       <ErrorNote error={create.error} />
-      <button type="submit" disabled={create.isPending}>Create account</button>
+      <button type="submit" disabled={create.isPending}>
+        Create account
+      </button>
     </form>
   );
 }

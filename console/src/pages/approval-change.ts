@@ -47,7 +47,9 @@ export function movedSince(asked: Record<string, unknown> | undefined, now: Reco
 
 /** JSON with keys sorted: a stored view and a built one list an object's keys in different orders. */
 const canonical = (value: unknown): string =>
-  JSON.stringify(value, (_key, v) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+  JSON.stringify(value, (_key, v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
 
 export const fieldName = (field: string) => field.replace(/_/g, ' ');
 
@@ -57,7 +59,9 @@ export function say(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (Array.isArray(value)) return value.every((v) => typeof v !== 'object') ? value.join(', ') : `${value.length} items`;
-  return Object.entries(value as Record<string, unknown>).map(([k, v]) => `${fieldName(k)} ${say(v)}`).join(', ');
+  return Object.entries(value as Record<string, unknown>)
+    .map(([k, v]) => `${fieldName(k)} ${say(v)}`)
+    .join(', ');
 }
 
 /** The operation as a verb phrase: update_order -> "Update order". */
@@ -69,5 +73,7 @@ export function changeInWords(approval: Approval): string {
   // A write that is not an update is said by its first effect ("courier_a creates a waybill (cash on delivery 182.87)").
   if (!changes.some((c) => 'before' in c) && approval.effects.length) return approval.effects[0];
   if (changes.length === 0) return operationTitle(approval.operation);
-  return changes.map((c) => ('before' in c ? `${fieldName(c.field)} ${say(c.before)} → ${say(c.after)}` : `${fieldName(c.field)} ${say(c.after)}`)).join('; ');
+  return changes
+    .map((c) => ('before' in c ? `${fieldName(c.field)} ${say(c.before)} → ${say(c.after)}` : `${fieldName(c.field)} ${say(c.after)}`))
+    .join('; ');
 }

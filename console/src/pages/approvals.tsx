@@ -14,7 +14,6 @@ import { Badge, ErrorNote, Field, Json, Time } from '../components/ui';
 import { Table } from '../components/table';
 import { queryKeys } from '../query-keys';
 
-
 export function usePendingApprovals(accountId: string | undefined) {
   return useQuery({
     queryKey: queryKeys.approvalsWithStatus(accountId, 'pending'),
@@ -93,7 +92,12 @@ function ChangeCell({ accountId, approval }: { accountId: string; approval: Appr
     <span className="change-words">
       {label && <strong>{label}: </strong>}
       {changeInWords(approval)}
-      {stale && <> <span className="badge warn">changed since asked</span></>}
+      {stale && (
+        <>
+          {' '}
+          <span className="badge warn">changed since asked</span>
+        </>
+      )}
     </span>
   );
 }
@@ -111,7 +115,8 @@ function ApprovalDetail({ accountId, approval, onClose }: { accountId: string; a
   const orderId = orderIdOf(approval);
   const order = useOrder(accountId, orderId);
   const decide = useMutation({
-    mutationFn: (decision: 'approve' | 'reject') => admin('POST', `/admin/api/approvals/{id}/${decision}`, { path: { id: approval.id }, body: reason ? { reason } : {} }),
+    mutationFn: (decision: 'approve' | 'reject') =>
+      admin('POST', `/admin/api/approvals/{id}/${decision}`, { path: { id: approval.id }, body: reason ? { reason } : {} }),
     onSuccess: () => queries.invalidateQueries({ queryKey: queryKeys.approvals(accountId) }),
   });
   const changes = changesOf(approval);
@@ -125,48 +130,76 @@ function ApprovalDetail({ accountId, approval, onClose }: { accountId: string; a
       <header className="row spread">
         <h2>
           {operationTitle(approval.operation)}
-          {subject && <> · {orderId ? <Link to={`/accounts/${accountId}/orders/${orderId}`}>{subject}</Link> : subject}</>} <Badge value={approval.status} />
+          {subject && <> · {orderId ? <Link to={`/accounts/${accountId}/orders/${orderId}`}>{subject}</Link> : subject}</>}{' '}
+          <Badge value={approval.status} />
         </h2>
-        <button type="button" className="secondary small" onClick={onClose}>Close</button>
+        <button type="button" className="secondary small" onClick={onClose}>
+          Close
+        </button>
       </header>
       <p className="muted">
-        Asked <Time at={approval.requested_at} /> by <strong>{approval.key_name ?? 'a deleted key'}</strong>{' '}
-        (<code>{approval.key_prefix}…</code>), expires <Time at={approval.expires_at} />
-        {approval.decided_at && <> · {approval.status === 'rejected' ? 'rejected' : 'approved'} by {approval.decided_by} <Time at={approval.decided_at} /></>}
+        Asked <Time at={approval.requested_at} /> by <strong>{approval.key_name ?? 'a deleted key'}</strong> (<code>{approval.key_prefix}…</code>),
+        expires <Time at={approval.expires_at} />
+        {approval.decided_at && (
+          <>
+            {' '}
+            · {approval.status === 'rejected' ? 'rejected' : 'approved'} by {approval.decided_by} <Time at={approval.decided_at} />
+          </>
+        )}
         {approval.reason && <> · “{approval.reason}”</>}
-        {approval.executed_at && <> · ran <Time at={approval.executed_at} /> ({approval.result_status})</>}
+        {approval.executed_at && (
+          <>
+            {' '}
+            · ran <Time at={approval.executed_at} /> ({approval.result_status})
+          </>
+        )}
       </p>
       {stale && (
         <p className="warning" role="alert" aria-label="Changed since asked">
-          This {target.noun} changed after the agent asked{moved.length ? ` (${moved.map(fieldName).join(', ')})` : ''}. Approving will not run it: the
-          agent’s repeat would be refused (412 precondition_failed). Reject it and let the agent read the {target.noun} again and ask anew.
+          This {target.noun} changed after the agent asked{moved.length ? ` (${moved.map(fieldName).join(', ')})` : ''}. Approving will not run it:
+          the agent’s repeat would be refused (412 precondition_failed). Reject it and let the agent read the {target.noun} again and ask anew.
         </p>
       )}
       <h3>{update ? 'What changes' : 'What it asks'}</h3>
       <table className="diff" aria-label="What changes">
         <thead>
-          <tr><th>Field</th>{update && <th>Before</th>}<th>{update ? 'After' : 'Value'}</th></tr>
+          <tr>
+            <th>Field</th>
+            {update && <th>Before</th>}
+            <th>{update ? 'After' : 'Value'}</th>
+          </tr>
         </thead>
         <tbody>
           {changes.map((c) => (
             <tr key={c.field}>
               <th scope="row">{fieldName(c.field)}</th>
               {update && <td className="before">{say(c.before)}</td>}
-              <td className="after">{update && <span aria-hidden="true">→ </span>}{say(c.after)}</td>
+              <td className="after">
+                {update && <span aria-hidden="true">→ </span>}
+                {say(c.after)}
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
       <h3>Effects</h3>
-      <ul aria-label="Effects">{approval.effects.map((e) => <li key={e}>{e}</li>)}</ul>
+      <ul aria-label="Effects">
+        {approval.effects.map((e) => (
+          <li key={e}>{e}</li>
+        ))}
+      </ul>
       {approval.status === 'pending' && (
         <form className="stack" onSubmit={(e) => e.preventDefault()} aria-label="Decide">
           <Field label="Reason" hint="Optional; the agent reads it in the approval.">
             <input value={reason} onChange={(e) => setReason(e.target.value)} maxLength={2000} />
           </Field>
           <div className="row">
-            <button type="button" onClick={() => decide.mutate('approve')} disabled={decide.isPending}>Approve</button>
-            <button type="button" className="danger" onClick={() => decide.mutate('reject')} disabled={decide.isPending}>Reject</button>
+            <button type="button" onClick={() => decide.mutate('approve')} disabled={decide.isPending}>
+              Approve
+            </button>
+            <button type="button" className="danger" onClick={() => decide.mutate('reject')} disabled={decide.isPending}>
+              Reject
+            </button>
           </div>
           <ErrorNote error={decide.error} />
         </form>

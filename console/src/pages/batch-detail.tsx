@@ -17,7 +17,8 @@ type Item = OperationAnswer<'list_shipment_batch_items', {}>['data'][number];
 function inWords(error: NonNullable<Item['error']>): string {
   const details = (error.details ?? {}) as { reason?: string; kind?: string; shipment?: { tracking_number?: string | null } };
   if (error.code === 'conflict' && details.reason === 'batch_cancelled') return 'Not started: the batch was cancelled first.';
-  if (error.code === 'conflict' && details.shipment) return `Already has a waybill (${details.shipment.tracking_number ?? 'no number yet'}): nothing to do.`;
+  if (error.code === 'conflict' && details.shipment)
+    return `Already has a waybill (${details.shipment.tracking_number ?? 'no number yet'}): nothing to do.`;
   if (error.code === 'conflict' && details.kind === 'order_status') return `The order cannot ship: ${error.message}.`;
   if (error.code === 'courier_error') return `The courier did not make the waybill: ${error.message}${details.reason ? ` (${details.reason})` : ''}.`;
   if (error.code === 'not_found') return 'No such order in this account.';
@@ -71,9 +72,13 @@ export function BatchDetail({ accountId }: { accountId: string }) {
   const done = b.succeeded + b.failed;
   return (
     <div className="stack">
-      <p><Link to={`/accounts/${accountId}/orders`}>← Orders</Link></p>
+      <p>
+        <Link to={`/accounts/${accountId}/orders`}>← Orders</Link>
+      </p>
       <header className="row spread">
-        <h2>Shipment batch <Badge value={b.state} /></h2>
+        <h2>
+          Shipment batch <Badge value={b.state} />
+        </h2>
         <div className="row">
           <button type="button" className="secondary" onClick={() => labels.mutate()} disabled={!finished || b.succeeded === 0 || labels.isPending}>
             Download labels
@@ -81,21 +86,36 @@ export function BatchDetail({ accountId }: { accountId: string }) {
           <button type="button" onClick={() => retry.mutate()} disabled={!finished || b.failed === 0 || retry.isPending}>
             Retry failed ({b.failed})
           </button>
-          <button type="button" className="danger" onClick={() => confirm('Cancel the items not started yet?') && cancel.mutate()} disabled={b.state !== 'running'}>
+          <button
+            type="button"
+            className="danger"
+            onClick={() => confirm('Cancel the items not started yet?') && cancel.mutate()}
+            disabled={b.state !== 'running'}
+          >
             Cancel batch
           </button>
         </div>
       </header>
       <ErrorNote error={labels.error ?? retry.error ?? cancel.error} />
       <section className="card stack" aria-label="Progress">
-        <progress max={b.total} value={done} aria-label="Items finished" style={{ width: '100%' }}>{done} of {b.total}</progress>
+        <progress max={b.total} value={done} aria-label="Items finished" style={{ width: '100%' }}>
+          {done} of {b.total}
+        </progress>
         <dl className="facts-grid" aria-label="Counts">
-          <dt>Total</dt><dd data-testid="batch-total">{b.total}</dd>
-          <dt>Succeeded</dt><dd data-testid="batch-succeeded">{b.succeeded}</dd>
-          <dt>Failed</dt><dd data-testid="batch-failed">{b.failed}</dd>
-          <dt>Pending</dt><dd data-testid="batch-pending">{b.pending}</dd>
-          <dt>Started</dt><dd><Time at={b.created_at} /></dd>
-          <dt>Finished</dt><dd>{b.finished_at ? <Time at={b.finished_at} /> : <span className="muted">running…</span>}</dd>
+          <dt>Total</dt>
+          <dd data-testid="batch-total">{b.total}</dd>
+          <dt>Succeeded</dt>
+          <dd data-testid="batch-succeeded">{b.succeeded}</dd>
+          <dt>Failed</dt>
+          <dd data-testid="batch-failed">{b.failed}</dd>
+          <dt>Pending</dt>
+          <dd data-testid="batch-pending">{b.pending}</dd>
+          <dt>Started</dt>
+          <dd>
+            <Time at={b.created_at} />
+          </dd>
+          <dt>Finished</dt>
+          <dd>{b.finished_at ? <Time at={b.finished_at} /> : <span className="muted">running…</span>}</dd>
         </dl>
       </section>
       <form className="filters" aria-label="Item filters" onSubmit={(e) => e.preventDefault()}>
@@ -109,13 +129,25 @@ export function BatchDetail({ accountId }: { accountId: string }) {
         rowKey={(item) => String(item.index)}
         columns={[
           { header: '#', cell: (item) => item.index + 1, className: 'num' },
-          { header: 'Order', cell: (item) => <Link to={`/accounts/${accountId}/orders/${item.order_id}`}><code>{item.order_id.slice(0, 8)}</code></Link> },
+          {
+            header: 'Order',
+            cell: (item) => (
+              <Link to={`/accounts/${accountId}/orders/${item.order_id}`}>
+                <code>{item.order_id.slice(0, 8)}</code>
+              </Link>
+            ),
+          },
           { header: 'Result', cell: (item) => <Badge value={item.status} /> },
           {
             header: 'Waybill or error',
-            cell: (item) => item.shipment_id
-              ? <Link to={`/accounts/${accountId}/shipments/${item.shipment_id}`}>shipment</Link>
-              : item.error ? <span className="error-text">{inWords(item.error)}</span> : <span className="muted">—</span>,
+            cell: (item) =>
+              item.shipment_id ? (
+                <Link to={`/accounts/${accountId}/shipments/${item.shipment_id}`}>shipment</Link>
+              ) : item.error ? (
+                <span className="error-text">{inWords(item.error)}</span>
+              ) : (
+                <span className="muted">—</span>
+              ),
           },
         ]}
       />

@@ -20,8 +20,8 @@ export function ConnectedAppsTab({ accountId }: { accountId: string }) {
   return (
     <div className="stack">
       <p className="muted">
-        Apps connected by OAuth (claude.ai, ChatGPT): each acts with the scopes granted on Merx's consent page. Revoke ends
-        its tokens at once; it must ask again.
+        Apps connected by OAuth (claude.ai, ChatGPT): each acts with the scopes granted on Merx's consent page. Revoke ends its tokens at once; it
+        must ask again.
       </p>
       <ErrorNote error={apps.error ?? revoke.error} />
       <Table
@@ -39,7 +39,11 @@ export function ConnectedAppsTab({ accountId }: { accountId: string }) {
           {
             header: '',
             cell: (a) => (
-              <button type="button" className="danger small" onClick={() => confirm(`Revoke ${a.client_name}? Its tokens stop working at once.`) && revoke.mutate(a.id)}>
+              <button
+                type="button"
+                className="danger small"
+                onClick={() => confirm(`Revoke ${a.client_name}? Its tokens stop working at once.`) && revoke.mutate(a.id)}
+              >
                 Revoke
               </button>
             ),

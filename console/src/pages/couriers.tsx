@@ -23,7 +23,8 @@ export function CouriersPage() {
   // The choice shows at once; the service's facts, read again, settle it.
   const [chosen, setChosen] = useState<Record<string, string>>({});
   const setMode = useMutation({
-    mutationFn: ({ slug, mode }: { slug: string; mode: Mode }) => admin('POST', '/admin/api/courier-sim/{slug}/mode', { path: { slug }, body: { mode } }),
+    mutationFn: ({ slug, mode }: { slug: string; mode: Mode }) =>
+      admin('POST', '/admin/api/courier-sim/{slug}/mode', { path: { slug }, body: { mode } }),
     onSettled: async (_answer, _error, { slug }) => {
       await queries.invalidateQueries({ queryKey: queryKeys.info() });
       setChosen(({ [slug]: _settled, ...others }) => others);
@@ -33,7 +34,10 @@ export function CouriersPage() {
     return (
       <section>
         <h1>Courier simulator</h1>
-        <p className="empty">COURIER_MODE is {info.data.courier_mode}: Merx talks to the couriers at COURIER_A_URL, COURIER_B_URL and COURIER_C_URL, and no simulator runs here.</p>
+        <p className="empty">
+          COURIER_MODE is {info.data.courier_mode}: Merx talks to the couriers at COURIER_A_URL, COURIER_B_URL and COURIER_C_URL, and no simulator
+          runs here.
+        </p>
       </section>
     );
   }

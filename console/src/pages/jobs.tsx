@@ -10,7 +10,8 @@ const ABOUT: Record<string, string> = {
   'webhook-deliveries': 'Sends webhook attempts that are due (every minute on its own).',
   'courier-poll': 'Asks courier_a and courier_b for status changes (every 15 minutes).',
   'low-stock': 'Emits inventory.low_stock once per product per UTC day (hourly).',
-  retention: 'Deletes events older than 30 days (the events feed then says cursor_expired to cursors before them), expired idempotency keys and old retired webhook secrets (hourly).',
+  retention:
+    'Deletes events older than 30 days (the events feed then says cursor_expired to cursors before them), expired idempotency keys and old retired webhook secrets (hourly).',
 };
 
 /** A run this page started: what the job answered, when, and the clock it was given. */
@@ -21,7 +22,8 @@ export function JobsPage() {
   const [now, setNow] = useState('');
   const [runs, setRuns] = useState<Run[]>([]);
   const run = useMutation({
-    mutationFn: (job: string) => admin('POST', '/admin/api/jobs/{name}/run', { path: { name: job }, body: now ? { now: new Date(now).toISOString() } : {} }),
+    mutationFn: (job: string) =>
+      admin('POST', '/admin/api/jobs/{name}/run', { path: { name: job }, body: now ? { now: new Date(now).toISOString() } : {} }),
     onSuccess: (r) => setRuns((list) => [{ ...r.data, at: new Date().toISOString(), now: now || undefined }, ...list].slice(0, 20)),
   });
   return (
@@ -37,7 +39,9 @@ export function JobsPage() {
           <article key={job} className="card stack">
             <h2>{job}</h2>
             <p className="muted">{ABOUT[job] ?? ''}</p>
-            <button type="button" onClick={() => run.mutate(job)} disabled={run.isPending}>Run {job} now</button>
+            <button type="button" onClick={() => run.mutate(job)} disabled={run.isPending}>
+              Run {job} now
+            </button>
           </article>
         ))}
       </div>
@@ -46,7 +50,8 @@ export function JobsPage() {
         <ol className="timeline compact" aria-label="Runs">
           {runs.map((r, i) => (
             <li key={i}>
-              <Time at={r.at} /> <strong>{r.job}</strong> processed {r.processed}{r.now && <span className="muted"> (as of {r.now})</span>}
+              <Time at={r.at} /> <strong>{r.job}</strong> processed {r.processed}
+              {r.now && <span className="muted"> (as of {r.now})</span>}
             </li>
           ))}
         </ol>

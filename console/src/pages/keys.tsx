@@ -18,7 +18,10 @@ type KeyRequest = OperatorInput<'POST', '/admin/api/accounts/{id}/keys'>['body']
 
 export function KeysTab({ accountId }: { accountId: string }) {
   const queries = useQueryClient();
-  const keys = useQuery({ queryKey: queryKeys.keys(accountId), queryFn: () => admin('GET', '/admin/api/accounts/{id}/keys', { path: { id: accountId } }).then((r) => r.data) });
+  const keys = useQuery({
+    queryKey: queryKeys.keys(accountId),
+    queryFn: () => admin('GET', '/admin/api/accounts/{id}/keys', { path: { id: accountId } }).then((r) => r.data),
+  });
   const [issued, setIssued] = useState<IssuedKey | null>(null);
   const revoke = useMutation({
     mutationFn: (id: string) => admin('DELETE', '/admin/api/keys/{id}', { path: { id } }),
@@ -42,9 +45,30 @@ export function KeysTab({ accountId }: { accountId: string }) {
             { header: 'Scopes', cell: (k) => <Scopes scopes={k.scopes} presets={presets} /> },
             { header: 'Writes', cell: (k) => (k.writes === 'approval' ? <Badge value="approval" /> : <span className="muted">direct</span>) },
             { header: 'Log', cell: (k) => <Link to={`/accounts/${accountId}/requests?key_prefix=${k.prefix}`}>requests</Link> },
-            { header: 'Last used', cell: (k) => <span className="nowrap"><Time at={k.last_used_at} empty="never" /></span> },
-            { header: 'Created', cell: (k) => <span className="nowrap"><Time at={k.created_at} /></span> },
-            { header: 'Expires', cell: (k) => <span className="nowrap"><Time at={k.expires_at} empty="never" /></span> },
+            {
+              header: 'Last used',
+              cell: (k) => (
+                <span className="nowrap">
+                  <Time at={k.last_used_at} empty="never" />
+                </span>
+              ),
+            },
+            {
+              header: 'Created',
+              cell: (k) => (
+                <span className="nowrap">
+                  <Time at={k.created_at} />
+                </span>
+              ),
+            },
+            {
+              header: 'Expires',
+              cell: (k) => (
+                <span className="nowrap">
+                  <Time at={k.expires_at} empty="never" />
+                </span>
+              ),
+            },
             {
               header: '',
               cell: (k) =>
@@ -53,7 +77,11 @@ export function KeysTab({ accountId }: { accountId: string }) {
                 ) : k.expires_at && Date.parse(k.expires_at) <= Date.now() ? (
                   <Badge value="expired" />
                 ) : (
-                  <button type="button" className="danger small" onClick={() => confirm(`Revoke ${k.name} (${k.prefix}…)? It stops working at once.`) && revoke.mutate(k.id)}>
+                  <button
+                    type="button"
+                    className="danger small"
+                    onClick={() => confirm(`Revoke ${k.name} (${k.prefix}…)? It stops working at once.`) && revoke.mutate(k.id)}
+                  >
                     Revoke
                   </button>
                 ),
@@ -67,12 +95,20 @@ export function KeysTab({ accountId }: { accountId: string }) {
           <div className="stack">
             <p>This is the only time the full key is shown. Copy it now and keep it secret.</p>
             <div className="secret">
-              <code data-copy={issued.key} data-testid="issued-key">{issued.key}</code>
+              <code data-copy={issued.key} data-testid="issued-key">
+                {issued.key}
+              </code>
               <CopyButton text={issued.key} />
             </div>
             <p className="muted">Scopes: {issued.data.scopes.join(', ')}</p>
-            {issued.data.expires_at && <p className="muted">Expires <Time at={issued.data.expires_at} />.</p>}
-            <button type="button" onClick={() => setIssued(null)}>I have stored it</button>
+            {issued.data.expires_at && (
+              <p className="muted">
+                Expires <Time at={issued.data.expires_at} />.
+              </p>
+            )}
+            <button type="button" onClick={() => setIssued(null)}>
+              I have stored it
+            </button>
           </div>
         )}
       </Dialog>
@@ -99,9 +135,16 @@ function Scopes({ scopes, presets }: { scopes: readonly string[]; presets: Recor
   return (
     <span className="scopes" title={scopes.join(' ')}>
       {preset ? (
-        <span className="nowrap"><strong>{preset}</strong> preset</span>
+        <span className="nowrap">
+          <strong>{preset}</strong> preset
+        </span>
       ) : (
-        parts.map((part, i) => <span key={part}>{i > 0 && ' · '}<span className="nowrap">{part}</span></span>)
+        parts.map((part, i) => (
+          <span key={part}>
+            {i > 0 && ' · '}
+            <span className="nowrap">{part}</span>
+          </span>
+        ))
       )}
     </span>
   );
@@ -109,7 +152,14 @@ function Scopes({ scopes, presets }: { scopes: readonly string[]; presets: Recor
 
 const DAY_MS = 86_400_000;
 /** Lifetimes offered at issue (days); the operator API takes any future expires_at. */
-const LIFETIMES: Array<[string, string]> = [['never', 'never'], ['1', 'in 1 day'], ['7', 'in 7 days'], ['30', 'in 30 days'], ['90', 'in 90 days'], ['365', 'in 1 year']];
+const LIFETIMES: Array<[string, string]> = [
+  ['never', 'never'],
+  ['1', 'in 1 day'],
+  ['7', 'in 7 days'],
+  ['30', 'in 30 days'],
+  ['90', 'in 90 days'],
+  ['365', 'in 1 year'],
+];
 
 function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issued: IssuedKey) => void }) {
   const info = useServiceInfo();
@@ -146,7 +196,9 @@ function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issue
       <Field label="Scopes">
         <select value={preset} onChange={(e) => setPreset(e.target.value)}>
           {Object.keys(presets).map((p) => (
-            <option key={p} value={p}>{p.replace('_', ' ')} preset</option>
+            <option key={p} value={p}>
+              {p.replace('_', ' ')} preset
+            </option>
           ))}
           <option value="custom">custom…</option>
         </select>
@@ -157,7 +209,11 @@ function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issue
           <legend>Custom scopes</legend>
           {info.data?.scopes.map((scope) => (
             <label key={scope}>
-              <input type="checkbox" checked={custom.includes(scope)} onChange={(e) => setCustom(e.target.checked ? [...custom, scope] : custom.filter((s) => s !== scope))} />
+              <input
+                type="checkbox"
+                checked={custom.includes(scope)}
+                onChange={(e) => setCustom(e.target.checked ? [...custom, scope] : custom.filter((s) => s !== scope))}
+              />
               {scope}
             </label>
           ))}
@@ -172,12 +228,16 @@ function IssueKey({ accountId, onIssued }: { accountId: string; onIssued: (issue
       <Field label="Expires" hint="After this the key answers 401 saying it expired.">
         <select value={lifetime} onChange={(e) => setLifetime(e.target.value)} aria-label="Expires">
           {LIFETIMES.map(([days, label]) => (
-            <option key={days} value={days}>{label}</option>
+            <option key={days} value={days}>
+              {label}
+            </option>
           ))}
         </select>
       </Field>
       <ErrorNote error={issue.error} />
-      <button type="submit" disabled={issue.isPending || !name || (preset === 'custom' && custom.length === 0)}>Issue key</button>
+      <button type="submit" disabled={issue.isPending || !name || (preset === 'custom' && custom.length === 0)}>
+        Issue key
+      </button>
     </form>
   );
 }

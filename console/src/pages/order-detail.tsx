@@ -20,7 +20,8 @@ export function OrderDetail({ accountId }: { accountId: string }) {
     queryKey: queryKeys.order(orderId),
     queryFn: () => runOperation(accountId, 'get_order', { id: orderId }).then((r) => r.data),
     // A shipment's courier moves the order too: keep it fresh while one is under way.
-    refetchInterval: (query) => (query.state.data?.shipment && !['delivered', 'cancelled', 'returned', 'refused'].includes(query.state.data.shipment.status) ? 3_000 : false),
+    refetchInterval: (query) =>
+      query.state.data?.shipment && !['delivered', 'cancelled', 'returned', 'refused'].includes(query.state.data.shipment.status) ? 3_000 : false,
   });
   const changed = () => {
     void queries.invalidateQueries({ queryKey: queryKeys.order(orderId) });
@@ -32,36 +33,88 @@ export function OrderDetail({ accountId }: { accountId: string }) {
   if (!o) return <p className="muted">Loading…</p>;
   return (
     <div className="stack">
-      <p><Link to={`/accounts/${accountId}/orders`}>← Orders</Link></p>
+      <p>
+        <Link to={`/accounts/${accountId}/orders`}>← Orders</Link>
+      </p>
       <header className="row spread">
-        <h2>Order #{o.number} <Badge value={o.status} /></h2>
-        <span className="muted">created <Time at={o.created_at} /> · updated <Time at={o.updated_at} /> · <code className="id">{o.id}</code></span>
+        <h2>
+          Order #{o.number} <Badge value={o.status} />
+        </h2>
+        <span className="muted">
+          created <Time at={o.created_at} /> · updated <Time at={o.updated_at} /> · <code className="id">{o.id}</code>
+        </span>
       </header>
       <div className="grid two">
         <section className="card stack" aria-label="Order">
           <h3>Customer and delivery</h3>
           <dl className="facts-grid">
-            <dt>Customer</dt><dd>{o.customer.name ?? '—'}</dd>
-            <dt>Email</dt><dd>{o.customer.email ?? '—'}</dd>
-            <dt>Phone</dt><dd>{o.customer.phone ?? '—'}</dd>
-            <dt>Address</dt><dd>{[o.shipping.address, o.shipping.city, o.shipping.zip].filter(Boolean).join(', ') || '—'}</dd>
-            <dt>Chosen courier</dt><dd>{String(o.shipping.courier_slug ?? '—')}{o.shipping.courier_delivery_mode ? ` · ${deliveryWords(o.shipping.courier_delivery_mode, o.shipping.courier_office_id)}` : ''}</dd>
-            <dt>Payment</dt><dd>{o.payment_method} · <Badge value={o.payment_status} /></dd>
-            <dt>Total</dt><dd>{money(o.total)}</dd>
-            <dt>Tracking</dt><dd>{o.tracking_number ? (o.tracking_url ? <a href={o.tracking_url}>{o.tracking_number}</a> : o.tracking_number) : '—'}</dd>
-            {o.notes && (<><dt>Customer note</dt><dd>{o.notes}</dd></>)}
-            {o.admin_notes && (<><dt>Internal note</dt><dd>{o.admin_notes}</dd></>)}
+            <dt>Customer</dt>
+            <dd>{o.customer.name ?? '—'}</dd>
+            <dt>Email</dt>
+            <dd>{o.customer.email ?? '—'}</dd>
+            <dt>Phone</dt>
+            <dd>{o.customer.phone ?? '—'}</dd>
+            <dt>Address</dt>
+            <dd>{[o.shipping.address, o.shipping.city, o.shipping.zip].filter(Boolean).join(', ') || '—'}</dd>
+            <dt>Chosen courier</dt>
+            <dd>
+              {String(o.shipping.courier_slug ?? '—')}
+              {o.shipping.courier_delivery_mode ? ` · ${deliveryWords(o.shipping.courier_delivery_mode, o.shipping.courier_office_id)}` : ''}
+            </dd>
+            <dt>Payment</dt>
+            <dd>
+              {o.payment_method} · <Badge value={o.payment_status} />
+            </dd>
+            <dt>Total</dt>
+            <dd>{money(o.total)}</dd>
+            <dt>Tracking</dt>
+            <dd>{o.tracking_number ? o.tracking_url ? <a href={o.tracking_url}>{o.tracking_number}</a> : o.tracking_number : '—'}</dd>
+            {o.notes && (
+              <>
+                <dt>Customer note</dt>
+                <dd>{o.notes}</dd>
+              </>
+            )}
+            {o.admin_notes && (
+              <>
+                <dt>Internal note</dt>
+                <dd>{o.admin_notes}</dd>
+              </>
+            )}
           </dl>
           <h3>Items</h3>
           <TableScroll>
-          <table aria-label="Items">
-            <thead><tr><th>Item</th><th>SKU</th><th className="num">Qty</th><th className="num">Total</th></tr></thead>
-            <tbody>
-              {(o.line_items ?? [{ name: o.product_name ?? '—', sku: null, qty: o.quantity ?? 1, total_cents: Math.round((o.unit_price ?? 0) * (o.quantity ?? 1) * 100), unit_price_cents: 0, kind: 'main' }]).map((item, i) => (
-                <tr key={i}><td>{item.name}</td><td>{item.sku ?? '—'}</td><td className="num">{item.qty}</td><td className="num">{money(item.total_cents / 100)}</td></tr>
-              ))}
-            </tbody>
-          </table>
+            <table aria-label="Items">
+              <thead>
+                <tr>
+                  <th>Item</th>
+                  <th>SKU</th>
+                  <th className="num">Qty</th>
+                  <th className="num">Total</th>
+                </tr>
+              </thead>
+              <tbody>
+                {(
+                  o.line_items ?? [
+                    {
+                      name: o.product_name ?? '—',
+                      sku: null,
+                      qty: o.quantity ?? 1,
+                      total_cents: Math.round((o.unit_price ?? 0) * (o.quantity ?? 1) * 100),
+                      unit_price_cents: 0,
+                      kind: 'main',
+                    },
+                  ]
+                ).map((item, i) => (
+                  <tr key={i}>
+                    <td>{item.name}</td>
+                    <td>{item.sku ?? '—'}</td>
+                    <td className="num">{item.qty}</td>
+                    <td className="num">{money(item.total_cents / 100)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
           </TableScroll>
         </section>
         <div className="stack">
@@ -102,15 +155,29 @@ function ShipmentCard({ accountId, order, onChange }: { accountId: string; order
             Courier
             <select value={courier} onChange={(e) => setCourier(e.target.value)}>
               <option value="">as chosen at checkout</option>
-              {couriers.map((c) => <option key={c} value={c}>{c}</option>)}
+              {couriers.map((c) => (
+                <option key={c} value={c}>
+                  {c}
+                </option>
+              ))}
             </select>
           </label>
-          <button type="button" className="secondary" onClick={() => create.mutate(true)} disabled={create.isPending}>Preview</button>
-          <button type="submit" disabled={create.isPending}>Create shipment</button>
+          <button type="button" className="secondary" onClick={() => create.mutate(true)} disabled={create.isPending}>
+            Preview
+          </button>
+          <button type="submit" disabled={create.isPending}>
+            Create shipment
+          </button>
         </form>
       )}
-      <CourierProgress courier={courier || order.shipping.courier_slug || 'the courier'} running={create.isPending && create.variables === false} what="Creating the waybill" />
-      {create.data && create.variables === true && 'courier' in create.data && <Said tone="preview">Preview: {waybillPreviewWords(create.data)}</Said>}
+      <CourierProgress
+        courier={courier || order.shipping.courier_slug || 'the courier'}
+        running={create.isPending && create.variables === false}
+        what="Creating the waybill"
+      />
+      {create.data && create.variables === true && 'courier' in create.data && (
+        <Said tone="preview">Preview: {waybillPreviewWords(create.data)}</Said>
+      )}
       {made && (
         <Said>
           Waybill created: {made.courier_slug} <code>{made.tracking_number}</code>, {deliveredTo(made.delivery_mode, made.office_id)}
@@ -134,10 +201,18 @@ function StatusCard({ accountId, order, onChange }: { accountId: string; order: 
       <h3>Status</h3>
       <div className="row">
         <select value={status} onChange={(e) => setStatus(e.target.value as Order['status'])} aria-label="New status">
-          {ORDER_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+          {ORDER_STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
         </select>
-        <label className="inline"><input type="checkbox" checked={notify} onChange={(e) => setNotify(e.target.checked)} /> notify the customer</label>
-        <button type="submit" disabled={update.isPending || status === order.status}>Change status</button>
+        <label className="inline">
+          <input type="checkbox" checked={notify} onChange={(e) => setNotify(e.target.checked)} /> notify the customer
+        </label>
+        <button type="submit" disabled={update.isPending || status === order.status}>
+          Change status
+        </button>
       </div>
       <ErrorNote error={update.error} />
     </form>
@@ -174,7 +249,11 @@ function OrderHistory({ accountId, orderId }: { accountId: string; orderId: stri
             return (
               <li key={e.id}>
                 <Time at={e.created_at} /> <strong>{e.event}</strong>{' '}
-                {change.previous_status && <span>{change.previous_status} → {change.status}</span>}
+                {change.previous_status && (
+                  <span>
+                    {change.previous_status} → {change.status}
+                  </span>
+                )}
                 {change.changed && <span className="muted"> {change.changed.join(', ')}</span>}
                 {change.source && <span className="muted"> · {change.source}</span>}
               </li>

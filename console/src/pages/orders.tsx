@@ -30,11 +30,12 @@ export function OrdersTab({ accountId }: { accountId: string }) {
     placeholderData: (previous) => previous,
   });
   const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set());
-  const toggle = (id: string) => setChosen((now) => {
-    const next = new Set(now);
-    if (!next.delete(id)) next.add(id);
-    return next;
-  });
+  const toggle = (id: string) =>
+    setChosen((now) => {
+      const next = new Set(now);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
   const everyMatching = useMutation({ mutationFn: () => ordersMatching(accountId, filter), onSuccess: (ids) => setChosen(new Set(ids)) });
   const ship = useMutation({
     mutationFn: () => runOperation(accountId, 'create_shipment_batch', { items: [...chosen].map((order_id) => ({ order_id })) }),
@@ -45,13 +46,25 @@ export function OrdersTab({ accountId }: { accountId: string }) {
   return (
     <div className="stack">
       <form className="filters" aria-label="Order filters" onSubmit={(e) => e.preventDefault()}>
-        <input type="search" data-search placeholder="Customer, phone, email, tracking  ( / )" aria-label="Search orders" defaultValue={filter.q} onChange={(e) => set('q', e.target.value)} maxLength={100} />
+        <input
+          type="search"
+          data-search
+          placeholder="Customer, phone, email, tracking  ( / )"
+          aria-label="Search orders"
+          defaultValue={filter.q}
+          onChange={(e) => set('q', e.target.value)}
+          maxLength={100}
+        />
         <Select label="Status" value={filter.status} options={ORDER_STATUSES} onChange={(v) => set('status', v)} all="All but archived" />
         <Select label="Payment" value={filter.payment} options={['paid', 'pending', 'refunded']} onChange={(v) => set('payment', v)} />
         <Select label="Courier" value={filter.courier} options={[...couriers, 'none']} onChange={(v) => set('courier', v)} />
         <Select label="Shipment" value={filter.shipment_status} options={SHIPMENT_STATUSES} onChange={(v) => set('shipment_status', v)} />
-        <label className="compact">From <input type="date" value={filter.from} onChange={(e) => set('from', e.target.value)} /></label>
-        <label className="compact">To <input type="date" value={filter.to} onChange={(e) => set('to', e.target.value)} /></label>
+        <label className="compact">
+          From <input type="date" value={filter.from} onChange={(e) => set('from', e.target.value)} />
+        </label>
+        <label className="compact">
+          To <input type="date" value={filter.to} onChange={(e) => set('to', e.target.value)} />
+        </label>
         <Select label="Per page" value={String(limit)} options={['25', '50', '100', '200']} onChange={(v) => set('limit', v)} all={null} />
       </form>
       <ExportButton accountId={accountId} operation="export_orders" filters={filter} name="orders" />
@@ -60,7 +73,11 @@ export function OrdersTab({ accountId }: { accountId: string }) {
         <button type="button" className="secondary" onClick={() => everyMatching.mutate()} disabled={everyMatching.isPending}>
           {everyMatching.isPending ? 'Choosing…' : `Choose every order matching (up to ${BATCH_MAX.toLocaleString('en')})`}
         </button>
-        {chosen.size > 0 && <button type="button" className="secondary" onClick={() => setChosen(new Set())}>Clear</button>}
+        {chosen.size > 0 && (
+          <button type="button" className="secondary" onClick={() => setChosen(new Set())}>
+            Clear
+          </button>
+        )}
         <button type="button" onClick={() => ship.mutate()} disabled={chosen.size === 0 || chosen.size > BATCH_MAX || ship.isPending}>
           Create waybills{chosen.size ? ` (${chosen.size})` : ''}
         </button>
@@ -78,7 +95,13 @@ export function OrdersTab({ accountId }: { accountId: string }) {
             // The box to choose the order shares the number's column: from 900 px the table still fits whole.
             cell: (o) => (
               <span className="chosen-cell">
-                <input type="checkbox" aria-label={`Choose order ${o.number ?? o.id}`} checked={chosen.has(o.id)} onChange={() => toggle(o.id)} onClick={(e) => e.stopPropagation()} />
+                <input
+                  type="checkbox"
+                  aria-label={`Choose order ${o.number ?? o.id}`}
+                  checked={chosen.has(o.id)}
+                  onChange={() => toggle(o.id)}
+                  onClick={(e) => e.stopPropagation()}
+                />
                 <strong>{o.number ?? '—'}</strong>
               </span>
             ),
@@ -95,11 +118,18 @@ export function OrdersTab({ accountId }: { accountId: string }) {
       />
       {shown.length > 0 && (
         <label className="compact">
-          <input type="checkbox" checked={allShown} onChange={() => setChosen((now) => {
-            const next = new Set(now);
-            for (const o of shown) (allShown ? next.delete(o.id) : next.add(o.id));
-            return next;
-          })} /> every order on this page
+          <input
+            type="checkbox"
+            checked={allShown}
+            onChange={() =>
+              setChosen((now) => {
+                const next = new Set(now);
+                for (const o of shown) allShown ? next.delete(o.id) : next.add(o.id);
+                return next;
+              })
+            }
+          />{' '}
+          every order on this page
         </label>
       )}
       <Pager pages={pages} list={list.data} />

@@ -27,9 +27,14 @@ export function RequestLogTab({ accountId }: { accountId: string }) {
       admin('GET', '/admin/api/accounts/{id}/request-logs', {
         path: { id: accountId },
         query: {
-          ...values, since: toIso(values.since), until: toIso(values.until), cursor: pages.cursor, limit: 50,
+          ...values,
+          since: toIso(values.since),
+          until: toIso(values.until),
+          cursor: pages.cursor,
+          limit: 50,
           // Sent as the query string has them ("true"); the route reads them as booleans.
-          writes: values.writes || undefined, errors: values.errors || undefined,
+          writes: values.writes || undefined,
+          errors: values.errors || undefined,
         },
       }),
     refetchInterval: 5_000,
@@ -40,7 +45,11 @@ export function RequestLogTab({ accountId }: { accountId: string }) {
         <Field label="Key">
           <select value={values.key_prefix} onChange={(e) => set('key_prefix', e.target.value)}>
             <option value="">every key</option>
-            {keys.data?.map((k) => <option key={k.prefix} value={k.prefix}>{k.name} ({k.prefix}…)</option>)}
+            {keys.data?.map((k) => (
+              <option key={k.prefix} value={k.prefix}>
+                {k.name} ({k.prefix}…)
+              </option>
+            ))}
           </select>
         </Field>
         <Field label="Operation">
@@ -78,16 +87,56 @@ export function RequestLogTab({ accountId }: { accountId: string }) {
         columns={[
           { header: 'At', cell: (e) => <Time at={e.at} /> },
           { header: 'Key', cell: (e) => <code>{e.key_prefix}…</code> },
-          { header: 'Operation', cell: (e) => <><code>{e.operation}</code> <span className="muted">{e.transport}</span>{e.dry_run && <> <Badge value="dry run" /></>}{e.replayed && <> <Badge value="replayed" /></>}</> },
-          { header: 'Request', cell: (e) => <code className="id">{e.method} {e.path}</code> },
-          { header: 'Status', cell: (e) => <span className={e.status >= 400 ? 'error-text' : ''}>{e.status}{e.error_code ? ` ${e.error_code}` : ''}</span> },
+          {
+            header: 'Operation',
+            cell: (e) => (
+              <>
+                <code>{e.operation}</code> <span className="muted">{e.transport}</span>
+                {e.dry_run && (
+                  <>
+                    {' '}
+                    <Badge value="dry run" />
+                  </>
+                )}
+                {e.replayed && (
+                  <>
+                    {' '}
+                    <Badge value="replayed" />
+                  </>
+                )}
+              </>
+            ),
+          },
+          {
+            header: 'Request',
+            cell: (e) => (
+              <code className="id">
+                {e.method} {e.path}
+              </code>
+            ),
+          },
+          {
+            header: 'Status',
+            cell: (e) => (
+              <span className={e.status >= 400 ? 'error-text' : ''}>
+                {e.status}
+                {e.error_code ? ` ${e.error_code}` : ''}
+              </span>
+            ),
+          },
           { header: 'ms', cell: (e) => e.duration_ms, className: 'num' },
           {
             header: 'Events',
             cell: (e) =>
-              e.event_ids.length === 0 ? <span className="muted">none</span> : (
+              e.event_ids.length === 0 ? (
+                <span className="muted">none</span>
+              ) : (
                 <span className="stack-tight">
-                  {e.event_ids.map((id) => <Link key={id} to={`/accounts/${accountId}/events/${id}`} title={id}><code>{id.slice(0, 8)}</code></Link>)}
+                  {e.event_ids.map((id) => (
+                    <Link key={id} to={`/accounts/${accountId}/events/${id}`} title={id}>
+                      <code>{id.slice(0, 8)}</code>
+                    </Link>
+                  ))}
                 </span>
               ),
           },
@@ -107,11 +156,18 @@ export function EventDetail({ accountId }: { accountId: string }) {
   });
   return (
     <div className="stack">
-      <p><Link to={`/accounts/${accountId}/requests`}>← Request log</Link></p>
+      <p>
+        <Link to={`/accounts/${accountId}/requests`}>← Request log</Link>
+      </p>
       <ErrorNote error={event.error} />
       {event.data && (
         <section className="card stack" aria-label="Event">
-          <h2><code>{event.data.event}</code> <span className="muted"><Time at={event.data.created_at} /></span></h2>
+          <h2>
+            <code>{event.data.event}</code>{' '}
+            <span className="muted">
+              <Time at={event.data.created_at} />
+            </span>
+          </h2>
           <Json value={event.data} />
         </section>
       )}

@@ -31,7 +31,15 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         </p>
         <label className="field">
           <span>Operator token</span>
-          <input type="password" value={token} onChange={(e) => setValue(e.target.value)} autoFocus autoComplete="current-password" required placeholder="merx_admin_…" />
+          <input
+            type="password"
+            value={token}
+            onChange={(e) => setValue(e.target.value)}
+            autoFocus
+            autoComplete="current-password"
+            required
+            placeholder="merx_admin_…"
+          />
         </label>
         <ErrorNote error={error} />
         <button type="submit" disabled={busy || !token.trim()}>

@@ -42,7 +42,12 @@ export function StockTab({ accountId }: { accountId: string }) {
             { header: 'In stock', cell: (i) => (i.tracked ? i.stock_quantity : <span className="muted">not tracked</span>), className: 'num' },
             { header: 'Threshold', cell: (i) => i.effective_threshold, className: 'num' },
             { header: '', cell: (i) => (i.low ? <Badge value="low" /> : null) },
-            { header: 'Variants', cell: (i) => <span className="muted">{i.variants.map((v) => `${v.value ?? v.name}: ${v.tracked ? v.stock_quantity : '—'}`).join(' · ')}</span> },
+            {
+              header: 'Variants',
+              cell: (i) => (
+                <span className="muted">{i.variants.map((v) => `${v.value ?? v.name}: ${v.tracked ? v.stock_quantity : '—'}`).join(' · ')}</span>
+              ),
+            },
           ]}
         />
         <Movements accountId={accountId} productId={product} names={names} />
@@ -91,7 +96,14 @@ function Movements({ accountId, productId, names }: { accountId: string; product
  * product's stock before and after (issue 41: the console showed the JSON).
  */
 function movementWords({ answer, product, type }: { answer: object; product: StockItem | undefined; type: string }, dryRun: boolean): string {
-  const a = answer as { type?: string; qty?: number; applied?: number; new_cost?: number | null; enables_tracking?: boolean; unit_cost?: number | null };
+  const a = answer as {
+    type?: string;
+    qty?: number;
+    applied?: number;
+    new_cost?: number | null;
+    enables_tracking?: boolean;
+    unit_cost?: number | null;
+  };
   const name = product?.name ?? 'the product';
   const qty = (dryRun ? a.qty : a.applied) ?? 0;
   const was = product?.tracked ? (product.stock_quantity ?? 0) : null;
@@ -139,7 +151,11 @@ function RecordMovement({ accountId, products, selected }: { accountId: string; 
       <h2>Record a movement</h2>
       <Field label="Product">
         <select value={productId} onChange={(e) => setForm({ ...form, product_id: e.target.value })}>
-          {products.map((p) => <option key={p.product_id} value={p.product_id}>{p.name}</option>)}
+          {products.map((p) => (
+            <option key={p.product_id} value={p.product_id}>
+              {p.name}
+            </option>
+          ))}
         </select>
       </Field>
       <Field label="Type" hint="delivery adds stock (and may set the average cost); correction is signed.">
@@ -160,10 +176,16 @@ function RecordMovement({ accountId, products, selected }: { accountId: string; 
         <input value={form.note} onChange={(e) => setForm({ ...form, note: e.target.value })} />
       </Field>
       <div className="row">
-        <button type="button" className="secondary" disabled={!productId || record.isPending} onClick={() => record.mutate(true)}>Preview</button>
-        <button type="submit" disabled={!productId || record.isPending}>Record</button>
+        <button type="button" className="secondary" disabled={!productId || record.isPending} onClick={() => record.mutate(true)}>
+          Preview
+        </button>
+        <button type="submit" disabled={!productId || record.isPending}>
+          Record
+        </button>
       </div>
-      {record.data && record.variables !== undefined && <Said tone={record.variables ? 'preview' : 'ok'}>{movementWords(record.data, record.variables)}</Said>}
+      {record.data && record.variables !== undefined && (
+        <Said tone={record.variables ? 'preview' : 'ok'}>{movementWords(record.data, record.variables)}</Said>
+      )}
       <ErrorNote error={record.error} />
     </form>
   );

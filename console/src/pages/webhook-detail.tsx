@@ -48,15 +48,31 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
           </p>
         </div>
         <div className="row">
-          <button type="button" onClick={() => action.mutate(['test_webhook', { id: subscription.id }])} disabled={action.isPending || !subscription.active}>
+          <button
+            type="button"
+            onClick={() => action.mutate(['test_webhook', { id: subscription.id }])}
+            disabled={action.isPending || !subscription.active}
+          >
             Send test event
           </button>
-          <button type="button" className="secondary" onClick={() => setRecovering(true)} disabled={!subscription.active}>Recover...</button>
-          <button type="button" className="secondary" onClick={() => setEditing(true)}>Edit</button>
-          <button type="button" className="secondary" onClick={() => action.mutate(['update_webhook', { id: subscription.id, active: !subscription.active }])}>
+          <button type="button" className="secondary" onClick={() => setRecovering(true)} disabled={!subscription.active}>
+            Recover...
+          </button>
+          <button type="button" className="secondary" onClick={() => setEditing(true)}>
+            Edit
+          </button>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => action.mutate(['update_webhook', { id: subscription.id, active: !subscription.active }])}
+          >
             {subscription.active ? 'Deactivate' : 'Activate'}
           </button>
-          <button type="button" className="danger" onClick={() => confirm('Delete this subscription and its deliveries?') && action.mutate(['delete_webhook', { id: subscription.id }])}>
+          <button
+            type="button"
+            className="danger"
+            onClick={() => confirm('Delete this subscription and its deliveries?') && action.mutate(['delete_webhook', { id: subscription.id }])}
+          >
             Delete
           </button>
         </div>
@@ -65,12 +81,24 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
       <FlowPanel accountId={accountId} webhookId={subscription.id} onChange={refresh} />
       <HealthPanel accountId={accountId} webhookId={subscription.id} />
       <nav className="tabs small" aria-label="Subscription views">
-        <button type="button" className={view === 'deliveries' ? 'active' : ''} onClick={() => setView('deliveries')}>Deliveries</button>
-        <button type="button" className={view === 'sink' ? 'active' : ''} onClick={() => setView('sink')} disabled={!onSink} title={onSink ? '' : 'Only for subscriptions on the debug sink'}>
+        <button type="button" className={view === 'deliveries' ? 'active' : ''} onClick={() => setView('deliveries')}>
+          Deliveries
+        </button>
+        <button
+          type="button"
+          className={view === 'sink' ? 'active' : ''}
+          onClick={() => setView('sink')}
+          disabled={!onSink}
+          title={onSink ? '' : 'Only for subscriptions on the debug sink'}
+        >
           Debug sink
         </button>
       </nav>
-      {view === 'deliveries' ? <DeliveriesTimeline accountId={accountId} webhookId={subscription.id} events={events} onChange={refresh} /> : <SinkCaptures webhookId={subscription.id} />}
+      {view === 'deliveries' ? (
+        <DeliveriesTimeline accountId={accountId} webhookId={subscription.id} events={events} onChange={refresh} />
+      ) : (
+        <SinkCaptures webhookId={subscription.id} />
+      )}
       <RecoverDialog accountId={accountId} webhookId={subscription.id} open={recovering} onClose={() => (setRecovering(false), refresh())} />
       <Dialog title="Edit subscription" open={editing} onClose={() => setEditing(false)}>
         <SubscriptionForm accountId={accountId} events={events} subscription={subscription} onSaved={() => setEditing(false)} />
@@ -81,7 +109,17 @@ export function SubscriptionDetail({ accountId, subscription, events }: { accoun
 
 const PAGE_SIZE = 20;
 
-function DeliveriesTimeline({ accountId, webhookId, events, onChange }: { accountId: string; webhookId: string; events: string[]; onChange: () => void }) {
+function DeliveriesTimeline({
+  accountId,
+  webhookId,
+  events,
+  onChange,
+}: {
+  accountId: string;
+  webhookId: string;
+  events: string[];
+  onChange: () => void;
+}) {
   const [status, setStatus] = useState('');
   const [event, setEvent] = useState('');
   const pages = useCursorPages(`${webhookId}|${status}|${event}`);
@@ -91,7 +129,11 @@ function DeliveriesTimeline({ accountId, webhookId, events, onChange }: { accoun
     queryKey: queryKeys.deliveriesPage(webhookId, status, event, pages.cursor),
     queryFn: () =>
       runOperation(accountId, 'list_webhook_deliveries', {
-        id: webhookId, limit: PAGE_SIZE, status, event, cursor: pages.cursor,
+        id: webhookId,
+        limit: PAGE_SIZE,
+        status,
+        event,
+        cursor: pages.cursor,
       }),
     // Attempts happen in the background: keep watching while any is still pending.
     refetchInterval: (query) => (query.state.data?.data.some((d) => d.status === 'pending') ? 2_000 : 10_000),
@@ -100,70 +142,116 @@ function DeliveriesTimeline({ accountId, webhookId, events, onChange }: { accoun
   const nextCursor = page.data?._meta?.next_cursor ?? null;
   const filters = (
     <div className="row filters" aria-label="Delivery filters">
-      <label>Status <select name="status" aria-label="Delivery status" value={status} onChange={(e) => setStatus(e.target.value)}>
-        <option value="">any</option>
-        {DELIVERY_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
-      </select></label>
-      <label>Event <select name="event" aria-label="Delivery event" value={event} onChange={(e) => setEvent(e.target.value)}>
-        <option value="">any</option>
-        {[...events, 'test'].map((name) => <option key={name} value={name}>{name}</option>)}
-      </select></label>
+      <label>
+        Status{' '}
+        <select name="status" aria-label="Delivery status" value={status} onChange={(e) => setStatus(e.target.value)}>
+          <option value="">any</option>
+          {DELIVERY_STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Event{' '}
+        <select name="event" aria-label="Delivery event" value={event} onChange={(e) => setEvent(e.target.value)}>
+          <option value="">any</option>
+          {[...events, 'test'].map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </label>
       <span className="muted">page {pages.page + 1}</span>
-      <button type="button" className="small secondary" disabled={pages.page === 0} onClick={pages.previous}>Newer</button>
-      <button type="button" className="small secondary" disabled={!nextCursor} onClick={() => pages.next(nextCursor)}>Older</button>
+      <button type="button" className="small secondary" disabled={pages.page === 0} onClick={pages.previous}>
+        Newer
+      </button>
+      <button type="button" className="small secondary" disabled={!nextCursor} onClick={() => pages.next(nextCursor)}>
+        Older
+      </button>
     </div>
   );
   const retry = useMutation({
     mutationFn: (id: string) => runOperation(accountId, 'retry_webhook_delivery', { id }),
     onSettled: onChange,
   });
-  if (deliveries.error) return <>{filters}<ErrorNote error={deliveries.error} /></>;
-  if (deliveries.data?.length === 0) return <>{filters}<Empty>{status || event ? 'No deliveries match these filters.' : 'No deliveries yet. Send a test event, or wait for the subscribed events.'}</Empty></>;
+  if (deliveries.error)
+    return (
+      <>
+        {filters}
+        <ErrorNote error={deliveries.error} />
+      </>
+    );
+  if (deliveries.data?.length === 0)
+    return (
+      <>
+        {filters}
+        <Empty>
+          {status || event ? 'No deliveries match these filters.' : 'No deliveries yet. Send a test event, or wait for the subscribed events.'}
+        </Empty>
+      </>
+    );
   return (
     <>
-    {filters}
-    <ol className="timeline" aria-label="Deliveries">
-      <ErrorNote error={retry.error} />
-      {deliveries.data?.map((d) => (
-        <li key={d.id} className={`delivery ${d.status}`} data-status={d.status}>
-          <div className="row spread">
-            <div className="row">
-              <Badge value={d.status} /> <strong>{d.event}</strong>
-              <span className="muted">attempt {d.attempt}{attempts ? ` of ${attempts}` : ''}</span>
-              <span className="muted">created <Time at={d.created_at} /></span>
+      {filters}
+      <ol className="timeline" aria-label="Deliveries">
+        <ErrorNote error={retry.error} />
+        {deliveries.data?.map((d) => (
+          <li key={d.id} className={`delivery ${d.status}`} data-status={d.status}>
+            <div className="row spread">
+              <div className="row">
+                <Badge value={d.status} /> <strong>{d.event}</strong>
+                <span className="muted">
+                  attempt {d.attempt}
+                  {attempts ? ` of ${attempts}` : ''}
+                </span>
+                <span className="muted">
+                  created <Time at={d.created_at} />
+                </span>
+              </div>
+              <button type="button" className="small" disabled={d.status === 'delivered' || retry.isPending} onClick={() => retry.mutate(d.id)}>
+                Retry now
+              </button>
             </div>
-            <button type="button" className="small" disabled={d.status === 'delivered' || retry.isPending} onClick={() => retry.mutate(d.id)}>
-              Retry now
-            </button>
-          </div>
-          <dl className="inline-facts">
-            <dt>Last answer</dt>
-            <dd>{d.last_status_code ? <code>{d.last_status_code}</code> : '—'}{d.last_error && <span className="error-text"> {d.last_error}</span>}</dd>
-            {d.status === 'pending' && (
-              <>
-                <dt>Next attempt</dt>
-                <dd><Time at={d.next_attempt_at} /></dd>
-              </>
+            <dl className="inline-facts">
+              <dt>Last answer</dt>
+              <dd>
+                {d.last_status_code ? <code>{d.last_status_code}</code> : '—'}
+                {d.last_error && <span className="error-text"> {d.last_error}</span>}
+              </dd>
+              {d.status === 'pending' && (
+                <>
+                  <dt>Next attempt</dt>
+                  <dd>
+                    <Time at={d.next_attempt_at} />
+                  </dd>
+                </>
+              )}
+              {d.delivered_at && (
+                <>
+                  <dt>Delivered</dt>
+                  <dd>
+                    <Time at={d.delivered_at} />
+                  </dd>
+                </>
+              )}
+              <dt>Event id</dt>
+              <dd>
+                <code className="id">{d.event_id}</code>
+              </dd>
+            </dl>
+            {d.response_body && (
+              <details>
+                <summary>Response body</summary>
+                <pre className="json">{d.response_body}</pre>
+              </details>
             )}
-            {d.delivered_at && (
-              <>
-                <dt>Delivered</dt>
-                <dd><Time at={d.delivered_at} /></dd>
-              </>
-            )}
-            <dt>Event id</dt>
-            <dd><code className="id">{d.event_id}</code></dd>
-          </dl>
-          {d.response_body && (
-            <details>
-              <summary>Response body</summary>
-              <pre className="json">{d.response_body}</pre>
-            </details>
-          )}
-          <AttemptsToggle accountId={accountId} deliveryId={d.id} />
-        </li>
-      ))}
-    </ol>
+            <AttemptsToggle accountId={accountId} deliveryId={d.id} />
+          </li>
+        ))}
+      </ol>
     </>
   );
 }
@@ -216,10 +304,14 @@ function CapturedRequest({ capture }: { capture: SinkCapture }) {
     <div className="stack">
       <section className="sink-part" aria-label="Raw body">
         <header>
-          <strong>Raw body <span className="muted">({new TextEncoder().encode(capture.body).length} bytes, exactly as received)</span></strong>
+          <strong>
+            Raw body <span className="muted">({new TextEncoder().encode(capture.body).length} bytes, exactly as received)</span>
+          </strong>
           <CopyButton text={capture.body} label="Copy raw body" />
         </header>
-        <pre className="json sink-raw" data-testid="sink-raw-body" data-copy={capture.body}>{capture.body}</pre>
+        <pre className="json sink-raw" data-testid="sink-raw-body" data-copy={capture.body}>
+          {capture.body}
+        </pre>
       </section>
       <details>
         <summary>Headers ({Object.keys(capture.headers).length})</summary>
@@ -228,7 +320,9 @@ function CapturedRequest({ capture }: { capture: SinkCapture }) {
             <span className="muted">As received, one per line</span>
             <CopyButton text={headerLines} label="Copy headers" />
           </header>
-          <pre className="json sink-raw" data-testid="sink-headers" data-copy={headerLines}>{headerLines}</pre>
+          <pre className="json sink-raw" data-testid="sink-headers" data-copy={headerLines}>
+            {headerLines}
+          </pre>
         </section>
       </details>
       {pretty !== capture.body && (

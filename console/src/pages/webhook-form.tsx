@@ -22,7 +22,13 @@ export function isSinkUrl(info: ServiceInfo | undefined, url: string): boolean {
 }
 
 /** Create, or edit when `subscription` is given. */
-export function SubscriptionForm({ accountId, events, subscription, onCreated, onSaved }: {
+export function SubscriptionForm({
+  accountId,
+  events,
+  subscription,
+  onCreated,
+  onSaved,
+}: {
   accountId: string;
   events: string[];
   subscription?: WebhookSubscription;
@@ -70,7 +76,11 @@ export function SubscriptionForm({ accountId, events, subscription, onCreated, o
         <legend>Events</legend>
         {events.map((event) => (
           <label key={event}>
-            <input type="checkbox" checked={chosen.includes(event)} onChange={(e) => setChosen(e.target.checked ? [...chosen, event] : chosen.filter((x) => x !== event))} />
+            <input
+              type="checkbox"
+              checked={chosen.includes(event)}
+              onChange={(e) => setChosen(e.target.checked ? [...chosen, event] : chosen.filter((x) => x !== event))}
+            />
             {event}
           </label>
         ))}
@@ -79,7 +89,9 @@ export function SubscriptionForm({ accountId, events, subscription, onCreated, o
         <input value={description} onChange={(e) => setDescription(e.target.value)} maxLength={500} />
       </Field>
       <ErrorNote error={save.error} />
-      <button type="submit" disabled={save.isPending || chosen.length === 0}>{subscription ? 'Save changes' : 'Create subscription'}</button>
+      <button type="submit" disabled={save.isPending || chosen.length === 0}>
+        {subscription ? 'Save changes' : 'Create subscription'}
+      </button>
     </form>
   );
 }

@@ -70,8 +70,12 @@ function OutcomeBars({ outcomes }: { outcomes: Record<string, number> }) {
         return (
           <g key={outcome} transform={`translate(${i * 56}, 0)`}>
             <rect className={`bar ${outcomeClass(outcome)}`} x={8} y={56 - h} width={40} height={h} rx={3} />
-            <text x={28} y={52 - h} textAnchor="middle" className="bar-count">{n}</text>
-            <text x={28} y={70} textAnchor="middle" className="bar-label">{outcome.replace('_error', '').replace('connection', 'conn')}</text>
+            <text x={28} y={52 - h} textAnchor="middle" className="bar-count">
+              {n}
+            </text>
+            <text x={28} y={70} textAnchor="middle" className="bar-label">
+              {outcome.replace('_error', '').replace('connection', 'conn')}
+            </text>
           </g>
         );
       })}
@@ -84,7 +88,8 @@ function WindowFacts({ title, w }: { title: string; w: HealthWindow }) {
     <div className="health-window" data-testid={`health-${title.replace(' ', '-')}`}>
       <h4>{title}</h4>
       <p>
-        <strong className="big">{w.success_rate === null ? '—' : `${Math.round(w.success_rate * 1000) / 10}%`}</strong> <span className="muted">success, {w.attempts} attempts</span>
+        <strong className="big">{w.success_rate === null ? '—' : `${Math.round(w.success_rate * 1000) / 10}%`}</strong>{' '}
+        <span className="muted">success, {w.attempts} attempts</span>
       </p>
       <p className="muted">latency {w.latency_ms ? `p50 ${w.latency_ms.p50} ms · p99 ${w.latency_ms.p99} ms` : '—'}</p>
       <OutcomeBars outcomes={w.outcomes} />
@@ -108,8 +113,12 @@ export function HealthPanel({ accountId, webhookId }: { accountId: string; webho
         <span>
           <Badge value={h.consecutive_failures ? 'failed' : 'delivered'} label={`${h.consecutive_failures} failures in a row`} />
         </span>
-        <span className="muted">last success <Time at={h.last_success_at} /></span>
-        <span className="muted">last failure <Time at={h.last_failure_at} /></span>
+        <span className="muted">
+          last success <Time at={h.last_success_at} />
+        </span>
+        <span className="muted">
+          last failure <Time at={h.last_failure_at} />
+        </span>
         <span>{h.pending} pending</span>
         <span>{h.dead} dead</span>
       </div>
@@ -135,7 +144,8 @@ export function FlowPanel({ accountId, webhookId, onChange }: { accountId: strin
   });
   const [rate, setRate] = useState<string | null>(null);
   const toggle = useMutation({
-    mutationFn: (changes: { paused?: boolean; rate_per_second?: number | null; circuit_breaker?: boolean }) => runOperation(accountId, 'update_webhook_flow', { id: webhookId, ...changes }),
+    mutationFn: (changes: { paused?: boolean; rate_per_second?: number | null; circuit_breaker?: boolean }) =>
+      runOperation(accountId, 'update_webhook_flow', { id: webhookId, ...changes }),
     onSuccess: (r) => queries.setQueryData(queryKeys.flow(webhookId), r.data),
     onSettled: onChange,
   });
@@ -147,7 +157,11 @@ export function FlowPanel({ accountId, webhookId, onChange }: { accountId: strin
       <FlowSwitch label="Deliveries paused" checked={f.paused} disabled={toggle.isPending} onChange={(paused) => toggle.mutate({ paused })}>
         <Badge value={f.paused ? 'paused' : 'active'} label={f.paused ? 'paused' : 'sending'} />
       </FlowSwitch>
-      {f.paused_at ? <span className="muted">since <Time at={f.paused_at} /></span> : null}
+      {f.paused_at ? (
+        <span className="muted">
+          since <Time at={f.paused_at} />
+        </span>
+      ) : null}
       <span data-testid="flow-held">{f.held} held</span>
       <form
         className="row"
@@ -171,14 +185,37 @@ export function FlowPanel({ accountId, webhookId, onChange }: { accountId: strin
           />
           /s
         </label>
-        <button type="submit" className="secondary" disabled={rate === null || toggle.isPending}>Set rate</button>
+        <button type="submit" className="secondary" disabled={rate === null || toggle.isPending}>
+          Set rate
+        </button>
       </form>
-      <FlowSwitch label="Circuit breaker" checked={f.circuit_breaker} disabled={toggle.isPending} onChange={(on) => toggle.mutate({ circuit_breaker: on })}>
-        {f.circuit === 'open' ? <Badge value="failed" label="circuit open" /> : <span className="muted">circuit {f.circuit_breaker ? 'closed' : 'off'}</span>}
+      <FlowSwitch
+        label="Circuit breaker"
+        checked={f.circuit_breaker}
+        disabled={toggle.isPending}
+        onChange={(on) => toggle.mutate({ circuit_breaker: on })}
+      >
+        {f.circuit === 'open' ? (
+          <Badge value="failed" label="circuit open" />
+        ) : (
+          <span className="muted">circuit {f.circuit_breaker ? 'closed' : 'off'}</span>
+        )}
       </FlowSwitch>
-      {f.circuit_opened_at ? <span className="muted">open since <Time at={f.circuit_opened_at} /></span> : null}
-      {f.next_probe_at ? <span className="muted">next probe <Time at={f.next_probe_at} /></span> : null}
-      {f.retry_after_until ? <span className="muted">receiver asked to wait until <Time at={f.retry_after_until} /></span> : null}
+      {f.circuit_opened_at ? (
+        <span className="muted">
+          open since <Time at={f.circuit_opened_at} />
+        </span>
+      ) : null}
+      {f.next_probe_at ? (
+        <span className="muted">
+          next probe <Time at={f.next_probe_at} />
+        </span>
+      ) : null}
+      {f.retry_after_until ? (
+        <span className="muted">
+          receiver asked to wait until <Time at={f.retry_after_until} />
+        </span>
+      ) : null}
       <ErrorNote error={toggle.error} />
     </section>
   );
@@ -226,25 +263,49 @@ export function RecoverDialog({ accountId, webhookId, open, onClose }: { account
     <Dialog title="Recover deliveries" open={open} onClose={onClose}>
       {!recoveryId ? (
         <form className="stack" onSubmit={(e) => (e.preventDefault(), start.mutate())}>
-          <p className="muted">Sends again, oldest first and each once, every delivery created in the window whose status is checked. It never spends the automatic retry schedule.</p>
+          <p className="muted">
+            Sends again, oldest first and each once, every delivery created in the window whose status is checked. It never spends the automatic retry
+            schedule.
+          </p>
           <div className="row">
-            <label>From <input type="datetime-local" name="since" value={since} onChange={(e) => setSince(e.target.value)} /></label>
-            <label>To <input type="datetime-local" name="until" value={until} onChange={(e) => setUntil(e.target.value)} /> <span className="muted">{until ? '' : '(now)'}</span></label>
+            <label>
+              From <input type="datetime-local" name="since" value={since} onChange={(e) => setSince(e.target.value)} />
+            </label>
+            <label>
+              To <input type="datetime-local" name="until" value={until} onChange={(e) => setUntil(e.target.value)} />{' '}
+              <span className="muted">{until ? '' : '(now)'}</span>
+            </label>
           </div>
           <fieldset className="row">
             <legend>Statuses</legend>
             {RECOVERABLE.map((s) => (
               <label key={s}>
-                <input type="checkbox" name={`status-${s}`} checked={statuses.includes(s)} onChange={(e) => setStatuses(e.target.checked ? [...statuses, s] : statuses.filter((x) => x !== s))} /> {s}
+                <input
+                  type="checkbox"
+                  name={`status-${s}`}
+                  checked={statuses.includes(s)}
+                  onChange={(e) => setStatuses(e.target.checked ? [...statuses, s] : statuses.filter((x) => x !== s))}
+                />{' '}
+                {s}
               </label>
             ))}
           </fieldset>
           <p data-testid="recover-matched">
-            {preview.data ? <><strong>{preview.data.matched}</strong> deliveries would be sent again.</> : preview.isFetching ? 'Counting…' : ''}
+            {preview.data ? (
+              <>
+                <strong>{preview.data.matched}</strong> deliveries would be sent again.
+              </>
+            ) : preview.isFetching ? (
+              'Counting…'
+            ) : (
+              ''
+            )}
           </p>
           <ErrorNote error={preview.error ?? start.error} />
           <div className="row">
-            <button type="submit" disabled={!valid || start.isPending || !preview.data?.matched}>Start recovery</button>
+            <button type="submit" disabled={!valid || start.isPending || !preview.data?.matched}>
+              Start recovery
+            </button>
           </div>
         </form>
       ) : (
@@ -253,14 +314,26 @@ export function RecoverDialog({ accountId, webhookId, open, onClose }: { account
           {r && (
             <>
               <p>
-                <Badge value={r.state === 'done' ? 'delivered' : r.state === 'running' ? 'pending' : 'failed'} label={r.state} />{' '}
-                {r.attempted} of {r.matched} sent · {r.delivered} delivered · {r.failed} failed
+                <Badge value={r.state === 'done' ? 'delivered' : r.state === 'running' ? 'pending' : 'failed'} label={r.state} /> {r.attempted} of{' '}
+                {r.matched} sent · {r.delivered} delivered · {r.failed} failed
               </p>
               <progress max={Math.max(1, r.matched)} value={r.attempted} aria-label="Recovery progress" />
-              <p className="muted">started <Time at={r.started_at} />{r.finished_at && <> · finished <Time at={r.finished_at} /></>}</p>
+              <p className="muted">
+                started <Time at={r.started_at} />
+                {r.finished_at && (
+                  <>
+                    {' '}
+                    · finished <Time at={r.finished_at} />
+                  </>
+                )}
+              </p>
               <div className="row">
-                <button type="button" className="danger" disabled={r.state !== 'running' || cancel.isPending} onClick={() => cancel.mutate()}>Cancel recovery</button>
-                <button type="button" className="secondary" onClick={onClose}>Close</button>
+                <button type="button" className="danger" disabled={r.state !== 'running' || cancel.isPending} onClick={() => cancel.mutate()}>
+                  Cancel recovery
+                </button>
+                <button type="button" className="secondary" onClick={onClose}>
+                  Close
+                </button>
               </div>
             </>
           )}

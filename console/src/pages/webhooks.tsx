@@ -39,7 +39,9 @@ function WebhooksLayout({ accountId }: { accountId: string }) {
     <div className="stack">
       <header className="row spread">
         <p className="muted">Up to 20 subscriptions. Deliveries are signed with each subscription's secret (shown once).</p>
-        <button type="button" onClick={() => setCreating(true)}>New subscription</button>
+        <button type="button" onClick={() => setCreating(true)}>
+          New subscription
+        </button>
       </header>
       <ErrorNote error={subscriptions.error} />
       <Table
@@ -77,7 +79,9 @@ function WebhooksLayout({ accountId }: { accountId: string }) {
               <code data-copy={secret}>{secret}</code>
               <CopyButton text={secret} />
             </div>
-            <button type="button" onClick={() => setSecret(null)}>Done</button>
+            <button type="button" onClick={() => setSecret(null)}>
+              Done
+            </button>
           </div>
         )}
       </Dialog>

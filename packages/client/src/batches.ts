@@ -40,7 +40,11 @@ export interface CreateBatchOptions {
  * is thrown as a MerxError; a key whose writes wait for approval gets the
  * approval thrown too (status 202, body `{data: Approval}`), since no batch exists yet.
  */
-export async function createShipmentBatch(merx: MerxClient, items: ShipmentBatchItemBody[], options: CreateBatchOptions = {}): Promise<ShipmentBatch> {
+export async function createShipmentBatch(
+  merx: MerxClient,
+  items: ShipmentBatchItemBody[],
+  options: CreateBatchOptions = {},
+): Promise<ShipmentBatch> {
   const headers: Record<string, string> = {};
   if (options.idempotencyKey) headers['Idempotency-Key'] = options.idempotencyKey;
   const { data, error, response } = await merx.POST('/api/v1/shipment-batches', { body: { items }, headers });

@@ -41,7 +41,9 @@ export class MerxExportError extends Error {
   readonly status: number;
   readonly body: unknown;
   constructor(status: number, body: unknown) {
-    super(`Merx answered ${status}${(body as { error?: { message?: string } })?.error?.message ? `: ${(body as { error: { message: string } }).error.message}` : ''}`);
+    super(
+      `Merx answered ${status}${(body as { error?: { message?: string } })?.error?.message ? `: ${(body as { error: { message: string } }).error.message}` : ''}`,
+    );
     this.status = status;
     this.body = body;
   }
@@ -49,7 +51,11 @@ export class MerxExportError extends Error {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export function exportRecords<R extends ExportResource>(options: ExportOptions, resource: R, filters: ExportFilters<R> = {} as ExportFilters<R>): RecordExport<ExportRecords[R]> {
+export function exportRecords<R extends ExportResource>(
+  options: ExportOptions,
+  resource: R,
+  filters: ExportFilters<R> = {} as ExportFilters<R>,
+): RecordExport<ExportRecords[R]> {
   const doFetch = options.fetch ?? fetch;
   const keyOf = (record: Record<string, unknown>) => String(resource === 'customers' ? record.key : record.id);
   const state = { eventsCursor: undefined as string | undefined, resumed: 0 };
@@ -58,7 +64,8 @@ export function exportRecords<R extends ExportResource>(options: ExportOptions, 
     let failures = 0;
     for (;;) {
       const query = new URLSearchParams();
-      for (const [name, value] of Object.entries(filters as Record<string, unknown>)) if (value !== undefined && name !== 'starting_after') query.set(name, String(value));
+      for (const [name, value] of Object.entries(filters as Record<string, unknown>))
+        if (value !== undefined && name !== 'starting_after') query.set(name, String(value));
       if (after !== undefined) query.set('starting_after', after);
       const url = `${options.baseUrl.replace(/\/+$/, '')}/api/v1/exports/${resource}${query.size ? `?${query}` : ''}`;
       let lines: AsyncGenerator<string> | null = null;

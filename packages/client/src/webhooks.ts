@@ -75,7 +75,10 @@ function checkMerx(body: RawBody, header: string, secret: string, options: Verif
 }
 
 function checkStandard(body: RawBody, id: string, timestamp: string, header: string, secret: string, options: VerifyOptions): VerifyReason {
-  const entries = header.split(' ').filter(Boolean).map((entry) => entry.split(','));
+  const entries = header
+    .split(' ')
+    .filter(Boolean)
+    .map((entry) => entry.split(','));
   const signatures = entries.filter(([version, value]) => version === 'v1' && value).map(([, value]) => value);
   if (!UNIX_SECONDS.test(timestamp) || signatures.length === 0) return 'malformed_signature';
   if (!withinTolerance(Number(timestamp), options)) return 'timestamp_out_of_tolerance';

@@ -27,7 +27,11 @@ export function createCourierA(http: CourierHttp): CourierAdapter {
     const token = String(account.credentials.api_token ?? '');
     const res = await http.fetch(path, {
       method,
-      headers: { authorization: `Bearer ${token}`, accept: 'application/json, application/pdf', ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json, application/pdf',
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
       body: body ? JSON.stringify(body) : undefined,
     });
     const failure = failureFor(res.status);

@@ -23,7 +23,13 @@ export const COURIER_C_STATES: Record<string, NormalizedStatus> = {
 
 /** Normalises one pushed courier_c event. */
 function courierCEvent(barcode: string, e: { occurred_at: string; state: string; note?: string | null }): CourierEvent {
-  return { trackingNumber: barcode, at: new Date(e.occurred_at).toISOString(), code: e.state, label: e.note ?? null, status: COURIER_C_STATES[e.state] ?? null };
+  return {
+    trackingNumber: barcode,
+    at: new Date(e.occurred_at).toISOString(),
+    code: e.state,
+    label: e.note ?? null,
+    status: COURIER_C_STATES[e.state] ?? null,
+  };
 }
 
 /** courier_c reports with `Authorization: Token <notify_token>` and {barcode, events: [{occurred_at, state, note}]}. */
@@ -73,7 +79,13 @@ export function createCourierC(http: CourierHttp): CourierAdapter {
       const answer = (
         await call(account, 'POST', '/parcels', {
           sender_ref: request.reference,
-          consignee: { name: request.recipient.name, phone: request.recipient.phone, town: request.recipient.city, street: request.recipient.address, postal_code: request.recipient.zip },
+          consignee: {
+            name: request.recipient.name,
+            phone: request.recipient.phone,
+            town: request.recipient.city,
+            street: request.recipient.address,
+            postal_code: request.recipient.zip,
+          },
           delivery_point: request.deliveryMode === 'office' ? { kind: 'depot', depot_id: request.officeId } : { kind: 'door' },
           mass_kg: request.weightG / 1000,
           cash_on_delivery: request.codAmount,

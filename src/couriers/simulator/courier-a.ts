@@ -13,8 +13,13 @@ export const simulatedCourierA: SimulatedCourier = {
   demoCredentials: CREDENTIALS,
   statuses: courierA.statuses,
   usualCodes: {
-    pending: 'REGISTERED', picked_up: 'COLLECTED', in_transit: 'IN_TRANSIT', delivered: 'DELIVERED',
-    cancelled: 'CANCELLED', refused: 'REFUSED', returned: 'RETURNED',
+    pending: 'REGISTERED',
+    picked_up: 'COLLECTED',
+    in_transit: 'IN_TRANSIT',
+    delivered: 'DELIVERED',
+    cancelled: 'CANCELLED',
+    refused: 'REFUSED',
+    returned: 'RETURNED',
   },
   newTrackingNumber: () => `A${digits(10)}`,
   routes(app, base, { state, gate, parcelOf, parcelsOf, lastCode, label }) {

@@ -55,7 +55,9 @@ export const simulatedCourierB: SimulatedCourier = {
     app.get(`${base}/api/tracking`, async (req, reply) => {
       const mode = await gate(SLUG, 'track', bAuth, bDeny, req, reply);
       if (!mode) return reply;
-      const awbs = String((req.query as { awb?: string }).awb ?? '').split(',').filter(Boolean);
+      const awbs = String((req.query as { awb?: string }).awb ?? '')
+        .split(',')
+        .filter(Boolean);
       return {
         ok: true,
         items: (await parcelsOf(SLUG, awbs)).map((p) => ({

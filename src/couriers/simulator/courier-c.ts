@@ -13,8 +13,13 @@ export const simulatedCourierC: SimulatedCourier = {
   demoCredentials: CREDENTIALS,
   statuses: courierC.statuses,
   usualCodes: {
-    pending: 'accepted', picked_up: 'collected', in_transit: 'on_the_way', delivered: 'handed_over',
-    refused: 'declined_by_recipient', returned: 'back_to_sender', cancelled: 'voided',
+    pending: 'accepted',
+    picked_up: 'collected',
+    in_transit: 'on_the_way',
+    delivered: 'handed_over',
+    refused: 'declined_by_recipient',
+    returned: 'back_to_sender',
+    cancelled: 'voided',
   },
   newTrackingNumber: () => `CC${digits(9)}BG`,
   routes(app, base, { state, gate, parcelOf, label }) {

@@ -68,10 +68,11 @@ export class DatabaseSimulatorStore implements SimulatorStore {
   }
 
   async openCall(slug: string, call: SimCall) {
-    const { rows } = await this.db.query<{ id: string }>(
-      'INSERT INTO courier_sim_calls (slug, at, operation) VALUES ($1, $2, $3) RETURNING id',
-      [slug, call.at, call.operation],
-    );
+    const { rows } = await this.db.query<{ id: string }>('INSERT INTO courier_sim_calls (slug, at, operation) VALUES ($1, $2, $3) RETURNING id', [
+      slug,
+      call.at,
+      call.operation,
+    ]);
     const id = rows[0].id;
     if (Number(id) % TRIM_EVERY === 0) await this.trim(slug);
     return (status: number | null, durationMs: number) => {
@@ -109,8 +110,16 @@ export class DatabaseSimulatorStore implements SimulatorStore {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (tracking_number) DO UPDATE SET reference = EXCLUDED.reference, recipient = EXCLUDED.recipient,
          cod_amount = EXCLUDED.cod_amount, weight_kg = EXCLUDED.weight_kg, notify = EXCLUDED.notify, events = EXCLUDED.events`,
-      [parcel.trackingNumber, parcel.slug, parcel.reference, JSON.stringify(parcel.recipient), parcel.codAmount, parcel.weightKg,
-        parcel.notify && JSON.stringify(parcel.notify), JSON.stringify(parcel.events)],
+      [
+        parcel.trackingNumber,
+        parcel.slug,
+        parcel.reference,
+        JSON.stringify(parcel.recipient),
+        parcel.codAmount,
+        parcel.weightKg,
+        parcel.notify && JSON.stringify(parcel.notify),
+        JSON.stringify(parcel.events),
+      ],
     );
   }
 
@@ -125,7 +134,9 @@ export class DatabaseSimulatorStore implements SimulatorStore {
   }
 
   async trackingNumbers(): Promise<string[]> {
-    const { rows } = await this.db.query<{ tracking_number: string }>('SELECT tracking_number FROM courier_sim_parcels ORDER BY created_at, tracking_number');
+    const { rows } = await this.db.query<{ tracking_number: string }>(
+      'SELECT tracking_number FROM courier_sim_parcels ORDER BY created_at, tracking_number',
+    );
     return rows.map((r) => r.tracking_number);
   }
 
@@ -135,7 +146,8 @@ export class DatabaseSimulatorStore implements SimulatorStore {
 
   async appendEvent(trackingNumber: string, event: RawEvent): Promise<void> {
     await this.db.query('UPDATE courier_sim_parcels SET events = events || jsonb_build_array($2::jsonb) WHERE tracking_number = $1', [
-      trackingNumber, JSON.stringify(event),
+      trackingNumber,
+      JSON.stringify(event),
     ]);
   }
 }

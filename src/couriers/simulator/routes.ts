@@ -79,7 +79,13 @@ export function simulatorStandIn(state: SimulatorState): CourierStandIn {
 }
 
 /** OPERATOR_API courier-events: records a raw event; a pushing courier pushes it at once. */
-export async function recordCourierEvent(state: SimulatorState, trackingNumber: string, status: NormalizedStatus, code?: string | number, text?: string) {
+export async function recordCourierEvent(
+  state: SimulatorState,
+  trackingNumber: string,
+  status: NormalizedStatus,
+  code?: string | number,
+  text?: string,
+) {
   const event = await state.record(trackingNumber, status, code, text);
   const parcel = event && (await state.parcel(trackingNumber));
   const push = parcel && state.couriers.get(parcel.slug)?.push;

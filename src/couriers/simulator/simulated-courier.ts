@@ -54,7 +54,14 @@ export interface SimulatorKit {
    * would: the mode this call gets (`times` counted down), or null when the
    * gate already answered (down, throttle, error, bad credentials).
    */
-  gate(slug: string, operation: SimOperation, authorised: (req: any) => boolean, deny: { status: number; body: unknown }, req: any, reply: any): Promise<SimMode | null>;
+  gate(
+    slug: string,
+    operation: SimOperation,
+    authorised: (req: any) => boolean,
+    deny: { status: number; body: unknown },
+    req: any,
+    reply: any,
+  ): Promise<SimMode | null>;
   /** The parcel with this number, when it is this courier's. */
   parcelOf(slug: string, trackingNumber: string): Promise<Parcel | null>;
   /** This courier's parcels among these numbers, in the order asked. */

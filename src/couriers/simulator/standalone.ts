@@ -21,7 +21,9 @@ export async function standaloneSimulator(port: number, host = '127.0.0.1') {
     const { mode, times } = (request.body ?? {}) as { mode?: SimMode; times?: number };
     const countOk = times === undefined || (Number.isInteger(times) && times >= 1);
     if (!state.plays(slug) || !mode || !SIM_MODES.includes(mode) || !countOk) {
-      return reply.code(400).send({ error: `expected /_sim/${[...state.couriers.keys()].join('|')}/mode with {mode: ${SIM_MODES.join('|')}, times?: integer >= 1}` });
+      return reply
+        .code(400)
+        .send({ error: `expected /_sim/${[...state.couriers.keys()].join('|')}/mode with {mode: ${SIM_MODES.join('|')}, times?: integer >= 1}` });
     }
     await state.setMode(slug, mode, times);
     return { slug, mode };

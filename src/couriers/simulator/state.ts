@@ -6,8 +6,13 @@ import type { Parcel, ParcelBook, RawEvent, SimCall, SimMode, SimulatedCourier }
 import type { SimulatorStore } from './store.ts';
 
 const LABELS: Record<NormalizedStatus, string> = {
-  pending: 'Registered', picked_up: 'Picked up from sender', in_transit: 'In transit', delivered: 'Delivered to recipient',
-  cancelled: 'Cancelled', refused: 'Refused by recipient', returned: 'Returned to sender',
+  pending: 'Registered',
+  picked_up: 'Picked up from sender',
+  in_transit: 'In transit',
+  delivered: 'Delivered to recipient',
+  cancelled: 'Cancelled',
+  refused: 'Refused by recipient',
+  returned: 'Returned to sender',
 };
 
 export class SimulatorState implements ParcelBook {

@@ -65,7 +65,12 @@ export async function updateAccount(tx: Sql, accountId: string, input: Partial<A
  * `expiresAt` (issue 41): past it the key answers 401 saying it expired; it must lie in the future.
  */
 export async function issueKey(
-  tx: Sql, accountId: string, name: string, scopes: Scope[], writes: 'direct' | 'approval' = 'direct', expiresAt: string | null = null,
+  tx: Sql,
+  accountId: string,
+  name: string,
+  scopes: Scope[],
+  writes: 'direct' | 'approval' = 'direct',
+  expiresAt: string | null = null,
 ) {
   if (expiresAt !== null && !(Date.parse(expiresAt) > Date.now())) {
     throw new AppError('validation_failed', 'expires_at must be a date-time in the future');
@@ -107,16 +112,15 @@ export async function issueGrantKey(tx: Sql, accountId: string, clientName: stri
 
 export async function listKeys(sql: Sql, accountId: string) {
   await getAccount(sql, accountId);
-  const { rows } = await sql.query(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 AND kind = 'api_key' ORDER BY created_at, id`, [accountId]);
+  const { rows } = await sql.query(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 AND kind = 'api_key' ORDER BY created_at, id`, [
+    accountId,
+  ]);
   return rows;
 }
 
 /** SPEC Authentication 4: revocation is immediate; the next request with the key is a 401. */
 export async function revokeKey(tx: Sql, keyId: string) {
-  const { rows } = await tx.query(
-    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
-    [keyId],
-  );
+  const { rows } = await tx.query(`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId]);
   if (!rows[0]) throw notFound('key');
   return rows[0];
 }

@@ -35,7 +35,10 @@ export async function submitBrief(tx: Sql, accountId: string, input: BriefInput)
 }
 
 export async function getBrief(sql: Sql, accountId: string | null, briefId: string) {
-  const { rows } = await sql.query(`SELECT ${COLUMNS} FROM briefs WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)`, [briefId, accountId]);
+  const { rows } = await sql.query(`SELECT ${COLUMNS} FROM briefs WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)`, [
+    briefId,
+    accountId,
+  ]);
   if (!rows[0]) throw notFound('brief');
   return rows[0];
 }
@@ -62,7 +65,14 @@ export async function setBriefStatus(
   const current = await getBrief(tx, null, briefId);
   const { rows } = await tx.query(
     `UPDATE briefs SET status = $2, reason = $3, fail_code = $4, asset_id = $5, public_url = $6, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
-    [briefId, input.status, input.reason ?? null, input.fail_code ?? null, input.asset_id ?? current.asset_id, input.public_url ?? current.public_url],
+    [
+      briefId,
+      input.status,
+      input.reason ?? null,
+      input.fail_code ?? null,
+      input.asset_id ?? current.asset_id,
+      input.public_url ?? current.public_url,
+    ],
   );
   return rows[0];
 }

@@ -52,20 +52,28 @@ export async function computeFacts(sql: Sql, accountId: string, assetId: string,
     purchases = fact(rows[0].n, 'orders placed on the page (cancelled, archived and refunded excluded)');
   }
   const { rows: segmentRows } =
-    asset.kind === 'segment' ? await sql.query('SELECT id, filters FROM segments WHERE account_id = $1 AND id = $2', [accountId, assetId]) : { rows: [] };
+    asset.kind === 'segment'
+      ? await sql.query('SELECT id, filters FROM segments WHERE account_id = $1 AND id = $2', [accountId, assetId])
+      : { rows: [] };
   return {
     asset_id: assetId,
     from,
     to,
     facts: {
-      page_visits: tracked ? fact(await activity(sql, accountId, assetId, 'page_visit', from, to), 'recorded page visits') : na('a segment has no page'),
+      page_visits: tracked
+        ? fact(await activity(sql, accountId, assetId, 'page_visit', from, to), 'recorded page visits')
+        : na('a segment has no page'),
       purchases,
-      registrations: tracked ? fact(await activity(sql, accountId, assetId, 'registration', from, to), 'recorded registrations') : na('a segment has no sign-up'),
-      attendees: tracked ? fact(await activity(sql, accountId, assetId, 'attendance', from, to), 'recorded attendance') : na('a segment has no event'),
+      registrations: tracked
+        ? fact(await activity(sql, accountId, assetId, 'registration', from, to), 'recorded registrations')
+        : na('a segment has no sign-up'),
+      attendees: tracked
+        ? fact(await activity(sql, accountId, assetId, 'attendance', from, to), 'recorded attendance')
+        : na('a segment has no event'),
       segment_size: segmentRows[0]
         ? fact(await countSegment(sql, accountId, segmentRows[0]), 'customers in the segment now (not windowed)')
         : asset.kind === 'segment'
-          ? fact(null, 'unknown: the segment lives in the admin system, not among this account\'s saved segments')
+          ? fact(null, "unknown: the segment lives in the admin system, not among this account's saved segments")
           : na(`a ${asset.kind} is not a segment`),
     },
   };

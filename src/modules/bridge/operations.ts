@@ -16,7 +16,7 @@ export const submitBriefOp = defineOperation({
   scope: 'submit_brief',
   tags: TAGS,
   summary: 'Submit a marketing brief (page, automation, campaign or segment)',
-  description: 'Hands a brief to the merchant\'s team (a repeat returns the first); then get_status. Dry run: validates only.',
+  description: "Hands a brief to the merchant's team (a repeat returns the first); then get_status. Dry run: validates only.",
   detail:
     "Hands a brief to the merchant's team; the bridge stops at a draft and publishing happens in the admin. Idempotent per " +
     '(business_id, operation, step, run): repeating a submission returns the first brief and its current status. business_id defaults to your ' +
@@ -77,8 +77,7 @@ export const getFactsOp = defineOperation({
   scope: 'get_facts',
   tags: TAGS,
   summary: 'Counts for an asset in a time window, with provenance',
-  description:
-    'Facts of an asset between from and to (inclusive): visits, purchases, registrations, attendees, segment size.',
+  description: 'Facts of an asset between from and to (inclusive): visits, purchases, registrations, attendees, segment size.',
   detail:
     'For a page, segment, automation or campaign (asset_id from get_status, or a page/segment id): page_visits, purchases, registrations, ' +
     'attendees and segment_size between from and to (inclusive), each {value, source, computed_at}; value is null where a fact does not apply.',

@@ -29,8 +29,16 @@ export async function refreshCustomer(tx: Sql, accountId: string, key: string | 
   if (!key) return;
   // Two transactions refreshing one customer at once (different orders locked) must not interleave.
   await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1::text || ':' || $2, 0))", [accountId, key]);
-  const removed = await tx.query('DELETE FROM customer_aggregates WHERE account_id = $1 AND key = $3 AND $2::text[] IS NOT NULL', [accountId, UNCOUNTED_STATUSES, key]);
-  const added = await tx.query(UPSERT.replace('%SELECT%', AGGREGATE.replace('%KEYS%', 'AND o.customer_key = $3')), [accountId, UNCOUNTED_STATUSES, key]);
+  const removed = await tx.query('DELETE FROM customer_aggregates WHERE account_id = $1 AND key = $3 AND $2::text[] IS NOT NULL', [
+    accountId,
+    UNCOUNTED_STATUSES,
+    key,
+  ]);
+  const added = await tx.query(UPSERT.replace('%SELECT%', AGGREGATE.replace('%KEYS%', 'AND o.customer_key = $3')), [
+    accountId,
+    UNCOUNTED_STATUSES,
+    key,
+  ]);
   const change = added.rowCount - removed.rowCount;
   if (change !== 0) {
     // Only a customer's first counted order or the loss of their last one moves the total, on the key's stripe.
@@ -43,7 +51,10 @@ export async function refreshCustomer(tx: Sql, accountId: string, key: string | 
 }
 
 export async function refreshCustomerOfOrder(tx: Sql, accountId: string, orderId: string): Promise<void> {
-  const { rows } = await tx.query<{ customer_key: string | null }>('SELECT customer_key FROM orders WHERE account_id = $1 AND id = $2', [accountId, orderId]);
+  const { rows } = await tx.query<{ customer_key: string | null }>('SELECT customer_key FROM orders WHERE account_id = $1 AND id = $2', [
+    accountId,
+    orderId,
+  ]);
   await refreshCustomer(tx, accountId, rows[0]?.customer_key ?? null);
 }
 

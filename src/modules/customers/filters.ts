@@ -10,7 +10,14 @@ export type Filters = Record<string, unknown>;
 const MAX_NESTING = 3;
 
 /** Builds the WHERE conditions for a computed segment; `bind` adds a parameter and returns its placeholder. */
-export async function filterConditions(sql: Sql, accountId: string, filters: Filters, bind: (v: unknown) => string, depth = 0, strict = false): Promise<string[]> {
+export async function filterConditions(
+  sql: Sql,
+  accountId: string,
+  filters: Filters,
+  bind: (v: unknown) => string,
+  depth = 0,
+  strict = false,
+): Promise<string[]> {
   const where: string[] = [];
   // Bound only when used: an unreferenced parameter has no type and Postgres refuses it.
   const counted = () => `o.status <> ALL(${bind(UNCOUNTED_STATUSES)}::text[])`;
@@ -20,8 +27,10 @@ export async function filterConditions(sql: Sql, accountId: string, filters: Fil
   if (f.minOrders !== undefined) where.push(`c.orders_count >= ${bind(f.minOrders)}`);
   if (f.maxOrders !== undefined) where.push(`c.orders_count <= ${bind(f.maxOrders)}`);
   if (f.lastOrderBeforeDaysAgo !== undefined) where.push(`c.last_order_at < now() - make_interval(days => ${bind(f.lastOrderBeforeDaysAgo)}::int)`);
-  if (f.lastOrderAfterDate !== undefined) where.push(`c.last_order_at >= ${bind(parseStrictDate('lastOrderAfterDate', f.lastOrderAfterDate))}::timestamptz`);
-  if (f.lastOrderBeforeDate !== undefined) where.push(`c.last_order_at < ${bind(parseStrictDate('lastOrderBeforeDate', f.lastOrderBeforeDate))}::timestamptz`);
+  if (f.lastOrderAfterDate !== undefined)
+    where.push(`c.last_order_at >= ${bind(parseStrictDate('lastOrderAfterDate', f.lastOrderAfterDate))}::timestamptz`);
+  if (f.lastOrderBeforeDate !== undefined)
+    where.push(`c.last_order_at < ${bind(parseStrictDate('lastOrderBeforeDate', f.lastOrderBeforeDate))}::timestamptz`);
   if (f.productId !== undefined) {
     const product = bind(f.productId);
     const account = bind(accountId);
@@ -31,7 +40,9 @@ export async function filterConditions(sql: Sql, accountId: string, filters: Fil
         OR o.page_id = ANY (ARRAY(SELECT p.id FROM pages p WHERE p.account_id = ${account}::uuid AND p.product_ids @> ARRAY[${product}::uuid]))))`);
   }
   if (f.pageId !== undefined) {
-    where.push(`EXISTS (SELECT 1 FROM orders o WHERE o.account_id = c.account_id AND o.customer_key = c.key AND ${counted()} AND o.page_id = ${bind(f.pageId)}::uuid)`);
+    where.push(
+      `EXISTS (SELECT 1 FROM orders o WHERE o.account_id = c.account_id AND o.customer_key = c.key AND ${counted()} AND o.page_id = ${bind(f.pageId)}::uuid)`,
+    );
   }
   if (f.hasEmail !== undefined) where.push(`(c.email IS NOT NULL) = ${bind(f.hasEmail)}`);
   if (f.hasPhone !== undefined) where.push(`(c.phone IS NOT NULL) = ${bind(f.hasPhone)}`);
@@ -40,10 +51,15 @@ export async function filterConditions(sql: Sql, accountId: string, filters: Fil
     const emails = `SELECT customer_key_of(ac.email, NULL) FROM abandoned_carts ac WHERE ac.account_id = ${account}::uuid AND ac.email IS NOT NULL`;
     const phones = `SELECT ac.phone FROM abandoned_carts ac WHERE ac.account_id = ${account}::uuid AND ac.phone IS NOT NULL`;
     // Uncorrelated IN lists (hashed once) instead of an OR-ed probe per customer that no index can serve.
-    where.push(`(c.key IN (${emails}) OR c.key IN (${phones}) OR coalesce(c.email IN (${emails}), false) OR coalesce(c.phone IN (${phones}), false)) = ${bind(f.hasAbandonedCart)}`);
+    where.push(
+      `(c.key IN (${emails}) OR c.key IN (${phones}) OR coalesce(c.email IN (${emails}), false) OR coalesce(c.phone IN (${phones}), false)) = ${bind(f.hasAbandonedCart)}`,
+    );
   }
   if (f.inSegment !== undefined) {
-    const { rows } = await sql.query<{ id: string; filters: Filters }>('SELECT id, filters FROM segments WHERE account_id = $1 AND id = $2', [accountId, f.inSegment]);
+    const { rows } = await sql.query<{ id: string; filters: Filters }>('SELECT id, filters FROM segments WHERE account_id = $1 AND id = $2', [
+      accountId,
+      f.inSegment,
+    ]);
     const target = rows[0];
     if (!target && !strict) return ['false'];
     if (!target) throw notFound('filters.inSegment: segment');

@@ -8,8 +8,18 @@ import { Closed, Uuid } from '../../platform/contract/schema.ts';
 import { listCustomers } from './queries.ts';
 import { Customer, Members, Note, Segment, SegmentFilters, SegmentIdParams, SegmentName } from './schema.ts';
 import {
-  addMembers, checkFilters, countSegment, createSegment, deleteSegment, existingMembers, getSegmentText, listSegments, memberKeys,
-  removeMembers, requireMembershipSegment, updateSegment,
+  addMembers,
+  checkFilters,
+  countSegment,
+  createSegment,
+  deleteSegment,
+  existingMembers,
+  getSegmentText,
+  listSegments,
+  memberKeys,
+  removeMembers,
+  requireMembershipSegment,
+  updateSegment,
 } from './segments.ts';
 import { addNote } from './notes.ts';
 import { keyFromReference } from './key.ts';
@@ -47,14 +57,18 @@ export const listSegmentsOp = defineOperation({
   tags: TAGS,
   summary: 'List all saved segments with their customer counts',
   description: 'Customer segments: membership (a list of customers) or computed (filters over orders).',
-  detail:
-    'kind membership: an explicit list of customers; kind computed: the customers matching its filters now.',
+  detail: 'kind membership: an explicit list of customers; kind computed: the customers matching its filters now.',
   output: Closed({ data: Type.Array(Segment) }),
   annotations: READ,
   handler: async (ctx) => JsonText.object({ data: await listSegments(ctx.db, ctx.caller.accountId) }),
 });
 
-const Preview = Closed({ name: Type.String(), filters: Type.Record(Type.String(), Type.Unknown()), kind: Type.String(), customer_count: Type.Union([Type.Integer(), Type.Null()]) });
+const Preview = Closed({
+  name: Type.String(),
+  filters: Type.Record(Type.String(), Type.Unknown()),
+  kind: Type.String(),
+  customer_count: Type.Union([Type.Integer(), Type.Null()]),
+});
 
 export const createSegmentOp = defineOperation({
   name: 'create_segment',
@@ -102,8 +116,7 @@ export const updateSegmentOp = defineOperation({
   tags: TAGS,
   summary: 'Rename a segment or change its filters',
   description: 'Renames a segment or changes its filters ({} makes it a membership list). Dry run: the current segment and the changes.',
-  detail:
-    'filters {} turns it into a membership segment. Dry run returns the current segment and the changes.',
+  detail: 'filters {} turns it into a membership segment. Dry run returns the current segment and the changes.',
   params: SegmentIdParams,
   body: Closed({ name: Type.Optional(SegmentName), filters: Type.Optional(SegmentFilters) }),
   output: Closed({ data: Segment }),
@@ -125,8 +138,7 @@ export const deleteSegmentOp = defineOperation({
   tags: TAGS,
   summary: 'Delete a segment and its memberships',
   description: 'Deletes a segment. Dry run: the segment and how many memberships would go.',
-  detail:
-    'Dry run returns the segment and how many memberships would go.',
+  detail: 'Dry run returns the segment and how many memberships would go.',
   params: SegmentIdParams,
   output: Closed({ data: Closed({ id: Uuid(), deleted: Type.Literal(true), members_removed: Type.Integer() }) }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Segment, members_removed: Type.Integer() }),
@@ -179,8 +191,7 @@ export const removeMembersOp = defineOperation({
   tags: TAGS,
   summary: 'Remove customers from a membership segment',
   description: 'Removes customers from a membership segment. Dry run: how many would go.',
-  detail:
-    'Same body as adding; unknown keys are ignored. Dry run previews how many would go.',
+  detail: 'Same body as adding; unknown keys are ignored. Dry run previews how many would go.',
   params: SegmentIdParams,
   body: Members,
   output: Closed({ data: Closed({ removed: Type.Integer() }) }),
@@ -223,5 +234,12 @@ export const addNoteOp = defineOperation({
 });
 
 export const customerOperations = [
-  listCustomersOp, listSegmentsOp, createSegmentOp, updateSegmentOp, deleteSegmentOp, addMembersOp, removeMembersOp, addNoteOp,
+  listCustomersOp,
+  listSegmentsOp,
+  createSegmentOp,
+  updateSegmentOp,
+  deleteSegmentOp,
+  addMembersOp,
+  removeMembersOp,
+  addNoteOp,
 ];

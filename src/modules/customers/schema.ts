@@ -59,9 +59,10 @@ export const Note = Closed({ id: Uuid(), customer_key: Type.String(), text: Type
 
 export const SegmentIdParams = Closed({ id: Uuid({ description: 'Segment id.' }) });
 export const Members = Closed({
-  customers: Type.Array(
-    Closed({ email: Type.Optional(Type.String({ maxLength: 200 })), phone: Type.Optional(Type.String({ maxLength: 200 })) }),
-    { minItems: 1, maxItems: MAX_MEMBERS_PER_CALL, description: 'Each {email} or {phone} (email wins).' },
-  ),
+  customers: Type.Array(Closed({ email: Type.Optional(Type.String({ maxLength: 200 })), phone: Type.Optional(Type.String({ maxLength: 200 })) }), {
+    minItems: 1,
+    maxItems: MAX_MEMBERS_PER_CALL,
+    description: 'Each {email} or {phone} (email wins).',
+  }),
 });
 export const SegmentName = Type.String({ minLength: 1, maxLength: 200 });

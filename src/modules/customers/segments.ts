@@ -57,7 +57,12 @@ export async function createSegment(tx: Sql, accountId: string, input: { name: s
   const id = crypto.randomUUID();
   // SPEC: without filters the segment is a membership segment, {inSegment: <own id>}.
   const filters = input.filters && Object.keys(input.filters).length ? input.filters : { inSegment: id };
-  await tx.query('INSERT INTO segments (id, account_id, name, filters) VALUES ($1, $2, $3, $4)', [id, accountId, input.name, JSON.stringify(filters)]);
+  await tx.query('INSERT INTO segments (id, account_id, name, filters) VALUES ($1, $2, $3, $4)', [
+    id,
+    accountId,
+    input.name,
+    JSON.stringify(filters),
+  ]);
   return segmentText(tx, accountId, { id, filters });
 }
 
@@ -94,7 +99,9 @@ export async function memberKeys(sql: Sql, customers: Array<{ email?: string; ph
 export async function requireMembershipSegment(sql: Sql, accountId: string, segmentId: string, options: { lock?: boolean } = {}) {
   const segment = await findSegment(sql, accountId, segmentId, options);
   if (!isMembership(segment.id, segment.filters)) {
-    throw new AppError('conflict', 'members can only be added to a membership segment; this one is computed from its filters', { kind: 'filter_segment' });
+    throw new AppError('conflict', 'members can only be added to a membership segment; this one is computed from its filters', {
+      kind: 'filter_segment',
+    });
   }
   return segment;
 }

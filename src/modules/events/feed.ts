@@ -54,7 +54,9 @@ export function decodeFeedCursor(seal: ScopedSeal, cursor: string): FeedPosition
  * (xmin, 0); the events above are told apart by the snapshot itself.
  */
 export async function snapshotFeedCursor(sql: Sql, seal: ScopedSeal): Promise<string> {
-  const { rows } = await sql.query<{ s: string; xmin: string }>('SELECT pg_current_snapshot()::text AS s, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin');
+  const { rows } = await sql.query<{ s: string; xmin: string }>(
+    'SELECT pg_current_snapshot()::text AS s, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin',
+  );
   return encodeFeedCursor(seal, { xid: rows[0].xmin, seq: 0, snapshot: rows[0].s });
 }
 
@@ -136,10 +138,11 @@ export async function readFeed(sql: Sql, accountId: string, cursors: CursorSeal,
 
 /** A cursor before an event the retention job deleted has missed that event: the consumer must start again. */
 async function refuseExpired(sql: Sql, accountId: string, after: FeedPosition): Promise<void> {
-  const { rowCount } = await sql.query(
-    'SELECT 1 FROM event_feed_horizons WHERE account_id = $1 AND (xid, seq) > ($2::xid8, $3::bigint)',
-    [accountId, after.xid, after.seq],
-  );
+  const { rowCount } = await sql.query('SELECT 1 FROM event_feed_horizons WHERE account_id = $1 AND (xid, seq) > ($2::xid8, $3::bigint)', [
+    accountId,
+    after.xid,
+    after.seq,
+  ]);
   if (rowCount > 0) {
     throw new AppError(
       'validation_failed',

@@ -13,8 +13,7 @@ export const listEventsOp = defineOperation({
   alsoAdmittedBy: FEED_SCOPES.slice(1),
   tags: ['Events'],
   summary: "The account's events, oldest first: reconcile without webhooks",
-  description:
-    'Events as webhooks deliver them, each once in a stable order; follow next_cursor, then poll with it. Kept 30 days.',
+  description: 'Events as webhooks deliver them, each once in a stable order; follow next_cursor, then poll with it. Kept 30 days.',
   detail:
     'The envelopes webhooks deliver ({id, event, created_at, account_id, api_version, data}, data byte for byte the same), whether or not ' +
     'any subscription exists; test events are not listed. A key sees order.* events with orders:read, shipment.* with shipments:read and ' +
@@ -31,7 +30,13 @@ export const listEventsOp = defineOperation({
   // replica's snapshot knows only those its replay has reached, and consumers poll right after they write.
   readsFrom: 'primary',
   handler: async (ctx, { limit, cursor, type, since, order_id }) =>
-    readFeed(ctx.db, ctx.caller.accountId, ctx.cursors, { limit: limit ?? 50, cursor, types: visibleTypes(ctx.caller.scopes, type), since, order_id }),
+    readFeed(ctx.db, ctx.caller.accountId, ctx.cursors, {
+      limit: limit ?? 50,
+      cursor,
+      types: visibleTypes(ctx.caller.scopes, type),
+      since,
+      order_id,
+    }),
 });
 
 export const eventOperations = [listEventsOp];

@@ -18,10 +18,14 @@ export const Envelope = Closed(
 export const EventsQuery = Closed({
   limit: Type.Optional(Limit(50)),
   // An export's cursor (EXTENSIONS 8) carries its snapshot's running transactions: longer than a list's.
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 8192, description: "Opaque cursor: the previous page's `next_cursor`, or an export's `Merx-Events-Cursor`." })),
-  type: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 500, description: 'Event names, comma-separated.' }),
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 8192,
+      description: "Opaque cursor: the previous page's `next_cursor`, or an export's `Merx-Events-Cursor`.",
+    }),
   ),
+  type: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Event names, comma-separated.' })),
   since: Type.Optional(StrictDate('created_at >= since.')),
   order_id: Type.Optional(Uuid({ description: "Only events about this order, its shipments' events included." })),
 });

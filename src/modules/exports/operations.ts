@@ -12,9 +12,9 @@ import { EXPORTS_PER_KEY, takeSharedSlot, takeSlot } from './slots.ts';
 export const EVENTS_CURSOR_HEADER = 'Merx-Events-Cursor';
 
 const DESCRIPTION =
-  'Streams every record that following the list route\'s pages would return, in the list\'s order and with its filters (limit, offset and ' +
-  'cursor are not taken: 400), as JSON Lines (format=jsonl, the default: each line byte for byte the record\'s `data` in its REST read) or ' +
-  'CSV (format=csv: RFC 4180, a header row, scalar fields in the record\'s documented order, nested objects with documented fields flattened with a dot, other objects and ' +
+  "Streams every record that following the list route's pages would return, in the list's order and with its filters (limit, offset and " +
+  "cursor are not taken: 400), as JSON Lines (format=jsonl, the default: each line byte for byte the record's `data` in its REST read) or " +
+  "CSV (format=csv: RFC 4180, a header row, scalar fields in the record's documented order, nested objects with documented fields flattened with a dot, other objects and " +
   'arrays as JSON text, null as an empty cell). The whole stream is one snapshot of the account; the `Merx-Events-Cursor` header is an ' +
   'events-feed cursor at that snapshot: every change committed before it is in the rows, and GET /api/v1/events?cursor=<it> gives exactly ' +
   'the events committed after it. Accept-Encoding: gzip gives a gzipped stream. A stream cut short ends without its final chunk (a client ' +
@@ -25,9 +25,14 @@ const DESCRIPTION =
 function exportOperation(source: ExportSource): Operation {
   const query = Closed({
     ...source.filters.properties,
-    format: Type.Optional(Type.Unsafe<ExportFormat>({ type: 'string', enum: ['jsonl', 'csv'], default: 'jsonl', description: 'jsonl (default) or csv.' })),
+    format: Type.Optional(
+      Type.Unsafe<ExportFormat>({ type: 'string', enum: ['jsonl', 'csv'], default: 'jsonl', description: 'jsonl (default) or csv.' }),
+    ),
     starting_after: Type.Optional(
-      Type.Unsafe<string>({ ...source.key.schema, description: `Resume after this record (${source.key.described}; 400 when it is no record of the account).` }),
+      Type.Unsafe<string>({
+        ...source.key.schema,
+        description: `Resume after this record (${source.key.described}; 400 when it is no record of the account).`,
+      }),
     ),
   });
   return defineOperation({
@@ -42,7 +47,9 @@ function exportOperation(source: ExportSource): Operation {
     query,
     output: Type.String({ description: 'JSON Lines (application/x-ndjson) or CSV (text/csv), streamed.' }),
     streams: [MEDIA_TYPES.jsonl, MEDIA_TYPES.csv],
-    answerHeaders: { [EVENTS_CURSOR_HEADER]: "An events-feed cursor at the export's snapshot: GET /api/v1/events?cursor=<it> gives the events committed after it." },
+    answerHeaders: {
+      [EVENTS_CURSOR_HEADER]: "An events-feed cursor at the export's snapshot: GET /api/v1/events?cursor=<it> gives the events committed after it.",
+    },
     mcp: false,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
     // The snapshot's cursor is the primary's (as the feed's horizon is), and the rows must be of that same snapshot.

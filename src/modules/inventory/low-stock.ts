@@ -24,11 +24,17 @@ export async function runLowStockCheck(db: Db, now: Date): Promise<number> {
         [p.account_id, p.id, day, eventId],
       );
       if (!rowCount) return; // another instance got there first
-      await emit(tx, p.account_id, 'inventory.low_stock', {
-        product: { id: p.id, name: p.name, sku: p.sku },
-        stock_quantity: p.stock_quantity,
-        threshold: p.threshold,
-      }, { id: eventId });
+      await emit(
+        tx,
+        p.account_id,
+        'inventory.low_stock',
+        {
+          product: { id: p.id, name: p.name, sku: p.sku },
+          stock_quantity: p.stock_quantity,
+          threshold: p.threshold,
+        },
+        { id: eventId },
+      );
       emitted++;
     });
   }

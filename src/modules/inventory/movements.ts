@@ -99,7 +99,13 @@ export async function recordInitialStock(
 ): Promise<void> {
   for (const variant of product.variants) {
     if (variant.stock_quantity) {
-      await applyMovement(tx, accountId, { productId: product.id, variantId: variant.id, type: 'correction', qty: variant.stock_quantity, note: 'initial stock' });
+      await applyMovement(tx, accountId, {
+        productId: product.id,
+        variantId: variant.id,
+        type: 'correction',
+        qty: variant.stock_quantity,
+        note: 'initial stock',
+      });
     }
   }
   const rest = (product.stock_quantity ?? 0) - product.variants.reduce((sum, v) => sum + (v.stock_quantity ?? 0), 0);
@@ -135,7 +141,11 @@ export const MOVEMENT_VIEW: JsonView = {
 };
 
 export function listMovements(sql: Sql, accountId: string, input: ListMovementsInput, cursors: CursorSeal): Promise<JsonText> {
-  return readPage(sql, MOVEMENT_VIEW, movementListFilter(accountId, input), { limit: input.limit ?? 50, cursor: input.cursor, seal: cursors.scopedTo(accountId) });
+  return readPage(sql, MOVEMENT_VIEW, movementListFilter(accountId, input), {
+    limit: input.limit ?? 50,
+    cursor: input.cursor,
+    seal: cursors.scopedTo(accountId),
+  });
 }
 
 /** The ledger list's filters (its page and export's), newest first on (created_at, id). */

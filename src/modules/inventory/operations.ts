@@ -43,8 +43,7 @@ export const listMovementsOp = defineOperation({
   tags: TAGS,
   summary: 'The stock movement ledger, newest first',
   description: 'The stock ledger: sale, release and return (written by orders), delivery and correction.',
-  detail:
-    'Every stock change: sale, release, return (written by orders), delivery and correction. Filter by product_id, order_id, type, from/to.',
+  detail: 'Every stock change: sale, release, return (written by orders), delivery and correction. Filter by product_id, order_id, type, from/to.',
   query: Closed({
     limit: Type.Optional(Limit()),
     cursor: Type.Optional(Cursor()),
@@ -70,8 +69,7 @@ export const recordMovementOp = defineOperation({
   feature: INVENTORY,
   tags: TAGS,
   summary: 'Record a delivery or a stock correction',
-  description:
-    'Records a delivery (qty > 0) or a correction (signed qty); the first starts tracking. Dry run: the preview.',
+  description: 'Records a delivery (qty > 0) or a correction (signed qty); the first starts tracking. Dry run: the preview.',
   detail:
     'type delivery (qty > 0, optional unit_cost updating the weighted average cost) or correction (signed qty; below zero is a 409 negative_stock). ' +
     'The first delivery on an untracked product enables stock tracking (so does a correction: a first stock count). sale, release and return are written by orders only. ' +

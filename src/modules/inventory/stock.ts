@@ -20,7 +20,13 @@ export const STOCK_ITEM_VIEW: JsonView = {
     low: '(p.stock_quantity IS NOT NULL AND p.stock_quantity <= coalesce(p.low_stock_threshold, $2::int))',
     block_on_zero_stock: 'p.block_on_zero_stock',
     variants: jsonArray(
-      jsonObject({ id: 'v.id', name: 'v.name', value: 'v.value', stock_quantity: 'coalesce(v.stock_quantity, 0)', tracked: 'v.stock_quantity IS NOT NULL' }),
+      jsonObject({
+        id: 'v.id',
+        name: 'v.name',
+        value: 'v.value',
+        stock_quantity: 'coalesce(v.stock_quantity, 0)',
+        tracked: 'v.stock_quantity IS NOT NULL',
+      }),
       'product_variants v WHERE v.account_id = p.account_id AND v.product_id = p.id',
       'v.position, v.id',
     ),

@@ -23,7 +23,10 @@ export async function fetchClientMetadata(clientId: string, policy: UrlPolicy): 
     target = await checkWebhookUrl(clientId, policy);
   } catch (err) {
     const reason = err instanceof AppError ? (err.details as { reason?: string } | undefined)?.reason : undefined;
-    throw new OAuthError('invalid_client', `the client metadata document's URL is refused by the URL policy (${reason ?? 'invalid'}): ${err instanceof Error ? err.message : ''}`);
+    throw new OAuthError(
+      'invalid_client',
+      `the client metadata document's URL is refused by the URL policy (${reason ?? 'invalid'}): ${err instanceof Error ? err.message : ''}`,
+    );
   }
   if (target.kind !== 'remote') throw new OAuthError('invalid_client', 'the client metadata document must be on another host');
   const trust = trustedContext();
@@ -34,7 +37,11 @@ export async function fetchClientMetadata(clientId: string, policy: UrlPolicy): 
   });
   let text = '';
   try {
-    const res = await request(target.url, { dispatcher: agent, signal: AbortSignal.timeout(METADATA_TIMEOUT_MS), headers: { accept: 'application/json' } });
+    const res = await request(target.url, {
+      dispatcher: agent,
+      signal: AbortSignal.timeout(METADATA_TIMEOUT_MS),
+      headers: { accept: 'application/json' },
+    });
     if (res.statusCode !== 200) {
       await res.body.dump();
       throw new OAuthError('invalid_client', `the client metadata document answered ${res.statusCode}`);
@@ -60,7 +67,8 @@ export async function fetchClientMetadata(clientId: string, policy: UrlPolicy): 
   } catch {
     throw new OAuthError('invalid_client', 'the client metadata document is not JSON');
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new OAuthError('invalid_client', 'the client metadata document is not a JSON object');
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+    throw new OAuthError('invalid_client', 'the client metadata document is not a JSON object');
   if (doc.client_id !== clientId) throw new OAuthError('invalid_client', 'the client metadata document names another client_id than its own URL');
   if (!Array.isArray(doc.redirect_uris) || !doc.redirect_uris.every((u) => typeof u === 'string')) {
     throw new OAuthError('invalid_client', 'the client metadata document lists no redirect_uris');

@@ -33,7 +33,8 @@ export function redirectUriProblem(raw: unknown): string | null {
 
 /** RFC 7591 3.2.1: the client as registered, with the metadata it was given (public clients: no secret). */
 export async function registerClient(sql: Sql, body: unknown) {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object of client metadata');
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object of client metadata');
   const input = body as Record<string, unknown>;
   const uris = input.redirect_uris;
   if (!Array.isArray(uris) || uris.length === 0) throw new OAuthError('invalid_redirect_uri', 'redirect_uris is required: a non-empty array of URIs');
@@ -43,15 +44,18 @@ export async function registerClient(sql: Sql, body: unknown) {
     if (problem) throw new OAuthError('invalid_redirect_uri', problem);
   }
   const method = input.token_endpoint_auth_method ?? 'none';
-  if (method !== 'none') throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method must be none: Merx registers public clients (PKCE)');
+  if (method !== 'none')
+    throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method must be none: Merx registers public clients (PKCE)');
   const grantTypes = input.grant_types ?? ['authorization_code', 'refresh_token'];
   if (!Array.isArray(grantTypes) || grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
     throw new OAuthError('invalid_client_metadata', 'grant_types may hold only authorization_code and refresh_token');
   }
   const responseTypes = input.response_types ?? ['code'];
-  if (!Array.isArray(responseTypes) || responseTypes.some((r) => r !== 'code')) throw new OAuthError('invalid_client_metadata', 'response_types may hold only code');
+  if (!Array.isArray(responseTypes) || responseTypes.some((r) => r !== 'code'))
+    throw new OAuthError('invalid_client_metadata', 'response_types may hold only code');
   const name = input.client_name;
-  if (name !== undefined && (typeof name !== 'string' || name.length > 200)) throw new OAuthError('invalid_client_metadata', 'client_name must be a string of at most 200 characters');
+  if (name !== undefined && (typeof name !== 'string' || name.length > 200))
+    throw new OAuthError('invalid_client_metadata', 'client_name must be a string of at most 200 characters');
   const clientUri = typeof input.client_uri === 'string' ? input.client_uri : undefined;
   const id = `merx_client_${crypto.randomBytes(16).toString('hex')}`;
   const metadata = {

@@ -37,7 +37,17 @@ export async function createCode(sql: Sql, request: CodeRequest): Promise<string
   await sql.query(
     `INSERT INTO oauth_codes (code_hash, client_id, account_id, redirect_uri, resource, scopes, writes, code_challenge, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
-    [hashApiKey(code), request.clientId, request.accountId, request.redirectUri, request.resource, request.scopes, request.writes, request.codeChallenge, CODE_LIFE_SEC],
+    [
+      hashApiKey(code),
+      request.clientId,
+      request.accountId,
+      request.redirectUri,
+      request.resource,
+      request.scopes,
+      request.writes,
+      request.codeChallenge,
+      CODE_LIFE_SEC,
+    ],
   );
   return code;
 }
@@ -65,8 +75,16 @@ async function issueTokens(tx: Sql, grantId: string, scopes: readonly string[]):
 type Outcome = { tokens: TokenAnswer; refused?: never; revoke?: never } | { tokens?: never; refused: OAuthError; revoke?: string | null };
 
 interface CodeRow {
-  client_id: string; account_id: string; redirect_uri: string; resource: string; scopes: Scope[]; writes: 'direct' | 'approval';
-  code_challenge: string; expired: boolean; used_at: string | null; grant_id: string | null;
+  client_id: string;
+  account_id: string;
+  redirect_uri: string;
+  resource: string;
+  scopes: Scope[];
+  writes: 'direct' | 'approval';
+  code_challenge: string;
+  expired: boolean;
+  used_at: string | null;
+  grant_id: string | null;
 }
 
 /**
@@ -74,7 +92,8 @@ interface CodeRow {
  * A code presented twice revokes the grant it gave (RFC 6749 4.1.2).
  */
 export async function exchangeCode(
-  db: Db, keys: KeyCache,
+  db: Db,
+  keys: KeyCache,
   input: { code: string; clientId: string; redirectUri: string | undefined; verifier: string; resource: string | undefined },
 ): Promise<TokenAnswer> {
   const outcome = await db.tx(async (tx): Promise<Outcome> => {
@@ -85,11 +104,18 @@ export async function exchangeCode(
     );
     const code = rows[0];
     if (!code || code.client_id !== input.clientId) return { refused: new OAuthError('invalid_grant', 'unknown authorization code') };
-    if (code.used_at) return { refused: new OAuthError('invalid_grant', 'the authorization code was already used; the grant it gave is revoked'), revoke: code.grant_id };
+    if (code.used_at)
+      return {
+        refused: new OAuthError('invalid_grant', 'the authorization code was already used; the grant it gave is revoked'),
+        revoke: code.grant_id,
+      };
     if (code.expired) return { refused: new OAuthError('invalid_grant', 'the authorization code has expired (codes live 60 s)') };
-    if (input.redirectUri !== code.redirect_uri) return { refused: new OAuthError('invalid_grant', 'redirect_uri differs from the authorization request') };
-    if (!verifierMatches(input.verifier, code.code_challenge)) return { refused: new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge (S256)') };
-    if (input.resource !== code.resource) return { refused: new OAuthError('invalid_target', `resource must be ${code.resource}, as in the authorization request`) };
+    if (input.redirectUri !== code.redirect_uri)
+      return { refused: new OAuthError('invalid_grant', 'redirect_uri differs from the authorization request') };
+    if (!verifierMatches(input.verifier, code.code_challenge))
+      return { refused: new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge (S256)') };
+    if (input.resource !== code.resource)
+      return { refused: new OAuthError('invalid_target', `resource must be ${code.resource}, as in the authorization request`) };
     const client = (await tx.query<{ client_name: string | null }>('SELECT client_name FROM oauth_clients WHERE id = $1', [code.client_id])).rows[0];
     const label = client?.client_name || new URL(code.redirect_uri).host;
     const key = await issueGrantKey(tx, code.account_id, label, code.scopes, code.writes);
@@ -106,11 +132,20 @@ export async function exchangeCode(
   throw outcome.refused;
 }
 
-interface RefreshRow { grant_id: string; used_at: string | null; revoked_at: string | null; client_id: string; resource: string; scopes: Scope[]; grant_revoked: boolean }
+interface RefreshRow {
+  grant_id: string;
+  used_at: string | null;
+  revoked_at: string | null;
+  client_id: string;
+  resource: string;
+  scopes: Scope[];
+  grant_revoked: boolean;
+}
 
 /** Refresh tokens rotate at every use; one presented again revokes its whole grant (OAuth 2.1 4.3.1). */
 export async function refreshTokens(
-  db: Db, keys: KeyCache,
+  db: Db,
+  keys: KeyCache,
   input: { refreshToken: string; clientId: string; resource: string | undefined; scope: string | undefined },
 ): Promise<TokenAnswer> {
   const outcome = await db.tx(async (tx): Promise<Outcome> => {
@@ -123,10 +158,17 @@ export async function refreshTokens(
     const token = rows[0];
     if (!token || token.client_id !== input.clientId) return { refused: new OAuthError('invalid_grant', 'unknown refresh token') };
     if (token.grant_revoked || token.revoked_at) return { refused: new OAuthError('invalid_grant', 'the grant was revoked') };
-    if (token.used_at) return { refused: new OAuthError('invalid_grant', 'the refresh token was already used; its grant is revoked'), revoke: token.grant_id };
+    if (token.used_at)
+      return { refused: new OAuthError('invalid_grant', 'the refresh token was already used; its grant is revoked'), revoke: token.grant_id };
     if (input.resource !== token.resource) return { refused: new OAuthError('invalid_target', `resource must be ${token.resource}`) };
-    if (input.scope !== undefined && input.scope.split(' ').filter(Boolean).some((s) => !token.scopes.includes(s as Scope))) {
-      return { refused: new OAuthError('invalid_scope', 'a refresh may not widen the grant\'s scopes') };
+    if (
+      input.scope !== undefined &&
+      input.scope
+        .split(' ')
+        .filter(Boolean)
+        .some((s) => !token.scopes.includes(s as Scope))
+    ) {
+      return { refused: new OAuthError('invalid_scope', "a refresh may not widen the grant's scopes") };
     }
     await tx.query('UPDATE oauth_tokens SET used_at = now() WHERE token_hash = $1', [hashApiKey(input.refreshToken)]);
     return { tokens: await issueTokens(tx, token.grant_id, token.scopes) };

@@ -7,9 +7,8 @@ import type { Sql } from '../../platform/db/db.ts';
 
 export async function pruneOAuth(sql: Sql, now: Date): Promise<number> {
   const codes = await sql.query(`DELETE FROM oauth_codes WHERE expires_at < $1::timestamptz - interval '1 day'`, [now.toISOString()]);
-  const tokens = await sql.query(
-    `DELETE FROM oauth_tokens WHERE kind = 'access' AND expires_at < $1::timestamptz - interval '1 day'`,
-    [now.toISOString()],
-  );
+  const tokens = await sql.query(`DELETE FROM oauth_tokens WHERE kind = 'access' AND expires_at < $1::timestamptz - interval '1 day'`, [
+    now.toISOString(),
+  ]);
   return (codes.rowCount ?? 0) + (tokens.rowCount ?? 0);
 }

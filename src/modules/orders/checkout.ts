@@ -93,9 +93,7 @@ export async function checkout(tx: Sql, accountId: string, input: CheckoutInput)
     if (!rowCount) throw new AppError('validation_failed', 'page_id is not a page of this account');
   }
   const lineItems = input.line_items?.length ? await resolveLineItems(tx, accountId, input.line_items) : null;
-  const itemsTotal = lineItems
-    ? lineItems.reduce((sum, i) => sum + i.total_cents, 0) / 100
-    : input.legacy!.quantity * input.legacy!.unit_price;
+  const itemsTotal = lineItems ? lineItems.reduce((sum, i) => sum + i.total_cents, 0) / 100 : input.legacy!.quantity * input.legacy!.unit_price;
   // GAPS General: line items (or quantity x unit price) + delivery - discount, unless given.
   const total = input.total ?? Math.round((itemsTotal + (input.delivery_price ?? 0) - (input.discount_amount ?? 0)) * 100) / 100;
   const numbers = await takeOrderNumbers(tx, accountId);
@@ -109,17 +107,39 @@ export async function checkout(tx: Sql, accountId: string, input: CheckoutInput)
      VALUES ($1, $2, $3, $4, 'new', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
        $24, $25, $26, $27, $28, $29, $30, coalesce($31::timestamptz, now()), now())`,
     [
-      id, accountId, numbers.number, numbers.order_number,
+      id,
+      accountId,
+      numbers.number,
+      numbers.order_number,
       input.payment_status ?? (input.payment_method === 'free' ? 'paid' : 'pending'),
-      input.payment_method, input.funnel_step ?? 'main', input.parent_order_id ?? null,
-      total, input.delivery_price ?? null, input.discount_amount ?? null, input.coupon_code ?? null,
-      input.customer.name, input.customer.email?.trim() || null, input.customer.phone, input.customer.vat ?? null,
-      input.shipping.address, input.shipping.city, input.shipping.zip, input.shipping.method ?? null,
-      input.shipping.courier_slug ?? null, input.shipping.courier_delivery_mode ?? null,
-      input.shipping.courier_office_id === undefined || input.shipping.courier_office_id === null ? null : JSON.stringify(input.shipping.courier_office_id),
+      input.payment_method,
+      input.funnel_step ?? 'main',
+      input.parent_order_id ?? null,
+      total,
+      input.delivery_price ?? null,
+      input.discount_amount ?? null,
+      input.coupon_code ?? null,
+      input.customer.name,
+      input.customer.email?.trim() || null,
+      input.customer.phone,
+      input.customer.vat ?? null,
+      input.shipping.address,
+      input.shipping.city,
+      input.shipping.zip,
+      input.shipping.method ?? null,
+      input.shipping.courier_slug ?? null,
+      input.shipping.courier_delivery_mode ?? null,
+      input.shipping.courier_office_id === undefined || input.shipping.courier_office_id === null
+        ? null
+        : JSON.stringify(input.shipping.courier_office_id),
       lineItems ? JSON.stringify(lineItems) : null,
-      input.legacy?.product_name ?? null, input.legacy?.product_sku ?? null, input.legacy?.quantity ?? null, input.legacy?.unit_price ?? null,
-      input.notes ?? null, input.page_id ?? null, createdAt,
+      input.legacy?.product_name ?? null,
+      input.legacy?.product_sku ?? null,
+      input.legacy?.quantity ?? null,
+      input.legacy?.unit_price ?? null,
+      input.notes ?? null,
+      input.page_id ?? null,
+      createdAt,
     ],
   );
   if (lineItems) await recordSale(tx, accountId, id, lineItems);

@@ -68,13 +68,15 @@ export async function changeOrder(
       changedFields.push(column);
     }
   }
-  if (Object.keys(columns).length === 0) return { order: before, text: (await findOrderText(tx, accountId, orderId))!, statusChanged: false, emailSent: false };
+  if (Object.keys(columns).length === 0)
+    return { order: before, text: (await findOrderText(tx, accountId, orderId))!, statusChanged: false, emailSent: false };
 
   const names = Object.keys(columns);
-  await tx.query(
-    `UPDATE orders SET ${names.map((n, i) => `${n} = $${i + 3}`).join(', ')}, updated_at = now() WHERE account_id = $1 AND id = $2`,
-    [accountId, orderId, ...names.map((n) => columns[n])],
-  );
+  await tx.query(`UPDATE orders SET ${names.map((n, i) => `${n} = $${i + 3}`).join(', ')}, updated_at = now() WHERE account_id = $1 AND id = $2`, [
+    accountId,
+    orderId,
+    ...names.map((n) => columns[n]),
+  ]);
   const text = (await findOrderText(tx, accountId, orderId))!;
   const order = valueOf<OrderView>(text);
   if (changedFields.length) await emit(tx, accountId, 'order.updated', { order, changed: changedFields, source });
@@ -99,11 +101,7 @@ export async function changeOrder(
 export async function changePaymentStatus(tx: Sql, accountId: string, orderId: string, paymentStatus: string, source: EventSource) {
   const before = await lockOrder(tx, accountId, orderId);
   if (before.payment_status === paymentStatus) return before;
-  await tx.query('UPDATE orders SET payment_status = $3, updated_at = now() WHERE account_id = $1 AND id = $2', [
-    accountId,
-    orderId,
-    paymentStatus,
-  ]);
+  await tx.query('UPDATE orders SET payment_status = $3, updated_at = now() WHERE account_id = $1 AND id = $2', [accountId, orderId, paymentStatus]);
   const order = (await findOrder(tx, accountId, orderId))!;
   if (paymentStatus === 'paid') {
     await emit(tx, accountId, 'order.paid', { order, previous_payment_status: before.payment_status, source });
@@ -140,6 +138,8 @@ export async function recordWaybill(
 
 /** Something the order view shows changed elsewhere (its shipment's status): `since` polling must see the order move. */
 export async function touchOrder(tx: Sql, accountId: string, orderId: string): Promise<void> {
-  await tx.query(`UPDATE orders SET shipment_status = ${LATEST_SHIPMENT_STATUS}, updated_at = now() WHERE account_id = $1 AND id = $2`, [accountId, orderId]);
+  await tx.query(`UPDATE orders SET shipment_status = ${LATEST_SHIPMENT_STATUS}, updated_at = now() WHERE account_id = $1 AND id = $2`, [
+    accountId,
+    orderId,
+  ]);
 }
-

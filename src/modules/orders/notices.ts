@@ -19,9 +19,7 @@ export async function shippedNotices(sql: Sql, order: OrderView): Promise<Notice
   const shop = rows[0];
   if (!shop) return [];
   const ref = order.number ?? order.order_number ?? order.id;
-  const tracking = order.tracking_number
-    ? ` Tracking number: ${order.tracking_number}${order.tracking_url ? ` (${order.tracking_url})` : ''}.`
-    : '';
+  const tracking = order.tracking_number ? ` Tracking number: ${order.tracking_number}${order.tracking_url ? ` (${order.tracking_url})` : ''}.` : '';
   const notices: Notice[] = [];
   if (shop.notification_settings.email_on_shipped !== false && order.customer.email) {
     notices.push({

@@ -6,7 +6,16 @@ import { JsonText, valueOf } from '../../platform/read-path/json-text.ts';
 import { notFound } from '../../platform/contract/errors.ts';
 import { storedEtag } from '../../platform/read-path/read-sql.ts';
 import { orderView } from './view.ts';
-import { ListOrdersQuery, OrderEnvelope, type OrderView, OrderIdParams, OrderList, UpdateOrderBody, UpdateOrderPreview, UpdateOrderResult } from './schema.ts';
+import {
+  ListOrdersQuery,
+  OrderEnvelope,
+  type OrderView,
+  OrderIdParams,
+  OrderList,
+  UpdateOrderBody,
+  UpdateOrderPreview,
+  UpdateOrderResult,
+} from './schema.ts';
 import { updateOrderEffects } from './effects.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
@@ -27,10 +36,9 @@ export const listOrdersOp = defineOperation({
   scope: 'orders:read',
   tags: ['Orders'],
   summary: 'List orders, newest first',
-  description:
-    'Lists orders, newest first; filters combine (AND).',
+  description: 'Lists orders, newest first; filters combine (AND).',
   detail:
-    'Lists the account\'s orders newest first, with keyset paging (pass next_cursor as cursor; pages do not shift when new orders arrive). ' +
+    "Lists the account's orders newest first, with keyset paging (pass next_cursor as cursor; pages do not shift when new orders arrive). " +
     'Archived orders are hidden unless status=archived. Filters combine with AND: status, payment (payment_status), from/to (created_at, inclusive), ' +
     'since (updated_at >= since: poll with the time of your last poll to fetch changes cheaply), page_id, product_id, courier (slug, or none = no tracking number), ' +
     'shipment_status (of the latest waybill) and q (case-insensitive substring of customer name, phone, email or tracking number).',
@@ -49,8 +57,7 @@ export const getOrderOp = defineOperation({
   tags: ['Orders'],
   summary: 'Get one order',
   description: 'One order by its id.',
-  detail:
-    'Returns one order by its id (a UUID, not the order number). Orders of other accounts answer not_found.',
+  detail: 'Returns one order by its id (a UUID, not the order number). Orders of other accounts answer not_found.',
   params: OrderIdParams,
   output: OrderEnvelope,
   etag: orderVersion,
@@ -96,9 +103,7 @@ export const updateOrderOp = defineOperation({
         would_notify_customer: await wouldNotifyCustomer(ctx.db, order, body.status, body.notify_customer),
       });
     }
-    const result = await ctx.db.tx((tx) =>
-      changeOrder(tx, { notifier: ctx.notifier }, accountId, id, body, ctx.caller.source ?? 'api'),
-    );
+    const result = await ctx.db.tx((tx) => changeOrder(tx, { notifier: ctx.notifier }, accountId, id, body, ctx.caller.source ?? 'api'));
     return JsonText.object({ data: result.text, status_changed: result.statusChanged, email_sent: result.emailSent });
   },
 });

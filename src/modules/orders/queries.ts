@@ -96,8 +96,12 @@ export async function listOrders(sql: Sql, accountId: string, input: ListOrdersI
 
 /** SPEC: product_id lists the orders of the pages selling the product (a handful of rows, on pages' GIN index). */
 async function pagesSelling(sql: Sql, accountId: string, productId: string): Promise<string[]> {
-  const { rows } = await sql.query<{ id: string }>('SELECT id FROM pages WHERE account_id = $1 AND product_ids @> ARRAY[$2]::uuid[]', [accountId, productId], {
-    prepared: true,
-  });
+  const { rows } = await sql.query<{ id: string }>(
+    'SELECT id FROM pages WHERE account_id = $1 AND product_ids @> ARRAY[$2]::uuid[]',
+    [accountId, productId],
+    {
+      prepared: true,
+    },
+  );
   return rows.map((r) => r.id);
 }

@@ -5,7 +5,24 @@
 // events: a data loader, not a checkout; the caller rebuilds the customers.
 import type { Sql } from '../../platform/db/db.ts';
 
-const FIRST = ['Ana', 'Boris', 'Daria', 'Emil', 'Galya', 'Ivan', 'Kalina', 'Lyubo', 'Maria', 'Nikola', 'Petya', 'Rosen', 'Stela', 'Todor', 'Vera', 'Yana'];
+const FIRST = [
+  'Ana',
+  'Boris',
+  'Daria',
+  'Emil',
+  'Galya',
+  'Ivan',
+  'Kalina',
+  'Lyubo',
+  'Maria',
+  'Nikola',
+  'Petya',
+  'Rosen',
+  'Stela',
+  'Todor',
+  'Vera',
+  'Yana',
+];
 const LAST = ['Petrova', 'Ivanov', 'Georgieva', 'Dimitrov', 'Koleva', 'Nikolov', 'Stoyanova', 'Todorov', 'Marinova', 'Angelov'];
 const CITIES = ['Sofia', 'Plovdiv', 'Varna', 'Burgas', 'Ruse', 'Stara Zagora', 'Pleven', 'Sliven'];
 

@@ -94,7 +94,10 @@ export const orderView = defineView({
     shipment: nullable(
       's.id IS NULL',
       shipmentSummary,
-      Type.Unsafe<Static<typeof shipmentSummary.schema> | null>({ anyOf: [shipmentSummary.schema, { type: 'null' }], description: 'The latest waybill, or null.' }),
+      Type.Unsafe<Static<typeof shipmentSummary.schema> | null>({
+        anyOf: [shipmentSummary.schema, { type: 'null' }],
+        description: 'The latest waybill, or null.',
+      }),
     ),
     created_at: time('o.created_at', DateTime()),
     updated_at: time('o.updated_at', NullableDateTime()),

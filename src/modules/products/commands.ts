@@ -8,8 +8,17 @@ import type { CreateProductInput, ProductView, UpdateProductInput } from './sche
 
 const DEFAULTS = { active: true, block_on_zero_stock: false, catalog_hidden: false, delivery_type: 'physical' };
 const NULLABLE_FIELDS = [
-  'sku', 'marketing_name', 'description', 'offer_type', 'language', 'shipping_short_name', 'shipping_category',
-  'original_price', 'weight_g', 'low_stock_threshold', 'dim_cm',
+  'sku',
+  'marketing_name',
+  'description',
+  'offer_type',
+  'language',
+  'shipping_short_name',
+  'shipping_category',
+  'original_price',
+  'weight_g',
+  'low_stock_threshold',
+  'dim_cm',
 ] as const;
 
 /** Prices are kept in cents (numeric(12, 2)); previews show what will be stored. */
@@ -46,10 +55,11 @@ export async function createProduct(tx: Sql, accountId: string, input: CreatePro
   const record = normalizedNewProduct(input);
   const fields = Object.keys(record);
   const id = crypto.randomUUID();
-  await tx.query(
-    `INSERT INTO products (id, account_id, ${fields.join(', ')}) VALUES ($1, $2, ${fields.map((_, i) => `$${i + 3}`).join(', ')})`,
-    [id, accountId, ...fields.map((f) => column(f, record[f]))],
-  );
+  await tx.query(`INSERT INTO products (id, account_id, ${fields.join(', ')}) VALUES ($1, $2, ${fields.map((_, i) => `$${i + 3}`).join(', ')})`, [
+    id,
+    accountId,
+    ...fields.map((f) => column(f, record[f])),
+  ]);
   return getProductText(tx, accountId, id);
 }
 
@@ -74,7 +84,13 @@ export interface ProductInput {
   stock_quantity?: number | null;
   block_on_zero_stock?: boolean;
   low_stock_threshold?: number | null;
-  variants?: Array<{ type?: string | null; name?: string | null; value?: string | null; price_delta?: number | null; stock_quantity?: number | null }>;
+  variants?: Array<{
+    type?: string | null;
+    name?: string | null;
+    value?: string | null;
+    price_delta?: number | null;
+    stock_quantity?: number | null;
+  }>;
 }
 
 /**
@@ -88,8 +104,18 @@ export async function insertProduct(tx: Sql, accountId: string, input: ProductIn
   await tx.query(
     `INSERT INTO products (id, account_id, name, price, sku, delivery_type, weight_g, stock_quantity, block_on_zero_stock, low_stock_threshold)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [id, accountId, input.name, input.price, input.sku ?? null, input.delivery_type ?? 'physical', input.weight_g ?? null,
-      input.stock_quantity == null ? null : 0, input.block_on_zero_stock ?? false, input.low_stock_threshold ?? null],
+    [
+      id,
+      accountId,
+      input.name,
+      input.price,
+      input.sku ?? null,
+      input.delivery_type ?? 'physical',
+      input.weight_g ?? null,
+      input.stock_quantity == null ? null : 0,
+      input.block_on_zero_stock ?? false,
+      input.low_stock_threshold ?? null,
+    ],
   );
   const variants = [];
   for (const [position, v] of (input.variants ?? []).entries()) {
@@ -97,7 +123,17 @@ export async function insertProduct(tx: Sql, accountId: string, input: ProductIn
     await tx.query(
       `INSERT INTO product_variants (id, account_id, product_id, type, name, value, price_delta, stock_quantity, position)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [variantId, accountId, id, v.type ?? null, v.name ?? null, v.value ?? null, v.price_delta ?? null, v.stock_quantity == null ? null : 0, position],
+      [
+        variantId,
+        accountId,
+        id,
+        v.type ?? null,
+        v.name ?? null,
+        v.value ?? null,
+        v.price_delta ?? null,
+        v.stock_quantity == null ? null : 0,
+        position,
+      ],
     );
     variants.push({ id: variantId, ...v, position });
   }

@@ -8,7 +8,17 @@ import { JsonText, valueOf } from '../../platform/read-path/json-text.ts';
 import { notFound } from '../../platform/contract/errors.ts';
 import { storedEtag } from '../../platform/read-path/read-sql.ts';
 import { productView } from './view.ts';
-import { type ProductView, Changes, CreateProductBody, ListProductsQuery, Product, ProductEnvelope, ProductIdParams, ProductList, UpdateProductBody } from './schema.ts';
+import {
+  type ProductView,
+  Changes,
+  CreateProductBody,
+  ListProductsQuery,
+  Product,
+  ProductEnvelope,
+  ProductIdParams,
+  ProductList,
+  UpdateProductBody,
+} from './schema.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const TAGS = ['Products'];
@@ -29,8 +39,7 @@ export const listProductsOp = defineOperation({
   scope: 'products:read',
   tags: TAGS,
   summary: 'List products with their variants, newest first',
-  description:
-    'Lists catalog products, newest first; status=all includes deactivated ones. stock_quantity null: not tracked.',
+  description: 'Lists catalog products, newest first; status=all includes deactivated ones. stock_quantity null: not tracked.',
   detail:
     'Lists catalog products, newest first, keyset paged. status=active (default) hides deactivated products; status=all shows them. ' +
     'Filter by delivery_type (physical or digital) or an exact sku. stock_quantity null means stock is not tracked.',
@@ -49,8 +58,7 @@ export const getProductOp = defineOperation({
   tags: TAGS,
   summary: 'Get one product',
   description: 'One product with its variants (deactivated ones too).',
-  detail:
-    'Returns one product with its variants; deactivated products are readable too.',
+  detail: 'Returns one product with its variants; deactivated products are readable too.',
   params: ProductIdParams,
   output: ProductEnvelope,
   etag: productVersion,
@@ -66,8 +74,7 @@ export const createProductOp = defineOperation({
   scope: 'products:write',
   tags: TAGS,
   summary: 'Create a product',
-  description:
-    'Creates a catalog product; stock changes only through stock movements. Dry run: the record it would create.',
+  description: 'Creates a catalog product; stock changes only through stock movements. Dry run: the record it would create.',
   detail:
     'Creates a catalog product; name and price are required. Stock, cost and images cannot be set here: stock moves only through ' +
     'inventory movements (the first delivery enables tracking). Unknown fields give 400 with details.allowed. ' +

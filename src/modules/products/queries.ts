@@ -35,5 +35,9 @@ export function productListFilter(accountId: string, input: Omit<ListProductsInp
 }
 
 export function listProducts(sql: Sql, accountId: string, input: ListProductsInput, cursors: CursorSeal): Promise<JsonText> {
-  return readPage(sql, productView.read, productListFilter(accountId, input), { limit: input.limit ?? 50, cursor: input.cursor, seal: cursors.scopedTo(accountId) });
+  return readPage(sql, productView.read, productListFilter(accountId, input), {
+    limit: input.limit ?? 50,
+    cursor: input.cursor,
+    seal: cursors.scopedTo(accountId),
+  });
 }

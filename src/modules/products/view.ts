@@ -35,11 +35,13 @@ export const productView = defineView({
   alias: 'p',
   schema: { $id: 'Product' },
   stored: {
-    sources: [{
-      table: 'product_variants',
-      match: { account_id: 'account_id', id: 'product_id' },
-      columns: ['id', 'type', 'name', 'value', 'price_delta', 'stock_quantity', 'image_url', 'position'],
-    }],
+    sources: [
+      {
+        table: 'product_variants',
+        match: { account_id: 'account_id', id: 'product_id' },
+        columns: ['id', 'type', 'name', 'value', 'price_delta', 'stock_quantity', 'image_url', 'position'],
+      },
+    ],
   },
   fields: {
     id: value('p.id', Uuid()),

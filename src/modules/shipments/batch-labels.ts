@@ -13,7 +13,9 @@ const FETCHES_IN_FLIGHT = 8;
 export async function batchLabels(ctx: OperationContext, batchId: string): Promise<Buffer> {
   const batch = await getBatch(ctx.db, ctx.caller.accountId, batchId);
   if (batch.pending > 0) {
-    throw new AppError('conflict', `the batch still has ${batch.pending} pending item(s); its labels are ready when it finishes`, { reason: 'batch_running' });
+    throw new AppError('conflict', `the batch still has ${batch.pending} pending item(s); its labels are ready when it finishes`, {
+      reason: 'batch_running',
+    });
   }
   const shipments = await succeededShipments(ctx.db, batchId);
   if (!shipments.length) throw new AppError('conflict', 'no item of the batch succeeded, so it has no labels', { reason: 'no_labels' });

@@ -22,8 +22,7 @@ export const createShipmentBatchOp = defineOperation({
   scope: 'shipments:write',
   tags: TAGS,
   summary: 'Create waybills for up to 1,000 orders at once',
-  description:
-    "Creates waybills for up to 1,000 orders in the background, each as create_shipment would. Dry run: each item's preview or error.",
+  description: "Creates waybills for up to 1,000 orders in the background, each as create_shipment would. Dry run: each item's preview or error.",
   detail:
     'Each item is exactly the body of POST /api/v1/shipments and is run exactly as that route runs it (the same checks, courier call, order ' +
     'transition, shipment.created event and errors), in the background, on any instance. Answers 202 at once with the batch running; follow it ' +
@@ -48,13 +47,15 @@ export const createShipmentBatchOp = defineOperation({
   output: Closed({ data: Batch }),
   dryRunOutput: Closed({
     dry_run: Type.Literal(true),
-    items: Type.Array(Closed({
-      index: Type.Integer(),
-      order_id: Uuid(),
-      ok: Type.Boolean(),
-      result: Type.Unsafe<Record<string, unknown> | null>({ type: ['object', 'null'], description: "create_shipment's dry-run answer" }),
-      error: BatchItem.properties.error,
-    })),
+    items: Type.Array(
+      Closed({
+        index: Type.Integer(),
+        order_id: Uuid(),
+        ok: Type.Boolean(),
+        result: Type.Unsafe<Record<string, unknown> | null>({ type: ['object', 'null'], description: "create_shipment's dry-run answer" }),
+        error: BatchItem.properties.error,
+      }),
+    ),
   }),
   successStatus: 202,
   location: '/api/v1/shipment-batches/:id',
@@ -79,8 +80,9 @@ export const getShipmentBatchOp = defineOperation({
   scope: 'shipments:read',
   tags: TAGS,
   summary: 'Get a shipment batch and its counts',
-  description: "Reads a batch: its state and counts of succeeded, failed and pending items.",
-  detail: 'state running, done or cancelled; succeeded, failed and pending (not started or in flight) counts; finished_at null while items are pending.',
+  description: 'Reads a batch: its state and counts of succeeded, failed and pending items.',
+  detail:
+    'state running, done or cancelled; succeeded, failed and pending (not started or in flight) counts; finished_at null while items are pending.',
   params: BatchIdParams,
   output: Closed({ data: Batch }),
   // The runner writes items in the background with no read-your-writes mark: counts are read where they are written.
@@ -143,7 +145,7 @@ export const getShipmentBatchLabelsOp = defineOperation({
   path: '/api/v1/shipment-batches/:id/labels',
   scope: 'shipments:read',
   tags: TAGS,
-  summary: "Download every label of a batch as one PDF",
+  summary: 'Download every label of a batch as one PDF',
   description:
     "Every succeeded item's label, the same PDF GET /api/v1/shipments/{id}/label gives (fetched from the courier now), its pages unchanged, " +
     'in item order. 409 conflict with details.reason batch_running while items are pending, no_labels when no item succeeded; 502 ' +
@@ -158,5 +160,9 @@ export const getShipmentBatchLabelsOp = defineOperation({
 });
 
 export const shipmentBatchOperations = [
-  createShipmentBatchOp, getShipmentBatchOp, listShipmentBatchItemsOp, cancelShipmentBatchOp, getShipmentBatchLabelsOp,
+  createShipmentBatchOp,
+  getShipmentBatchOp,
+  listShipmentBatchItemsOp,
+  cancelShipmentBatchOp,
+  getShipmentBatchLabelsOp,
 ];

@@ -20,7 +20,16 @@ import { AppError, toAppError } from '../../platform/contract/errors.ts';
 import { execute } from '../../platform/operations/execute.ts';
 import { checkItemBody } from './batch-envelope.ts';
 import { createShipmentOp } from './operations.ts';
-import { announce, BATCH_CHANNEL, claimItems, recordOutcome, renewLeases, runnableBatches, type ClaimedItem, type RunnableBatch } from './batch-store.ts';
+import {
+  announce,
+  BATCH_CHANNEL,
+  claimItems,
+  recordOutcome,
+  renewLeases,
+  runnableBatches,
+  type ClaimedItem,
+  type RunnableBatch,
+} from './batch-store.ts';
 
 /** EXTENSIONS 8: courier calls of one courier in flight for one batch. */
 export const PER_COURIER = 4;
@@ -58,7 +67,10 @@ export class BatchRunner {
     this.unlisten = await services.db.listen(BATCH_CHANNEL, () => this.wake());
     // A claim lives config.batchLeaseSec (BATCH_LEASE_SEC, 15 s) unless renewed; it is renewed three times in that while its item runs.
     const renewMs = (services.config.batchLeaseSec * 1000) / 3;
-    this.timers = [setInterval(() => this.wake(), Math.min(SWEEP_MS, services.config.batchLeaseSec * 1000)), setInterval(() => this.renew(), renewMs)];
+    this.timers = [
+      setInterval(() => this.wake(), Math.min(SWEEP_MS, services.config.batchLeaseSec * 1000)),
+      setInterval(() => this.renew(), renewMs),
+    ];
     for (const timer of this.timers) timer.unref();
     this.wake();
   }
@@ -129,8 +141,9 @@ export class BatchRunner {
 
   private renew(): void {
     if (!this.inFlight.size) return;
-    renewLeases(this.services!.db, [...this.inFlight.values()], this.services!.config.batchLeaseSec)
-      .catch((err) => this.services!.log.warn({ err }, 'renewing shipment batch leases failed'));
+    renewLeases(this.services!.db, [...this.inFlight.values()], this.services!.config.batchLeaseSec).catch((err) =>
+      this.services!.log.warn({ err }, 'renewing shipment batch leases failed'),
+    );
   }
 
   /** One item, as POST /api/v1/shipments would run its body, with retries of a throttled or failing courier. */
@@ -160,7 +173,6 @@ export class BatchRunner {
     }
   }
 }
-
 
 /**
  * The Db an item's create_shipment runs on: its transaction (the one that

@@ -31,7 +31,10 @@ const BATCH_COLUMNS = `b.id, b.state, b.total,
 
 /** The batch as the API shows it; another account's batch is not found. */
 export async function getBatch(sql: Sql, accountId: string, id: string): Promise<BatchView> {
-  const { rows } = await sql.query<BatchView>(`SELECT ${BATCH_COLUMNS} FROM shipment_batches b WHERE b.account_id = $1 AND b.id = $2`, [accountId, id]);
+  const { rows } = await sql.query<BatchView>(`SELECT ${BATCH_COLUMNS} FROM shipment_batches b WHERE b.account_id = $1 AND b.id = $2`, [
+    accountId,
+    id,
+  ]);
   if (!rows[0]) throw notFound('shipment batch');
   return rows[0];
 }
@@ -43,9 +46,9 @@ export async function getBatch(sql: Sql, accountId: string, id: string): Promise
  */
 export async function insertBatch(tx: Sql, caller: Caller, items: BatchItemBody[]): Promise<string> {
   await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('merx_shipment_batches:' || $1, 0))`, [caller.accountId]);
-  const { rows } = await tx.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM shipment_batches WHERE account_id = $1 AND state = 'running'`, [caller.accountId],
-  );
+  const { rows } = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM shipment_batches WHERE account_id = $1 AND state = 'running'`, [
+    caller.accountId,
+  ]);
   if (rows[0].n >= RUNNING_BATCHES_PER_ACCOUNT) {
     throw new AppError(
       'rate_limited',
@@ -55,10 +58,15 @@ export async function insertBatch(tx: Sql, caller: Caller, items: BatchItemBody[
     );
   }
   const id = crypto.randomUUID();
-  await tx.query(
-    'INSERT INTO shipment_batches (id, account_id, key_id, key_prefix, scopes, source, total) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-    [id, caller.accountId, caller.keyId, caller.keyPrefix, [...caller.scopes], caller.source === 'merchant' ? 'merchant' : null, items.length],
-  );
+  await tx.query('INSERT INTO shipment_batches (id, account_id, key_id, key_prefix, scopes, source, total) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+    id,
+    caller.accountId,
+    caller.keyId,
+    caller.keyPrefix,
+    [...caller.scopes],
+    caller.source === 'merchant' ? 'merchant' : null,
+    items.length,
+  ]);
   await tx.query(
     `INSERT INTO shipment_batch_items (batch_id, idx, order_id, body)
      SELECT $1, ord - 1, (item->>'order_id')::uuid, item FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(item, ord)`,
@@ -74,7 +82,14 @@ export interface RunnableBatch {
 }
 
 export async function runnableBatches(sql: Sql): Promise<RunnableBatch[]> {
-  const { rows } = await sql.query<{ id: string; account_id: string; key_id: string; key_prefix: string; scopes: Scope[]; source: 'merchant' | null }>(
+  const { rows } = await sql.query<{
+    id: string;
+    account_id: string;
+    key_id: string;
+    key_prefix: string;
+    scopes: Scope[];
+    source: 'merchant' | null;
+  }>(
     `SELECT id, account_id, key_id, key_prefix, scopes, source FROM shipment_batches b
       WHERE finished_at IS NULL
         AND EXISTS (SELECT 1 FROM shipment_batch_items i WHERE i.batch_id = b.id AND (i.status = 'pending' OR (i.status = 'running' AND i.lease_until <= now())))
@@ -82,7 +97,14 @@ export async function runnableBatches(sql: Sql): Promise<RunnableBatch[]> {
   );
   return rows.map((r) => ({
     id: r.id,
-    caller: { accountId: r.account_id, keyId: r.key_id, keyPrefix: r.key_prefix, scopes: r.scopes, writes: 'direct' as const, ...(r.source ? { source: r.source } : {}) },
+    caller: {
+      accountId: r.account_id,
+      keyId: r.key_id,
+      keyPrefix: r.key_prefix,
+      scopes: r.scopes,
+      writes: 'direct' as const,
+      ...(r.source ? { source: r.source } : {}),
+    },
   }));
 }
 
@@ -104,7 +126,8 @@ export interface ClaimedItem {
  */
 export async function claimItems(tx: Sql, batchId: string, perCourier: number, leaseSec: number): Promise<ClaimedItem[]> {
   const { rows: batch } = await tx.query<{ state: string; account_id: string }>(
-    'SELECT state, account_id FROM shipment_batches WHERE id = $1 FOR UPDATE', [batchId],
+    'SELECT state, account_id FROM shipment_batches WHERE id = $1 FOR UPDATE',
+    [batchId],
   );
   if (batch[0]?.state !== 'running') return [];
   const { rows: busy } = await tx.query<{ courier: string; n: number }>(
@@ -167,8 +190,14 @@ export async function recordOutcome(
   const { rowCount } = await tx.query(
     `UPDATE shipment_batch_items SET status = $4, shipment_id = $5, error = $6, finished_at = now(), lease_until = NULL
       WHERE batch_id = $1 AND idx = $2 AND claim_token = $3 AND status = 'running'`,
-    [item.batchId, item.index, item.token, succeeded ? 'succeeded' : 'failed', succeeded ? outcome.shipmentId : null,
-      succeeded ? null : JSON.stringify(outcome.error)],
+    [
+      item.batchId,
+      item.index,
+      item.token,
+      succeeded ? 'succeeded' : 'failed',
+      succeeded ? outcome.shipmentId : null,
+      succeeded ? null : JSON.stringify(outcome.error),
+    ],
   );
   if (rowCount === 0) return false;
   await finishIfDone(tx, item.batchId);
@@ -192,7 +221,10 @@ export const CANCELLED_ITEM_ERROR = new AppError('conflict', 'the batch was canc
  * batch_cancelled, items in flight finish. A finished batch stays as it is.
  */
 export async function cancelBatch(tx: Sql, accountId: string, id: string): Promise<void> {
-  const { rows } = await tx.query<{ state: string }>('SELECT state FROM shipment_batches WHERE account_id = $1 AND id = $2 FOR UPDATE', [accountId, id]);
+  const { rows } = await tx.query<{ state: string }>('SELECT state FROM shipment_batches WHERE account_id = $1 AND id = $2 FOR UPDATE', [
+    accountId,
+    id,
+  ]);
   if (!rows[0]) throw notFound('shipment batch');
   if (rows[0].state !== 'running') return;
   // An item whose lease ran out is not in flight: nobody runs it, so it is cancelled too (its old token writes nothing).
@@ -209,7 +241,11 @@ export type ItemStatus = 'pending' | 'succeeded' | 'failed';
 
 /** A page of items in item order; the cursor is the last index shown, sealed to the account and the batch. */
 export async function listItems(
-  sql: Sql, seal: ScopedSeal, accountId: string, batchId: string, filter: { status?: ItemStatus; limit: number; cursor?: string },
+  sql: Sql,
+  seal: ScopedSeal,
+  accountId: string,
+  batchId: string,
+  filter: { status?: ItemStatus; limit: number; cursor?: string },
 ): Promise<{ data: BatchItemView[]; has_more: boolean; next_cursor: string | null }> {
   await getBatch(sql, accountId, batchId);
   let after = -1;
@@ -221,7 +257,12 @@ export async function listItems(
     }
     after = Number(index);
   }
-  const statuses = filter.status === undefined ? ['pending', 'running', 'succeeded', 'failed'] : filter.status === 'pending' ? ['pending', 'running'] : [filter.status];
+  const statuses =
+    filter.status === undefined
+      ? ['pending', 'running', 'succeeded', 'failed']
+      : filter.status === 'pending'
+        ? ['pending', 'running']
+        : [filter.status];
   const { rows } = await sql.query<BatchItemView & { idx: number }>(
     `SELECT idx AS index, order_id, CASE WHEN status = 'running' THEN 'pending' ELSE status END AS status, shipment_id, error
        FROM shipment_batch_items WHERE batch_id = $1 AND idx > $2 AND status = ANY($3::text[]) ORDER BY idx LIMIT $4`,
@@ -235,7 +276,8 @@ export async function listItems(
 /** The succeeded items' shipments, in item order (the labels). */
 export async function succeededShipments(sql: Sql, batchId: string): Promise<string[]> {
   const { rows } = await sql.query<{ shipment_id: string }>(
-    `SELECT shipment_id FROM shipment_batch_items WHERE batch_id = $1 AND status = 'succeeded' ORDER BY idx`, [batchId],
+    `SELECT shipment_id FROM shipment_batch_items WHERE batch_id = $1 AND status = 'succeeded' ORDER BY idx`,
+    [batchId],
   );
   return rows.map((r) => r.shipment_id);
 }

@@ -37,7 +37,11 @@ export async function cancelShipment(deps: ShipmentDeps & OrderChangeDeps, accou
     await touchOrder(tx, accountId, shipment.order_id);
     const cancelled = await getShipment(tx, accountId, shipmentId);
     await emit(tx, accountId, 'shipment.cancelled', {
-      shipment: cancelled, order_id: shipment.order_id, courier_cancelled: confirmed, courier_confirmed: confirmed, source,
+      shipment: cancelled,
+      order_id: shipment.order_id,
+      courier_cancelled: confirmed,
+      courier_confirmed: confirmed,
+      source,
     });
     // SPEC order table: a shipped order is freed for a new waybill when no live shipment remains.
     const order = await findOrder(tx, accountId, shipment.order_id);

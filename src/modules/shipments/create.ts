@@ -58,7 +58,13 @@ async function parcelWeight(sql: Sql, accountId: string, order: OrderView): Prom
 }
 
 /** Everything a waybill needs except the courier call; the dry run shows exactly this. */
-export async function planShipment(sql: Sql, couriers: CourierAdapters, accountId: string, input: CreateShipmentInput, order: OrderView): Promise<ShipmentPlan> {
+export async function planShipment(
+  sql: Sql,
+  couriers: CourierAdapters,
+  accountId: string,
+  input: CreateShipmentInput,
+  order: OrderView,
+): Promise<ShipmentPlan> {
   if (CLOSED_ORDER_STATUSES.includes(order.status)) {
     throw new AppError('conflict', `an order in status ${order.status} cannot get a waybill`, { kind: 'order_status' });
   }
@@ -91,7 +97,14 @@ function waybillRequest(plan: ShipmentPlan): WaybillRequest {
   const o = plan.order;
   return {
     reference: String(o.number ?? o.id),
-    recipient: { name: o.customer.name, phone: o.customer.phone, email: o.customer.email, city: o.shipping.city, address: o.shipping.address, zip: o.shipping.zip },
+    recipient: {
+      name: o.customer.name,
+      phone: o.customer.phone,
+      email: o.customer.email,
+      city: o.shipping.city,
+      address: o.shipping.address,
+      zip: o.shipping.zip,
+    },
     deliveryMode: plan.delivery_mode,
     officeId: plan.office_id,
     weightG: plan.weight_g,
@@ -126,20 +139,39 @@ export async function createShipment(deps: ShipmentDeps, accountId: string, inpu
            delivery_mode, office_id, recipient_address, cod_amount, shipping_cost, parcel_weight_g, parcel_dim_cm, sender_origin, shipment_terms, content_label)
          VALUES ($1, $2, $3, $4, $5, 'pending', 'Waybill created', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
         [
-          id, accountId, order.id, plan.courier, waybill.trackingNumber, now,
+          id,
+          accountId,
+          order.id,
+          plan.courier,
+          waybill.trackingNumber,
+          now,
           JSON.stringify([{ at: now, code: 'created', label: 'Waybill created' }]),
-          plan.delivery_mode, plan.office_id === null ? null : JSON.stringify(plan.office_id),
+          plan.delivery_mode,
+          plan.office_id === null ? null : JSON.stringify(plan.office_id),
           plan.delivery_mode === 'home' ? JSON.stringify({ city: order.shipping.city, street: order.shipping.address }) : null,
-          plan.cod_amount, waybill.shippingCost, plan.weight_g, plan.dim_cm ? JSON.stringify(plan.dim_cm) : null,
-          JSON.stringify(plan.account.senderOrigin ?? { mode: 'address' }), JSON.stringify(plan.shipment_terms), plan.content_label,
+          plan.cod_amount,
+          waybill.shippingCost,
+          plan.weight_g,
+          plan.dim_cm ? JSON.stringify(plan.dim_cm) : null,
+          JSON.stringify(plan.account.senderOrigin ?? { mode: 'address' }),
+          JSON.stringify(plan.shipment_terms),
+          plan.content_label,
         ],
       );
       const shipment = await getShipment(tx, accountId, id);
       await emit(tx, accountId, 'shipment.created', { shipment, order_id: order.id, source: deps.source ?? 'api' });
       // GAPS: the order's courier, tracking number and tracking URL are set from the waybill (the orders room writes them).
-      await recordWaybill(tx, accountId, order, {
-        courier: plan.courier, tracking_number: waybill.trackingNumber, tracking_url: adapter.trackingUrl(waybill.trackingNumber),
-      }, deps.source ?? 'api');
+      await recordWaybill(
+        tx,
+        accountId,
+        order,
+        {
+          courier: plan.courier,
+          tracking_number: waybill.trackingNumber,
+          tracking_url: adapter.trackingUrl(waybill.trackingNumber),
+        },
+        deps.source ?? 'api',
+      );
       if (deps.failNextCommit()) throw new Error('injected failure after the courier accepted the waybill');
       return shipment;
     });

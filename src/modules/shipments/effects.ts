@@ -2,7 +2,11 @@
 import type { OperationContext } from '../../platform/operations/operation.ts';
 import { eventEffect } from '../webhooks/effects.ts';
 
-export async function createShipmentEffects(ctx: OperationContext, _input: unknown, preview: { courier: string; cod_amount: number }): Promise<string[]> {
+export async function createShipmentEffects(
+  ctx: OperationContext,
+  _input: unknown,
+  preview: { courier: string; cod_amount: number },
+): Promise<string[]> {
   return [
     `${preview.courier} creates a waybill${preview.cod_amount > 0 ? ` (cash on delivery ${preview.cod_amount})` : ''}`,
     await eventEffect(ctx.db, ctx.caller.accountId, 'shipment.created'),
@@ -28,7 +32,9 @@ export async function createBatchEffects(
   for (const item of preview.items) {
     if (item.ok && item.result?.courier) perCourier.set(item.result.courier, (perCourier.get(item.result.courier) ?? 0) + 1);
   }
-  const effects = [...perCourier].sort(([a], [b]) => a.localeCompare(b)).map(([courier, n]) => `${courier} creates ${n} waybill${n === 1 ? '' : 's'}`);
+  const effects = [...perCourier]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([courier, n]) => `${courier} creates ${n} waybill${n === 1 ? '' : 's'}`);
   const failing = preview.items.filter((item) => !item.ok).length;
   if (failing) effects.push(`${failing} item${failing === 1 ? '' : 's'} would fail as create_shipment refuses them (see the dry run)`);
   if (perCourier.size) effects.push(await eventEffect(ctx.db, ctx.caller.accountId, 'shipment.created'));

@@ -39,11 +39,16 @@ export async function putIntegration(tx: Sql, accountId: string, slug: CourierSl
        updated_at = now()
      RETURNING ${VIEW}, credentials`,
     [
-      accountId, slug, input.enabled, sealSecret(JSON.stringify(input.credentials ?? {})),
+      accountId,
+      slug,
+      input.enabled,
+      sealSecret(JSON.stringify(input.credentials ?? {})),
       input.sender_origin == null ? null : JSON.stringify(input.sender_origin),
       input.shipment_terms == null ? null : JSON.stringify(input.shipment_terms),
       sealSecret(pushToken),
-      input.credentials !== undefined, input.sender_origin !== undefined, input.shipment_terms !== undefined,
+      input.credentials !== undefined,
+      input.sender_origin !== undefined,
+      input.shipment_terms !== undefined,
       sha256(pushToken),
     ],
   );

@@ -21,7 +21,13 @@ interface StoredEvent {
 const sameEvent = (a: StoredEvent, b: StoredEvent) => a.at === b.at && String(a.code) === String(b.code);
 const byTime = (x: StoredEvent, y: StoredEvent) => x.at.localeCompare(y.at);
 
-export async function applyCourierEvents(db: Db, deps: OrderChangeDeps, accountId: string, shipmentId: string, events: CourierEvent[]): Promise<boolean> {
+export async function applyCourierEvents(
+  db: Db,
+  deps: OrderChangeDeps,
+  accountId: string,
+  shipmentId: string,
+  events: CourierEvent[],
+): Promise<boolean> {
   return db.tx(async (tx) => {
     const shipment = await getShipment(tx, accountId, shipmentId, { lock: true });
     const known: StoredEvent[] = shipment.status_events;
@@ -31,7 +37,11 @@ export async function applyCourierEvents(db: Db, deps: OrderChangeDeps, accountI
       .sort(byTime);
     if (fresh.length === 0) return false;
     // Only events newer than the newest status already known can move the shipment on; older ones are history.
-    const newestKnown = known.filter((e) => e.status).sort(byTime).at(-1)?.at ?? '';
+    const newestKnown =
+      known
+        .filter((e) => e.status)
+        .sort(byTime)
+        .at(-1)?.at ?? '';
     let status: string = shipment.status;
     let last: StoredEvent | null = null;
     const steps: Array<{ previous: string; event: StoredEvent }> = [];
@@ -46,8 +56,14 @@ export async function applyCourierEvents(db: Db, deps: OrderChangeDeps, accountI
     await tx.query(
       `UPDATE shipments SET status_events = $3::jsonb, status = $4, last_status_label = $5, last_status_at = $6, updated_at = now()
         WHERE account_id = $1 AND id = $2`,
-      [accountId, shipmentId, JSON.stringify([...known, ...fresh].sort(byTime)), status,
-        last ? last.label : shipment.last_status_label, last ? last.at : shipment.last_status_at],
+      [
+        accountId,
+        shipmentId,
+        JSON.stringify([...known, ...fresh].sort(byTime)),
+        status,
+        last ? last.label : shipment.last_status_label,
+        last ? last.at : shipment.last_status_at,
+      ],
     );
     if (last) {
       // The order view carries this shipment's summary: `since` polling must see it move.
@@ -55,10 +71,16 @@ export async function applyCourierEvents(db: Db, deps: OrderChangeDeps, accountI
     }
     for (const [i, step] of steps.entries()) {
       // Each event carries the shipment as it stood after that step; only the last step is the stored row.
-      const current = i === steps.length - 1 ? await getShipment(tx, accountId, shipmentId) : { ...shipment, status: step.event.status, last_status_label: step.event.label, last_status_at: step.event.at };
+      const current =
+        i === steps.length - 1
+          ? await getShipment(tx, accountId, shipmentId)
+          : { ...shipment, status: step.event.status, last_status_label: step.event.label, last_status_at: step.event.at };
       await emit(tx, accountId, 'shipment.status_changed', {
-        shipment: current, previous_status: step.previous, status: step.event.status,
-        event: { at: step.event.at, code: step.event.code, label: step.event.label }, source: 'courier',
+        shipment: current,
+        previous_status: step.previous,
+        status: step.event.status,
+        event: { at: step.event.at, code: step.event.code, label: step.event.label },
+        source: 'courier',
       });
     }
     const orderStatus = steps.length ? ORDER_MIRROR[status] : undefined;

@@ -63,7 +63,7 @@ export const createShipmentOp = defineOperation({
     'Creates a courier waybill for an order (courier, mode and office from checkout unless given). Dry run: resolves it, calls no courier.',
   detail:
     "Creates a waybill with the order's courier, delivery mode and office from checkout unless overridden. Cash on delivery is the order total " +
-    'when payment is cod and not paid; weight is the override, else the products\' weights, else 1000 g. An order with a live shipment gives 409 ' +
+    "when payment is cod and not paid; weight is the override, else the products' weights, else 1000 g. An order with a live shipment gives 409 " +
     '(details.shipment); a cancelled, returned, refunded, archived or delivered order gives 409 (details.kind order_status); a courier the account has ' +
     'not enabled gives 400 (details.reason courier_not_enabled); a courier refusal or outage gives 502 courier_error. Orders in new or confirmed move ' +
     'to processing. Dry run resolves everything and calls no courier.',
@@ -73,7 +73,7 @@ export const createShipmentOp = defineOperation({
     delivery_mode: Type.Optional(Type.Unsafe<'office' | 'home'>({ type: 'string', enum: ['office', 'home'] })),
     office_id: Type.Optional(OfficeId),
     weight_g: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-    dim_cm: Type.Optional(Type.Record(Type.String(), Type.Number({ minimum: 0 }), { description: "{l, w, h} in cm" })),
+    dim_cm: Type.Optional(Type.Record(Type.String(), Type.Number({ minimum: 0 }), { description: '{l, w, h} in cm' })),
   }),
   output: Closed({ data: Shipment }),
   dryRunOutput: Closed({
@@ -183,8 +183,7 @@ export const cancelShipmentOp = defineOperation({
   scope: 'shipments:write',
   tags: TAGS,
   summary: 'Cancel a waybill',
-  description:
-    'Cancels a waybill, at the courier if it can, else locally. Dry run: whether it can be cancelled.',
+  description: 'Cancels a waybill, at the courier if it can, else locally. Dry run: whether it can be cancelled.',
   detail:
     'A courier with a cancel API confirms the cancellation (courier_cancelled and courier_confirmed true; courier_a and courier_b); one ' +
     'without (courier_c) has the waybill cancelled locally with an explanatory note. A cancelled, delivered, refused or returned shipment gives 409. A shipped order goes back ' +

@@ -35,7 +35,10 @@ export async function runCourierPoll(db: Db, couriers: CourierAdapters, deps: Or
       const batch = shipments.slice(i, i + POLL_BATCH);
       try {
         const account = await courierAccountFor(db, couriers, accountId, slug);
-        const events = await couriers.adapter(slug).fetchStatuses(account, batch.map((s) => s.tracking_number));
+        const events = await couriers.adapter(slug).fetchStatuses(
+          account,
+          batch.map((s) => s.tracking_number),
+        );
         for (const shipment of batch) {
           const own = events.filter((e) => e.trackingNumber === shipment.tracking_number);
           if (own.length && (await applyCourierEvents(db, deps, accountId, shipment.id, own))) changed++;

@@ -17,8 +17,16 @@ import { JsonText } from '../../platform/read-path/json-text.ts';
 import { checkEvents, createSubscription, deleteSubscription, rotateSecret, updateSubscription } from './subscriptions/commands.ts';
 import { findSubscription, getSubscription, getSubscriptionText, listSubscriptions } from './subscriptions/queries.ts';
 import {
-  CreateWebhookBody, Delivery, DeliveriesQuery, DeliveryIdParams, RotateSecretBody, SecretRotation, Subscription, UpdateWebhookBody,
-  VerifySignatureBody, WebhookIdParams,
+  CreateWebhookBody,
+  Delivery,
+  DeliveriesQuery,
+  DeliveryIdParams,
+  RotateSecretBody,
+  SecretRotation,
+  Subscription,
+  UpdateWebhookBody,
+  VerifySignatureBody,
+  WebhookIdParams,
 } from './schema.ts';
 import { checkSignature, DIAGNOSES } from './signing/signature-check.ts';
 
@@ -43,8 +51,7 @@ export const listWebhooksOp = defineOperation({
   tags: TAGS,
   summary: 'List webhook subscriptions and the subscribable events',
   description: 'Webhook subscriptions (never their secrets) and, in events, the event names one can subscribe to.',
-  detail:
-    "Lists the account's webhook subscriptions (never their secrets) and, in `events`, every event name one can subscribe to.",
+  detail: "Lists the account's webhook subscriptions (never their secrets) and, in `events`, every event name one can subscribe to.",
   output: Closed({ data: Type.Array(Subscription), events: Type.Array(Type.String()) }),
   annotations: READ,
   // Issue 32: from the primary, as the deliveries: the engine deactivates a subscription (a 410) in the background.
@@ -79,8 +86,7 @@ export const createWebhookOp = defineOperation({
   scope: 'webhooks:write',
   tags: TAGS,
   summary: 'Subscribe an HTTPS endpoint to events',
-  description:
-    'Subscribes a public https URL to events; the answer shows the signing secret once. Dry run: checks, creates nothing.',
+  description: 'Subscribes a public https URL to events; the answer shows the signing secret once. Dry run: checks, creates nothing.',
   detail:
     'Creates a subscription; the answer carries the signing secret (64 hex characters) once, never again. The url must be https on a public host ' +
     '(details.reason says why one is refused: characters (whitespace or control characters anywhere in it), scheme, credentials, host_blocked, private_ip, self_target, dns_private, dns_failed). ' +
@@ -92,7 +98,12 @@ export const createWebhookOp = defineOperation({
   output: Closed({ data: Subscription, secret: Type.String({ description: 'The signing secret, shown only here.' }) }),
   dryRunOutput: Closed({
     dry_run: Type.Literal(true),
-    data: Closed({ url: Type.String(), events: Type.Array(Type.String()), description: Type.Union([Type.String(), Type.Null()]), active: Type.Boolean() }),
+    data: Closed({
+      url: Type.String(),
+      events: Type.Array(Type.String()),
+      description: Type.Union([Type.String(), Type.Null()]),
+      active: Type.Boolean(),
+    }),
   }),
   successStatus: 201,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -115,9 +126,9 @@ export const updateWebhookOp = defineOperation({
   scope: 'webhooks:write',
   tags: TAGS,
   summary: 'Change a webhook subscription',
-  description: 'Changes a subscription\'s url, events, description or active. Dry run: the current subscription and the changes.',
+  description: "Changes a subscription's url, events, description or active. Dry run: the current subscription and the changes.",
   detail:
-    'Changes url, events, description or active. A debug-sink url without `?id=` gets this subscription\'s id; one naming another subscription is refused (400). ' +
+    "Changes url, events, description or active. A debug-sink url without `?id=` gets this subscription's id; one naming another subscription is refused (400). " +
     'active: true re-activates and clears dead_notified_at, so the next dead delivery emails again. ' +
     'Dry run returns the current subscription and the changes.',
   params: WebhookIdParams,
@@ -144,8 +155,7 @@ export const deleteWebhookOp = defineOperation({
   tags: TAGS,
   summary: 'Delete a webhook subscription',
   description: 'Deletes a subscription and its deliveries. Dry run: what would be deleted.',
-  detail:
-    'Deletes the subscription and its deliveries; pending deliveries stop at once. Dry run returns what would be deleted.',
+  detail: 'Deletes the subscription and its deliveries; pending deliveries stop at once. Dry run returns what would be deleted.',
   params: WebhookIdParams,
   output: Closed({ data: Closed({ id: Uuid(), deleted: Type.Literal(true) }) }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Subscription }),
@@ -163,8 +173,7 @@ export const listWebhookDeliveriesOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: "List a subscription's deliveries, newest first",
-  description:
-    "A subscription's deliveries with status, attempts and last answer, newest first.",
+  description: "A subscription's deliveries with status, attempts and last answer, newest first.",
   detail:
     'Each delivery shows its status (pending, delivered, failed, dead), attempts, next attempt, last status code, error and response body (first 1000 characters). ' +
     'Filter by status and event (a subscribable event or test; another gives 400 with details.allowed). When more deliveries exist the answer ' +
@@ -182,7 +191,9 @@ export const listWebhookDeliveriesOp = defineOperation({
   handler: async (ctx, { id, limit, status, event, cursor }) => {
     const accountId = ctx.caller.accountId;
     if (event !== undefined && event !== 'test' && !(SUBSCRIBABLE_EVENTS as readonly string[]).includes(event)) {
-      throw new AppError('validation_failed', `event must be one of: ${[...SUBSCRIBABLE_EVENTS, 'test'].join(', ')}`, { allowed: [...SUBSCRIBABLE_EVENTS, 'test'] });
+      throw new AppError('validation_failed', `event must be one of: ${[...SUBSCRIBABLE_EVENTS, 'test'].join(', ')}`, {
+        allowed: [...SUBSCRIBABLE_EVENTS, 'test'],
+      });
     }
     await findSubscription(ctx.db, accountId, id);
     const filters = { limit: limit ?? 30, status, event, cursor };
@@ -202,8 +213,7 @@ export const testWebhookOp = defineOperation({
   scope: 'webhooks:write',
   tags: TAGS,
   summary: 'Send a test event to one subscription',
-  description:
-    'Sends a test event and waits up to 10 s for the first attempt. Dry run: whether it would be sent.',
+  description: 'Sends a test event and waits up to 10 s for the first attempt. Dry run: whether it would be sent.',
   detail:
     'Sends a `test` event to this subscription only and waits (up to 10 s) for the first attempt; the answer is that delivery. ' +
     'An inactive subscription gives 409. Limited to 30 per minute per account. Dry run tells whether a test would be sent.',
@@ -242,7 +252,11 @@ export const retryDeliveryOp = defineOperation({
     'Attempts the delivery again at once with the same event id and a fresh timestamp and signature. A delivered delivery gives 409. ' +
     'Limited to 30 per minute per account. Not an MCP tool (SPEC).',
   params: DeliveryIdParams,
-  output: Closed({ data: Delivery, ok: Type.Boolean(), status: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the attempt; null when none came back.' }) }),
+  output: Closed({
+    data: Delivery,
+    ok: Type.Boolean(),
+    status: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the attempt; null when none came back.' }),
+  }),
   dryRunOutput: Closed({ dry_run: Type.Literal(true), data: Delivery, would_retry: Type.Boolean() }),
   accountLimit: { name: 'webhook_retry', perMinute: 30 },
   // The attempt goes out to the subscriber's endpoint and records its outcome on its own.
@@ -255,7 +269,11 @@ export const retryDeliveryOp = defineOperation({
     if (delivery.status === 'delivered') throw new AppError('conflict', 'this delivery was already delivered');
     const result = await ctx.deliveries.retry(id);
     const code = result.outcome.statusCode;
-    return JsonText.object({ data: await getDeliveryText(ctx.db, ctx.caller.accountId, id), ok: code !== null && code >= 200 && code < 300, status: code });
+    return JsonText.object({
+      data: await getDeliveryText(ctx.db, ctx.caller.accountId, id),
+      ok: code !== null && code >= 200 && code < 300,
+      status: code,
+    });
   },
 });
 
@@ -266,8 +284,7 @@ export const rotateSecretOp = defineOperation({
   scope: 'webhooks:write',
   tags: TAGS,
   summary: "Rotate a subscription's signing secret without dropping deliveries",
-  description:
-    'Issues a new signing secret, shown once; the old one also signs for a while. Dry run: when it would expire.',
+  description: 'Issues a new signing secret, shown once; the old one also signs for a while. Dry run: when it would expire.',
   detail:
     'Issues a new secret, shown once in the answer (also as standard_secret, whsec_..., for Standard Webhooks libraries). Until ' +
     'previous_secret_expires_at (previous_secret_ttl_sec after now, default one day) every delivery is signed with both secrets: two v1 ' +
@@ -326,7 +343,21 @@ export const verifySignatureOp = defineOperation({
 
 /** The room's operations, its subfolders' included (attempts, recovery, the flow in delivery). */
 export const webhookOperations = [
-  listWebhooksOp, getWebhookOp, createWebhookOp, updateWebhookOp, deleteWebhookOp, listWebhookDeliveriesOp, testWebhookOp, retryDeliveryOp,
-  rotateSecretOp, verifySignatureOp, listDeliveryAttemptsOp, recoverDeliveriesOp, getRecoveryOp, cancelRecoveryOp, getWebhookHealthOp,
-  getWebhookFlowOp, updateWebhookFlowOp,
+  listWebhooksOp,
+  getWebhookOp,
+  createWebhookOp,
+  updateWebhookOp,
+  deleteWebhookOp,
+  listWebhookDeliveriesOp,
+  testWebhookOp,
+  retryDeliveryOp,
+  rotateSecretOp,
+  verifySignatureOp,
+  listDeliveryAttemptsOp,
+  recoverDeliveriesOp,
+  getRecoveryOp,
+  cancelRecoveryOp,
+  getWebhookHealthOp,
+  getWebhookFlowOp,
+  updateWebhookFlowOp,
 ];

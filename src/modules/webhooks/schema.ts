@@ -43,7 +43,11 @@ export const Delivery = Closed(
 );
 
 const Url = Type.String({ minLength: 1, maxLength: 2000, description: 'https URL of a public host.' });
-const Events = Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: SUBSCRIBABLE_EVENTS.length, description: `Any of: ${SUBSCRIBABLE_EVENTS.join(', ')}.` });
+const Events = Type.Array(Type.String({ maxLength: 100 }), {
+  minItems: 1,
+  maxItems: SUBSCRIBABLE_EVENTS.length,
+  description: `Any of: ${SUBSCRIBABLE_EVENTS.join(', ')}.`,
+});
 
 export const WebhookIdParams = Closed({ id: Uuid({ description: 'Webhook subscription id.' }) });
 export const DeliveryIdParams = Closed({ id: Uuid({ description: 'Webhook delivery id.' }) });
@@ -66,7 +70,9 @@ export const DeliveriesQuery = Closed({
   // EXTENSIONS 6: filters and a cursor.
   status: Type.Optional(Type.Unsafe<(typeof DELIVERY_STATUSES)[number]>({ type: 'string', enum: [...DELIVERY_STATUSES] })),
   event: Type.Optional(Type.String({ maxLength: 100, description: 'An event name, or test.' })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: '_meta.next_cursor of the previous page (REST: from its Link rel="next").' })),
+  cursor: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: '_meta.next_cursor of the previous page (REST: from its Link rel="next").' }),
+  ),
 });
 
 /** EXTENSIONS 4: how long the replaced secret keeps signing, 0..7 days (default 1 day). */
@@ -85,7 +91,9 @@ export const SecretRotation = Closed({
   data: Subscription,
   secret: Type.String({ description: 'The new signing secret (64 hex characters), shown only here.' }),
   standard_secret: Type.String({ description: 'The same secret for Standard Webhooks libraries: whsec_ followed by the base64 of its UTF-8 bytes.' }),
-  previous_secret_expires_at: DateTime({ description: 'Until then deliveries are signed with both secrets (new first); the rotation time itself when the ttl is 0.' }),
+  previous_secret_expires_at: DateTime({
+    description: 'Until then deliveries are signed with both secrets (new first); the rotation time itself when the ttl is 0.',
+  }),
 });
 
 /** EXTENSIONS 5: what a receiver saw. */
@@ -102,15 +110,21 @@ export const VerifySignatureBody = Closed({
 export const Flow = Closed(
   {
     webhook_id: Uuid(),
-    paused: Type.Boolean({ description: 'While true no first, automatic or recovery attempt starts; events still create pending deliveries, and no attempt is spent.' }),
+    paused: Type.Boolean({
+      description: 'While true no first, automatic or recovery attempt starts; events still create pending deliveries, and no attempt is spent.',
+    }),
     paused_at: NullableDateTime({ description: 'When the pause began; null when not paused.' }),
-    rate_per_second: Nullable('integer', { description: 'At most this many attempts start per second, across every instance; null: no limit (the default).' }),
+    rate_per_second: Nullable('integer', {
+      description: 'At most this many attempts start per second, across every instance; null: no limit (the default).',
+    }),
     circuit_breaker: Type.Boolean({ description: 'Opt-in circuit breaker (default false).' }),
     circuit: Type.Unsafe<'closed' | 'open'>({ type: 'string', enum: ['closed', 'open'] }),
     circuit_opened_at: NullableDateTime({ description: 'Null while the circuit is closed.' }),
     next_probe_at: NullableDateTime({ description: 'Null while the circuit is closed.' }),
     retry_after_until: NullableDateTime({ description: 'No attempt starts before this time (Retry-After of a 429 or 503); null once passed.' }),
-    held: Type.Integer({ description: 'Deliveries due but held (by the pause, the rate, back-pressure or the circuit); not those still waiting for their backoff.' }),
+    held: Type.Integer({
+      description: 'Deliveries due but held (by the pause, the rate, back-pressure or the circuit); not those still waiting for their backoff.',
+    }),
   },
   { $id: 'WebhookFlow' },
 );

@@ -106,9 +106,17 @@ export async function recordApproval(sql: Sql, request: ApprovalRequest): Promis
      ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING ${APPROVAL_VIEW}`,
     [
-      crypto.randomUUID(), request.accountId, request.keyId, request.operation, JSON.stringify(request.arguments), canonicalJson(request.arguments),
-      request.preview === null || request.preview === undefined ? null : JSON.stringify(request.preview), JSON.stringify(request.effects),
-      request.resourceEtag, request.idempotencyKey, APPROVAL_TTL_HOURS,
+      crypto.randomUUID(),
+      request.accountId,
+      request.keyId,
+      request.operation,
+      JSON.stringify(request.arguments),
+      canonicalJson(request.arguments),
+      request.preview === null || request.preview === undefined ? null : JSON.stringify(request.preview),
+      JSON.stringify(request.effects),
+      request.resourceEtag,
+      request.idempotencyKey,
+      APPROVAL_TTL_HOURS,
     ],
   );
   if (rows[0]) return new ApprovalAnswer(rows[0], false);
@@ -168,10 +176,16 @@ export async function lockApprovalFor(
   args: Record<string, unknown>,
 ): Promise<{ id: string; resourceEtag: string | null }> {
   if (!UUID.test(approvalId)) throw notFound('approval');
-  const { rows } = await tx.query<{ key_id: string; status: string; expired: boolean; operation: string; arguments_canonical: string; resource_etag: string | null }>(
-    `SELECT key_id, status, expires_at <= now() AS expired, operation, arguments_canonical, resource_etag FROM approvals WHERE id = $1 FOR UPDATE`,
-    [approvalId],
-  );
+  const { rows } = await tx.query<{
+    key_id: string;
+    status: string;
+    expired: boolean;
+    operation: string;
+    arguments_canonical: string;
+    resource_etag: string | null;
+  }>(`SELECT key_id, status, expires_at <= now() AS expired, operation, arguments_canonical, resource_etag FROM approvals WHERE id = $1 FOR UPDATE`, [
+    approvalId,
+  ]);
   const row = rows[0];
   if (!row || row.key_id !== caller.keyId) throw notFound('approval');
   if (row.status === 'rejected') throw new AppError('approval_rejected', 'this approval was rejected; the request was not performed');
@@ -233,7 +247,10 @@ export async function listApprovals(sql: Sql, accountId: string, status: Approva
 }
 
 /** The operator's view of one approval (any account's): with the key that asked and the account. */
-export async function findApproval(sql: Sql, approvalId: string): Promise<ApprovalView & { account_id: string; key_prefix: string | null; key_name: string | null }> {
+export async function findApproval(
+  sql: Sql,
+  approvalId: string,
+): Promise<ApprovalView & { account_id: string; key_prefix: string | null; key_name: string | null }> {
   if (!UUID.test(approvalId)) throw notFound('approval');
   const { rows } = await sql.query<ApprovalView & { account_id: string; key_prefix: string | null; key_name: string | null }>(
     `SELECT ${APPROVAL_VIEW}, account_id, (SELECT prefix FROM api_keys k WHERE k.id = approvals.key_id) AS key_prefix,

@@ -8,11 +8,15 @@ import { toAppError } from '../contract/errors.ts';
 import { preconditionFailed } from '../contract/etag.ts';
 import { jsonOf } from '../read-path/json-text.ts';
 import { isWrite } from '../operations/operation.ts';
+import { ApprovalAnswer, approvalOfIdempotencyKey, lockApprovalFor, markExecuted, recordOrReuseApproval, recordResultStatus } from './approvals.ts';
 import {
-  ApprovalAnswer, approvalOfIdempotencyKey, lockApprovalFor, markExecuted, recordOrReuseApproval, recordResultStatus,
-} from './approvals.ts';
-import {
-  boundTo, checkPrecondition, contextOf, ifMatchOf, runInTransaction, runOnOwnTransactions, type ExecuteOptions,
+  boundTo,
+  checkPrecondition,
+  contextOf,
+  ifMatchOf,
+  runInTransaction,
+  runOnOwnTransactions,
+  type ExecuteOptions,
 } from '../operations/steps.ts';
 
 /** The target's ETag an approval is bound to: for the update of a versioned resource (update_order, update_product, update_webhook). */
@@ -28,7 +32,13 @@ const bindsEtag = (op: Operation) => op.etag !== undefined && isWrite(op) && op.
  * approval is pending (recordOrReuseApproval).
  */
 export async function askApproval(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions) {
-  const request = { accountId: caller.accountId, keyId: caller.keyId, operation: op.name, arguments: input, idempotencyKey: options.idempotencyKey ?? null };
+  const request = {
+    accountId: caller.accountId,
+    keyId: caller.keyId,
+    operation: op.name,
+    arguments: input,
+    idempotencyKey: options.idempotencyKey ?? null,
+  };
   const asked = await approvalOfIdempotencyKey(services.db, request);
   if (asked) return new ApprovalAnswer(asked, true);
   const ifMatch = ifMatchOf(op, options);

@@ -21,7 +21,8 @@ export const Approval = Closed(
     }),
     effects: Type.Array(Type.String(), { description: 'What performing it would do, one English sentence each.' }),
     resource_etag: Nullable('string', {
-      description: "update_order, update_product, update_webhook: the target's ETag when asked; the approved request runs only while it is unchanged. null otherwise.",
+      description:
+        "update_order, update_product, update_webhook: the target's ETag when asked; the approved request runs only while it is unchanged. null otherwise.",
     }),
     requested_at: DateTime(),
     expires_at: DateTime({ description: '24 hours after requested_at.' }),

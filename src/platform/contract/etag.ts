@@ -60,7 +60,10 @@ export function etagOfAnswer(body: string | Buffer): string {
 
 /** The entity tags of an If-Match / If-None-Match value: `*`, or a comma-separated list (an unquoted tag is taken as quoted). */
 function listedTags(value: string): string[] {
-  return value.split(',').map((tag) => tag.trim()).filter(Boolean);
+  return value
+    .split(',')
+    .map((tag) => tag.trim())
+    .filter(Boolean);
 }
 
 const opaque = (tag: string) => (tag.startsWith('"') && tag.endsWith('"') && tag.length >= 2 ? tag.slice(1, -1) : tag);

@@ -122,5 +122,9 @@ export function withFieldsParam(query: TObject | undefined): TObject {
 export function withoutRequired(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(withoutRequired);
   if (!isRecord(schema)) return schema;
-  return Object.fromEntries(Object.entries(schema).filter(([key, inner]) => !(key === 'required' && Array.isArray(inner))).map(([key, inner]) => [key, key === 'enum' ? inner : withoutRequired(inner)]));
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key, inner]) => !(key === 'required' && Array.isArray(inner)))
+      .map(([key, inner]) => [key, key === 'enum' ? inner : withoutRequired(inner)]),
+  );
 }

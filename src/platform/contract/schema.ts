@@ -23,15 +23,12 @@ export const NullableDateTime = (options: Record<string, unknown> = {}) => Nulla
  * SPEC Errors: strict ISO 8601. A date (2026-09-01) or a date-time with
  * seconds and Z or an offset, optional fraction. Lenient forms are refused.
  */
-export const STRICT_DATE_PATTERN =
-  '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2}))?$';
+export const STRICT_DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2}))?$';
 export const StrictDate = (description?: string) =>
   Type.String({ format: 'strict-date', pattern: STRICT_DATE_PATTERN, ...(description ? { description } : {}) });
 
-export const Limit = (fallback = 50) =>
-  Type.Integer({ minimum: 1, maximum: 200, default: fallback });
-export const Cursor = () =>
-  Type.String({ minLength: 1, maxLength: 200, description: 'next_cursor of the previous page.' });
+export const Limit = (fallback = 50) => Type.Integer({ minimum: 1, maximum: 200, default: fallback });
+export const Cursor = () => Type.String({ minLength: 1, maxLength: 200, description: 'next_cursor of the previous page.' });
 
 export function ListOf<T extends TSchema>(item: T) {
   return Closed({

@@ -73,7 +73,9 @@ function describe(error: ErrorObject, part: Part): AppError {
 /** Query strings are coerced to numbers by Ajv, which would take "1e2" or "0x10"; integers must be written as digits. */
 function integerFields(schema: TSchema): string[] {
   const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
-  return Object.entries(properties).filter(([, s]) => s.type === 'integer').map(([name]) => name);
+  return Object.entries(properties)
+    .filter(([, s]) => s.type === 'integer')
+    .map(([name]) => name);
 }
 
 function badText(text: string): string | null {

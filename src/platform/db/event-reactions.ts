@@ -4,8 +4,13 @@
 // to know what a transaction is.
 
 export const SUBSCRIBABLE_EVENTS = [
-  'order.created', 'order.updated', 'order.status_changed', 'order.paid',
-  'shipment.created', 'shipment.status_changed', 'shipment.cancelled',
+  'order.created',
+  'order.updated',
+  'order.status_changed',
+  'order.paid',
+  'shipment.created',
+  'shipment.status_changed',
+  'shipment.cancelled',
   'inventory.low_stock',
 ] as const;
 

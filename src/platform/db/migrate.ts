@@ -26,7 +26,10 @@ export function migrationKey(file: string): string {
 
 /** The migration files of `dir` in the order they apply; two with one key are a mistake refused before anything runs. */
 export function migrationFiles(dir = MIGRATIONS_DIR): string[] {
-  const files = fs.readdirSync(dir).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => /^\d{3}_.+\.sql$/.test(f))
+    .sort();
   const byKey = new Map<string, string>();
   for (const file of files) {
     const other = byKey.get(migrationKey(file));

@@ -46,7 +46,9 @@ export async function openDb(options: OpenOptions): Promise<Db> {
     if (lockFile) fs.rmSync(lockFile, { force: true });
     // PGlite's file-system errors are bare objects ({name: 'ErrnoError', errno}), not Errors.
     const cause = err instanceof Error ? err.message : JSON.stringify(err);
-    throw new Error(`DATA_DIR ${options.dataDir}: the embedded database could not open it (${cause}). Check its permissions, or set DATABASE_URL to use PostgreSQL.`);
+    throw new Error(
+      `DATA_DIR ${options.dataDir}: the embedded database could not open it (${cause}). Check its permissions, or set DATABASE_URL to use PostgreSQL.`,
+    );
   }
   await pglite.exec("SET TimeZone = 'UTC'");
   return new PgliteDb(pglite, lockFile);

@@ -27,7 +27,14 @@ export function envelopeJson(alias = 'e'): string {
  * and `created_at` comes back from the INSERT, so envelopeText() of either is the same.
  */
 export function envelopeOf(event: EmittedEvent): Record<string, unknown> {
-  return { id: event.id, event: event.event, created_at: event.created_at, account_id: event.account_id, api_version: event.api_version, data: event.data };
+  return {
+    id: event.id,
+    event: event.event,
+    created_at: event.created_at,
+    account_id: event.account_id,
+    api_version: event.api_version,
+    data: event.data,
+  };
 }
 
 /** The body of a delivery: the envelope as read back from envelopeJson(), serialised. */

@@ -124,9 +124,15 @@ function clientClass(onError: (err: Error) => void, setTimeZone = false): typeof
     // pg-pool calls connect(callback); the promise form is kept for anyone else.
     override connect(callback?: any): any {
       if (!setTimeZone) return super.connect(callback);
-      const connected = super.connect().then(() => this.query("SET TimeZone = 'UTC'")).then(() => this as pg.Client);
+      const connected = super
+        .connect()
+        .then(() => this.query("SET TimeZone = 'UTC'"))
+        .then(() => this as pg.Client);
       if (!callback) return connected;
-      connected.then((client) => callback(null, client), (err: Error) => callback(err));
+      connected.then(
+        (client) => callback(null, client),
+        (err: Error) => callback(err),
+      );
     }
   };
 }
@@ -175,7 +181,11 @@ export class PostgresDb implements Db {
   /** The primary, or a read replica (DATABASE_READ_URLS): a probe of the primary also asks that it is not a standby. */
   private readonly role: 'primary' | 'replica';
 
-  constructor(connectionString: string, poolMax: number, topology: { directUrl?: string | null; prepared?: boolean; role?: 'primary' | 'replica' } = {}) {
+  constructor(
+    connectionString: string,
+    poolMax: number,
+    topology: { directUrl?: string | null; prepared?: boolean; role?: 'primary' | 'replica' } = {},
+  ) {
     this.connectionString = connectionString;
     this.role = topology.role ?? 'primary';
     this.directUrl = topology.directUrl ?? connectionString;

@@ -147,7 +147,12 @@ export class ReadRouter {
 
   /** merx_db_reads_total{target} and each replica's state and lag, on this service's registry. */
   registerMetrics(registry: Registry): void {
-    this.reads = new Counter({ name: 'merx_db_reads_total', help: 'Operation reads by where they ran: primary or replica_N', labelNames: ['target'], registers: [registry] });
+    this.reads = new Counter({
+      name: 'merx_db_reads_total',
+      help: 'Operation reads by where they ran: primary or replica_N',
+      labelNames: ['target'],
+      registers: [registry],
+    });
     const states = () => this.replicas.states();
     new Gauge({
       name: 'merx_db_replica_up',
@@ -161,7 +166,7 @@ export class ReadRouter {
     });
     new Gauge({
       name: 'merx_db_replica_lag_seconds',
-      help: "How long ago the primary had WAL the replica has not replayed yet (absent while down)",
+      help: 'How long ago the primary had WAL the replica has not replayed yet (absent while down)',
       labelNames: ['replica'],
       registers: [registry],
       collect() {

@@ -92,7 +92,9 @@ export function unusableHeader(header: string | undefined): AppError {
   const token = bearerToken(header);
   if (token === null) return unauthorized('the Authorization header must read "Bearer <API key>" (one space, no quotes)');
   if (token.startsWith('merx_admin_')) {
-    return unauthorized('this is the operator token: it opens /admin/api; /api/v1 and /api/mcp take an account\'s API key (merx_ and 40 letters and digits)');
+    return unauthorized(
+      "this is the operator token: it opens /admin/api; /api/v1 and /api/mcp take an account's API key (merx_ and 40 letters and digits)",
+    );
   }
   return unauthorized('this is not a Merx API key: a key is merx_ followed by 40 letters and digits (check it was copied whole)');
 }
@@ -104,8 +106,16 @@ export function unusableHeader(header: string | undefined): AppError {
  */
 export async function lookupKey(sql: Sql, keyHash: string): Promise<AuthenticatedKey> {
   const { rows } = await sql.query<{
-    id: string; account_id: string; prefix: string; scopes: Scope[]; writes: 'direct' | 'approval'; plan: string; active: boolean;
-    revoked_at: Date | null; expires_at: Date | null; expires_in_ms: number | null;
+    id: string;
+    account_id: string;
+    prefix: string;
+    scopes: Scope[];
+    writes: 'direct' | 'approval';
+    plan: string;
+    active: boolean;
+    revoked_at: Date | null;
+    expires_at: Date | null;
+    expires_in_ms: number | null;
   }>(
     `SELECT k.id, k.account_id, k.prefix, k.scopes, k.writes, a.plan, a.active, k.revoked_at, k.expires_at,
             (extract(epoch FROM k.expires_at - now()) * 1000)::float8 AS expires_in_ms
@@ -121,7 +131,14 @@ export async function lookupKey(sql: Sql, keyHash: string): Promise<Authenticate
     throw unauthorized(`this API key (${row.prefix}) expired at ${new Date(row.expires_at!).toISOString()}`);
   }
   if (!row.active) throw unauthorized('the account behind this key is deactivated');
-  const key: AuthenticatedKey = { keyId: row.id, accountId: row.account_id, keyPrefix: row.prefix, scopes: row.scopes, writes: row.writes, plan: row.plan };
+  const key: AuthenticatedKey = {
+    keyId: row.id,
+    accountId: row.account_id,
+    keyPrefix: row.prefix,
+    scopes: row.scopes,
+    writes: row.writes,
+    plan: row.plan,
+  };
   // Counted from the database's clock, so an instance whose clock drifts still keeps the key no longer than it lives.
   if (row.expires_in_ms !== null) key.expiresAt = Date.now() + row.expires_in_ms;
   return key;
@@ -133,7 +150,14 @@ export async function lookupKey(sql: Sql, keyHash: string): Promise<Authenticate
  */
 export async function lookupAccessToken(sql: Sql, tokenHash: string): Promise<AuthenticatedKey> {
   const { rows } = await sql.query<{
-    id: string; account_id: string; prefix: string; scopes: Scope[]; writes: 'direct' | 'approval'; plan: string; active: boolean; expires_ms: number;
+    id: string;
+    account_id: string;
+    prefix: string;
+    scopes: Scope[];
+    writes: 'direct' | 'approval';
+    plan: string;
+    active: boolean;
+    expires_ms: number;
   }>(
     `SELECT k.id, k.account_id, k.prefix, k.scopes, k.writes, a.plan, a.active, (extract(epoch FROM t.expires_at) * 1000)::float8 AS expires_ms
        FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id JOIN api_keys k ON k.id = g.key_id JOIN accounts a ON a.id = k.account_id
@@ -145,7 +169,13 @@ export async function lookupAccessToken(sql: Sql, tokenHash: string): Promise<Au
   if (!row) throw unauthorized('missing, expired or revoked access token');
   if (!row.active) throw unauthorized('the account behind this token is deactivated');
   return {
-    keyId: row.id, accountId: row.account_id, keyPrefix: row.prefix, scopes: row.scopes, writes: row.writes, plan: row.plan, expiresAt: row.expires_ms,
+    keyId: row.id,
+    accountId: row.account_id,
+    keyPrefix: row.prefix,
+    scopes: row.scopes,
+    writes: row.writes,
+    plan: row.plan,
+    expiresAt: row.expires_ms,
   };
 }
 

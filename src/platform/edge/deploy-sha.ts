@@ -4,7 +4,10 @@ import { execFileSync } from 'node:child_process';
 export function resolveDeploySha(configured: string | null): string {
   if (configured) return configured.slice(0, 10);
   try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'], cwd: import.meta.dirname }).toString().trim().slice(0, 10);
+    return execFileSync('git', ['rev-parse', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'], cwd: import.meta.dirname })
+      .toString()
+      .trim()
+      .slice(0, 10);
   } catch {
     return '0000000000';
   }

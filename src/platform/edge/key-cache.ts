@@ -23,7 +23,16 @@
 // everything known is forgotten when the connection is back.
 import type { Db } from '../db/db.ts';
 import { isUnavailableError } from '../db/health.ts';
-import { bearerToken, hashApiKey, isAccessTokenShaped, isKeyShaped, lookupAccessToken, lookupKey, unusableHeader, type AuthenticatedKey } from './auth.ts';
+import {
+  bearerToken,
+  hashApiKey,
+  isAccessTokenShaped,
+  isKeyShaped,
+  lookupAccessToken,
+  lookupKey,
+  unusableHeader,
+  type AuthenticatedKey,
+} from './auth.ts';
 import { AppError } from '../contract/errors.ts';
 import type { AuthFailureLimit } from './rate-limit.ts';
 
@@ -117,7 +126,10 @@ export class KeyCache {
     if (known?.key.expiresAt !== undefined && known.key.expiresAt <= now) known = undefined;
     // Issue 38: with no primary no revocation can commit, so what this instance knows still holds.
     const primaryAway = !this.listening && this.db.health.isDown;
-    const key = known && (primaryAway || (this.listening && known.expires > now)) ? known : await this.lookupOrKnown(hash, accessToken, now, clientAddress, known);
+    const key =
+      known && (primaryAway || (this.listening && known.expires > now))
+        ? known
+        : await this.lookupOrKnown(hash, accessToken, now, clientAddress, known);
     this.touchLastUsed(key.key.keyId, now);
     return key.key;
   }
@@ -139,7 +151,12 @@ export class KeyCache {
   }
 
   /** The key from the database, or its refusal (remembered for UNKNOWN_TTL_MS, and counted against the address). */
-  private async lookup(hash: string, accessToken: boolean, now: number, clientAddress: string): Promise<{ key: AuthenticatedKey; storable: boolean }> {
+  private async lookup(
+    hash: string,
+    accessToken: boolean,
+    now: number,
+    clientAddress: string,
+  ): Promise<{ key: AuthenticatedKey; storable: boolean }> {
     const known = this.refused.get(hash);
     if (known && known.expires > now) return this.fail(clientAddress, known.error);
     this.refused.delete(hash);

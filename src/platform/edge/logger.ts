@@ -26,7 +26,7 @@ const OMITTED = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'v']);
 
 function inline(value: unknown): string {
   if (typeof value === 'string') return /[\s"=]/.test(value) ? JSON.stringify(value) : value;
-  if (value && typeof value === 'object' && 'message' in value && typeof (value).message === 'string') {
+  if (value && typeof value === 'object' && 'message' in value && typeof value.message === 'string') {
     return JSON.stringify((value as { message: string }).message); // an error: its message, not its stack
   }
   return JSON.stringify(value);
@@ -42,7 +42,9 @@ export function prettyLine(json: string): string {
   }
   const time = new Date(typeof record.time === 'number' ? record.time : Date.now()).toISOString().slice(11, 19);
   const level = LEVEL_NAMES[record.level as number] ?? String(record.level);
-  const fields = Object.entries(record).filter(([k]) => !OMITTED.has(k)).map(([k, v]) => `${k}=${inline(v)}`);
+  const fields = Object.entries(record)
+    .filter(([k]) => !OMITTED.has(k))
+    .map(([k, v]) => `${k}=${inline(v)}`);
   return [time, level.padEnd(5), String(record.msg ?? ''), ...fields].join(' ').replace(/\n/g, '\\n');
 }
 

@@ -68,9 +68,14 @@ export class AuthFailureLimit {
 
   private limited(msBeforeNext: number): AppError {
     const retryAfterSec = Math.max(1, Math.ceil(msBeforeNext / 1000));
-    return new AppError('rate_limited', 'too many failed authentications from this address; retry after the Retry-After seconds', { retry_after_sec: retryAfterSec }, {
-      headers: { 'Retry-After': String(retryAfterSec) },
-    });
+    return new AppError(
+      'rate_limited',
+      'too many failed authentications from this address; retry after the Retry-After seconds',
+      { retry_after_sec: retryAfterSec },
+      {
+        headers: { 'Retry-After': String(retryAfterSec) },
+      },
+    );
   }
 }
 
@@ -112,11 +117,15 @@ function connectRedis(redisUrl: string, log: Log) {
     if (state === 'unavailable' && announced) return;
     state = 'unavailable';
     announced = true;
-    log.warn({ redis: 'unavailable', reason: why }, 'REDIS_URL is set but Redis is unreachable: rate limits fall back to per-instance counters and are not shared until it is back');
+    log.warn(
+      { redis: 'unavailable', reason: why },
+      'REDIS_URL is set but Redis is unreachable: rate limits fall back to per-instance counters and are not shared until it is back',
+    );
   };
   redis.on('ready', () => {
     settle();
-    if (announced && state === 'unavailable') log.info({ redis: 'connected' }, 'Redis is reachable again: rate limits are shared between instances again');
+    if (announced && state === 'unavailable')
+      log.info({ redis: 'connected' }, 'Redis is reachable again: rate limits are shared between instances again');
     state = 'connected';
   });
   redis.on('error', (err: Error) => lost(err.message));

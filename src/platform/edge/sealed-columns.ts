@@ -38,13 +38,19 @@ export class MissingKeyError extends Error {}
  * Then its sealing key is recorded and any plaintext left is sealed.
  */
 export async function openSecretsAtRest(
-  db: Db, config: { encryptionKeys: SealingKey[] | null; dataDir: string }, log?: { warn(message: string): void },
+  db: Db,
+  config: { encryptionKeys: SealingKey[] | null; dataDir: string },
+  log?: { warn(message: string): void },
 ): Promise<SecretBox> {
   const box = new SecretBox(await keysFor(db, config, log));
   const { rows } = await db.query<{ value: string }>('SELECT value FROM settings WHERE key = $1', [KEY_IDS_SETTING]);
   const missing = (rows[0]?.value.split(',') ?? []).filter((id) => id && !box.keys.some((k) => k.id === id));
   if (missing.length) {
-    const source = config.encryptionKeys?.length ? KEYS_VARIABLE : db.kind === 'postgres' ? 'the database' : `the key file ${config.dataDir}/${KEY_FILE}`;
+    const source = config.encryptionKeys?.length
+      ? KEYS_VARIABLE
+      : db.kind === 'postgres'
+        ? 'the database'
+        : `the key file ${config.dataDir}/${KEY_FILE}`;
     throw new MissingKeyError(
       `the database holds secrets sealed with key ${missing.map((id) => `"${id}"`).join(', ')}, which ${source} does not hold. ` +
         `Set ${KEYS_VARIABLE} to every key in use (id:base64key, the sealing key first, comma-separated), or start from the DATA_DIR ` +
@@ -76,7 +82,9 @@ export async function openSecretsAtRest(
  */
 async function keysFor(db: Db, config: { encryptionKeys: SealingKey[] | null; dataDir: string }, log?: { warn(message: string): void }) {
   if (config.encryptionKeys?.length || db.kind !== 'postgres') return loadKeys(config.encryptionKeys, config.dataDir);
-  log?.warn(`${KEYS_VARIABLE} is not set: secrets are sealed under a key kept in the database itself; set ${KEYS_VARIABLE} in production (docs/operations.md)`);
+  log?.warn(
+    `${KEYS_VARIABLE} is not set: secrets are sealed under a key kept in the database itself; set ${KEYS_VARIABLE} in production (docs/operations.md)`,
+  );
   const fresh = `db${crypto.randomBytes(4).toString('hex')}:${crypto.randomBytes(32).toString('base64')}`;
   // ON CONFLICT keeps the first key when several instances start at once.
   const { rows } = await db.query<{ value: string }>(
@@ -92,7 +100,11 @@ async function keysFor(db: Db, config: { encryptionKeys: SealingKey[] | null; da
  * written meanwhile is already sealed by its writer). Returns the count per
  * column.
  */
-async function resealColumns(db: Db, box: SecretBox, needsIt: (stored: string) => boolean): Promise<{ counts: Record<string, number>; missed: number }> {
+async function resealColumns(
+  db: Db,
+  box: SecretBox,
+  needsIt: (stored: string) => boolean,
+): Promise<{ counts: Record<string, number>; missed: number }> {
   const counts: Record<string, number> = {};
   let missed = 0;
   for (const { table, column } of SEALED_COLUMNS) {
@@ -110,7 +122,9 @@ async function resealColumns(db: Db, box: SecretBox, needsIt: (stored: string) =
         if (!needsIt(row.value)) continue;
         const plain = isSealed(row.value) ? box.open(row.value) : row.value;
         const { rowCount } = await db.query(`UPDATE ${table} SET ${column} = $2 WHERE ctid = $1::tid AND ${column} = $3`, [
-          row.at, box.seal(plain), row.value,
+          row.at,
+          box.seal(plain),
+          row.value,
         ]);
         done += rowCount;
         missed += 1 - rowCount;

@@ -11,7 +11,14 @@ import { AppError } from '../contract/errors.ts';
 import { withTrace } from '../request-log/log.ts';
 import { askApproval, performApproved } from '../approvals/gate.ts';
 import {
-  boundTo, checkPrecondition, contextOf, enforceAccountLimit, ifMatchOf, runInTransaction, runOnOwnTransactions, type ExecuteOptions,
+  boundTo,
+  checkPrecondition,
+  contextOf,
+  enforceAccountLimit,
+  ifMatchOf,
+  runInTransaction,
+  runOnOwnTransactions,
+  type ExecuteOptions,
 } from './steps.ts';
 
 export type { ExecuteOptions };
@@ -44,7 +51,7 @@ export function modeOf(services: Services, op: Operation, caller: Caller, option
 type Run = (services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions) => Promise<unknown>;
 
 const RUNS: Record<Mode, Run> = {
-  'preview': preview,
+  preview: preview,
   'ask approval': askApproval,
   'run approved': performApproved,
   'stored transaction': runInTransaction,
@@ -77,11 +84,14 @@ async function executeTraced(services: Services, op: Operation, caller: Caller, 
 
 function preview(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions) {
   const ifMatch = ifMatchOf(op, options);
-  return services.db.tx(async (tx) => {
-    // A read-only transaction cannot lock; a dry run changes nothing that a lock would protect.
-    if (ifMatch !== undefined) await checkPrecondition(op, tx, caller, input, ifMatch, false);
-    return op.handler(contextOf(services, caller, true, options.answer)(boundTo(tx, services.db, false)), input);
-  }, { readOnly: true });
+  return services.db.tx(
+    async (tx) => {
+      // A read-only transaction cannot lock; a dry run changes nothing that a lock would protect.
+      if (ifMatch !== undefined) await checkPrecondition(op, tx, caller, input, ifMatch, false);
+      return op.handler(contextOf(services, caller, true, options.answer)(boundTo(tx, services.db, false)), input);
+    },
+    { readOnly: true },
+  );
 }
 
 function routedRead(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions) {

@@ -67,7 +67,10 @@ export interface RequestParts {
 export function requestFingerprint(op: Operation, parts: RequestParts): string {
   const path = op.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeURIComponent(String(parts.params[name] ?? '')));
   const query = Object.fromEntries(Object.entries(parts.query).map(([name, value]) => [name, String(value)]));
-  return crypto.createHash('sha256').update(canonicalJson([op.method, path, query, parts.body ?? {}])).digest('hex');
+  return crypto
+    .createHash('sha256')
+    .update(canonicalJson([op.method, path, query, parts.body ?? {}]))
+    .digest('hex');
 }
 
 const reused = () =>
@@ -100,7 +103,10 @@ export async function claimIdempotencyKey(db: Db, accountId: string, key: string
     );
     if (rows[0]?.owner === owner) return { run: new IdempotentRun(db, accountId, key, owner) };
     const { rows: found } = await db.query<{
-      fingerprint: string; response_status: number | null; response_headers: Record<string, string> | null; response_body: string | null;
+      fingerprint: string;
+      response_status: number | null;
+      response_headers: Record<string, string> | null;
+      response_body: string | null;
       response_origin: 'rest' | 'mcp' | null;
     }>(
       `SELECT fingerprint, response_status, response_headers, response_body, response_origin
@@ -133,10 +139,10 @@ export class IdempotentRun {
     this.db = db;
     this.id = [accountId, key, owner];
     this.heartbeat = setInterval(() => {
-      db.query(
-        'UPDATE idempotency_keys SET locked_until = now() + make_interval(secs => $4) WHERE account_id = $1 AND key = $2 AND owner = $3',
-        [...this.id, LEASE_SEC],
-      ).catch(() => {});
+      db.query('UPDATE idempotency_keys SET locked_until = now() + make_interval(secs => $4) WHERE account_id = $1 AND key = $2 AND owner = $3', [
+        ...this.id,
+        LEASE_SEC,
+      ]).catch(() => {});
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -168,7 +174,10 @@ export class IdempotentRun {
   fenced(): Db {
     const { id } = this;
     return fencedDb(this.db, async (tx) => {
-      const { rowCount } = await tx.query('UPDATE idempotency_keys SET effect_committed = true WHERE account_id = $1 AND key = $2 AND owner = $3', id);
+      const { rowCount } = await tx.query(
+        'UPDATE idempotency_keys SET effect_committed = true WHERE account_id = $1 AND key = $2 AND owner = $3',
+        id,
+      );
       if (rowCount === 0) throw inUse();
     });
   }
@@ -215,9 +224,12 @@ export class IdempotentRun {
   /** The database was away when the answer came: settle again for a while (an effect committed under the key must become replayable). */
   private settleLater(answer: StoredAnswer, attempt: number): void {
     if (attempt > SETTLE_RETRIES) return;
-    const timer = setTimeout(() => {
-      this.settle(answer).catch(() => this.settleLater(answer, attempt + 1));
-    }, Math.min(1000 * attempt, 10_000));
+    const timer = setTimeout(
+      () => {
+        this.settle(answer).catch(() => this.settleLater(answer, attempt + 1));
+      },
+      Math.min(1000 * attempt, 10_000),
+    );
     timer.unref();
   }
 

@@ -15,9 +15,7 @@ import type { AuthenticatedKey } from '../edge/auth.ts';
 import { databaseUnavailable, toAppError, type AppError } from '../contract/errors.ts';
 import { etagOfData, storedAnswerEtag } from '../contract/etag.ts';
 import { execute, modeOf } from './execute.ts';
-import {
-  claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type RequestParts, type StoredAnswer,
-} from './idempotency.ts';
+import { claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, type RequestParts, type StoredAnswer } from './idempotency.ts';
 import { dataOf } from '../read-path/json-text.ts';
 import { itemSchemaOf, parseFields, projectAnswer, type Selection } from '../contract/fields.ts';
 import { answersWithEtag, isWrite, noExtras, type AnswerExtras, type Operation } from './operation.ts';
@@ -95,9 +93,10 @@ export async function runOperation(services: Services, request: OperationRequest
   // Whether the write waits for a person: decided as execute() decides it (a dry run or a named approval does not).
   const waits = modeOf(services, op, caller, { dryRun, approvalId: request.approvalId }) === 'ask approval';
   // A dry run neither claims nor stores; a write that asks for approval performs nothing, and its key finds the same approval again.
-  const claim = request.idempotencyKey !== undefined && isWrite(op) && !dryRun && !waits
-    ? await claimIdempotencyKey(services.db, caller.accountId, request.idempotencyKey, requestFingerprint(op, request.sent))
-    : null;
+  const claim =
+    request.idempotencyKey !== undefined && isWrite(op) && !dryRun && !waits
+      ? await claimIdempotencyKey(services.db, caller.accountId, request.idempotencyKey, requestFingerprint(op, request.sent))
+      : null;
   if (claim && 'replay' in claim) return { kind: 'replay', answer: claim.replay };
   const run = claim?.run;
   try {
@@ -109,8 +108,13 @@ export async function runOperation(services: Services, request: OperationRequest
     // Issue 27: an idempotent write's answer is written with its effect, in its transaction.
     const idempotent = run && { run, answerOf: (result: unknown) => (stored = request.answerOf(result, extras)) };
     const result = await execute(services, op, caller, input, {
-      dryRun, ifMatch: request.ifMatch, idempotent, approvalId: request.approvalId,
-      idempotencyKey: waits ? request.idempotencyKey : undefined, trace, answer: extras,
+      dryRun,
+      ifMatch: request.ifMatch,
+      idempotent,
+      approvalId: request.approvalId,
+      idempotencyKey: waits ? request.idempotencyKey : undefined,
+      trace,
+      answer: extras,
     });
     if (result instanceof ApprovalAnswer) {
       await run?.finish(approvalAnswerOf(result, transport));

@@ -73,11 +73,16 @@ export interface ExecuteOptions {
   answer?: AnswerExtras;
 }
 
-
 /** The context a handler runs with. */
-export const contextOf = (services: Services, caller: Caller, dryRun: boolean, answer: AnswerExtras = noExtras()) => (db: Db): OperationContext => ({
-  ...services, db, caller, dryRun, answer,
-});
+export const contextOf =
+  (services: Services, caller: Caller, dryRun: boolean, answer: AnswerExtras = noExtras()) =>
+  (db: Db): OperationContext => ({
+    ...services,
+    db,
+    caller,
+    dryRun,
+    answer,
+  });
 
 /** What an approved run adds to the transaction of its write (approval-gate.ts): the approval's lock and check first, its mark last. */
 export interface TransactionSteps {
@@ -92,7 +97,12 @@ export interface TransactionSteps {
  * always replayable.
  */
 export async function runInTransaction(
-  services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions, steps: TransactionSteps = {},
+  services: Services,
+  op: Operation,
+  caller: Caller,
+  input: Record<string, unknown>,
+  options: ExecuteOptions,
+  steps: TransactionSteps = {},
 ) {
   const { idempotent } = options;
   const ifMatch = ifMatchOf(op, options);
@@ -114,4 +124,4 @@ export function runOnOwnTransactions(services: Services, op: Operation, caller: 
 
 /** The Db a write runs on: an operation with its own transactions under a key runs on the key's fenced Db. */
 const dbOf = (services: Services, op: Operation, options: ExecuteOptions) =>
-  (options.idempotent && op.ownTransactions ? options.idempotent.run.fenced() : services.db);
+  options.idempotent && op.ownTransactions ? options.idempotent.run.fenced() : services.db;

@@ -61,7 +61,11 @@ function statementText(view: JsonView, variant: string, build: () => string): st
  * passes { prepared: false }: prepared names are for a bounded set of texts.
  */
 export async function readOne(
-  sql: Sql, view: JsonView, where: string, params: unknown[], options: QueryOptions = { prepared: true },
+  sql: Sql,
+  view: JsonView,
+  where: string,
+  params: unknown[],
+  options: QueryOptions = { prepared: true },
 ): Promise<JsonText | null> {
   const tags = view.etag ? `$${params.length + 1}` : '';
   const columns = view.etag ? heldColumns(view, tags) : `${view.json}::text AS v`;
@@ -131,7 +135,12 @@ function arrayText(rows: Array<{ v: string }>): JsonText {
  * The inner query has the view's table only: `where` and `orderBy` may not use its joins.
  */
 export async function readOffsetPage(
-  sql: Sql, view: JsonView, keys: string[], where: string, params: unknown[], page: { orderBy: string; limit: number; offset: number },
+  sql: Sql,
+  view: JsonView,
+  keys: string[],
+  where: string,
+  params: unknown[],
+  page: { orderBy: string; limit: number; offset: number },
 ): Promise<JsonText> {
   const a = view.alias;
   if (page.offset < DIRECT_OFFSET_PAGES * page.limit) {
@@ -167,11 +176,15 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: K
   const order = `${a}.created_at DESC, ${a}.id DESC`;
   const tags = view.etag ? `$${filter.values.length + 1}` : '';
   const columns = `${view.etag ? heldColumns(view, tags) : `${view.json}::text AS v`}, ${isoTime(`${a}.created_at`)} AS c, ${a}.id::text AS i`;
-  const text = statementText(view, `${limit} ${conditions} ${tags}`, () =>
-    `SELECT ${columns}
+  const text = statementText(
+    view,
+    `${limit} ${conditions} ${tags}`,
+    () =>
+      `SELECT ${columns}
        FROM (SELECT * FROM ${view.from} WHERE ${conditions} ORDER BY ${order} LIMIT ${limit}) ${a}
        ${view.joins ?? ''}
-      ORDER BY ${order}`);
+      ORDER BY ${order}`,
+  );
   const options = { prepared: !filter.planPerValue };
   if (!view.etag) return pageText((await sql.query<PageRow>(text, filter.values, options)).rows, page.limit, page.seal);
   // A stored view: the text only of the documents whose tags differ from those this read was answered with last.
@@ -181,7 +194,11 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: K
   // Every row held and no other: the same documents, so the same page (its cursor and ETag too).
   const changed = rows.length !== held.documents.size || rows.some((row) => row.v !== null);
   if (!changed && held.answer?.sealedBy === page.seal.sealedBy) return held.answer.page;
-  const answer = pageText(rows.map((row, n) => ({ v: documents[n], e: row.e, c: row.c, i: row.i })), page.limit, page.seal).keep();
+  const answer = pageText(
+    rows.map((row, n) => ({ v: documents[n], e: row.e, c: row.c, i: row.i })),
+    page.limit,
+    page.seal,
+  ).keep();
   hold(held, documents, { page: answer, sealedBy: page.seal.sealedBy });
   return answer;
 }

@@ -124,7 +124,11 @@ export function defineView<F extends ViewFields>(declaration: ViewDeclaration<F>
     json: jsonObject(sqlOf(declaration.fields)),
   };
   const stored = declaration.stored !== undefined;
-  const version = crypto.createHash('sha256').update(`${built.json}\n${built.joins ?? ''}`).digest('hex').slice(0, 16);
+  const version = crypto
+    .createHash('sha256')
+    .update(`${built.json}\n${built.joins ?? ''}`)
+    .digest('hex')
+    .slice(0, 16);
   return {
     name: declaration.name,
     table: declaration.table,
@@ -181,8 +185,14 @@ $view$`,
   ];
   for (const source of declaration.stored?.sources ?? []) {
     const sourceFn = `${fn}_from_${source.table}`;
-    const rowOf = (row: 'OLD' | 'NEW') => Object.entries(source.match).map(([own, theirs]) => `${own} = ${row}.${theirs}`).join(' AND ');
-    const keyOf = (row: 'OLD' | 'NEW') => `(${Object.values(source.match).map((theirs) => `${row}.${theirs}`).join(', ')})`;
+    const rowOf = (row: 'OLD' | 'NEW') =>
+      Object.entries(source.match)
+        .map(([own, theirs]) => `${own} = ${row}.${theirs}`)
+        .join(' AND ');
+    const keyOf = (row: 'OLD' | 'NEW') =>
+      `(${Object.values(source.match)
+        .map((theirs) => `${row}.${theirs}`)
+        .join(', ')})`;
     statements.push(
       `CREATE OR REPLACE FUNCTION ${sourceFn}() RETURNS trigger LANGUAGE plpgsql AS $view$
 BEGIN

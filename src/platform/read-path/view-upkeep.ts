@@ -91,11 +91,10 @@ async function backfillBatch(tx: Sql, view: View, size: number): Promise<number 
     [rows[0].backfilled_through],
   );
   const { n, last } = written[0];
-  await tx.query('UPDATE stored_views SET backfilled_through = COALESCE($2::uuid, backfilled_through), backfilled = $3, updated_at = now() WHERE name = $1', [
-    view.name,
-    last,
-    n < size,
-  ]);
+  await tx.query(
+    'UPDATE stored_views SET backfilled_through = COALESCE($2::uuid, backfilled_through), backfilled = $3, updated_at = now() WHERE name = $1',
+    [view.name, last, n < size],
+  );
   return n;
 }
 

@@ -148,10 +148,23 @@ export class RequestLog {
   record(key: LoggedKey, trace: RequestTrace, call: AnsweredCall): void {
     // Queued as the row it will be, with no promise of its own: nobody waits for an entry.
     this.batcher.enqueue({
-      id: trace.id, account_id: key.accountId, key_id: key.keyId, key_prefix: key.keyPrefix, at: trace.at.toISOString(),
-      transport: call.transport, operation: call.operation, method: call.method, path: call.path, status: call.status,
-      error_code: call.errorCode, dry_run: call.dryRun, idempotency_key: call.idempotencyKey, replayed: call.replayed,
-      duration_ms: call.durationMs, resource_ids: [...trace.resourceIds], event_ids: trace.eventIds,
+      id: trace.id,
+      account_id: key.accountId,
+      key_id: key.keyId,
+      key_prefix: key.keyPrefix,
+      at: trace.at.toISOString(),
+      transport: call.transport,
+      operation: call.operation,
+      method: call.method,
+      path: call.path,
+      status: call.status,
+      error_code: call.errorCode,
+      dry_run: call.dryRun,
+      idempotency_key: call.idempotencyKey,
+      replayed: call.replayed,
+      duration_ms: call.durationMs,
+      resource_ids: [...trace.resourceIds],
+      event_ids: trace.eventIds,
     });
   }
 
@@ -169,11 +182,13 @@ type RequestLogRow = RequestLogView & { account_id: string; key_id: string };
 // up to a batch's spacing before it is written, so a crash may lose the last moment's entries either way, and the
 // batch need not wait for its WAL to reach the disk.
 async function writeRows(db: Db, rows: RequestLogRow[]): Promise<void[]> {
-  await db.background().query(
-    `INSERT INTO request_logs (${COLUMNS}) SELECT ${COLUMNS} FROM json_to_recordset($1::json) AS t(${RECORD}) ON CONFLICT (id) DO NOTHING`,
-    [JSON.stringify(rows)],
-    { prepared: true },
-  );
+  await db
+    .background()
+    .query(
+      `INSERT INTO request_logs (${COLUMNS}) SELECT ${COLUMNS} FROM json_to_recordset($1::json) AS t(${RECORD}) ON CONFLICT (id) DO NOTHING`,
+      [JSON.stringify(rows)],
+      { prepared: true },
+    );
   return [];
 }
 

@@ -47,12 +47,7 @@ const VIEW = `id, ${isoTime('at')} AS at, key_prefix, transport, operation, meth
   status, error_code, dry_run, idempotency_key, replayed, duration_ms, to_json(resource_ids) AS resource_ids, to_json(event_ids) AS event_ids`;
 
 /** One page of entries: of one key (`keyId`) or of every key of an account. */
-export async function listRequestLogs(
-  sql: Sql,
-  cursors: CursorSeal,
-  owner: { accountId: string; keyId?: string },
-  filter: RequestLogFilter,
-) {
+export async function listRequestLogs(sql: Sql, cursors: CursorSeal, owner: { accountId: string; keyId?: string }, filter: RequestLogFilter) {
   const { values, bind } = sqlParameters();
   const where = [`account_id = ${bind(owner.accountId)}`];
   if (owner.keyId) where.push(`key_id = ${bind(owner.keyId)}`);

@@ -37,8 +37,12 @@ export const Health = Closed(
 );
 
 type WindowRecord = {
-  attempts: number; succeeded: number; failed: number; success_rate: number | null;
-  latency_ms: { p50: number; p99: number } | null; outcomes: Record<string, number>;
+  attempts: number;
+  succeeded: number;
+  failed: number;
+  success_rate: number | null;
+  latency_ms: { p50: number; p99: number } | null;
+  outcomes: Record<string, number>;
 };
 
 const OK = 'response_status BETWEEN 200 AND 299';

@@ -25,10 +25,12 @@ export function describeOutcome(outcome: AttemptOutcome): { outcome: string; err
   const error = outcome.error ?? '';
   if (code !== null) {
     if (code >= 300 && code < 400) return { outcome: String(code), error: `The endpoint answered with a redirect (${code}), which is not followed.` };
-    if (error.startsWith('response:')) return { outcome: String(code), error: `The connection broke while the answer was read (${error.slice(10)}).` };
+    if (error.startsWith('response:'))
+      return { outcome: String(code), error: `The connection broke while the answer was read (${error.slice(10)}).` };
     return { outcome: String(code), error: null };
   }
-  if (error.startsWith('timeout')) return { outcome: 'timeout', error: `The endpoint did not answer within ${ATTEMPT_TIMEOUT_MS / 1000} s (timeout).` };
+  if (error.startsWith('timeout'))
+    return { outcome: 'timeout', error: `The endpoint did not answer within ${ATTEMPT_TIMEOUT_MS / 1000} s (timeout).` };
   const refused = /^url refused by policy: (.*)$/.exec(error);
   if (refused) {
     if (/dns_failed/.test(refused[1])) return { outcome: 'dns_error', error: `The host name could not be resolved (DNS): ${refused[1]}.` };
@@ -37,8 +39,10 @@ export function describeOutcome(outcome: AttemptOutcome): { outcome: string; err
   if (error.startsWith('connection:')) {
     const sysCode = outcome.errorCode ?? /\(([A-Z0-9_]+)\)$/.exec(error)?.[1] ?? '';
     if (sysCode === 'ECONNREFUSED') return { outcome: 'connection_error', error: 'The connection was refused (ECONNREFUSED).' };
-    if (sysCode === 'ENOTFOUND' || sysCode === 'EAI_AGAIN') return { outcome: 'dns_error', error: `The host name could not be resolved (DNS, ${sysCode}).` };
-    if (TLS_CODE.test(sysCode) || /tls|certificate|ssl/i.test(error)) return { outcome: 'tls_error', error: `The TLS handshake failed (${error.slice(12)}).` };
+    if (sysCode === 'ENOTFOUND' || sysCode === 'EAI_AGAIN')
+      return { outcome: 'dns_error', error: `The host name could not be resolved (DNS, ${sysCode}).` };
+    if (TLS_CODE.test(sysCode) || /tls|certificate|ssl/i.test(error))
+      return { outcome: 'tls_error', error: `The TLS handshake failed (${error.slice(12)}).` };
     return { outcome: 'connection_error', error: `The connection failed (${error.slice(12)}).` };
   }
   return { outcome: 'not_sent', error: `The attempt was not sent: ${error || 'unknown reason'}.` };
@@ -87,7 +91,8 @@ export function attemptRow(
 }
 
 /** The column list and the json_to_recordset shape the inserts share. */
-export const ATTEMPT_COLUMNS = 'account_id, webhook_id, delivery_id, trigger, started_at, duration_ms, url, request_headers, response_status, response_headers, response_body, error, outcome';
+export const ATTEMPT_COLUMNS =
+  'account_id, webhook_id, delivery_id, trigger, started_at, duration_ms, url, request_headers, response_status, response_headers, response_body, error, outcome';
 export const ATTEMPT_RECORD = `account_id uuid, webhook_id uuid, delivery_id uuid, trigger text, started_at timestamptz, duration_ms int, url text,
   request_headers jsonb, response_status int, response_headers jsonb, response_body text, error text, outcome text`;
 

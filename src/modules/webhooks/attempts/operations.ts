@@ -19,7 +19,7 @@ export const listDeliveryAttemptsOp = defineOperation({
   path: '/api/v1/webhook-deliveries/:id/attempts',
   scope: 'webhooks:read',
   tags: TAGS,
-  summary: "List every attempt of a delivery, oldest first",
+  summary: 'List every attempt of a delivery, oldest first',
   description: 'Every attempt of one delivery: when, how long, the headers sent and the answer (or why none came).',
   detail:
     'Every attempt ever made for the delivery, whatever made it (trigger: automatic, retry, recovery, test), kept as long as the delivery: ' +

@@ -25,7 +25,8 @@ export const Attempt = Closed(
     response_headers: Type.Union([Headers('At most 20 headers, each value at most 200 characters.'), Type.Null()]),
     response_body: Nullable('string', { description: 'The first 1000 characters of the answer.' }),
     error: Nullable('string', {
-      description: 'One English sentence when the attempt failed without an answer or with a redirect: timeout, connection refused, TLS, DNS, redirect not followed, URL refused by the policy.',
+      description:
+        'One English sentence when the attempt failed without an answer or with a redirect: timeout, connection refused, TLS, DNS, redirect not followed, URL refused by the policy.',
     }),
   },
   { $id: 'WebhookAttempt' },
@@ -47,5 +48,9 @@ export async function listAttempts(sql: Sql, accountId: string, deliveryId: stri
   );
   // jsonb comes back parsed from pg and as text from some drivers: one shape either way.
   const object = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
-  return rows.map((r) => ({ ...r, request_headers: object(r.request_headers), response_headers: r.response_headers === null ? null : object(r.response_headers) }));
+  return rows.map((r) => ({
+    ...r,
+    request_headers: object(r.request_headers),
+    response_headers: r.response_headers === null ? null : object(r.response_headers),
+  }));
 }

@@ -59,9 +59,16 @@ export async function fanOut(tx: Sql, event: EmittedEvent, committed: (created: 
   if (event.event === 'test') return [];
   const versioned = VERSIONED_PREFIXES.some((prefix) => event.event.startsWith(prefix));
   const { rows } = await tx.query<{
-    id: string; webhook_id: string; url: string; secret: string; previous_secret: string | null;
-    previous_secret_expires_at: string | null; merchant_email: string; merchant_name: string;
-    resource_version: number | null; via_worker: boolean;
+    id: string;
+    webhook_id: string;
+    url: string;
+    secret: string;
+    previous_secret: string | null;
+    previous_secret_expires_at: string | null;
+    merchant_email: string;
+    merchant_name: string;
+    resource_version: number | null;
+    via_worker: boolean;
   }>(
     `WITH s AS (
        SELECT s.id, s.account_id, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, a.email, a.name,
@@ -92,10 +99,22 @@ export async function fanOut(tx: Sql, event: EmittedEvent, committed: (created: 
       committedAt: 0,
       viaWorker: r.via_worker,
       delivery: {
-        id: r.id, account_id: event.account_id, webhook_id: r.webhook_id, event_id: event.id, event: event.event,
-        status: 'pending', attempt: 1, url: r.url, secret: r.secret, previous_secret: r.previous_secret,
-        previous_secret_expires_at: r.previous_secret_expires_at, subscription_active: true,
-        merchant_email: r.merchant_email, merchant_name: r.merchant_name, envelope, body,
+        id: r.id,
+        account_id: event.account_id,
+        webhook_id: r.webhook_id,
+        event_id: event.id,
+        event: event.event,
+        status: 'pending',
+        attempt: 1,
+        url: r.url,
+        secret: r.secret,
+        previous_secret: r.previous_secret,
+        previous_secret_expires_at: r.previous_secret_expires_at,
+        subscription_active: true,
+        merchant_email: r.merchant_email,
+        merchant_name: r.merchant_name,
+        envelope,
+        body,
         resource_version: r.resource_version,
       },
     }));

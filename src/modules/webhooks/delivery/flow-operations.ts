@@ -17,7 +17,7 @@ export const getWebhookFlowOp = defineOperation({
   description: "Reads a subscription's flow: paused or not, Retry-After back-pressure, and how many deliveries are held.",
   detail:
     'paused and paused_at; rate_per_second (null: no limit); circuit_breaker, circuit, circuit_opened_at and next_probe_at; ' +
-    'retry_after_until (a receiver\'s Retry-After on 429 or 503, null once passed); held, the deliveries due but held. ' +
+    "retry_after_until (a receiver's Retry-After on 429 or 503, null once passed); held, the deliveries due but held. " +
     'A subscription never changed here has the defaults, which keep the documented delivery behaviour exactly.',
   params: WebhookIdParams,
   output: Closed({ data: Flow }),
@@ -34,7 +34,7 @@ export const updateWebhookFlowOp = defineOperation({
   scope: 'webhooks:write',
   tags: TAGS,
   summary: "Pause or resume a subscription's deliveries, set its rate or circuit breaker",
-  description: "Pauses, resumes, or sets the rate or circuit breaker; held ones spend no attempt. Dry run: the flow and the changes.",
+  description: 'Pauses, resumes, or sets the rate or circuit breaker; held ones spend no attempt. Dry run: the flow and the changes.',
   detail:
     'Takes paused, rate_per_second (1..1000, null for no limit) and circuit_breaker. ' +
     'While paused no first, automatic or recovery attempt starts: events still create pending deliveries, no attempt is spent and none ' +

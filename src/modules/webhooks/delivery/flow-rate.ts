@@ -66,7 +66,9 @@ export async function claimMetered(db: Db, now: string, limit: number): Promise<
       [now, candidates.rows.map((r) => r.webhook_id)],
     );
     if (!locked.rows.length) return [];
-    return (await tx.query<ClaimedDelivery>(CLAIM_METERED, [now, locked.rows.map((r) => r.webhook_id), LEASE_SEC, FIRST_PROBE_SEC, LONGEST_PROBE_SEC])).rows;
+    return (
+      await tx.query<ClaimedDelivery>(CLAIM_METERED, [now, locked.rows.map((r) => r.webhook_id), LEASE_SEC, FIRST_PROBE_SEC, LONGEST_PROBE_SEC])
+    ).rows;
   });
   for (const d of rows) d.metered = true;
   return rows;
@@ -80,7 +82,9 @@ export async function claimMetered(db: Db, now: string, limit: number): Promise<
 const CLAIM_METERED = contextOf(
   `UPDATE webhook_deliveries w SET attempt = w.attempt + 1, next_attempt_at = $1::timestamptz + make_interval(secs => $3), updated_at = now()
      FROM due WHERE w.id = due.id AND due.n <= due.slots AND w.status = 'pending' AND w.next_attempt_at <= $1::timestamptz
-   RETURNING ${CLAIMED_COLUMNS.split(', ').map((c) => `w.${c}`).join(', ')}`,
+   RETURNING ${CLAIMED_COLUMNS.split(', ')
+     .map((c) => `w.${c}`)
+     .join(', ')}`,
   `clock AS MATERIALIZED (SELECT clock_timestamp() AS at),
    room AS (
      SELECT f.webhook_id, f.rate_per_second AS rate, f.circuit_opened_at IS NOT NULL AS probing, f.probe_interval_sec,

@@ -110,7 +110,15 @@ export async function updateFlow(tx: Sql, accountId: string, webhookId: string, 
        next_probe_at = CASE WHEN $7 THEN NULL ELSE webhook_flows.next_probe_at END,
        probe_interval_sec = CASE WHEN $7 THEN NULL ELSE webhook_flows.probe_interval_sec END,
        updated_at = now()`,
-    [webhookId, accountId, changes.paused ?? null, changes.rate_per_second ?? null, 'rate_per_second' in changes, changes.circuit_breaker ?? null, breakerOff],
+    [
+      webhookId,
+      accountId,
+      changes.paused ?? null,
+      changes.rate_per_second ?? null,
+      'rate_per_second' in changes,
+      changes.circuit_breaker ?? null,
+      breakerOff,
+    ],
   );
   const released = (before.paused && changes.paused === false) || (before.circuit === 'open' && breakerOff);
   if (released) await releaseHeld(tx, webhookId);

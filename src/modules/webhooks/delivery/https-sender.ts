@@ -198,19 +198,38 @@ export class Senders {
         }
       } catch (err) {
         if (abort.signal.aborted) return { ...timedOut(), ...sent };
-        return { statusCode: res.statusCode, error: `response: ${(err as Error).message}`, responseBody: null, ...sent, responseHeaders: boundedHeaders(res.headers) };
+        return {
+          statusCode: res.statusCode,
+          error: `response: ${(err as Error).message}`,
+          responseBody: null,
+          ...sent,
+          responseHeaders: boundedHeaders(res.headers),
+        };
       } finally {
         if (size >= READ_LIMIT_BYTES) res.body.destroy();
       }
       const body = Buffer.concat(chunks).toString('utf8').slice(0, STORED_BODY_CHARS);
       const code = res.statusCode;
-      return { statusCode: code, error: code >= 200 && code < 300 ? null : `HTTP ${code}`, responseBody: body, ...sent, responseHeaders: boundedHeaders(res.headers) };
+      return {
+        statusCode: code,
+        error: code >= 200 && code < 300 ? null : `HTTP ${code}`,
+        responseBody: body,
+        ...sent,
+        responseHeaders: boundedHeaders(res.headers),
+      };
     } catch (err) {
       if (abort.signal.aborted) return { ...timedOut(), ...sent };
       const error = err as Error & { code?: string; cause?: Error & { code?: string } };
-      if (error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT' || error.code === 'UND_ERR_CONNECT_TIMEOUT') return { ...timedOut(), ...sent };
+      if (error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT' || error.code === 'UND_ERR_CONNECT_TIMEOUT')
+        return { ...timedOut(), ...sent };
       const code = error.code ?? error.cause?.code;
-      return { statusCode: null, error: `connection: ${error.message}${error.code ? ` (${error.code})` : ''}`, responseBody: null, ...sent, ...(code ? { errorCode: code } : {}) };
+      return {
+        statusCode: null,
+        error: `connection: ${error.message}${error.code ? ` (${error.code})` : ''}`,
+        responseBody: null,
+        ...sent,
+        ...(code ? { errorCode: code } : {}),
+      };
     } finally {
       clearTimeout(timer);
     }

@@ -18,7 +18,11 @@ export interface DeliveryFilters {
 
 /** One page: the {data} answer and the cursor of the next page (null on the last). */
 export async function listDeliveryPage(
-  sql: Sql, seal: ScopedSeal, accountId: string, webhookId: string, filters: DeliveryFilters,
+  sql: Sql,
+  seal: ScopedSeal,
+  accountId: string,
+  webhookId: string,
+  filters: DeliveryFilters,
 ): Promise<{ answer: JsonText; nextCursor: string | null }> {
   const { values, bind } = sqlParameters(accountId, webhookId);
   const where = ['d.account_id = $1', 'd.webhook_id = $2'];

@@ -27,7 +27,12 @@ export function deliveryMetrics(registry: Registry | undefined, db: Db, queued: 
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers,
   });
-  const inFlight = new Gauge({ name: 'merx_webhook_in_flight', help: 'Delivery attempts in flight in this instance, per target origin: sent, outcome not yet recorded', labelNames: ['origin'], registers });
+  const inFlight = new Gauge({
+    name: 'merx_webhook_in_flight',
+    help: 'Delivery attempts in flight in this instance, per target origin: sent, outcome not yet recorded',
+    labelNames: ['origin'],
+    registers,
+  });
   const state = async () => {
     const { rows } = await db.query<{ due: number; oldest: number | null; dead: number; held: number }>(
       `SELECT (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()) AS due,
@@ -69,7 +74,7 @@ export function deliveryMetrics(registry: Registry | undefined, db: Db, queued: 
   });
   new Gauge({
     name: 'merx_webhook_held_deliveries',
-    help: 'Deliveries due but held by their subscription\'s flow (a pause, the rate, a Retry-After or the circuit); also counted in the backlog',
+    help: "Deliveries due but held by their subscription's flow (a pause, the rate, a Retry-After or the circuit); also counted in the backlog",
     registers,
     async collect() {
       this.set((await read()).held);

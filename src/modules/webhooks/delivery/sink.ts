@@ -32,9 +32,14 @@ export const sinkRoute: PublicRoute = {
     if (typeof id !== 'string' || !UUID.test(id)) throw new AppError('validation_failed', 'id must be a webhook subscription id (UUID)');
     const outcome = await services.rateLimits.named('webhook_sink', 120).consume(id);
     if (!outcome.allowed) {
-      throw new AppError('rate_limited', 'the debug sink takes at most 120 deliveries per minute per subscription', { retry_after_sec: outcome.retryAfterSec }, {
-        headers: { 'Retry-After': String(outcome.retryAfterSec) },
-      });
+      throw new AppError(
+        'rate_limited',
+        'the debug sink takes at most 120 deliveries per minute per subscription',
+        { retry_after_sec: outcome.retryAfterSec },
+        {
+          headers: { 'Retry-After': String(outcome.retryAfterSec) },
+        },
+      );
     }
     const { rows } = await services.db.query<{ account_id: string }>('SELECT account_id FROM webhook_subscriptions WHERE id = $1 AND active', [id]);
     if (!rows[0]) throw new AppError('not_found', 'no active webhook subscription with this id');

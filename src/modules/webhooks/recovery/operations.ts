@@ -39,8 +39,7 @@ export const recoverDeliveriesOp = defineOperation({
   scope: 'webhooks:write',
   tags: TAGS,
   summary: 'Send again every delivery of a window that failed',
-  description:
-    'Resends, in the background, the deliveries created in [since, until] with those statuses; poll get_recovery. Dry run: how many.',
+  description: 'Resends, in the background, the deliveries created in [since, until] with those statuses; poll get_recovery. Dry run: how many.',
   detail:
     'Starts a recovery: every delivery of this subscription created in [since, until] whose status is one of `statuses` is sent again, ' +
     'oldest first and each once, with its event id and a fresh signature, in the background (it survives a restart and is shared safely by ' +
@@ -86,9 +85,8 @@ export const getRecoveryOp = defineOperation({
   scope: 'webhooks:read',
   tags: TAGS,
   summary: 'Read a recovery and its progress',
-  description: 'A recovery\'s state (running, done, cancelled, stopped), window and counts.',
-  detail:
-    'A recovery: its state (running, done, cancelled, stopped), window, statuses and counts (matched, attempted, delivered, failed).',
+  description: "A recovery's state (running, done, cancelled, stopped), window and counts.",
+  detail: 'A recovery: its state (running, done, cancelled, stopped), window, statuses and counts (matched, attempted, delivered, failed).',
   params: RecoveryParams,
   output: Closed({ data: Recovery }),
   annotations: READ,

@@ -33,10 +33,13 @@ const MATCHING = `d.account_id = $1 AND d.webhook_id = $2 AND d.created_at >= $3
 
 /** The deliveries a recovery of this window would take now (the dry run's count, and `matched`). */
 export async function countMatching(sql: Sql, accountId: string, webhookId: string, w: RecoveryWindow): Promise<number> {
-  const { rows } = await sql.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM webhook_deliveries d WHERE ${MATCHING}`,
-    [accountId, webhookId, w.since, w.until, w.statuses],
-  );
+  const { rows } = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries d WHERE ${MATCHING}`, [
+    accountId,
+    webhookId,
+    w.since,
+    w.until,
+    w.statuses,
+  ]);
   return rows[0].n;
 }
 
@@ -45,7 +48,8 @@ export async function checkStartable(sql: Sql, accountId: string, webhookId: str
   const subscription = await findSubscription(sql, accountId, webhookId, { lock });
   if (!subscription.active) throw new AppError('conflict', 'the subscription is inactive; activate it first', { reason: 'subscription_inactive' });
   const { rowCount } = await sql.query(`SELECT 1 FROM webhook_recoveries WHERE webhook_id = $1 AND state = 'running'`, [webhookId]);
-  if (rowCount) throw new AppError('conflict', 'a recovery of this subscription is running; cancel it or wait for it to end', { reason: 'recovery_running' });
+  if (rowCount)
+    throw new AppError('conflict', 'a recovery of this subscription is running; cancel it or wait for it to end', { reason: 'recovery_running' });
 }
 
 /** Starts a recovery (the subscription's row lock serialises starts: one running per subscription). */
@@ -134,7 +138,11 @@ export async function takeNext(sql: Sql, recoveryId: string, owner: string): Pro
  * next_attempt_at as they were.
  */
 export async function recordRecoveryAttempt(
-  tx: Sql, recoveryId: string, delivery: { id: string; webhook_id: string }, outcome: AttemptOutcome, log: AttemptRow,
+  tx: Sql,
+  recoveryId: string,
+  delivery: { id: string; webhook_id: string },
+  outcome: AttemptOutcome,
+  log: AttemptRow,
 ): Promise<void> {
   const code = outcome.statusCode;
   const ok = code !== null && code >= 200 && code < 300;

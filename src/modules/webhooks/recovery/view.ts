@@ -16,7 +16,8 @@ export const Recovery = Closed(
     state: Type.Unsafe<(typeof RECOVERY_STATES)[number]>({
       type: 'string',
       enum: [...RECOVERY_STATES],
-      description: 'running, then done (every matched delivery taken), cancelled, or stopped (10 failed attempts in a row, or the endpoint answered 410).',
+      description:
+        'running, then done (every matched delivery taken), cancelled, or stopped (10 failed attempts in a row, or the endpoint answered 410).',
     }),
     since: DateTime(),
     until: DateTime(),

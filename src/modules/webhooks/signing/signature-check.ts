@@ -10,8 +10,14 @@ import { findSubscription, secretsOf } from '../subscriptions/queries.ts';
 import { deliveryAttemptId, merxSignatureOf, standardSignatureOf } from './signature.ts';
 
 export const DIAGNOSES = [
-  'missing_headers', 'malformed_signature', 'timestamp_out_of_tolerance', 'unknown_delivery',
-  'body_modified', 'signed_with_expired_secret', 'signature_mismatch', 'ok',
+  'missing_headers',
+  'malformed_signature',
+  'timestamp_out_of_tolerance',
+  'unknown_delivery',
+  'body_modified',
+  'signed_with_expired_secret',
+  'signature_mismatch',
+  'ok',
 ] as const;
 export type Diagnosis = (typeof DIAGNOSES)[number];
 export type Scheme = 'merx' | 'standard';
@@ -96,7 +102,9 @@ function sameJson(a: Buffer, b: string): boolean {
 
 function signedBy(secret: string, signed: Signed, body: Buffer): boolean {
   const expected =
-    signed.scheme === 'merx' ? merxSignatureOf(secret, signed.timestampSec, body) : standardSignatureOf(secret, signed.messageId, signed.timestampSec, body);
+    signed.scheme === 'merx'
+      ? merxSignatureOf(secret, signed.timestampSec, body)
+      : standardSignatureOf(secret, signed.messageId, signed.timestampSec, body);
   return signed.signatures.some((given) => given.length === expected.length && crypto.timingSafeEqual(Buffer.from(given), Buffer.from(expected)));
 }
 

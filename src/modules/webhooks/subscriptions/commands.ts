@@ -23,7 +23,11 @@ export function checkEvents(events: string[]): string[] {
 }
 
 /** `id`: chosen by the caller when the url depends on it (the debug sink's `?id=`). */
-export async function createSubscription(tx: Sql, accountId: string, input: { id?: string; url: string; events: string[]; description?: string | null }) {
+export async function createSubscription(
+  tx: Sql,
+  accountId: string,
+  input: { id?: string; url: string; events: string[]; description?: string | null },
+) {
   // Serialise creation per account so the 20-subscription limit holds under concurrency.
   await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
   const { rows: count } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_subscriptions WHERE account_id = $1', [accountId]);
@@ -109,6 +113,8 @@ export async function rotateSecret(tx: Sql, accountId: string, webhookId: string
 
 /** Retired secrets are kept 30 days past their expiry, for the self-test only. */
 export async function pruneRetiredSecrets(sql: Sql, now: Date): Promise<number> {
-  const { rowCount } = await sql.query(`DELETE FROM webhook_retired_secrets WHERE expired_at < $1::timestamptz - interval '30 days'`, [now.toISOString()]);
+  const { rowCount } = await sql.query(`DELETE FROM webhook_retired_secrets WHERE expired_at < $1::timestamptz - interval '30 days'`, [
+    now.toISOString(),
+  ]);
   return rowCount;
 }

@@ -23,16 +23,25 @@ export function storedWebhookUrl(raw: string, target: CheckedTarget, subscriptio
   const url = new URL(target.url);
   const others = [...url.searchParams.keys()].filter((name) => name !== 'id');
   if (others.length) {
-    throw refused('sink_query', `a debug sink url takes only the id parameter (found ${others.map((n) => `"${n}"`).join(', ')}); leave it out and Merx adds this subscription's id`);
+    throw refused(
+      'sink_query',
+      `a debug sink url takes only the id parameter (found ${others.map((n) => `"${n}"`).join(', ')}); leave it out and Merx adds this subscription's id`,
+    );
   }
   const ids = url.searchParams.getAll('id');
-  if (ids.length > 1) throw refused('sink_malformed_id', 'a debug sink url names one id at most; leave it out and Merx adds this subscription\'s id');
+  if (ids.length > 1) throw refused('sink_malformed_id', "a debug sink url names one id at most; leave it out and Merx adds this subscription's id");
   const id = ids[0];
   if (id !== undefined && !UUID.test(id)) {
-    throw refused('sink_malformed_id', `the debug sink url's id "${id}" is not a subscription id (UUID); leave it out and Merx adds this subscription's id`);
+    throw refused(
+      'sink_malformed_id',
+      `the debug sink url's id "${id}" is not a subscription id (UUID); leave it out and Merx adds this subscription's id`,
+    );
   }
   if (id !== undefined && id.toLowerCase() !== subscriptionId.toLowerCase()) {
-    throw refused('sink_foreign_id', `the debug sink url names another subscription (${id}); the sink takes a subscription's own deliveries only, so leave the id out and Merx adds this subscription's id`);
+    throw refused(
+      'sink_foreign_id',
+      `the debug sink url names another subscription (${id}); the sink takes a subscription's own deliveries only, so leave the id out and Merx adds this subscription's id`,
+    );
   }
   url.hash = '';
   url.search = `?id=${subscriptionId}`;

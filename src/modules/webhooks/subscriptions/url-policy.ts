@@ -92,7 +92,10 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<C
   }
   const own = new URL(policy.publicBaseUrl);
   // The WHATWG parser already normalised numeric hosts: 2130706433, 0x7f000001, 0177.0.0.1 and 127.1 are all 127.0.0.1.
-  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const host = url.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   const isOwnHost = host === own.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   if (isOwnHost && url.pathname === SINK_PATH && url.protocol === own.protocol && !url.username && !url.password) {
     return { kind: 'sink', url };
@@ -103,7 +106,7 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<C
   if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) {
     if (!allowedByOperator(host, null, policy.allowHosts)) throw refused('host_blocked', `host ${host} is not a public host`);
   }
-  if (isOwnHost) throw refused('self_target', "url must not point at this service (its debug sink excepted)");
+  if (isOwnHost) throw refused('self_target', 'url must not point at this service (its debug sink excepted)');
 
   const literal = ipaddr.isValid(host) ? host : null;
   if (literal) {
