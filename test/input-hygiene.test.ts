@@ -5,7 +5,7 @@
 //   - dates outside years 0001..9999 in UTC (year 0000, and
 //     9999-12-31T23:59:59-14:00, which is year 10000 in UTC), in every strict
 //     date parameter, in segment filters and inside cursors.
-// Walks the operation registry so that every operation, present and future,
+// Walks the operation list so that every operation, present and future,
 // is covered: REST gives 400 validation_failed, MCP -32602, and nothing is written.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

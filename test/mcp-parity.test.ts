@@ -26,7 +26,7 @@ import { SCOPES } from '../src/platform/contract/scopes.ts';
 import { withPublicText } from '../src/transports/public-text.ts';
 import { operations } from '../src/app.ts';
 
-// SPEC MCP, the tool table: tool -> scope. The contract, not a copy of the registry: the registry must serve each.
+// SPEC MCP, the tool table: tool -> scope. The contract, not a copy of the operation list: the registry must serve each.
 const SPEC_TOOLS: Record<string, string> = {
   list_orders: 'orders:read',
   get_order: 'orders:read',
@@ -60,7 +60,7 @@ const SPEC_TOOLS: Record<string, string> = {
   get_facts: 'get_facts',
 };
 
-// Everything else is read from the operation registry, so a new tool is checked here without a line of this file
+// Everything else is read from the operation list, so a new tool is checked here without a line of this file
 // (and the walk's last test asks where its parity is proven).
 const MCP_OPERATIONS = operations.filter((op) => op.mcp !== false);
 /** Each tool and every scope whose key lists it: its scope and alsoAdmittedBy; EXTENSIONS 7: no scope = every key. */
@@ -899,7 +899,7 @@ test("each tool's inputSchema is its REST twin's parameters and body from the Op
       assert.equal((await refused(w, 'get_facts', { asset_id: UNKNOWN_ID, ...window })).error, 'NOT_FOUND');
     });
 
-    test('every tool of the registry was called through the SDK client on the version asked for, or its parity is proven in a test named in PARITY_ELSEWHERE', () => {
+    test('every tool of the operation list was called through the SDK client on the version asked for, or its parity is proven in a test named in PARITY_ELSEWHERE', () => {
       const unproven = Object.keys(TOOL_SCOPES).filter((name) => !w.called.has(name) && !(name in PARITY_ELSEWHERE));
       assert.deepEqual(
         unproven,
@@ -908,7 +908,7 @@ test("each tool's inputSchema is its REST twin's parameters and body from the Op
       );
       for (const name of Object.keys(SPEC_TOOLS)) assert.ok(w.called.has(name), `${name}: every tool of SPEC's table is walked here`);
       for (const [name, file] of Object.entries(PARITY_ELSEWHERE)) {
-        assert.ok(name in TOOL_SCOPES, `PARITY_ELSEWHERE names ${name}, which is no tool of the registry`);
+        assert.ok(name in TOOL_SCOPES, `PARITY_ELSEWHERE names ${name}, which is no tool of the operation list`);
         assert.ok(!w.called.has(name), `${name} is walked here: take it out of PARITY_ELSEWHERE`);
         assert.match(fs.readFileSync(new URL(`../${file}`, import.meta.url), 'utf8'), new RegExp(`'${name}'`), `${file} calls ${name}`);
       }

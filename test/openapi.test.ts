@@ -67,7 +67,7 @@ test('GET /api/v1/openapi.json is a public OpenAPI 3.1.0 document, version 1.0.0
   assert.ok(res.headers.get('x-deploy-sha'));
 });
 
-test('every REST operation of the registry is documented at its path and method with operationId = its name, and nothing else is', () => {
+test('every REST operation of the operation list is documented at its path and method with operationId = its name, and nothing else is', () => {
   for (const op of restOps) {
     const item = doc.paths[templateOf(op)];
     assert.ok(item, `${op.name}: path ${templateOf(op)} is missing`);
@@ -86,7 +86,7 @@ test('every REST operation of the registry is documented at its path and method 
   const documented = documentedOperations(doc)
     .map((o) => `${o.method.toUpperCase()} ${o.path} ${o.operation.operationId}`)
     .sort();
-  // Besides the registry, the document describes the keyless public routes: the debug sink (SPEC Debug sink) and the index.
+  // Besides the operation list, the document describes the keyless public routes: the debug sink (SPEC Debug sink) and the index.
   const expected = [
     ...restOps.map((op) => `${op.method} ${templateOf(op)} ${op.name}`),
     'POST /api/webhooks/sink webhook_debug_sink',
@@ -153,7 +153,7 @@ test('every schema in the document is valid JSON Schema 2020-12 (Ajv strict)', (
   }
 });
 
-test('the sample request bodies of the registry walk are valid per the document', async () => {
+test('the sample request bodies of the operation list walk are valid per the document', async () => {
   const t = await tenant(svc);
   for (const op of restOps.filter((o) => isWriteOp(o) && o.body)) {
     const { body } = await prepareCall(op, await createTargets(op, t), t);
@@ -474,7 +474,7 @@ test('the validator itself refuses what the document does not allow', () => {
 });
 
 // Path parameters are all declared by the operation (keeps pathParams honest for the walk).
-test('every path parameter of the registry is declared in the operation params', () => {
+test('every path parameter of the operation list is declared in the operation params', () => {
   for (const op of restOps) {
     for (const name of pathParams(op)) assert.ok(op.params?.properties[name], `${op.name}: :${name} has a schema`);
   }

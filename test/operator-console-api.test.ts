@@ -36,7 +36,7 @@ test('every console route wants the operator token, never an API key', async () 
   }
 });
 
-test('GET /info: the database, couriers and their simulator modes, jobs, presets, and every operation of the registry', async () => {
+test('GET /info: the database, couriers and their simulator modes, jobs, presets, and every operation of the list', async () => {
   await admin('POST', '/courier-sim/courier_b/mode', { mode: 'refuse' });
   try {
     const info = (await admin('GET', '/info')).body.data;

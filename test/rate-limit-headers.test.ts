@@ -1,5 +1,5 @@
 // GAPS General: every authenticated response carries X-RateLimit-Limit and
-// X-RateLimit-Remaining, whatever its status. Walks the operation registry:
+// X-RateLimit-Remaining, whatever its status. Walks the operation list:
 // every REST route answering 2xx, 400, 403 scope_missing, 403 plan_required
 // and 404, every MCP tool answering a result, a refusal (SCOPE, PLAN) and a
 // -32602, and MCP's HTTP 400 answers to a request with a valid key. A refused

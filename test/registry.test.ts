@@ -1,4 +1,4 @@
-// Walks the operation registry (DESIGN "one operation, three faces") and
+// Walks the operation list (DESIGN "one operation, three transports") and
 // proves, for every operation, over REST and over MCP:
 //   (a) a key lacking the operation's scope is refused (403 scope_missing with
 //       error.scope / MCP refusal SCOPE) and nothing is written;
@@ -52,9 +52,9 @@ async function toolNames(key: string): Promise<string[]> {
   return res.body.result.tools.map((tool: any) => tool.name);
 }
 
-// ---------------------------------------------------------------- the registry itself
+// ---------------------------------------------------------------- the operation list itself
 
-test('the registry is not empty and every operation has the fixtures the walk needs', () => {
+test('the operation list is not empty and every operation has the fixtures the walk needs', () => {
   assert.ok(operations.length > 0);
   const problems = operations.flatMap(missingFixtures);
   assert.deepEqual(problems, [], `add the missing entries to test/helpers/registry-fixtures.ts:\n${problems.join('\n')}`);
@@ -79,7 +79,7 @@ test('every write operation has a dry-run mode (SPEC "What the service does" 5)'
   assert.deepEqual(missing, []);
 });
 
-test('tools/list for an every-scope key is exactly the MCP face of the registry, with dry_run on dry-runnable tools', async () => {
+test('tools/list for an every-scope key is exactly the MCP face of the operation list, with dry_run on dry-runnable tools', async () => {
   const t = await tenant(svc);
   const res = await rpc(svc.url, t.key, request('tools/list'));
   const tools = new Map<string, any>(res.body.result.tools.map((tool: any) => [tool.name, tool]));

@@ -1,7 +1,7 @@
 // Operator API additions for the console at /admin (docs/operator-console.md):
 // what a person needs to find their way (service facts, account and shipment
 // lists), and one route that runs any public operation as the merchant's admin,
-// so the console reaches every operation of the registry, present and future,
+// so the console reaches every operation of the list, present and future,
 // without a key and without a second declaration of it.
 import { Type } from 'typebox';
 import { Closed, Cursor, Limit, ListOf, Nullable, Uuid } from '../platform/contract/schema.ts';
@@ -80,7 +80,7 @@ export function consoleRoutes(operations: Operation[]) {
       path: '/info',
       tags: ['Console'],
       summary: 'What this deployment is: database, courier mode, jobs, presets and the public operations',
-      description: 'The console reads it once after sign-in. operations lists the registry, so new operations show up without console changes.',
+      description: 'The console reads it once after sign-in. operations lists every operation, so new operations show up without console changes.',
       output: Closed({
         data: Closed({
           public_base_url: Type.String(),

@@ -1,7 +1,7 @@
 // Request samples for every operation of the public reference (issue 28):
 // Redoc's `x-codeSamples`, one with curl and one with the typed client
 // `merx-client`, written here from the operation's declaration (method, path,
-// parameters, body schema), so they follow the registry like the rest of the
+// parameters, body schema), so they follow the operation list like the rest of the
 // document.
 import type { TSchema } from 'typebox';
 import type { DescribedRoute } from './described-route.ts';

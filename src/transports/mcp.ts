@@ -1,4 +1,4 @@
-// POST /api/mcp: a thin JSON-RPC 2.0 layer over the operation registry
+// POST /api/mcp: a thin JSON-RPC 2.0 layer over the operation list
 // (DESIGN: MCP). Stateless Streamable HTTP: JSON responses, no sessions.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirePlan, requireScope, resourceMetadataChallenge, type AuthenticatedKey } from '../platform/edge/auth.ts';

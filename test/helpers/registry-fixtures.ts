@@ -1,4 +1,4 @@
-// Fixtures for walking the operation registry (DESIGN "one operation, three
+// Fixtures for walking the operation list (DESIGN "one operation, three
 // faces"): how to create each kind of resource an operation addresses by id,
 // and one valid input per operation. A module that adds an operation adds its
 // entries here; an operation without what it needs fails the walk loudly
@@ -76,7 +76,7 @@ async function createWebhook(t: Tenant, events = ['order.updated']): Promise<str
  */
 export const resourceFactories: Record<string, (t: Tenant) => Promise<string>> = {
   // OPERATOR_API checkout stands in for the storefront.
-  orders: async (t) => (await t.op.checkout(t.accountId, { notes: 'created by the registry walk' })).id,
+  orders: async (t) => (await t.op.checkout(t.accountId, { notes: 'created by the operation walk' })).id,
   // A waybill through the public API (the simulator stands in for courier_a), on a fresh checkout order.
   shipments: async (t) => {
     const order = await resourceFactories.orders(t);
@@ -162,7 +162,7 @@ export interface Sample {
  */
 export const samples: Record<string, Sample> = {
   update_order: {
-    body: () => ({ status: 'shipped', tracking_number: 'TRK-WALK-1', courier: 'courier_a', admin_notes: 'set by the registry walk' }),
+    body: () => ({ status: 'shipped', tracking_number: 'TRK-WALK-1', courier: 'courier_a', admin_notes: 'set by the operation walk' }),
   },
   create_product: { body: () => ({ name: 'Desk fan', price: 45.5, sku: 'FAN-WALK', weight_g: 1200, delivery_type: 'physical' }) },
   update_product: { body: () => ({ price: 21, marketing_name: 'The lamp', low_stock_threshold: 3 }) },
@@ -171,7 +171,7 @@ export const samples: Record<string, Sample> = {
     body: () => ({ type: 'delivery', qty: 5, unit_cost: 2.5, note: 'from the walk' }),
   },
   create_shipment: { targets: { order_id: 'orders' }, body: () => ({ weight_g: 1500 }) },
-  cancel_shipment: { body: () => ({ reason: 'cancelled by the registry walk' }) },
+  cancel_shipment: { body: () => ({ reason: 'cancelled by the operation walk' }) },
   get_shipment: { targets: { id: 'shipments' } },
   create_shipment_batch: { body: async (t) => ({ items: [{ order_id: await resourceFactories.orders(t), weight_g: 1500 }] }) },
   // A batch still running (its one item claimed for an hour by nobody, written straight into the tables): a finished one is answered unchanged.

@@ -6,11 +6,11 @@ import { Closed, Cursor, Limit, ListOf, Nullable, NullableUuid, StrictDate, Uuid
 import { applyMovement, listMovements, planMovement, type MovementType } from './movements.ts';
 import { stockLevels } from './stock.ts';
 import { Movement, MOVEMENT_TYPES, StockItem } from './schema.ts';
-import { movementEffects } from './effects.ts';
+import { movementEffects } from './approval-descriptions.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const TAGS = ['Inventory'];
-/** SPEC Inventory: 503 migration_pending where the feature is not enabled on this deployment (the registry enforces it). */
+/** SPEC Inventory: 503 migration_pending where the feature is not enabled on this deployment (execute() enforces it). */
 const INVENTORY: FeatureGate = { name: 'inventory', enabled: (config) => config.inventoryEnabled };
 
 export const getStockOp = defineOperation({

@@ -16,7 +16,7 @@ import {
   UpdateOrderPreview,
   UpdateOrderResult,
 } from './schema.ts';
-import { updateOrderEffects } from './effects.ts';
+import { updateOrderEffects } from './approval-descriptions.ts';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 

@@ -7,7 +7,7 @@ import { Closed, Cursor, Limit, ListOf, Uuid } from '../../platform/contract/sch
 import { Batch, BatchItem, ITEM_STATUSES, type BatchItemBody } from './batch-schema.ts';
 import { announce, cancelBatch, getBatch, insertBatch, listItems } from './batch-store.ts';
 import { checkEnvelope, previewItems } from './batch-envelope.ts';
-import { createBatchEffects } from './effects.ts';
+import { createBatchEffects } from './approval-descriptions.ts';
 import { batchLabels } from './batch-labels.ts';
 
 // Shipment operations, listed with the single ones in the reference.

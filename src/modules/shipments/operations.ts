@@ -12,7 +12,7 @@ import { createShipment, planShipment, type ShipmentDeps } from './create.ts';
 import { cancelShipment, isCancellable } from './cancel.ts';
 import { courierAccountFor } from './integrations.ts';
 import { getShipment, getShipmentText, latestShipmentText } from './queries.ts';
-import { cancelShipmentEffects, createShipmentEffects } from './effects.ts';
+import { cancelShipmentEffects, createShipmentEffects } from './approval-descriptions.ts';
 
 const TAGS = ['Shipments'];
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };

@@ -1,4 +1,4 @@
-// DESIGN "one operation, three faces": every public operation is declared once
+// DESIGN "one operation, three transports": every public operation is declared once
 // and the REST route, the MCP tool and the OpenAPI entry are derived from it.
 import type { Static, TObject, TSchema } from 'typebox';
 import type { Db, Sql } from '../db/db.ts';
@@ -82,7 +82,7 @@ export interface OperationSpec<
    * own scopes cover.
    */
   alsoAdmittedBy?: Scope[];
-  /** A deployment feature the operation needs; the registry refuses with 503 migration_pending while it is off. */
+  /** A deployment feature the operation needs; execute() refuses with 503 migration_pending while it is off. */
   feature?: FeatureGate;
   summary: string;
   /**

@@ -1,6 +1,6 @@
 // EXTENSIONS 7: what an order update would do, in sentences, for an approval.
 import type { OperationContext } from '../../platform/operations/operation.ts';
-import { eventEffect } from '../webhooks/effects.ts';
+import { eventEffect } from '../webhooks/approval-descriptions.ts';
 
 interface UpdatePreview {
   changes: Record<string, unknown>;

@@ -1,6 +1,6 @@
 // EXTENSIONS 7: what creating or cancelling a shipment would do, in sentences, for an approval.
 import type { OperationContext } from '../../platform/operations/operation.ts';
-import { eventEffect } from '../webhooks/effects.ts';
+import { eventEffect } from '../webhooks/approval-descriptions.ts';
 
 export async function createShipmentEffects(
   ctx: OperationContext,
