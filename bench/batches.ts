@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { PDFDocument } from 'pdf-lib';
-import { benchTools, setting } from './bench-tools.ts';
+import { benchTools, setting, operatorCall, timedCall } from './bench-tools.ts';
 import { startServiceProcess } from './service-process.ts';
 import { mergePdfs } from '../src/modules/shipments/batch-labels.ts';
 import { mostInFlight } from '../test/helpers/batches.ts';
@@ -24,22 +24,8 @@ const COURIERS = ['courier_a', 'courier_b', 'courier_c'] as const;
 
 const { log, cleanups, createDatabase, run } = benchTools('bench:batches', ADMIN_URL, 'merx_bench_batch');
 
-async function call(base: string, token: string, method: string, route: string, body?: unknown): Promise<{ status: number; body: any; ms: number }> {
-  const started = performance.now();
-  const res = await fetch(base + route, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, ms: performance.now() - started };
-}
-
-async function operator(base: string, method: string, route: string, body?: unknown) {
-  const res = await call(base, TOKEN, method, `/admin/api${route}`, body);
-  if (res.status >= 300) throw new Error(`operator ${method} ${route} -> ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body;
-}
+const call = timedCall;
+const operator = (base: string, method: string, route: string, body?: unknown) => operatorCall(base, TOKEN, method, route, body);
 
 /** The service's resident set in MB (Linux /proc). */
 function rssMb(pid: number): number {

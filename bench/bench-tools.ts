@@ -69,3 +69,28 @@ export function setting(name: string, fallback: number): number {
   if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a whole number, got "${raw}"`);
   return Number(raw);
 }
+
+/** One HTTP call to a service under test, timed: its status, its parsed body and how long it took. */
+export async function timedCall(
+  base: string,
+  token: string,
+  method: string,
+  route: string,
+  body?: unknown,
+): Promise<{ status: number; body: any; ms: number }> {
+  const started = performance.now();
+  const res = await fetch(base + route, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, ms: performance.now() - started };
+}
+
+/** The operator API of a service under test (OPERATOR_API.md), failing loudly on anything but success. */
+export async function operatorCall(base: string, token: string, method: string, route: string, body?: unknown) {
+  const res = await timedCall(base, token, method, `/admin/api${route}`, body);
+  if (res.status >= 300) throw new Error(`operator ${method} ${route} -> ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}

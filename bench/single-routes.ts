@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { benchTools, setting } from './bench-tools.ts';
+import { benchTools, setting, operatorCall, timedCall } from './bench-tools.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -34,22 +34,8 @@ interface Side {
   list: Array<{ perSecond: number; p50: number }>;
 }
 
-async function call(base: string, token: string, method: string, route: string, body?: unknown): Promise<{ status: number; body: any; ms: number }> {
-  const started = performance.now();
-  const res = await fetch(base + route, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, ms: performance.now() - started };
-}
-
-async function operator(base: string, method: string, route: string, body?: unknown) {
-  const res = await call(base, TOKEN, method, `/admin/api${route}`, body);
-  if (res.status >= 300) throw new Error(`operator ${method} ${route} -> ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body;
-}
+const call = timedCall;
+const operator = (base: string, method: string, route: string, body?: unknown) => operatorCall(base, TOKEN, method, route, body);
 
 /** `count` requests, IN_FLIGHT at a time: requests per second and the median latency. */
 async function measure(count: number, send: (i: number) => Promise<{ status: number; ms: number }>, expected: number) {
