@@ -84,7 +84,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       db,
       rateLimits,
       keys,
-      faults: { lookupFails: false, failNextShipmentCommit: false },
+      ...(config.production ? {} : { faults: { lookupFails: false, failNextShipmentCommit: false } }),
       notifier,
       deliveries,
       batches: new BatchRunner(),

@@ -167,10 +167,11 @@ export const accountRoutes = [
     }),
     output: Closed({ data: Closed({ plan_lookup: Type.String(), shipment_commit: Type.String() }) }),
     handler: async (s, input) => {
-      if (s.config.production) throw new AppError('not_found', 'route not found');
-      if (input.plan_lookup) s.faults.lookupFails = input.plan_lookup === 'fail';
-      if (input.shipment_commit) s.faults.failNextShipmentCommit = input.shipment_commit === 'fail_next';
-      return { data: { plan_lookup: s.faults.lookupFails ? 'fail' : 'ok', shipment_commit: s.faults.failNextShipmentCommit ? 'fail_next' : 'ok' } };
+      if (s.config.production || !s.faults) throw new AppError('not_found', 'route not found');
+      const faults = s.faults;
+      if (input.plan_lookup) faults.lookupFails = input.plan_lookup === 'fail';
+      if (input.shipment_commit) faults.failNextShipmentCommit = input.shipment_commit === 'fail_next';
+      return { data: { plan_lookup: faults.lookupFails ? 'fail' : 'ok', shipment_commit: faults.failNextShipmentCommit ? 'fail_next' : 'ok' } };
     },
   }),
 ];

@@ -21,7 +21,8 @@ export interface Services {
   rateLimits: RateLimits;
   /** API keys this instance has seen (issue 12). */
   keys: KeyCache;
-  faults: Faults;
+  /** The operator's forced failures (OPERATOR_API faults); absent in production, where nothing can force one. */
+  faults?: Faults;
   log: FastifyBaseLogger;
   /** This service's Prometheus registry (/metrics). */
   metrics: Registry;

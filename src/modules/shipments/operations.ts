@@ -25,9 +25,9 @@ const depsOf = (ctx: OperationContext): ShipmentDeps & { notifier: OperationCont
   notifier: ctx.notifier,
   source: ctx.caller.source,
   failNextCommit: () => {
-    const fail = ctx.faults.failNextShipmentCommit;
+    if (!ctx.faults?.failNextShipmentCommit) return false;
     ctx.faults.failNextShipmentCommit = false;
-    return fail;
+    return true;
   },
 });
 

@@ -200,8 +200,8 @@ export interface Faults {
 }
 
 /** SPEC Authentication 7: Pro and above; fail closed when the plan cannot be verified. */
-export function requirePlan(plan: string, faults: Faults): void {
-  if (faults.lookupFails || !['free', 'pro', 'business'].includes(plan)) {
+export function requirePlan(plan: string, faults: Faults | undefined): void {
+  if (faults?.lookupFails || !['free', 'pro', 'business'].includes(plan)) {
     throw new AppError('plan_lookup_failed', 'the account plan could not be verified; try again later');
   }
   if (plan === 'free') throw new AppError('plan_required', 'the API needs the Pro plan or above');
