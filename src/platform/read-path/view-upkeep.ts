@@ -115,8 +115,15 @@ type Log = { info: (fields: object, message: string) => void; error: (fields: ob
  */
 export function startBackfill(db: Db, views: readonly View[], log: Log): BackgroundBackfill {
   let stopping = false;
-  let running = true;
-  const done = backfillViews(db, views, () => stopping)
+  // Backfilling only once a view is known to have rows left: a fresh or current database never says so.
+  let running = false;
+  const stored = views.filter((v) => v.stored).map((v) => v.name);
+  const done = db
+    .query<{ pending: boolean }>('SELECT EXISTS (SELECT 1 FROM stored_views WHERE name = ANY($1::text[]) AND NOT backfilled) AS pending', [stored])
+    .then(({ rows }) => {
+      running = rows[0]?.pending === true && !stopping;
+      return running ? backfillViews(db, views, () => stopping) : [];
+    })
     .then((progress) => {
       for (const p of progress) {
         log.info({ view: p.view, rows: p.rows, batches: p.batches, longest_batch_ms: Math.round(p.longestBatchMs) }, 'stored view documents written');
