@@ -15,6 +15,7 @@ import path from 'node:path';
 import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { startTestService, http, freshTenant, type TestService } from './helpers/harness.ts';
+import { SCOPES } from '../src/platform/contract/scopes.ts';
 import { rpc, request } from './helpers/mcp.ts';
 
 const LAUNCHER = path.join(
@@ -76,23 +77,7 @@ const SPEC_TOOLS = [
   'list_shipment_batch_items',
   'cancel_shipment_batch',
 ];
-const ALL_SCOPES = [
-  'orders:read',
-  'orders:write',
-  'shipments:read',
-  'shipments:write',
-  'inventory:read',
-  'inventory:write',
-  'products:read',
-  'products:write',
-  'customers:read',
-  'customers:write',
-  'webhooks:read',
-  'webhooks:write',
-  'submit_brief',
-  'get_status',
-  'get_facts',
-];
+const ALL_SCOPES = [...SCOPES];
 
 let svc: TestService;
 let home: string;
