@@ -1,11 +1,14 @@
 // node bench/single-routes.ts (issue 39: "the single routes do not slow
 // down"): POST /api/v1/shipments and the order list's first page on this
 // checkout and on BENCH_BEFORE_DIR (a tree before shipment batches and
-// exports), two services side by side, each on its own fresh PostgreSQL
-// database seeded the same way, in alternating rounds (medians). Each round
-// ships BENCH_SHIPMENTS fresh orders, 4 requests in flight, then reads the
-// list's first page BENCH_LIST_READS times, 4 in flight. Appends to
-// bench/RESULTS-exports.md.
+// exports), two services, each on its own fresh PostgreSQL database seeded
+// the same way. Both sides are loaded at the same time, in windows of
+// BENCH_WINDOW_SEC: on a shared machine whatever else runs slows both alike,
+// where measuring one side after the other let the load between them decide
+// (two sequential runs here disagreed by tens of percent). Each window ships
+// fresh orders, 4 requests in flight per side; then a window of the list's
+// first page, 4 in flight per side. BENCH_ROUNDS windows of each; the result
+// is the median of the windows' ratios. Appends to bench/RESULTS-exports.md.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,44 +18,49 @@ import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const BEFORE_DIR = process.env.BENCH_BEFORE_DIR;
-const ROUNDS = setting('BENCH_ROUNDS', 3);
-const SHIPMENTS = setting('BENCH_SHIPMENTS', 200);
-const LIST_READS = setting('BENCH_LIST_READS', 500);
+const ROUNDS = setting('BENCH_ROUNDS', 7);
+const WINDOW_MS = setting('BENCH_WINDOW_SEC', 5) * 1000;
+/** Fresh orders per side and round: more than a window can ship (a side that ran out would end its window early). */
+const ORDERS_PER_ROUND = setting('BENCH_ORDERS_PER_ROUND', 800);
 const IN_FLIGHT = 4;
 const TOKEN = 'bench-operator-token-0123456789abcdef';
 const RESULTS = path.join(import.meta.dirname, 'RESULTS-exports.md');
 
 const { log, cleanups, createDatabase, run } = benchTools('single-routes', ADMIN_URL, 'merx_bench_single');
 
+interface Rate {
+  perSecond: number;
+  p50: number;
+}
+
 interface Side {
   name: string;
   service: ServiceProcess;
   key: string;
-  /** Orders not shipped yet, one round's worth taken at a time. */
+  /** Orders not shipped yet. */
   orders: string[];
-  shipments: Array<{ perSecond: number; p50: number }>;
-  list: Array<{ perSecond: number; p50: number }>;
+  shipments: Rate[];
+  list: Rate[];
 }
 
-const call = timedCall;
 const operator = (base: string, method: string, route: string, body?: unknown) => operatorCall(base, TOKEN, method, route, body);
 
-/** `count` requests, IN_FLIGHT at a time: requests per second and the median latency. */
-async function measure(count: number, send: (i: number) => Promise<{ status: number; ms: number }>, expected: number) {
+/** Requests until `deadline`, IN_FLIGHT at a time: requests per second and the median latency. */
+async function measureUntil(deadline: number, send: () => Promise<{ status: number; ms: number }> | null, expected: number): Promise<Rate> {
   const latencies: number[] = [];
-  let next = 0;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
-      for (let i = next++; i < count; i = next++) {
-        const res = await send(i);
+      while (performance.now() < deadline) {
+        const sent = send();
+        if (!sent) throw new Error('ran out of fresh orders before the window ended: raise BENCH_ORDERS_PER_ROUND');
+        const res = await sent;
         if (res.status !== expected) throw new Error(`answered ${res.status}, expected ${expected}`);
         latencies.push(res.ms);
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
-  return { perSecond: count / seconds, p50: median(latencies) };
+  return { perSecond: latencies.length / ((performance.now() - started) / 1000), p50: median(latencies) };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -64,7 +72,7 @@ async function startSide(name: string, main?: string): Promise<Side> {
   const account = (await operator(base, 'POST', '/accounts', { name: `Bench ${name}`, email: `bench-${name}@example.com` })).data;
   await operator(base, 'PUT', `/accounts/${account.id}/couriers/courier_a`, { enabled: true });
   const key = (await operator(base, 'POST', `/accounts/${account.id}/keys`, { name: 'bench', preset: 'fulfilment' })).key as string;
-  const orders: string[] = new Array(SHIPMENTS * ROUNDS);
+  const orders: string[] = new Array(ORDERS_PER_ROUND * ROUNDS);
   let next = 0;
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
@@ -90,11 +98,27 @@ async function startSide(name: string, main?: string): Promise<Side> {
   return { name, service, key, orders, shipments: [], list: [] };
 }
 
-async function round(side: Side): Promise<void> {
-  const base = side.service.url;
-  const batch = side.orders.splice(0, SHIPMENTS);
-  side.shipments.push(await measure(SHIPMENTS, (i) => call(base, side.key, 'POST', '/api/v1/shipments', { order_id: batch[i] }), 201));
-  side.list.push(await measure(LIST_READS, () => call(base, side.key, 'GET', '/api/v1/orders?limit=50'), 200));
+/** One window of each route, both sides loaded at once. */
+async function round(sides: Side[]): Promise<void> {
+  let deadline = performance.now() + WINDOW_MS;
+  const shipped = await Promise.all(
+    sides.map((side) => {
+      const batch = side.orders.splice(0, ORDERS_PER_ROUND);
+      return measureUntil(
+        deadline,
+        () => (batch.length ? timedCall(side.service.url, side.key, 'POST', '/api/v1/shipments', { order_id: batch.pop() }) : null),
+        201,
+      );
+    }),
+  );
+  deadline = performance.now() + WINDOW_MS;
+  const listed = await Promise.all(
+    sides.map((side) => measureUntil(deadline, () => timedCall(side.service.url, side.key, 'GET', '/api/v1/orders?limit=50'), 200)),
+  );
+  sides.forEach((side, i) => {
+    side.shipments.push(shipped[i]);
+    side.list.push(listed[i]);
+  });
 }
 
 await run(async () => {
@@ -102,25 +126,26 @@ await run(async () => {
   const loadBefore = os.loadavg()[0];
   const commit = (dir: string) => execFileSync('git', ['-C', dir, 'log', '-1', '--format=%h'], { encoding: 'utf8' }).trim();
   const sides = [await startSide('this tree'), await startSide('before', path.join(BEFORE_DIR, 'src', 'main.ts'))];
+  const [after, before] = sides;
   for (let r = 1; r <= ROUNDS; r++) {
-    // Alternating which side goes first, so that neither always meets the machine after the other.
-    for (const side of r % 2 ? sides : [...sides].reverse()) await round(side);
+    await round(sides);
     log(
       `round ${r}: ${sides.map((s) => `${s.name} ${s.shipments.at(-1)!.perSecond.toFixed(1)} shipments/s, list ${s.list.at(-1)!.perSecond.toFixed(0)}/s`).join('; ')}`,
     );
   }
-  const [after, before] = sides;
-  const row = (label: string, pick: (s: Side) => Side['list']) => {
+  const row = (label: string, pick: (s: Side) => Rate[]) => {
     const rate = (s: Side) => median(pick(s).map((m) => m.perSecond));
     const p50 = (s: Side) => median(pick(s).map((m) => m.p50));
-    return `| ${label} | ${rate(before).toFixed(1)} /s, p50 ${p50(before).toFixed(1)} ms | ${rate(after).toFixed(1)} /s, p50 ${p50(after).toFixed(1)} ms | ${((rate(after) / rate(before) - 1) * 100).toFixed(1)}% |`;
+    const ratios = pick(after).map((m, i) => m.perSecond / pick(before)[i].perSecond);
+    const percent = (ratio: number) => `${((ratio - 1) * 100).toFixed(1)}%`;
+    return `| ${label} | ${rate(before).toFixed(1)} /s, p50 ${p50(before).toFixed(1)} ms | ${rate(after).toFixed(1)} /s, p50 ${p50(after).toFixed(1)} ms | **${percent(median(ratios))}** (${ratios.map(percent).join(', ')}) |`;
   };
   const section = [
-    `## ${new Date().toISOString().slice(0, 16)}Z: the single routes beside the tree before batches and exports (bench/single-routes.ts)`,
+    `## ${new Date().toISOString().slice(0, 16)}Z: the single routes beside the tree before batches and exports, both loaded at once (bench/single-routes.ts)`,
     '',
     `- This tree: ${commit(path.join(import.meta.dirname, '..'))}; before: ${commit(BEFORE_DIR)}.`,
-    `- ${os.cpus().length} cores, load ${loadBefore.toFixed(1)} before and ${os.loadavg()[0].toFixed(1)} after; both services on PostgreSQL on this machine, each on its own fresh database with the same seed; ${ROUNDS} rounds alternating which side goes first, medians.`,
-    `- A round: POST /api/v1/shipments for ${SHIPMENTS} fresh orders (courier_a, the built-in simulator), then GET /api/v1/orders?limit=50 ${LIST_READS} times; ${IN_FLIGHT} requests in flight each.`,
+    `- ${os.cpus().length} cores, load ${loadBefore.toFixed(1)} before and ${os.loadavg()[0].toFixed(1)} after; both services on PostgreSQL on this machine, each on its own fresh database with the same seed.`,
+    `- ${ROUNDS} rounds; in each, both sides at once for ${WINDOW_MS / 1000} s of POST /api/v1/shipments (fresh orders, courier_a, the built-in simulator), then ${WINDOW_MS / 1000} s of GET /api/v1/orders?limit=50; ${IN_FLIGHT} requests in flight per side. Rates and p50: medians of the rounds; change: the median of the rounds' ratios (each round's in brackets).`,
     '',
     '| route | before | this tree | change in rate |',
     '| --- | --- | --- | --- |',
