@@ -24,6 +24,8 @@ import { listSegments } from '../src/modules/customers/segments.ts';
 import { valueOf } from '../src/platform/read-path/json-text.ts';
 import { setting } from './bench-tools.ts';
 import { EventReactions } from '../src/platform/db/outbox.ts';
+import { DocumentCache } from '../src/platform/read-path/document-cache.ts';
+import { Keyring } from '../src/platform/edge/secret-box.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const SIZE = { orders: setting('BENCH_ORDERS', 100_000), products: 200, customers: setting('BENCH_CUSTOMERS', 30_000) };
@@ -277,6 +279,8 @@ interface Statement {
 function recorder(pool: pg.Pool, seen: Statement[]): Sql {
   return {
     reactions: new EventReactions(),
+    documentCache: new DocumentCache(),
+    keyring: new Keyring(),
     query: async (text: string, params: unknown[] = []) => {
       seen.push({ text, params });
       const res = await pool.query(text, params as any[]);

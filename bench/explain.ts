@@ -11,6 +11,8 @@ import type { BenchParams } from './fixtures.ts';
 /** The query functions explained: this checkout's, or another one's (bench/explain-filters.ts, a before/after run). */
 import type { CursorSeal } from '../src/platform/contract/cursor-seal.ts';
 import { EventReactions } from '../src/platform/db/outbox.ts';
+import { DocumentCache } from '../src/platform/read-path/document-cache.ts';
+import { Keyring } from '../src/platform/edge/secret-box.ts';
 export interface ReadFunctions {
   listOrders: typeof orderQueries.listOrders;
   findOrder: typeof orderQueries.findOrder;
@@ -52,6 +54,8 @@ async function captureAll(db: Db, use: (sql: Sql) => Promise<unknown>): Promise<
   const recorder = {
     afterCommit: (task: () => void) => task(),
     reactions: new EventReactions(),
+    documentCache: new DocumentCache(),
+    keyring: new Keyring(),
     query: async (text: string, params: unknown[] = [], options?: QueryOptions) => {
       seen.push({ text, params, prepared: options?.prepared ?? false });
       return db.query(text, params, options);

@@ -7,6 +7,8 @@ import path from 'node:path';
 import type { Sql } from '../src/platform/db/db.ts';
 import { childCpuMs } from './cpu.ts';
 import { EventReactions } from '../src/platform/db/outbox.ts';
+import { DocumentCache } from '../src/platform/read-path/document-cache.ts';
+import { Keyring } from '../src/platform/edge/secret-box.ts';
 
 export const PGBENCH = process.env.BENCH_PGBENCH || '/usr/bin/pgbench';
 
@@ -26,6 +28,8 @@ export async function recordSql(call: (sql: Sql) => Promise<unknown>): Promise<S
     exec: async () => {},
     afterCommit: (task) => task(),
     reactions: new EventReactions(),
+    documentCache: new DocumentCache(),
+    keyring: new Keyring(),
   };
   await call(sql).catch(() => {}); // a get of "no row" throws not_found after sending its query
   if (!seen.length) throw new Error('the call sent no SQL');

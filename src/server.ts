@@ -31,6 +31,8 @@ import { SIMULATED_COURIERS } from './couriers/simulator/simulated-couriers.ts';
 import { SimulatorState } from './couriers/simulator/state.ts';
 import { openSimulatorStore } from './couriers/simulator/open-store.ts';
 import { AnswerBufferPool } from './platform/read-path/answer-bytes.ts';
+import { DocumentCache } from './platform/read-path/document-cache.ts';
+import { Keyring } from './platform/edge/secret-box.ts';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -45,7 +47,8 @@ export interface RunningService {
 /** `reactions: false`: nobody reacts to domain events (see app.ts subscribeReactions); tests of one room use it. */
 export async function startService(config: Config, options: { pgliteTemplate?: Blob; reactions?: boolean } = {}): Promise<RunningService> {
   const log = createLogger(config);
-  const db = await openDb({ ...config, pgliteTemplate: options.pgliteTemplate });
+  // Issue 43: what this service owns, carried by its Db and every transaction of it; another service in this process has its own.
+  const db = await openDb({ ...config, pgliteTemplate: options.pgliteTemplate, documentCache: new DocumentCache(), keyring: new Keyring() });
   db.health.setLog(log);
   let keys: KeyCache | undefined;
   let backfill: BackgroundBackfill | undefined;
@@ -147,7 +150,7 @@ async function openReadRouter(primary: Db, config: Config, log: ReturnType<typeo
   if (urls.length === 0 || primary.kind !== 'postgres') return null;
   const replicas = new ReplicaSet(
     primary,
-    urls.map((url) => replicaDb(url, config.poolMax, { prepared })),
+    urls.map((url) => replicaDb(url, config.poolMax, { prepared }, primary)),
     { maxLagMs, log },
   );
   await replicas.start();

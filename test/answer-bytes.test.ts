@@ -1,5 +1,5 @@
-// Large answers are written into buffers lent per answer and reused: each
-// buffer must be lent to one answer at a time, and come back only once the
+// Large answers are written into buffers borrowed from a pool per answer and
+// reused: each buffer must be borrowed by one answer at a time, and come back only once the
 // socket has written it, or answers would carry each other's bytes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,51 +9,51 @@ import { AnswerBufferPool } from '../src/platform/read-path/answer-bytes.ts';
 import { sendJsonText } from '../src/transports/json-answer.ts';
 import { JsonText } from '../src/platform/read-path/json-text.ts';
 
-test('a buffer given back is lent again, once, and only a lent one comes back', () => {
+test('a buffer released is borrowed again, once, and only a borrowed one comes back', () => {
   const pool = new AnswerBufferPool();
-  const first = pool.lend(100_000);
+  const first = pool.borrow(100_000);
   assert.equal(first.length, 100_000);
-  pool.giveBack(first);
-  pool.giveBack(first); // twice: still one buffer to lend
-  const again = pool.lend(120_000);
-  assert.equal(again.buffer, first.buffer, 'the same size class reuses the memory given back');
-  const other = pool.lend(120_000);
-  assert.notEqual(other.buffer, again.buffer, 'a buffer given back twice is not lent to two answers');
+  pool.release(first);
+  pool.release(first); // twice: still one buffer to borrow
+  const again = pool.borrow(120_000);
+  assert.equal(again.buffer, first.buffer, 'the same size class reuses the memory released');
+  const other = pool.borrow(120_000);
+  assert.notEqual(other.buffer, again.buffer, 'a buffer released twice is not borrowed by two answers');
 
   const foreign = Buffer.alloc(100_000);
-  pool.giveBack(foreign);
-  assert.notEqual(pool.lend(100_000).buffer, foreign.buffer, 'a buffer the pool did not lend is never lent');
-  const small = pool.lend(1_000);
-  pool.giveBack(small);
-  const next = pool.lend(1_000);
-  assert.ok(next.buffer !== small.buffer || next.byteOffset !== small.byteOffset, 'small answers are not kept');
+  pool.release(foreign);
+  assert.notEqual(pool.borrow(100_000).buffer, foreign.buffer, 'a buffer the pool did not give out is never given out');
+  const small = pool.borrow(1_000);
+  pool.release(small);
+  const next = pool.borrow(1_000);
+  assert.ok(next.buffer !== small.buffer || next.byteOffset !== small.byteOffset, 'small answers are not pooled');
 });
 
 test('idle buffers are bounded: past 32 MiB what comes back is left to the garbage collector', () => {
   const pool = new AnswerBufferPool();
   const size = 4 * 1024 * 1024;
-  const taken = Array.from({ length: 10 }, () => pool.lend(size));
-  for (const bytes of taken) pool.giveBack(bytes);
-  const lentAgain = new Set(taken.map((bytes) => bytes.buffer));
-  const retaken = Array.from({ length: 10 }, () => pool.lend(size));
-  assert.equal(retaken.filter((bytes) => lentAgain.has(bytes.buffer)).length, 8);
+  const taken = Array.from({ length: 10 }, () => pool.borrow(size));
+  for (const bytes of taken) pool.release(bytes);
+  const borrowedAgain = new Set(taken.map((bytes) => bytes.buffer));
+  const retaken = Array.from({ length: 10 }, () => pool.borrow(size));
+  assert.equal(retaken.filter((bytes) => borrowedAgain.has(bytes.buffer)).length, 8);
 });
 
-test('two pools (two services in one process) lend and bound their buffers apart', () => {
+test('two pools (two services in one process) pool and bound their buffers apart', () => {
   const one = new AnswerBufferPool();
   const other = new AnswerBufferPool();
-  const given = one.lend(100_000);
-  other.giveBack(given);
-  assert.notEqual(other.lend(100_000).buffer, given.buffer, 'a buffer one pool lent does not come back to the other');
-  one.giveBack(given);
-  assert.equal(one.lend(100_000).buffer, given.buffer, 'it comes back to the pool that lent it');
-  // One pool full to its bound leaves the other keeping what comes back.
+  const given = one.borrow(100_000);
+  other.release(given);
+  assert.notEqual(other.borrow(100_000).buffer, given.buffer, 'a buffer borrowed from one pool does not come back to the other');
+  one.release(given);
+  assert.equal(one.borrow(100_000).buffer, given.buffer, 'it comes back to the pool it was borrowed from');
+  // One pool full to its bound leaves the other pooling what comes back.
   const size = 4 * 1024 * 1024;
-  const taken = Array.from({ length: 8 }, () => one.lend(size));
-  for (const bytes of taken) one.giveBack(bytes);
-  const own = other.lend(size);
-  other.giveBack(own);
-  assert.equal(other.lend(size).buffer, own.buffer);
+  const taken = Array.from({ length: 8 }, () => one.borrow(size));
+  for (const bytes of taken) one.release(bytes);
+  const own = other.borrow(size);
+  other.release(own);
+  assert.equal(other.borrow(size).buffer, own.buffer);
 });
 
 /** A GET whose reader stops reading at first (its window fills, the server's write waits), then reads it all. */

@@ -21,6 +21,8 @@ import { drainFeed } from './helpers/events-feed.ts';
 import { emit } from '../src/platform/db/outbox.ts';
 import type { Sql } from '../src/platform/db/db.ts';
 import { EventReactions } from '../src/platform/db/outbox.ts';
+import { DocumentCache } from '../src/platform/read-path/document-cache.ts';
+import { Keyring } from '../src/platform/edge/secret-box.ts';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
 const WRITERS = onPostgres ? 12 : 4;
@@ -68,6 +70,8 @@ async function openWriter(): Promise<{ transaction: Transaction; close(): Promis
     exec: async (script) => void (await client.query(script)),
     afterCommit: () => {},
     reactions: new EventReactions(),
+    documentCache: new DocumentCache(),
+    keyring: new Keyring(),
   };
   const transaction: Transaction = async (body, rollback) => {
     await client.query('BEGIN');

@@ -86,7 +86,7 @@ test('a tool result writes the same JSON twice, once quoted, among other pieces'
   assert.deepEqual(pieces.bytes(buffers), Buffer.from(nested));
 });
 
-test('stored views in a page are quoted as JSON.stringify quotes them, the first time and from their kept escaped form', () => {
+test('stored views in a page are quoted as JSON.stringify quotes them, the first time and from their cached escaped form', () => {
   const views = [
     JSON.stringify({ name: 'Thing "one"', path: 'C:\\tmp\\x', city: 'Köln', emoji: '😀' }),
     JSON.stringify({ a: [1, 2, { b: 'c' }] }, null, '\t').replace(/\n/g, '\r\n'),
@@ -96,7 +96,7 @@ test('stored views in a page are quoted as JSON.stringify quotes them, the first
   const stored = views.map((text) => new StoredText(text, etagOfText(text)));
   const page = () => new JsonText(['{"data":[', stored[0], ',', stored[1], ',', stored[2], '],"has_more":false}']);
   const expected = `{"data":[${views.join(',')}],"has_more":false}`;
-  for (const round of ['first', 'kept']) {
+  for (const round of ['first', 'cached']) {
     const result = toolResult(page());
     assert.equal(
       result.text,
@@ -114,14 +114,14 @@ test('stored views in a page are quoted as JSON.stringify quotes them, the first
   );
 });
 
-test('a kept page (a held one) and its held documents write the same bytes, quoted and not, again and again', () => {
+test('a page with cached bytes (a cached one) and its cached documents write the same bytes, quoted and not, again and again', () => {
   const views = [
     JSON.stringify({ name: 'Thing "one"', path: 'C:\\tmp\\x', city: 'Köln', emoji: '😀' }),
     JSON.stringify({ a: [1, 2, { b: 'c' }] }, null, '\t').replace(/\n/g, '\r\n'),
   ];
-  const stored = views.map((text) => new StoredText(text, etagOfText(text)).keep());
+  const stored = views.map((text) => new StoredText(text, etagOfText(text)).cacheBytes());
   const expected = `{"data":[${views.join(',')}],"has_more":false}`;
-  const page = new JsonText(['{"data":[', stored[0], ',', stored[1], '],"has_more":false}']).keep();
+  const page = new JsonText(['{"data":[', stored[0], ',', stored[1], '],"has_more":false}']).cacheBytes();
   for (const round of [1, 2, 3]) {
     assert.deepEqual(page.bytes(buffers), Buffer.from(expected), `round ${round}: the page's bytes`);
     const result = toolResult(page);
@@ -129,9 +129,9 @@ test('a kept page (a held one) and its held documents write the same bytes, quot
     assert.deepEqual(result.bytes(buffers), Buffer.from(result.text), `round ${round}: the tool result's bytes`);
   }
   assert.equal(page.bytes(buffers), page.bytes(buffers), 'made once and shared');
-  // A raw control character: the quoted copy falls back to JSON.stringify's way, kept or not.
+  // A raw control character: the quoted copy falls back to JSON.stringify's way, cached or not.
   const odd = '{"a":"\u0001"}';
-  const oddPage = new JsonText([new StoredText(odd, etagOfText(odd)).keep()]).keep();
+  const oddPage = new JsonText([new StoredText(odd, etagOfText(odd)).cacheBytes()]).cacheBytes();
   assert.deepEqual(
     toolResult(oddPage).bytes(buffers),
     Buffer.from(`{"content":[{"type":"text","text":${JSON.stringify(odd)}}],"structuredContent":${odd},"isError":false}`),

@@ -11,6 +11,8 @@ import { openDb } from '../src/platform/db/open-db.ts';
 import type { QueryOptions, Sql } from '../src/platform/db/db.ts';
 import { listOrders } from '../src/modules/orders/queries.ts';
 import { EventReactions } from '../src/platform/db/outbox.ts';
+import { DocumentCache } from '../src/platform/read-path/document-cache.ts';
+import { Keyring } from '../src/platform/edge/secret-box.ts';
 
 const ACCOUNT = '00000000-0000-4000-8000-000000000001';
 
@@ -25,6 +27,8 @@ async function pageStatement(input: Parameters<typeof listOrders>[2]) {
     exec: async () => {},
     afterCommit: (task) => task(),
     reactions: new EventReactions(),
+    documentCache: new DocumentCache(),
+    keyring: new Keyring(),
   } as Sql;
   await listOrders(sql, ACCOUNT, input, new CursorSeal(Buffer.alloc(32)));
   return sent[sent.length - 1];

@@ -4,13 +4,13 @@ import type { AnswerBufferPool } from '../platform/read-path/answer-bytes.ts';
 import type { JsonText } from '../platform/read-path/json-text.ts';
 
 /**
- * Sends JSON text as its UTF-8 bytes, in a lent buffer given back when the
+ * Sends JSON text as its UTF-8 bytes, in a pooled buffer released when the
  * response has finished: by then the socket has written it (a response cut
  * short never finishes, and its buffer is the garbage collector's).
  * `buffers`: the service's pool (Services.answerBuffers).
  */
 export function sendJsonText(reply: FastifyReply, json: JsonText, buffers: AnswerBufferPool): FastifyReply {
   const bytes = json.bytes(buffers);
-  reply.raw.once('finish', () => buffers.giveBack(bytes));
+  reply.raw.once('finish', () => buffers.release(bytes));
   return reply.type('application/json; charset=utf-8').send(bytes);
 }

@@ -5,7 +5,6 @@
 import type { Sql } from '../../src/platform/db/db.ts';
 import { countSegment } from '../../src/modules/customers/segments.ts';
 import { isMembership } from '../../src/modules/customers/filters.ts';
-import { openSecret } from '../../src/platform/edge/secret-box.ts';
 
 export const LEGACY_ORDER_SQL = `SELECT o.id, o.number, o.order_number, o.status, o.payment_status, o.payment_method, o.funnel_step,
   o.parent_order_id, o.total, o.delivery_price, o.discount_amount, o.coupon_code, o.refund_amount_cents, o.refunded_at,
@@ -183,6 +182,6 @@ export async function legacySubscription(sql: Sql, accountId: string, webhookId:
     [accountId, webhookId],
   );
   const { secret, ...rest } = rows[0];
-  // Sealed at rest since issue 27: opened with the keyring the in-process service installed.
-  return { ...rest, secret_prefix: `${openSecret(String(secret)).slice(0, 8)}…` };
+  // Sealed at rest since issue 27: opened with the keyring of the service whose Db `sql` is.
+  return { ...rest, secret_prefix: `${sql.keyring.open(String(secret)).slice(0, 8)}…` };
 }

@@ -5,13 +5,12 @@ import { AppError } from '../../platform/contract/errors.ts';
 import type { CourierAccount, CourierSlug } from '../../couriers/adapter.ts';
 import type { CourierAdapters } from '../../couriers/adapters.ts';
 import { COURIER_SLUGS, isCourierSlug } from '../../couriers/catalog.ts';
-import { openSecret, sealSecret } from '../../platform/edge/secret-box.ts';
 
 // Credentials and the push token are sealed at rest (issue 27): credentials as
 // the sealed text of their JSON object, the push token sealed beside its
 // SHA-256, by which a pushing courier's token is found.
 const sha256 = (text: string) => crypto.createHash('sha256').update(text, 'utf8').digest('hex');
-const credentialsOf = (stored: string | null): Record<string, unknown> => (stored ? JSON.parse(openSecret(stored)) : {});
+const credentialsOf = (sql: Sql, stored: string | null): Record<string, unknown> => (stored ? JSON.parse(sql.keyring.open(stored)) : {});
 
 /** Where a pushing courier reports statuses. */
 export const pushPath = (slug: CourierSlug) => `/api/couriers/${slug}/push`;
@@ -42,10 +41,10 @@ export async function putIntegration(tx: Sql, accountId: string, slug: CourierSl
       accountId,
       slug,
       input.enabled,
-      sealSecret(JSON.stringify(input.credentials ?? {})),
+      tx.keyring.seal(JSON.stringify(input.credentials ?? {})),
       input.sender_origin == null ? null : JSON.stringify(input.sender_origin),
       input.shipment_terms == null ? null : JSON.stringify(input.shipment_terms),
-      sealSecret(pushToken),
+      tx.keyring.seal(pushToken),
       input.credentials !== undefined,
       input.sender_origin !== undefined,
       input.shipment_terms !== undefined,
@@ -54,7 +53,7 @@ export async function putIntegration(tx: Sql, accountId: string, slug: CourierSl
   );
   const { credentials, ...view } = rows[0];
   // Credentials are write-only: the view says which keys are set, never their values.
-  return { ...view, credentials_set: Object.keys(credentialsOf(credentials)) };
+  return { ...view, credentials_set: Object.keys(credentialsOf(tx, credentials)) };
 }
 
 /** The merchant's courier account for a call, or 400 courier_not_enabled (GAPS Orders and shipments). */
@@ -67,13 +66,13 @@ export async function courierAccountFor(sql: Sql, couriers: CourierAdapters, acc
   if (!row?.enabled) {
     throw new AppError('validation_failed', `the account has not enabled ${slug}`, { reason: 'courier_not_enabled' });
   }
-  const credentials = credentialsOf(row.credentials);
+  const credentials = credentialsOf(sql, row.credentials);
   const hasCredentials = Object.keys(credentials).length > 0;
   return {
     credentials: hasCredentials ? credentials : couriers.defaultCredentials(slug),
     senderOrigin: row.sender_origin,
     shipmentTerms: row.shipment_terms,
-    push: { url: couriers.selfOrigin() + pushPath(slug), token: openSecret(row.push_token) },
+    push: { url: couriers.selfOrigin() + pushPath(slug), token: sql.keyring.open(row.push_token) },
   };
 }
 
@@ -93,6 +92,6 @@ export async function listIntegrations(sql: Sql, accountId: string, slugs: reado
     const row = rows.find((r: Record<string, unknown>) => r.slug === slug);
     if (!row) return { slug, enabled: false, credentials_set: [] as string[] };
     const { credentials, ...view } = row;
-    return { ...view, credentials_set: Object.keys(credentialsOf(credentials)) };
+    return { ...view, credentials_set: Object.keys(credentialsOf(sql, credentials)) };
   });
 }

@@ -4,6 +4,8 @@
 import type { Readable } from 'node:stream';
 import type { DatabaseHealth } from './health.ts';
 import type { EventReactions } from './event-reactions.ts';
+import type { DocumentCache } from '../read-path/document-cache.ts';
+import type { Keyring } from '../edge/secret-box.ts';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -34,12 +36,27 @@ export interface Sql {
   afterCommit(task: () => void): void;
   /** Who reacts to the events emitted here: the same object through every wrapper and transaction of one Db. */
   readonly reactions: EventReactions<Sql>;
+  /** The documents this service's reads were answered with (document-cache.ts): the same object through every wrapper and transaction of one Db. */
+  readonly documentCache: DocumentCache;
+  /** This service's keys for secrets sealed at rest (secret-box.ts), likewise. */
+  readonly keyring: Keyring;
   /**
    * PostgreSQL transactions only: `COPY (...) TO STDOUT` as a byte stream,
    * read as fast as the reader takes it (backpressure). The statement takes
    * no parameters: values are written in with sqlWithLiterals (sql-literals.ts).
    */
   copyOut?(text: string): Readable;
+}
+
+/**
+ * What one service owns beside its connections (issue 43), made in the
+ * composition root and handed to its Db, so that two services in one process
+ * share neither; a Db opened without them (a CLI command, a migration's
+ * session) makes its own.
+ */
+export interface ServiceState {
+  documentCache?: DocumentCache;
+  keyring?: Keyring;
 }
 
 export interface TxOptions {

@@ -11,6 +11,8 @@ export function fencedDb(db: Db, fence: (tx: Sql, result: unknown) => Promise<vo
     kind: db.kind,
     health: db.health,
     reactions: db.reactions,
+    documentCache: db.documentCache,
+    keyring: db.keyring,
     query: (text, params, options) => db.query(text, params, options),
     exec: (script) => db.exec(script),
     afterCommit: (task) => db.afterCommit(task),

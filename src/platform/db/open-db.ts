@@ -5,12 +5,12 @@ import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { defaultPoolSize } from '../../config.ts';
 import { takeDirectoryLock } from './data-dir.ts';
-import type { Db } from './db.ts';
+import type { Db, ServiceState } from './db.ts';
 import { PgliteDb } from './pglite-db.ts';
 import { parsers, PostgresDb } from './postgres-db.ts';
 
-/** Where the database is and how to reach it (the Config fields of the same names). */
-export interface OpenOptions {
+/** Where the database is and how to reach it (the Config fields of the same names), and what the service owns with it. */
+export interface OpenOptions extends ServiceState {
   databaseUrl: string | null;
   dataDir: string;
   /** PostgreSQL only: the pool's size (default: defaultPoolSize()). */
@@ -25,10 +25,15 @@ export interface OpenOptions {
 
 export async function openDb(options: OpenOptions): Promise<Db> {
   if (options.databaseUrl) {
-    const db = new PostgresDb(options.databaseUrl, options.poolMax ?? defaultPoolSize(), {
-      directUrl: options.databaseDirectUrl,
-      prepared: options.preparedStatements,
-    });
+    const db = new PostgresDb(
+      options.databaseUrl,
+      options.poolMax ?? defaultPoolSize(),
+      {
+        directUrl: options.databaseDirectUrl,
+        prepared: options.preparedStatements,
+      },
+      options,
+    );
     await db.query('SELECT 1');
     return db;
   }
@@ -51,12 +56,16 @@ export async function openDb(options: OpenOptions): Promise<Db> {
     );
   }
   await pglite.exec("SET TimeZone = 'UTC'");
-  return new PgliteDb(pglite, lockFile);
+  return new PgliteDb(pglite, lockFile, options);
 }
 
-/** A PostgreSQL Db that does not try its connection first (a read replica may be down when the service starts). */
-export function replicaDb(url: string, poolMax: number, options: { prepared?: boolean } = {}): Db {
-  return new PostgresDb(url, poolMax, { ...options, role: 'replica' });
+/**
+ * A PostgreSQL Db that does not try its connection first (a read replica may
+ * be down when the service starts); `state`: the primary's, so that reads
+ * routed to a replica use the service's cache and keyring.
+ */
+export function replicaDb(url: string, poolMax: number, options: { prepared?: boolean } = {}, state: ServiceState = {}): Db {
+  return new PostgresDb(url, poolMax, { ...options, role: 'replica' }, state);
 }
 
 /**
@@ -66,7 +75,7 @@ export function replicaDb(url: string, poolMax: number, options: { prepared?: bo
  */
 export async function onDirectSession<T>(db: Db, options: OpenOptions, fn: (db: Db) => Promise<T>): Promise<T> {
   if (db.kind !== 'postgres' || !options.databaseDirectUrl || options.databaseDirectUrl === options.databaseUrl) return fn(db);
-  const direct = new PostgresDb(options.databaseDirectUrl, 1);
+  const direct = new PostgresDb(options.databaseDirectUrl, 1, {}, options);
   try {
     return await fn(direct);
   } finally {

@@ -2,7 +2,9 @@
 // one connection, so no pool, no outage and no WAL flush to wait for.
 import fs from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
-import type { Db, ListenState, QueryResult, Sql, TxOptions } from './db.ts';
+import type { Db, ListenState, QueryResult, ServiceState, Sql, TxOptions } from './db.ts';
+import { DocumentCache } from '../read-path/document-cache.ts';
+import { Keyring } from '../edge/secret-box.ts';
 import { DatabaseHealth } from './health.ts';
 import { EventReactions } from './event-reactions.ts';
 
@@ -12,10 +14,14 @@ export class PgliteDb implements Db {
   readonly health = new DatabaseHealth(async () => {});
   private pglite: PGlite;
   private lockFile: string | null;
+  readonly documentCache: DocumentCache;
+  readonly keyring: Keyring;
 
-  constructor(pglite: PGlite, lockFile: string | null) {
+  constructor(pglite: PGlite, lockFile: string | null, state: ServiceState = {}) {
     this.pglite = pglite;
     this.lockFile = lockFile;
+    this.documentCache = state.documentCache ?? new DocumentCache();
+    this.keyring = state.keyring ?? new Keyring();
   }
 
   async query<T>(text: string, params: unknown[] = []): Promise<QueryResult<T>> {
@@ -46,6 +52,8 @@ export class PgliteDb implements Db {
       return fn({
         afterCommit: (task) => committed.push(task),
         reactions: this.reactions,
+        documentCache: this.documentCache,
+        keyring: this.keyring,
         query: async <R>(text: string, params: unknown[] = []) => {
           const res = await t.query<R>(text, params as any[]);
           return { rows: res.rows, rowCount: res.rows.length || res.affectedRows || 0 };

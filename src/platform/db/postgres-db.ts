@@ -9,7 +9,9 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { DatabaseHealth, isUnavailableError, notPrimaryError } from './health.ts';
 import { EventReactions } from './event-reactions.ts';
-import type { Db, ListenState, QueryOptions, QueryResult, Sql, TxOptions } from './db.ts';
+import type { Db, ListenState, QueryOptions, QueryResult, ServiceState, Sql, TxOptions } from './db.ts';
+import { DocumentCache } from '../read-path/document-cache.ts';
+import { Keyring } from '../edge/secret-box.ts';
 
 const BACKGROUND_POOL_MAX = 3;
 
@@ -177,6 +179,8 @@ export class PostgresDb implements Db {
 
   readonly health: DatabaseHealth;
   readonly reactions = new EventReactions<Sql>();
+  readonly documentCache: DocumentCache;
+  readonly keyring: Keyring;
 
   /** The primary, or a read replica (DATABASE_READ_URLS): a probe of the primary also asks that it is not a standby. */
   private readonly role: 'primary' | 'replica';
@@ -185,7 +189,10 @@ export class PostgresDb implements Db {
     connectionString: string,
     poolMax: number,
     topology: { directUrl?: string | null; prepared?: boolean; role?: 'primary' | 'replica' } = {},
+    state: ServiceState = {},
   ) {
+    this.documentCache = state.documentCache ?? new DocumentCache();
+    this.keyring = state.keyring ?? new Keyring();
     this.connectionString = connectionString;
     this.role = topology.role ?? 'primary';
     this.directUrl = topology.directUrl ?? connectionString;
@@ -228,6 +235,8 @@ export class PostgresDb implements Db {
     const pool = this.backgroundPool;
     return {
       reactions: this.reactions,
+      documentCache: this.documentCache,
+      keyring: this.keyring,
       afterCommit: (task) => task(),
       query: async <R>(text: string, params: unknown[] = [], options?: QueryOptions) => {
         const res = await this.run(pool, pgQuery(text, params, options, true));
@@ -274,6 +283,8 @@ export class PostgresDb implements Db {
       const tx: Sql = {
         afterCommit: (task) => committed.push(task),
         reactions: this.reactions,
+        documentCache: this.documentCache,
+        keyring: this.keyring,
         query: async <R>(text: string, params: unknown[] = [], options?: QueryOptions) => {
           const res = await client.query(pgQuery(text, params, options, this.prepares));
           return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };

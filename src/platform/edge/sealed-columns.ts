@@ -4,7 +4,7 @@
 // under the current key when the operator rotates it (`npx merx secrets reseal`).
 import type { Db } from '../db/db.ts';
 import crypto from 'node:crypto';
-import { KEYS_VARIABLE, KEY_FILE, SecretBox, installSecretBox, isSealed, loadKeys, parseKeys, type SealingKey } from './secret-box.ts';
+import { KEYS_VARIABLE, KEY_FILE, SecretBox, isSealed, loadKeys, parseKeys, type SealingKey } from './secret-box.ts';
 
 interface SealedColumn {
   table: string;
@@ -32,7 +32,7 @@ const BATCH = 500;
 export class MissingKeyError extends Error {}
 
 /**
- * The keyring for this process, checked against the database: when values
+ * The keyring for this service (installed into db.keyring), checked against the database: when values
  * are sealed under a key this instance lacks, it stops at start with a
  * sentence naming the variable, rather than failing on the first webhook.
  * Then its sealing key is recorded and any plaintext left is sealed.
@@ -62,7 +62,7 @@ export async function openSecretsAtRest(
        SET value = CASE WHEN position(',' || $2 || ',' IN ',' || settings.value || ',') > 0 THEN settings.value ELSE settings.value || ',' || $2 END`,
     [KEY_IDS_SETTING, box.sealingKeyId],
   );
-  installSecretBox(box);
+  db.keyring.install(box);
   const { rows: sealed } = await db.query('SELECT 1 FROM settings WHERE key = $1', [SEALED_SETTING]);
   if (!sealed.length) {
     await resealColumns(db, box, (stored) => !isSealed(stored));

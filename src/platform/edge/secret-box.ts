@@ -6,9 +6,9 @@
 //
 // The keys come from ENCRYPTION_KEYS (`id:base64key,...`: the first seals,
 // every one opens), else from a key generated once into DATA_DIR (0600), which
-// every instance started from that directory shares. A process has one
-// keyring, installed at start (startService, the CLI): the rooms that keep
-// secrets call sealSecret/openSecret without carrying it around.
+// every instance started from that directory shares. Each service has its
+// keyring (Keyring), installed at start and carried by its Db: the rooms that
+// keep secrets call sql.keyring.seal/open on the Sql they already have.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -130,24 +130,33 @@ export function loadKeys(configured: SealingKey[] | null, dataDir: string): Seal
 
 const processKey: SealingKey = { id: `mem-${crypto.randomBytes(4).toString('hex')}`, key: crypto.randomBytes(32) };
 
-let installed: SecretBox | null = null;
+/**
+ * One service's keyring (issue 43: each service owns its own, made in the
+ * composition root and carried by its Db, so two services in one process
+ * seal under their own keys). Empty until openSecretsAtRest (startService,
+ * the CLI) installs the keys it loaded, before anything reads a secret.
+ */
+export class Keyring {
+  private box: SecretBox | null = null;
 
-/** The process's keyring from now on (startService and the CLI, before anything reads a secret). */
-export function installSecretBox(box: SecretBox): void {
-  installed = box;
-}
+  install(box: SecretBox): void {
+    this.box = box;
+  }
 
-function box(): SecretBox {
-  if (!installed) throw new Error('no encryption key installed: the service seals secrets with the keyring it loads at start');
-  return installed;
-}
+  private opened(): SecretBox {
+    if (!this.box) throw new Error('no encryption key installed: the service seals secrets with the keyring it loads at start');
+    return this.box;
+  }
 
-export const sealSecret = (plain: string): string => box().seal(plain);
+  seal(plain: string): string {
+    return this.opened().seal(plain);
+  }
 
-/** The plaintext of a stored secret; a value stored before sealing existed (it is sealed at the next start) passes as it is. */
-export function openSecret(stored: string): string;
-export function openSecret(stored: string | null): string | null;
-export function openSecret(stored: string | null): string | null {
-  if (stored === null) return null;
-  return isSealed(stored) ? box().open(stored) : stored;
+  /** The plaintext of a stored secret; a value stored before sealing existed (it is sealed at the next start) passes as it is. */
+  open(stored: string): string;
+  open(stored: string | null): string | null;
+  open(stored: string | null): string | null {
+    if (stored === null) return null;
+    return isSealed(stored) ? this.opened().open(stored) : stored;
+  }
 }

@@ -15,8 +15,6 @@ import type { Db, Sql } from '../db/db.ts';
 import { AppError } from '../contract/errors.ts';
 import { fencedDb } from '../db/fenced-db.ts';
 import { canonicalJson } from '../contract/canonical-json.ts';
-// Issue 27: answers carry secrets (a webhook's signing secret), so their bodies are sealed at rest.
-import { openSecret, sealSecret } from '../edge/secret-box.ts';
 import type { Operation } from './operation.ts';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -121,7 +119,7 @@ export async function claimIdempotencyKey(db: Db, accountId: string, key: string
       replay: {
         status: existing.response_status,
         headers: existing.response_headers ?? {},
-        body: existing.response_body === null ? '' : openSecret(existing.response_body),
+        body: existing.response_body === null ? '' : db.keyring.open(existing.response_body),
         origin: existing.response_origin ?? 'rest',
       },
     };
@@ -155,11 +153,12 @@ export class IdempotentRun {
    * lease, so nothing commits for a key another request holds.
    */
   async storeInTransaction(tx: Sql, answer: StoredAnswer): Promise<void> {
+    // Issue 27: answers carry secrets (a webhook's signing secret), so their bodies are sealed at rest.
     const { rowCount } = await tx.query(
       `UPDATE idempotency_keys SET effect_committed = true, response_status = $4, response_headers = $5, response_body = $6, response_origin = $7,
               owner = NULL, locked_until = NULL
         WHERE account_id = $1 AND key = $2 AND owner = $3`,
-      [...this.id, answer.status, JSON.stringify(answer.headers), sealSecret(answer.body), answer.origin],
+      [...this.id, answer.status, JSON.stringify(answer.headers), tx.keyring.seal(answer.body), answer.origin],
     );
     if (rowCount === 0) throw inUse();
     tx.afterCommit(() => this.stopHeartbeat());
@@ -217,7 +216,7 @@ export class IdempotentRun {
     await this.db.query(
       `UPDATE idempotency_keys SET response_status = $4, response_headers = $5, response_body = $6, response_origin = $7, owner = NULL, locked_until = NULL
         WHERE account_id = $1 AND key = $2 AND owner = $3`,
-      [...this.id, answer.status, JSON.stringify(answer.headers), sealSecret(answer.body), answer.origin],
+      [...this.id, answer.status, JSON.stringify(answer.headers), this.db.keyring.seal(answer.body), answer.origin],
     );
   }
 

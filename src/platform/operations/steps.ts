@@ -21,6 +21,8 @@ export function boundTo(tx: Sql, db: Db, commits: boolean): Db {
     exec: (script) => inner.exec(script),
     afterCommit: (task) => inner.afterCommit(task),
     reactions: inner.reactions,
+    documentCache: inner.documentCache,
+    keyring: inner.keyring,
     tx: (fn) => fn(inner),
     background: () => inner,
     // Bound to one transaction: notifications are for the service's own Db.

@@ -10,8 +10,8 @@ export class JsonText {
   readonly fields: Readonly<Record<string, unknown>> | null;
   /** A stored view's ETag, written with its text by the database (issue 29): the tag of exactly this text. */
   readonly etag: string | null;
-  /** Its bytes and escaped bytes, once made, when it is kept to answer again (keep()). */
-  private kept: { utf8: Buffer | null; escaped: Buffer | null } | null = null;
+  /** Its bytes and escaped bytes, once made, when they are cached to answer again (cacheBytes()). */
+  private cached: { utf8: Buffer | null; escaped: Buffer | null } | null = null;
   /** `text`: the JSON, or the pieces that written one after another make it. */
   constructor(text: string | readonly Piece[], fields: Record<string, unknown> | null = null, etag: string | null = null) {
     this.pieces = typeof text === 'string' ? [text] : text;
@@ -26,31 +26,31 @@ export class JsonText {
    * the bytes it sends (bytes()).
    */
   static concat(parts: ReadonlyArray<string | JsonText>): JsonText {
-    // A kept JSON stays one piece: its bytes are made once.
-    return new JsonText(parts.flatMap((part) => (part instanceof JsonText ? (part.kept ? [part] : part.pieces) : [part])));
+    // A JSON with cached bytes stays one piece: its bytes are made once.
+    return new JsonText(parts.flatMap((part) => (part instanceof JsonText ? (part.cached ? [part] : part.pieces) : [part])));
   }
 
   /**
-   * Marks it as answering again and again (a held page, held-documents.ts):
+   * Marks it as answering again and again (a cached page, document-cache.ts):
    * its bytes, and its escaped bytes for MCP's text content, are then made
-   * once and shared by every answer (never lent: nothing writes into them).
+   * once and shared by every answer (never from the pool: nothing writes into them).
    */
-  keep(): this {
-    this.kept ??= { utf8: null, escaped: null };
+  cacheBytes(): this {
+    this.cached ??= { utf8: null, escaped: null };
     return this;
   }
 
-  /** Its escaped bytes (no quotes) when it is kept, or null: a quoted copy then escapes it piece by piece. */
+  /** Its escaped bytes (no quotes) when its bytes are cached, or null: a quoted copy then escapes it piece by piece. */
   escapedBytes(): Buffer | null {
-    if (!this.kept) return null;
-    if (!this.kept.escaped) {
-      const utf8 = this.keptBytes();
+    if (!this.cached) return null;
+    if (!this.cached.escaped) {
+      const utf8 = this.cachedBytes();
       const scratch = Buffer.allocUnsafe(2 * utf8.length);
       const end = escapeBytesInto(scratch, 0, utf8);
       if (end < 0) return null;
-      this.kept.escaped = Buffer.from(scratch.subarray(0, end));
+      this.cached.escaped = Buffer.from(scratch.subarray(0, end));
     }
-    return this.kept.escaped;
+    return this.cached.escaped;
   }
 
   /**
@@ -76,32 +76,32 @@ export class JsonText {
    * The UTF-8 bytes to send, each piece written into one buffer. Measured on
    * MCP's list answers (~130 kB: the view twice, once escaped): joining them
    * into one string first cost a third of the service's CPU, most of it in
-   * garbage collection. `buffers`: the service's pool the buffer is lent
-   * from (a kept JSON's bytes are its own, never lent).
+   * garbage collection. `buffers`: the service's pool the buffer is borrowed
+   * from (a JSON with cached bytes answers with those, never pooled).
    */
   bytes(buffers: AnswerBufferPool): Buffer {
-    if (this.kept) return this.keptBytes();
+    if (this.cached) return this.cachedBytes();
     return this.writtenBytes(buffers) ?? Buffer.from(this.text);
   }
 
-  /** A kept JSON's bytes, made once (written into a buffer of their own: they are never given back). */
-  keptBytes(): Buffer {
-    this.kept!.utf8 ??= this.writtenBytes(null) ?? Buffer.from(this.text);
-    return this.kept!.utf8;
+  /** The cached bytes (cacheBytes()), made once (written into a buffer of their own: they are never released to the pool). */
+  cachedBytes(): Buffer {
+    this.cached!.utf8 ??= this.writtenBytes(null) ?? Buffer.from(this.text);
+    return this.cached!.utf8;
   }
 
   /**
    * bytes(), or null when a quoted piece holds a character only JSON.stringify's
-   * way escapes (never in JSON text); lent from `buffers`, or allocated without one.
+   * way escapes (never in JSON text); borrowed from `buffers`, or allocated without one.
    */
   private writtenBytes(buffers: AnswerBufferPool | null): Buffer | null {
     let room = 0;
     for (const piece of this.pieces) room += piece instanceof QuotedJson ? piece.room() : sizeOf(piece);
-    const bytes = buffers ? buffers.lend(room) : Buffer.allocUnsafe(room);
+    const bytes = buffers ? buffers.borrow(room) : Buffer.allocUnsafe(room);
     let at = 0;
     for (const piece of this.pieces) {
       if (piece instanceof QuotedJson) at = piece.writeInto(bytes, at);
-      else if (piece instanceof JsonText) at += piece.keptBytes().copy(bytes, at);
+      else if (piece instanceof JsonText) at += piece.cachedBytes().copy(bytes, at);
       else if (piece instanceof StoredText && piece.utf8) at += piece.utf8.copy(bytes, at);
       else at += bytes.write(textOf(piece), at);
       if (at < 0) return null;
@@ -145,12 +145,12 @@ export function dataOf(answer: unknown): unknown {
 
 /**
  * A stored view's text with its ETag, the SHA-256 of exactly this text
- * (issue 29): the tag names the text, so its escaped form can be kept.
+ * (issue 29): the tag names the text, so its escaped form can be cached.
  */
 export class StoredText {
   readonly text: string;
   readonly etag: string;
-  /** The text's UTF-8 bytes, once it is kept to answer again (held-documents.ts): an answer then copies them. */
+  /** The text's UTF-8 bytes, once it is cached to answer again (document-cache.ts): an answer then copies them. */
   utf8: Buffer | null = null;
   /** Its escaped bytes (no quotes), once a quoted copy made them (MCP's text content), or false when only JSON.stringify can. */
   escaped: Buffer | false | null = null;
@@ -159,8 +159,8 @@ export class StoredText {
     this.etag = etag;
   }
 
-  /** This text with its UTF-8 bytes, to be held for later answers. */
-  keep(): this {
+  /** This text with its UTF-8 bytes, to be cached for later answers. */
+  cacheBytes(): this {
     this.utf8 ??= Buffer.from(this.text);
     return this;
   }
@@ -168,11 +168,11 @@ export class StoredText {
 
 /** A piece's UTF-8 length. */
 function sizeOf(piece: string | StoredText | JsonText): number {
-  if (piece instanceof JsonText) return piece.keptBytes().length;
+  if (piece instanceof JsonText) return piece.cachedBytes().length;
   return piece instanceof StoredText && piece.utf8 ? piece.utf8.length : Buffer.byteLength(textOf(piece));
 }
 
-/** A piece of a JsonText: text as it is, a stored view's text, a kept JSON, or another JSON's text as a JSON string. */
+/** A piece of a JsonText: text as it is, a stored view's text, a JSON with cached bytes, or another JSON's text as a JSON string. */
 type Piece = string | StoredText | JsonText | QuotedJson;
 
 function textOf(piece: Piece): string {
@@ -184,8 +184,8 @@ function textOf(piece: Piece): string {
 /**
  * A stored text's escaped bytes (no quotes), made once per text: MCP sends a
  * page twice, once escaped as a JSON string, and escaping ~60 kB was most of
- * what a tool call cost beyond its REST twin; pollers' documents are held
- * (held-documents.ts), so a held one is escaped once. Null when it holds a
+ * what a tool call cost beyond its REST twin; pollers' documents are cached
+ * (document-cache.ts), so a cached one is escaped once. Null when it holds a
  * character only JSON.stringify's way escapes.
  */
 function escapedStored(piece: StoredText): Buffer | null {
@@ -270,8 +270,8 @@ class QuotedJson {
     }
     const { pieces } = this.json;
     for (let i = 0; i < pieces.length; i++) {
-      const kept = pieces[i] instanceof StoredText ? escapedStored(pieces[i] as StoredText) : null;
-      to = kept ? to + kept.copy(bytes, to) : escapeInto(bytes, to, textOf(pieces[i]), this.sizes[i]);
+      const escapedOnce = pieces[i] instanceof StoredText ? escapedStored(pieces[i] as StoredText) : null;
+      to = escapedOnce ? to + escapedOnce.copy(bytes, to) : escapeInto(bytes, to, textOf(pieces[i]), this.sizes[i]);
       if (to < 0) return -1;
     }
     bytes[to++] = QUOTE;

@@ -9,7 +9,7 @@ import { isoTime, type JsonView } from './json-view.ts';
 import type { View } from './stored-view.ts';
 import { etagOfAnswer } from '../contract/etag.ts';
 import { afterCursor, encodeCursor } from '../contract/paging.ts';
-import { documentOf, heldFor, hold } from './held-documents.ts';
+import { documentOf } from './document-cache.ts';
 import type { ScopedSeal } from '../contract/cursor-seal.ts';
 
 /** A keyset page: its size, where it starts (the previous page's next_cursor), and the seal of the account it is read for. */
@@ -68,26 +68,26 @@ export async function readOne(
   options: QueryOptions = { prepared: true },
 ): Promise<JsonText | null> {
   const tags = view.etag ? `$${params.length + 1}` : '';
-  const columns = view.etag ? heldColumns(view, tags) : `${view.json}::text AS v`;
+  const columns = view.etag ? cacheCheckedColumns(view, tags) : `${view.json}::text AS v`;
   const text = statementText(view, `${where} ${tags}`, () => `SELECT ${columns} FROM ${view.from} ${view.joins ?? ''} WHERE ${where}`);
   if (!view.etag) {
     const { rows } = await sql.query<{ v: string }>(text, params, options);
     return rows[0] ? new JsonText(rows[0].v) : null;
   }
-  const held = heldFor(text, params);
-  const row = (await sql.query<HeldRow>(text, [...params, held.tags], options)).rows[0];
+  const cached = sql.documentCache.lookup(text, params);
+  const row = (await sql.query<CacheCheckedRow>(text, [...params, cached.tags], options)).rows[0];
   if (!row) return null;
-  const document = documentOf(held, row.v, row.e);
-  hold(held, [document]);
+  const document = documentOf(cached, row.v, row.e);
+  sql.documentCache.store(cached, [document]);
   return new JsonText([document], null, document.etag);
 }
 
 /**
  * A stored view's columns in a read that sends the tags of the documents it
- * was answered with last (held-documents.ts) as the parameter `tags`: the
+ * was answered with last (document-cache.ts) as the parameter `tags`: the
  * text only where the row's tag is not one of them.
  */
-function heldColumns(view: JsonView, tags: string): string {
+function cacheCheckedColumns(view: JsonView, tags: string): string {
   return `CASE WHEN ${view.etag} = ANY (${tags}::text[]) THEN NULL ELSE ${view.json}::text END AS v, ${view.etag} AS e`;
 }
 
@@ -175,7 +175,7 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: K
   const limit = Number(page.limit) + 1;
   const order = `${a}.created_at DESC, ${a}.id DESC`;
   const tags = view.etag ? `$${filter.values.length + 1}` : '';
-  const columns = `${view.etag ? heldColumns(view, tags) : `${view.json}::text AS v`}, ${isoTime(`${a}.created_at`)} AS c, ${a}.id::text AS i`;
+  const columns = `${view.etag ? cacheCheckedColumns(view, tags) : `${view.json}::text AS v`}, ${isoTime(`${a}.created_at`)} AS c, ${a}.id::text AS i`;
   const text = statementText(
     view,
     `${limit} ${conditions} ${tags}`,
@@ -188,22 +188,22 @@ export async function readPage(sql: Sql, view: JsonView, filter: Filter, page: K
   const options = { prepared: !filter.planPerValue };
   if (!view.etag) return pageText((await sql.query<PageRow>(text, filter.values, options)).rows, page.limit, page.seal);
   // A stored view: the text only of the documents whose tags differ from those this read was answered with last.
-  const held = heldFor(text, filter.values);
-  const { rows } = await sql.query<HeldRow & { c: string; i: string }>(text, [...filter.values, held.tags], options);
-  const documents = rows.map((row) => documentOf(held, row.v, row.e));
-  // Every row held and no other: the same documents, so the same page (its cursor and ETag too).
-  const changed = rows.length !== held.documents.size || rows.some((row) => row.v !== null);
-  if (!changed && held.answer?.sealedBy === page.seal.sealedBy) return held.answer.page;
+  const cached = sql.documentCache.lookup(text, filter.values);
+  const { rows } = await sql.query<CacheCheckedRow & { c: string; i: string }>(text, [...filter.values, cached.tags], options);
+  const documents = rows.map((row) => documentOf(cached, row.v, row.e));
+  // Every row cached and no other: the same documents, so the same page (its cursor and ETag too).
+  const changed = rows.length !== cached.documents.size || rows.some((row) => row.v !== null);
+  if (!changed && cached.answer?.sealedBy === page.seal.sealedBy) return cached.answer.page;
   const answer = pageText(
     rows.map((row, n) => ({ v: documents[n], e: row.e, c: row.c, i: row.i })),
     page.limit,
     page.seal,
-  ).keep();
-  hold(held, documents, { page: answer, sealedBy: page.seal.sealedBy });
+  ).cacheBytes();
+  sql.documentCache.store(cached, documents, { page: answer, sealedBy: page.seal.sealedBy });
   return answer;
 }
 
-/** A row of a keyset page: its view's text (held, for a stored view), its stored ETag (a stored view), and its keyset values. */
+/** A row of a keyset page: its view's text (cached, for a stored view), its stored ETag (a stored view), and its keyset values. */
 export interface PageRow {
   v: string | StoredText;
   e?: string;
@@ -211,8 +211,8 @@ export interface PageRow {
   i: string;
 }
 
-/** A stored view's row in a read that sent its held tags: the text is null where the tag is one of them. */
-interface HeldRow {
+/** A stored view's row in a read that sent its cached tags: the text is null where the tag is one of them. */
+interface CacheCheckedRow {
   v: string | null;
   e: string;
 }

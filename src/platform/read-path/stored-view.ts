@@ -1,7 +1,7 @@
 // A view declared once (issue 29): each field names its SQL and its schema
 // together, and from that one declaration follow the contract's TypeBox
 // schema, the SQL that writes the view as JSON, and, for a stored view, the
-// database's upkeep of it: the document and its ETag kept in two columns of
+// database's upkeep of it: the document and its ETag stored in two columns of
 // the row, written by a trigger in the transaction of any change (the API,
 // the operator API, a migration, a SQL console), and refreshed when a row
 // of a table the view reads (an order's shipments) changes. Reads select the
@@ -83,7 +83,7 @@ export interface ViewDeclaration<F extends ViewFields> {
   fields: F;
   /** Options of the contract schema ($id, description). */
   schema?: Record<string, unknown>;
-  /** Kept as a document in the row (the views pollers list at volume); others are built when read. */
+  /** Stored as a document in the row (the views pollers list at volume); others are built when read. */
   stored?: { sources?: ViewSource[] };
 }
 
@@ -101,7 +101,7 @@ export interface View<F extends ViewFields = ViewFields> {
   /** The JSON built from the row as it is now: what the stored document must always equal. */
   readonly built: JsonView;
   readonly stored: boolean;
-  /** Which declaration wrote a stored document: a hash of the SQL that builds it, kept in the row beside it. */
+  /** Which declaration wrote a stored document: a hash of the SQL that builds it, stored in the row beside it. */
   readonly version: string;
   /** A stored view's upkeep in SQL (columns, triggers, its stored_views row), idempotent; empty for a view built when read. */
   readonly upkeepSql: string;

@@ -39,7 +39,6 @@ import { retryOnConflict } from '../../../platform/db/conflict-retry.ts';
 import { UrlChecks } from './url-checks.ts';
 import { DueAnnouncer, DueTimer } from './due-timer.ts';
 import { deliveryMetrics, type DeliveryMetrics } from './metrics.ts';
-import { openSecret } from '../../../platform/edge/secret-box.ts';
 import crypto from 'node:crypto';
 import { attemptRow, insertAttempts, type AttemptRow, type AttemptTrigger } from '../attempts/log.ts';
 import { RecoveryRunner } from '../recovery/runner.ts';
@@ -72,7 +71,8 @@ export class DeliveryEngine {
   private log: FastifyBaseLogger;
   private urls: UrlChecks;
   private senders: ThreadedSenders;
-  private readonly secrets = new OpenedSecrets(openSecret);
+  /** Opened with this service's keyring (its Db's), cached per sealed text. */
+  private readonly secrets: OpenedSecrets;
   private self: SelfOrigin | null = null;
   private due: DueTimer | null = null;
   /** EXTENSIONS 6: recoveries run where the worker runs. */
@@ -104,6 +104,7 @@ export class DeliveryEngine {
 
   constructor(deps: { db: Db; notifier: Notifier; log: FastifyBaseLogger; policy: UrlPolicy; metrics?: Registry; senderNice?: number }) {
     this.db = deps.db;
+    this.secrets = new OpenedSecrets((sealed) => deps.db.keyring.open(sealed));
     this.senders = new ThreadedSenders({ nice: deps.senderNice });
     this.bookkeeping = deps.db.background();
     this.notifier = deps.notifier;

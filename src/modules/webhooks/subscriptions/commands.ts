@@ -7,7 +7,6 @@ import { SUBSCRIBABLE_EVENTS } from '../../../platform/db/outbox.ts';
 import { JsonText } from '../../../platform/read-path/json-text.ts';
 import { MAX_SUBSCRIPTIONS } from '../schema.ts';
 import { standardSecretOf } from '../signing/signature.ts';
-import { sealSecret } from '../../../platform/edge/secret-box.ts';
 import { findSubscription, getSubscriptionText } from './queries.ts';
 
 /** SPEC Webhook subscription: 64 hex characters. */
@@ -38,7 +37,7 @@ export async function createSubscription(
   const id = input.id ?? crypto.randomUUID();
   await tx.query(
     'INSERT INTO webhook_subscriptions (id, account_id, url, description, events, secret, secret_prefix) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-    [id, accountId, input.url, input.description ?? null, input.events, sealSecret(secret), secret.slice(0, 8)],
+    [id, accountId, input.url, input.description ?? null, input.events, tx.keyring.seal(secret), secret.slice(0, 8)],
   );
   // SPEC: the full secret is shown here, once.
   return JsonText.object({ data: await getSubscriptionText(tx, accountId, id), secret });
@@ -100,7 +99,7 @@ export async function rotateSecret(tx: Sql, accountId: string, webhookId: string
         SET previous_secret = secret, previous_secret_expires_at = now() + make_interval(secs => $4), secret = $3, secret_prefix = $5,
             updated_at = now()
       WHERE account_id = $1 AND id = $2 RETURNING previous_secret_expires_at`,
-    [accountId, webhookId, sealSecret(secret), previousTtlSec, secret.slice(0, 8)],
+    [accountId, webhookId, tx.keyring.seal(secret), previousTtlSec, secret.slice(0, 8)],
   );
   // EXTENSIONS 4: the new secret is shown here, once, beside the view (which shows its prefix only).
   return JsonText.object({

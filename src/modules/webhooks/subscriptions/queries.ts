@@ -7,7 +7,6 @@ import { JsonText, valueOf } from '../../../platform/read-path/json-text.ts';
 import { readArray, readOne } from '../../../platform/read-path/read-sql.ts';
 import type { Static } from 'typebox';
 import type { Subscription } from '../schema.ts';
-import { openSecret } from '../../../platform/edge/secret-box.ts';
 
 // The secret itself is sealed at rest (issue 27): read by secretsOf() and the delivery claim, opened there.
 const COLUMNS = `id, url, description, events, active, last_triggered_at, last_status_code, dead_notified_at, created_at, updated_at`;
@@ -73,5 +72,5 @@ export async function secretsOf(sql: Sql, accountId: string, webhookId: string) 
      SELECT secret, false FROM webhook_retired_secrets WHERE account_id = $1 AND webhook_id = $2`,
     [accountId, webhookId],
   );
-  return rows.map((r) => ({ secret: openSecret(r.secret), live: r.live }));
+  return rows.map((r) => ({ secret: sql.keyring.open(r.secret), live: r.live }));
 }

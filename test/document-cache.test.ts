@@ -1,8 +1,8 @@
-// Issue 29: an instance holds the stored documents it answered a read with,
+// Issue 29: a service caches the stored documents it answered a read with,
 // and the read sends their tags, so PostgreSQL sends the text only of the
 // documents that changed. The rows' tags are compared in the statement, so
 // a change by any writer (raw SQL here, behind the service's back) is in the
-// very next answer, and what is held is used only for unchanged rows.
+// very next answer, and what is cached is used only for unchanged rows.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Sql } from '../src/platform/db/db.ts';
@@ -19,14 +19,14 @@ before(async () => {
 });
 after(async () => svc?.close());
 
-/** The database as the reads see it, counting the texts PostgreSQL sent and the held ones it did not (v null). */
+/** The database as the reads see it, counting the texts PostgreSQL sent and the cached ones it did not (v null). */
 function counting(db: Sql) {
-  const seen = { sent: 0, held: 0 };
+  const seen = { sent: 0, cached: 0 };
   const sql: Sql = Object.create(db);
   sql.query = async (text, params, options) => {
     const result = await db.query(text, params, options);
     for (const row of result.rows as Array<{ v?: unknown }>) {
-      if (row.v === null) seen.held++;
+      if (row.v === null) seen.cached++;
       else if (row.v !== undefined) seen.sent++;
     }
     return result;
@@ -53,18 +53,18 @@ test('a page and an order are sent in full once, then only what changed, and a c
   const first = await listOrders(sql, t.accountId, { limit: 50 }, seal);
   const n = JSON.parse(first.text).data.length as number;
   assert.ok(n >= 5, `${n} orders listed`);
-  assert.deepEqual(seen, { sent: n, held: 0 }, 'the first read of the page is answered in full');
+  assert.deepEqual(seen, { sent: n, cached: 0 }, 'the first read of the page is answered in full');
   const again = await listOrders(sql, t.accountId, { limit: 50 }, seal);
-  assert.deepEqual(seen, { sent: n, held: n }, 'the same read again: every document held');
+  assert.deepEqual(seen, { sent: n, cached: n }, 'the same read again: every document cached');
   assert.equal(again.text, first.text);
-  assert.equal(again.bytes(new AnswerBufferPool()).toString('utf8'), first.text, 'held documents are sent as the same bytes');
+  assert.equal(again.bytes(new AnswerBufferPool()).toString('utf8'), first.text, 'cached documents are sent as the same bytes');
   assert.equal(again.etag, first.etag);
 
   // A console's UPDATE, as no service code would write it: the trigger rewrites the document and its tag.
   const changed = JSON.parse(first.text).data[3].id as string;
   await db.query(`UPDATE orders SET admin_notes = 'changed at the console' WHERE id = $1`, [changed]);
   const afterChange = await listOrders(sql, t.accountId, { limit: 50 }, seal);
-  assert.deepEqual(seen, { sent: n + 1, held: 2 * n - 1 }, 'only the changed document is sent');
+  assert.deepEqual(seen, { sent: n + 1, cached: 2 * n - 1 }, 'only the changed document is sent');
   assert.deepEqual(
     JSON.parse(afterChange.text).data.map((o: unknown) => JSON.stringify(o)),
     (await storedPage(db, t.accountId)).map((v) => JSON.stringify(JSON.parse(v))),
@@ -75,7 +75,7 @@ test('a page and an order are sent in full once, then only what changed, and a c
   // One order: the same, by id.
   const one = await findOrderText(sql, t.accountId, changed);
   const oneAgain = await findOrderText(sql, t.accountId, changed);
-  assert.equal(seen.held, 2 * n, 'the order read again is held');
+  assert.equal(seen.cached, 2 * n, 'the order read again is cached');
   assert.equal(oneAgain!.text, one!.text);
   await db.query(`UPDATE orders SET admin_notes = 'changed again' WHERE id = $1`, [changed]);
   const oneChanged = await findOrderText(sql, t.accountId, changed);
@@ -106,8 +106,8 @@ test('REST and MCP answer with the document a raw UPDATE wrote, after polling th
   assert.equal(res.text, `{"data":${rows[0].v}}`);
   assert.equal(res.headers.get('etag'), rows[0].e);
   assert.notEqual(rows[0].e, etagBefore);
-  // Twice: the second answer is written from the held page's kept bytes.
-  for (const call of ['first', 'held']) {
+  // Twice: the second answer is written from the cached page's bytes.
+  for (const call of ['first', 'cached']) {
     const tool = await callTool(svc.url, t.key, 'list_orders', { limit: 50 });
     const structured = tool.structuredContent as { data: Array<{ id: string; admin_notes: string }> };
     assert.equal(structured.data[0].admin_notes, 'behind the service', call);
@@ -116,7 +116,7 @@ test('REST and MCP answer with the document a raw UPDATE wrote, after polling th
   }
 });
 
-test('a held page is answered again only under the cursor key that sealed its next_cursor', async () => {
+test('a cached page is answered again only under the cursor key that sealed its next_cursor', async () => {
   const t = await freshTenant(svc.url);
   await t.op.call('POST', `/accounts/${t.accountId}/seed`, { orders: 12, products: 3, customers: 5 });
   const db = svc.service.db;
@@ -125,8 +125,8 @@ test('a held page is answered again only under the cursor key that sealed its ne
   const theirs = new CursorSeal(crypto.randomBytes(32));
   const cursorOf = (page: { text: string }) => JSON.parse(page.text).next_cursor as string;
   const first = await listOrders(db, t.accountId, { limit: 3 }, ours);
-  const held = await listOrders(db, t.accountId, { limit: 3 }, ours);
-  assert.equal(held, first, 'the same rows, the same key: the held page itself');
+  const cached = await listOrders(db, t.accountId, { limit: 3 }, ours);
+  assert.equal(cached, first, 'the same rows, the same key: the cached page itself');
   const other = await listOrders(db, t.accountId, { limit: 3 }, theirs);
   assert.notEqual(theirs.scopedTo(t.accountId).open(cursorOf(other)), null, 'sealed under the key it was read with');
   assert.equal(theirs.scopedTo(t.accountId).open(cursorOf(first)), null);
