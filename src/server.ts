@@ -8,7 +8,7 @@ import { ReadRouter } from './platform/db/read-routing.ts';
 import { ReplicaSet } from './platform/db/read-replicas.ts';
 import { createLogger } from './platform/edge/logger.ts';
 import { migrateDatabase, views } from './views.ts';
-import { startBackfill, type BackgroundBackfill } from './platform/read-path/view-upkeep.ts';
+import { startBackfill, type BackgroundBackfill, AnswerBufferPool, DocumentCache } from './platform/read-path/index.ts';
 import { createRateLimits } from './platform/edge/rate-limit.ts';
 import { KeyCache } from './platform/edge/key-cache.ts';
 import { markKeyUsed } from './modules/accounts/service.ts';
@@ -30,8 +30,6 @@ import { simulatorStandIn } from './couriers/simulator/routes.ts';
 import { SIMULATED_COURIERS } from './couriers/simulator/simulated-couriers.ts';
 import { SimulatorState } from './couriers/simulator/state.ts';
 import { openSimulatorStore } from './couriers/simulator/open-store.ts';
-import { AnswerBufferPool } from './platform/read-path/answer-bytes.ts';
-import { DocumentCache } from './platform/read-path/document-cache.ts';
 import { Keyring } from './platform/edge/secret-box.ts';
 
 export interface RunningService {

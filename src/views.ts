@@ -5,8 +5,7 @@
 // view-upkeep.ts startBackfill); reads are correct meanwhile.
 import type { Db } from './platform/db/db.ts';
 import { migrate } from './platform/db/migrate.ts';
-import type { View } from './platform/read-path/stored-view.ts';
-import { mismatchMessage, upkeepMismatches } from './platform/read-path/view-upkeep.ts';
+import { type View, mismatchMessage, upkeepMismatches } from './platform/read-path/index.ts';
 import { orderView } from './modules/orders/view.ts';
 import { shipmentView } from './modules/shipments/view.ts';
 import { productView } from './modules/products/view.ts';

@@ -348,6 +348,24 @@ for (const [name, layer] of Object.entries(LAYERS)) {
   });
 }
 
+/**
+ * Issue 43: the read path has one door, platform/read-path/index.ts, for
+ * everything above the platform (rooms, transports, the operator, the
+ * composition root). The platform's own sub-rooms reach its files directly:
+ * it is built on them (the Db, ETags, cursors), and through the door they
+ * would import it back in a circle.
+ */
+test('above the platform, the read path is imported through its index alone', () => {
+  const strays: string[] = [];
+  for (const [file, targets] of importGraph()) {
+    if (file.startsWith('platform/')) continue;
+    for (const target of targets) {
+      if (target.startsWith('platform/read-path/') && target !== 'platform/read-path/index.ts') strays.push(`${file} imports ${target}`);
+    }
+  }
+  assert.deepEqual(strays, []);
+});
+
 test('rooms depend on one another one way: no circle among the rooms', () => {
   const graph = new Map<string, string[]>(rooms.map((room) => [room, []]));
   for (const [file, targets] of importGraph()) {

@@ -5,7 +5,7 @@ import { onDirectSession, openDb } from '../platform/db/open-db.ts';
 import type { Db } from '../platform/db/db.ts';
 import { DataDirInUseError } from '../platform/db/data-dir.ts';
 import { migrateDatabase, views } from '../views.ts';
-import { backfillViews } from '../platform/read-path/view-upkeep.ts';
+import { backfillViews } from '../platform/read-path/index.ts';
 import { PRESETS, isScope, type Preset } from '../platform/contract/scopes.ts';
 import { createAccount, issueKey, revokeKey } from '../modules/accounts/service.ts';
 import { seedAccount } from '../operator/seed.ts';

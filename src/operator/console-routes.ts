@@ -8,7 +8,7 @@ import { Closed, Cursor, Limit, ListOf, Nullable, Uuid } from '../platform/contr
 import { AppError } from '../platform/contract/errors.ts';
 import { SCOPES, PRESETS } from '../platform/contract/scopes.ts';
 import { noExtras, type Operation } from '../platform/operations/operation.ts';
-import { valueOf } from '../platform/read-path/json-text.ts';
+import { valueOf } from '../platform/read-path/index.ts';
 import { etagOfData } from '../platform/contract/etag.ts';
 import { execute } from '../platform/operations/execute.ts';
 import { compileValidator, type Validator } from '../platform/contract/validation.ts';

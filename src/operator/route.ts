@@ -9,7 +9,7 @@ import { AppError, WWW_AUTHENTICATE } from '../platform/contract/errors.ts';
 import type { HttpMethod } from '../platform/operations/operation.ts';
 import type { Services } from '../platform/services.ts';
 import { compileOptional } from '../platform/contract/validation.ts';
-import { JsonText } from '../platform/read-path/json-text.ts';
+import { JsonText } from '../platform/read-path/index.ts';
 import { sendJsonText } from '../transports/json-answer.ts';
 import { registerPaths } from '../transports/http-paths.ts';
 import { serializableSchema } from '../transports/schema-refs.ts';

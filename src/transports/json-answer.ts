@@ -1,7 +1,6 @@
 // Sends an answer PostgreSQL wrote (JsonText) as its UTF-8 bytes.
 import type { FastifyReply } from 'fastify';
-import type { AnswerBufferPool } from '../platform/read-path/answer-bytes.ts';
-import type { JsonText } from '../platform/read-path/json-text.ts';
+import type { AnswerBufferPool, JsonText } from '../platform/read-path/index.ts';
 
 /**
  * Sends JSON text as its UTF-8 bytes, in a pooled buffer released when the

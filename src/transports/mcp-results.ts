@@ -4,7 +4,7 @@
 import { AppError, mcpRefusalCode, type ErrorCode } from '../platform/contract/errors.ts';
 import { isWrite, type Operation } from '../platform/operations/operation.ts';
 import { checkIdempotencyKey, type StoredAnswer } from '../platform/operations/idempotency.ts';
-import { JsonText } from '../platform/read-path/json-text.ts';
+import { JsonText } from '../platform/read-path/index.ts';
 import { etagOfData } from '../platform/contract/etag.ts';
 import type { ApprovalAnswer } from '../platform/approvals/approvals.ts';
 

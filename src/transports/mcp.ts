@@ -8,7 +8,7 @@ import type { StoredAnswer } from '../platform/operations/idempotency.ts';
 import { compileValidator, type Validator } from '../platform/contract/validation.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from '../platform/contract/json-depth.ts';
 import { runOperation, type OperationRequest } from '../platform/operations/pipeline.ts';
-import { JsonText, jsonOf } from '../platform/read-path/json-text.ts';
+import { JsonText, jsonOf } from '../platform/read-path/index.ts';
 import { sendJsonText } from './json-answer.ts';
 import type { Services } from '../platform/services.ts';
 import { registerPaths } from './http-paths.ts';

@@ -8,7 +8,7 @@ import { admittingScopes, answersWithEtag, isWrite, type AnswerExtras, type Oper
 import { checkIdempotencyKey, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, type StoredAnswer } from '../platform/operations/idempotency.ts';
 import { compileOptional } from '../platform/contract/validation.ts';
 import { runOperation } from '../platform/operations/pipeline.ts';
-import { dataOf, JsonText } from '../platform/read-path/json-text.ts';
+import { dataOf, JsonText } from '../platform/read-path/index.ts';
 import { sendJsonText } from './json-answer.ts';
 import { ETAG_HEADER, etagOfAnswer, etagOfData, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/contract/etag.ts';
 import type { Services } from '../platform/services.ts';

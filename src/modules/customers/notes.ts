@@ -2,9 +2,7 @@
 // the Note view as PostgreSQL writes it (issue 12).
 import crypto from 'node:crypto';
 import type { Sql } from '../../platform/db/db.ts';
-import { isoTime, jsonObject, type JsonView } from '../../platform/read-path/json-view.ts';
-import type { JsonText } from '../../platform/read-path/json-text.ts';
-import { readOne } from '../../platform/read-path/read-sql.ts';
+import { isoTime, jsonObject, type JsonView, type JsonText, readOne } from '../../platform/read-path/index.ts';
 
 export const NOTE_VIEW: JsonView = {
   from: 'customer_notes n',

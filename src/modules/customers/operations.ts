@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { Type } from 'typebox';
 import { defineOperation } from '../../platform/operations/operation.ts';
 import { AppError } from '../../platform/contract/errors.ts';
-import { JsonText } from '../../platform/read-path/json-text.ts';
+import { JsonText } from '../../platform/read-path/index.ts';
 import { Closed, Uuid } from '../../platform/contract/schema.ts';
 import { listCustomers } from './queries.ts';
 import { Customer, Members, Note, Segment, SegmentFilters, SegmentIdParams, SegmentName } from './schema.ts';

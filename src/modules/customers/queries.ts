@@ -1,9 +1,7 @@
 // Listing customers: an index scan over customer_aggregates, newest last
 // order first; the unfiltered total is a kept count. PostgreSQL writes the Customer view (issue 12).
 import type { Sql } from '../../platform/db/db.ts';
-import { isoTime, jsonNumber, jsonObject, type JsonView } from '../../platform/read-path/json-view.ts';
-import { readOffsetPage, type Filter } from '../../platform/read-path/read-sql.ts';
-import { JsonText } from '../../platform/read-path/json-text.ts';
+import { isoTime, jsonNumber, jsonObject, type JsonView, readOffsetPage, type Filter, JsonText } from '../../platform/read-path/index.ts';
 import { sqlParameters } from '../../platform/contract/paging.ts';
 import { substringSearch } from '../../platform/contract/search.ts';
 

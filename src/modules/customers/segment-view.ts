@@ -5,11 +5,9 @@
 // written for the segments it shows: one CASE branch per computed segment,
 // and PostgreSQL runs every count and writes every view in one statement.
 import type { Sql } from '../../platform/db/db.ts';
-import { isoTime, jsonObject, type JsonView } from '../../platform/read-path/json-view.ts';
+import { isoTime, jsonObject, type JsonView, JsonText, readArray, readOne } from '../../platform/read-path/index.ts';
 import { notFound } from '../../platform/contract/errors.ts';
-import { JsonText } from '../../platform/read-path/json-text.ts';
 import { sqlParameters } from '../../platform/contract/paging.ts';
-import { readArray, readOne } from '../../platform/read-path/read-sql.ts';
 import { filterConditions, isMembership, type Filters } from './filters.ts';
 
 /** SPEC: filters exactly {inSegment: <own id>} (isMembership, in SQL). */

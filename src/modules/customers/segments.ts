@@ -5,7 +5,7 @@ import type { Sql } from '../../platform/db/db.ts';
 import { AppError, notFound } from '../../platform/contract/errors.ts';
 import { filterConditions, isMembership, requireOwnFilterIds, type Filters } from './filters.ts';
 import { sqlParameters } from '../../platform/contract/paging.ts';
-import type { JsonText } from '../../platform/read-path/json-text.ts';
+import type { JsonText } from '../../platform/read-path/index.ts';
 import { segmentsText, segmentText, type SegmentFiltersRow } from './segment-view.ts';
 import { customerKeys } from './key.ts';
 

@@ -4,8 +4,7 @@
 // CSV columns come from, and how `starting_after` finds its record.
 import { Type, type TObject, type TSchema } from 'typebox';
 import type { Sql } from '../../platform/db/db.ts';
-import type { Filter } from '../../platform/read-path/read-sql.ts';
-import type { JsonView } from '../../platform/read-path/json-view.ts';
+import type { Filter, JsonView } from '../../platform/read-path/index.ts';
 import type { Scope } from '../../platform/contract/scopes.ts';
 import type { FeatureGate } from '../../platform/operations/operation.ts';
 import { Closed, StrictDate } from '../../platform/contract/schema.ts';

@@ -7,10 +7,8 @@ import { AppError, notFound } from '../../platform/contract/errors.ts';
 import { parseStrictDate } from '../../platform/contract/dates.ts';
 import { sqlParameters } from '../../platform/contract/paging.ts';
 import { writeProductStock, writeVariantStock } from '../products/stock-levels.ts';
-import { isoTime, jsonObject, type JsonView } from '../../platform/read-path/json-view.ts';
-import { readPage, type Filter } from '../../platform/read-path/read-sql.ts';
+import { isoTime, jsonObject, type JsonView, readPage, type Filter, type JsonText } from '../../platform/read-path/index.ts';
 import type { CursorSeal } from '../../platform/contract/cursor-seal.ts';
-import type { JsonText } from '../../platform/read-path/json-text.ts';
 
 export type MovementType = 'sale' | 'release' | 'return' | 'delivery' | 'correction';
 

@@ -1,9 +1,7 @@
 // Stock levels of active physical products (SPEC Stock item; GAPS Inventory),
 // written by PostgreSQL (issue 12).
 import type { Sql } from '../../platform/db/db.ts';
-import { jsonArray, jsonObject, type JsonView } from '../../platform/read-path/json-view.ts';
-import { readArray } from '../../platform/read-path/read-sql.ts';
-import { JsonText } from '../../platform/read-path/json-text.ts';
+import { jsonArray, jsonObject, type JsonView, readArray, JsonText } from '../../platform/read-path/index.ts';
 
 /** $2 is the account's default threshold. */
 export const STOCK_ITEM_VIEW: JsonView = {

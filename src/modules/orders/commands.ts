@@ -4,7 +4,7 @@ import type { Sql } from '../../platform/db/db.ts';
 import { emit, type EventSource } from '../../platform/db/outbox.ts';
 import type { Notifier } from '../../notify/notifier.ts';
 import { findOrder, findOrderText, lockOrder } from './queries.ts';
-import { valueOf, type JsonText } from '../../platform/read-path/json-text.ts';
+import { valueOf, type JsonText } from '../../platform/read-path/index.ts';
 import type { OrderStatusName, OrderView, UpdateOrderInput } from './schema.ts';
 import { shippedNotices } from './notices.ts';
 import { LATEST_SHIPMENT_STATUS } from './latest-shipment.ts';

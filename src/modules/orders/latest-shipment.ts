@@ -7,7 +7,7 @@
 // table in this file only.
 import { Type } from 'typebox';
 import { Nullable, NullableDateTime, Uuid } from '../../platform/contract/schema.ts';
-import { field, type ViewSource } from '../../platform/read-path/stored-view.ts';
+import { field, type ViewSource } from '../../platform/read-path/index.ts';
 
 export const SHIPMENT_STATUSES = ['pending', 'picked_up', 'in_transit', 'delivered', 'cancelled', 'refused', 'returned'] as const;
 export const ShipmentStatus = Type.Unsafe<(typeof SHIPMENT_STATUSES)[number]>({

@@ -2,9 +2,8 @@
 import { defineOperation, type Versioned } from '../../platform/operations/operation.ts';
 import { changeOrder, plannedChanges, wouldNotifyCustomer } from './commands.ts';
 import { getOrderText, listOrders } from './queries.ts';
-import { JsonText, valueOf } from '../../platform/read-path/json-text.ts';
+import { JsonText, valueOf, storedEtag } from '../../platform/read-path/index.ts';
 import { notFound } from '../../platform/contract/errors.ts';
-import { storedEtag } from '../../platform/read-path/read-sql.ts';
 import { orderView } from './view.ts';
 import {
   ListOrdersQuery,

@@ -5,7 +5,7 @@
 // IP, payment-provider ids, costs) are never read.
 import { Type, type Static } from 'typebox';
 import { DateTime, Nullable, NullableDateTime, NullableUuid, Uuid } from '../../platform/contract/schema.ts';
-import { defineView, field } from '../../platform/read-path/stored-view.ts';
+import { defineView, field } from '../../platform/read-path/index.ts';
 import { LATEST_SHIPMENT_JOIN, LATEST_SHIPMENT_SOURCE, shipmentSummary } from './latest-shipment.ts';
 
 export const ORDER_STATUSES = ['new', 'confirmed', 'processing', 'shipped', 'delivered', 'cancelled', 'returned', 'refunded', 'archived'] as const;

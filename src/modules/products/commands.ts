@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import type { Sql } from '../../platform/db/db.ts';
 import { getProductText } from './queries.ts';
-import type { JsonText } from '../../platform/read-path/json-text.ts';
+import type { JsonText } from '../../platform/read-path/index.ts';
 import type { CreateProductInput, ProductView, UpdateProductInput } from './schema.ts';
 
 const DEFAULTS = { active: true, block_on_zero_stock: false, catalog_hidden: false, delivery_type: 'physical' };

@@ -4,9 +4,8 @@ import { defineOperation, type Versioned } from '../../platform/operations/opera
 import { Closed } from '../../platform/contract/schema.ts';
 import { createProduct, normalizedNewProduct, productChanges, updateProduct } from './commands.ts';
 import { getProduct, getProductText, listProducts } from './queries.ts';
-import { JsonText, valueOf } from '../../platform/read-path/json-text.ts';
+import { JsonText, valueOf, storedEtag } from '../../platform/read-path/index.ts';
 import { notFound } from '../../platform/contract/errors.ts';
-import { storedEtag } from '../../platform/read-path/read-sql.ts';
 import { productView } from './view.ts';
 import {
   type ProductView,

@@ -3,10 +3,9 @@
 import type { Sql } from '../../platform/db/db.ts';
 import { notFound } from '../../platform/contract/errors.ts';
 import { sqlParameters } from '../../platform/contract/paging.ts';
-import { readOne, readPage, type Filter } from '../../platform/read-path/read-sql.ts';
+import { readOne, readPage, type Filter, valueOf, type JsonText } from '../../platform/read-path/index.ts';
 import type { CursorSeal } from '../../platform/contract/cursor-seal.ts';
 import { productView } from './view.ts';
-import { valueOf, type JsonText } from '../../platform/read-path/json-text.ts';
 import type { ListProductsInput, ProductView } from './schema.ts';
 
 export function findProductText(sql: Sql, accountId: string, productId: string): Promise<JsonText | null> {

@@ -4,7 +4,7 @@
 // database whenever the product or one of its variants changes.
 import { Type } from 'typebox';
 import { DateTime, Nullable, NullableDateTime, Uuid } from '../../platform/contract/schema.ts';
-import { defineView, field } from '../../platform/read-path/stored-view.ts';
+import { defineView, field } from '../../platform/read-path/index.ts';
 
 export const Dimensions = Type.Unsafe<{ l: number; w: number; h: number } | null>({
   type: ['object', 'null'],

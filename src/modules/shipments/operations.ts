@@ -6,7 +6,7 @@ import { Closed, Nullable, Uuid } from '../../platform/contract/schema.ts';
 import type { CourierSlug } from '../../couriers/adapter.ts';
 import { getOrder } from '../orders/queries.ts';
 import { OrderIdParams } from '../orders/schema.ts';
-import { JsonText } from '../../platform/read-path/json-text.ts';
+import { JsonText } from '../../platform/read-path/index.ts';
 import { CourierSlugSchema as Courier, Shipment } from './schema.ts';
 import { createShipment, planShipment, type ShipmentDeps } from './create.ts';
 import { cancelShipment, isCancellable } from './cancel.ts';

@@ -3,8 +3,7 @@
 import type { Sql } from '../../platform/db/db.ts';
 import { notFound } from '../../platform/contract/errors.ts';
 import { sqlParameters } from '../../platform/contract/paging.ts';
-import { JsonText } from '../../platform/read-path/json-text.ts';
-import { readOne, readPage, type Filter } from '../../platform/read-path/read-sql.ts';
+import { JsonText, readOne, readPage, type Filter } from '../../platform/read-path/index.ts';
 import { parseStrictDate } from '../../platform/contract/dates.ts';
 import type { CursorSeal } from '../../platform/contract/cursor-seal.ts';
 import { shipmentView } from './view.ts';

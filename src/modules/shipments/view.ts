@@ -4,7 +4,7 @@
 // order shows of its latest waybill (orders/latest-shipment.ts).
 import { Type } from 'typebox';
 import { DateTime, Nullable, NullableDateTime, Uuid } from '../../platform/contract/schema.ts';
-import { defineView, field } from '../../platform/read-path/stored-view.ts';
+import { defineView, field } from '../../platform/read-path/index.ts';
 import { ShipmentStatus } from '../orders/latest-shipment.ts';
 
 const StringOrInteger = Type.Unsafe<string | number | null>({ type: ['string', 'integer', 'null'] });

@@ -13,7 +13,7 @@ import { listDeliveryPage, nextLink } from './delivery/list.ts';
 import { getWebhookHealthOp, listDeliveryAttemptsOp } from './attempts/operations.ts';
 import { cancelRecoveryOp, getRecoveryOp, recoverDeliveriesOp } from './recovery/operations.ts';
 import { getWebhookFlowOp, updateWebhookFlowOp } from './delivery/flow-operations.ts';
-import { JsonText } from '../../platform/read-path/json-text.ts';
+import { JsonText } from '../../platform/read-path/index.ts';
 import { checkEvents, createSubscription, deleteSubscription, rotateSecret, updateSubscription } from './subscriptions/commands.ts';
 import { findSubscription, getSubscription, getSubscriptionText, listSubscriptions } from './subscriptions/queries.ts';
 import {

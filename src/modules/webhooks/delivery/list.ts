@@ -4,8 +4,7 @@
 // `Link: rel="next"`, MCP `_meta.next_cursor`).
 import type { Sql } from '../../../platform/db/db.ts';
 import type { ScopedSeal } from '../../../platform/contract/cursor-seal.ts';
-import { isoTime } from '../../../platform/read-path/json-view.ts';
-import { JsonText } from '../../../platform/read-path/json-text.ts';
+import { isoTime, JsonText } from '../../../platform/read-path/index.ts';
 import { afterCursor, encodeCursor, sqlParameters } from '../../../platform/contract/paging.ts';
 import { DELIVERY_VIEW } from './deliveries.ts';
 

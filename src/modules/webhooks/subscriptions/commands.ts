@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import type { Sql } from '../../../platform/db/db.ts';
 import { AppError } from '../../../platform/contract/errors.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../../platform/db/outbox.ts';
-import { JsonText } from '../../../platform/read-path/json-text.ts';
+import { JsonText } from '../../../platform/read-path/index.ts';
 import { MAX_SUBSCRIPTIONS } from '../schema.ts';
 import { standardSecretOf } from '../signing/signature.ts';
 import { findSubscription, getSubscriptionText } from './queries.ts';

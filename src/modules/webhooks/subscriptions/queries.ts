@@ -2,9 +2,7 @@
 // view, the row commands decide on, and the secrets the self-test checks.
 import type { Sql } from '../../../platform/db/db.ts';
 import { notFound } from '../../../platform/contract/errors.ts';
-import { isoTime, jsonObject, type JsonView } from '../../../platform/read-path/json-view.ts';
-import { JsonText, valueOf } from '../../../platform/read-path/json-text.ts';
-import { readArray, readOne } from '../../../platform/read-path/read-sql.ts';
+import { isoTime, jsonObject, type JsonView, JsonText, valueOf, readArray, readOne } from '../../../platform/read-path/index.ts';
 import type { Static } from 'typebox';
 import type { Subscription } from '../schema.ts';
 
