@@ -29,7 +29,7 @@ export interface Services {
   deploySha: string;
   /** Seals and opens list cursors with the key every instance of this database shares (issue 27). */
   cursors: CursorSeal;
-  /** Issue 12: the buffers large answers are written into, lent per answer and reused (answer-bytes.ts). */
+  /** Issue 12: the buffers large answers are written into, borrowed per answer from this pool and reused (answer-bytes.ts). */
   answerBuffers: AnswerBufferPool;
   /** EXTENSIONS 7: writes the request log's entries in batches, off every request's transaction. */
   requestLog: RequestLog;
