@@ -51,7 +51,7 @@ import { consoleRoutes } from './operator/console-routes.ts';
 import { clientErrorHandler, drainRefusedBody, frameworkErrorHandler } from './transports/client-error.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeep } from './platform/contract/json-depth.ts';
 import { pressureState, registerLoadShedding } from './platform/edge/overload.ts';
-import { newRequestId } from './platform/request-log/log.ts';
+import { newRequestId } from './platform/operations/request-trace.ts';
 
 /** Every public operation, in the order the docs list them. */
 export const operations: Operation[] = [

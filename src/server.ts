@@ -17,7 +17,7 @@ import { createNotifier } from './notify/notifier.ts';
 import { resolveAdminToken, type OperatorToken } from './operator/admin-token.ts';
 import { openSecretsAtRest } from './platform/edge/sealed-columns.ts';
 import { loadCursorSeal } from './platform/contract/cursor-seal.ts';
-import { RequestLog } from './platform/request-log/log.ts';
+import { agentsHook } from './modules/agents/hook.ts';
 import type { OperatorServices } from './operator/route.ts';
 import { buildApp } from './app.ts';
 import { DeliveryEngine } from './modules/webhooks/delivery/engine.ts';
@@ -96,7 +96,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       deploySha: resolveDeploySha(config.deploySha),
       cursors,
       answerBuffers: new AnswerBufferPool(),
-      requestLog: new RequestLog(db, log),
+      agents: agentsHook(db, log),
       ...(reads ? { reads } : {}),
       adminTokenSha256: admin.sha256,
     };
@@ -123,7 +123,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
         await services.viewBackfill?.stop();
         await services.batches.stop();
         await app.close();
-        await services.requestLog.flushed();
+        await services.agents.flushed();
         await deliveries.stop();
         await rateLimits.close();
         await keys!.stop();

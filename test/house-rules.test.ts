@@ -17,8 +17,6 @@ const PLATFORM_TABLES = [
   'idempotency_keys',
   'outbound_messages',
   'stored_views',
-  'request_logs',
-  'approvals',
   'replica_read_marks',
   'courier_sim_parcels',
   'courier_sim_modes',

@@ -3,9 +3,9 @@
 // approvals inbox and request log stand on these routes.
 import { Type } from 'typebox';
 import { Closed, ListOf, Nullable, Uuid } from '../platform/contract/schema.ts';
-import { Approval } from '../platform/approvals/schema.ts';
-import { decideApproval, findApproval, listApprovals, type ApprovalStatus } from '../platform/approvals/approvals.ts';
-import { listRequestLogs } from '../platform/request-log/queries.ts';
+import { Approval, type ApprovalStatus } from '../platform/operations/agents-hook.ts';
+import { decideApproval, findApproval, listApprovals } from '../modules/agents/approvals/approvals.ts';
+import { listRequestLogs } from '../modules/agents/request-log/queries.ts';
 import { getAccount } from '../modules/accounts/service.ts';
 import { RequestLogEntry, RequestLogQueryFields } from '../modules/agents/schema.ts';
 import { findEvent } from '../modules/events/queries.ts';

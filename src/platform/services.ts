@@ -2,6 +2,8 @@
 // The platform lists its own plumbing here and imports no room: a room or
 // adapter that offers handlers a long-lived piece adds it by declaration
 // merging (`declare module '.../platform/services.ts'`), next to its code.
+// So does the agents hook (`agents`: approvals and the request log), next to
+// its interface in operations/agents-hook.ts; the agents room implements it.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
@@ -10,7 +12,6 @@ import type { RateLimits } from './edge/rate-limit.ts';
 import type { KeyCache } from './edge/key-cache.ts';
 import type { Faults } from './edge/auth.ts';
 import type { CursorSeal } from './contract/cursor-seal.ts';
-import type { RequestLog } from './request-log/log.ts';
 import type { ReadRouter } from './db/read-routing.ts';
 import type { BackgroundBackfill } from './read-path/view-upkeep.ts';
 import type { AnswerBufferPool } from './read-path/answer-bytes.ts';
@@ -31,8 +32,6 @@ export interface Services {
   cursors: CursorSeal;
   /** Issue 12: the buffers large answers are written into, borrowed per answer from this pool and reused (answer-bytes.ts). */
   answerBuffers: AnswerBufferPool;
-  /** EXTENSIONS 7: writes the request log's entries in batches, off every request's transaction. */
-  requestLog: RequestLog;
   /** Issue 32: with DATABASE_READ_URLS, where operations' reads run (execute.ts); absent, all on `db`. */
   reads?: ReadRouter;
   /** Issue 43: the stored views' backfill, begun once the instance listens (/healthz shows it while it runs). */

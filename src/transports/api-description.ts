@@ -2,7 +2,7 @@
 // "Each decision appears in the OpenAPI document").
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../platform/operations/idempotency.ts';
 import { ETAG_HEADER, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../platform/contract/etag.ts';
-import { APPROVAL_HEADER } from '../platform/approvals/approvals.ts';
+import { APPROVAL_HEADER } from '../platform/operations/agents-hook.ts';
 import type { ErrorCode } from '../platform/contract/errors.ts';
 import { ERROR_MEANINGS, errorStatuses, errorTableRows } from './error-descriptions.ts';
 export const API_DESCRIPTION = `

@@ -6,7 +6,7 @@ import { isWrite, type Operation } from '../platform/operations/operation.ts';
 import { checkIdempotencyKey, type StoredAnswer } from '../platform/operations/idempotency.ts';
 import { JsonText } from '../platform/read-path/index.ts';
 import { etagOfData } from '../platform/contract/etag.ts';
-import type { ApprovalAnswer } from '../platform/approvals/approvals.ts';
+import type { ApprovalAnswer } from '../platform/operations/agents-hook.ts';
 
 export interface ToolResult {
   content: Array<{ type: string; text: string }>;

@@ -26,7 +26,7 @@ import {
 } from './mcp-results.ts';
 import { argumentParts, toolArgumentsSchema, toolDescription, toolInputSchema, toolOutputSchema } from './tool-schema.ts';
 import { MCP_INSTRUCTIONS } from './mcp-instructions.ts';
-import { newRequestId, RequestTrace } from '../platform/request-log/log.ts';
+import { newRequestId, RequestTrace } from '../platform/operations/request-trace.ts';
 
 export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'];
 export const MAX_BATCH = 20;
@@ -142,7 +142,7 @@ export function registerMcp(app: FastifyInstance, services: Services, operations
 
   function logCall(key: AuthenticatedKey, op: Operation, call: LoggedCall) {
     const { trace, ...answered } = call;
-    services.requestLog.record(key, trace, {
+    services.agents.record(key, trace, {
       transport: 'mcp',
       operation: op.name,
       method: 'POST',

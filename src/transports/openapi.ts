@@ -9,7 +9,7 @@ import { responseSample } from './response-samples.ts';
 import type { DescribedRoute } from './described-route.ts';
 
 export type { DescribedRoute };
-import { ApprovalAnswerBody } from '../platform/approvals/schema.ts';
+import { ApprovalAnswerBody } from '../platform/operations/agents-hook.ts';
 
 export interface HeaderDoc {
   description: string;

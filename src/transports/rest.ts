@@ -13,8 +13,8 @@ import { sendJsonText } from './json-answer.ts';
 import { ETAG_HEADER, etagOfAnswer, etagOfData, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, ifNoneMatchHits } from '../platform/contract/etag.ts';
 import type { Services } from '../platform/services.ts';
 import type { AuthenticatedKey } from '../platform/edge/auth.ts';
-import { APPROVAL_HEADER, type ApprovalAnswer } from '../platform/approvals/approvals.ts';
-import { concretePath, RequestTrace } from '../platform/request-log/log.ts';
+import { APPROVAL_HEADER, type ApprovalAnswer } from '../platform/operations/agents-hook.ts';
+import { concretePath, RequestTrace } from '../platform/operations/request-trace.ts';
 import { registerPaths } from './http-paths.ts';
 import { serializableSchema } from './schema-refs.ts';
 import { StreamAnswer } from '../platform/operations/stream-answer.ts';
@@ -248,7 +248,7 @@ function logRequest(services: Services, op: Operation, request: FastifyRequest, 
       // A malformed key was refused (400); it is not recorded.
     }
   }
-  services.requestLog.record(key, trace, {
+  services.agents.record(key, trace, {
     transport: 'rest',
     operation: op.name,
     method: request.method,

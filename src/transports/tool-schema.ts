@@ -5,7 +5,7 @@
 // model cannot set (mcp-results.ts controlOf reads either).
 import { Type, type TObject } from 'typebox';
 import { admittingScopes, isWrite, type Operation } from '../platform/operations/operation.ts';
-import { ApprovalAnswerBody } from '../platform/approvals/schema.ts';
+import { ApprovalAnswerBody } from '../platform/operations/agents-hook.ts';
 import { serializableSchema } from './schema-refs.ts';
 import { portableSchema } from './portable-schema.ts';
 import { compactSchema } from './compact-schema.ts';

@@ -4,10 +4,10 @@
 import { Type } from 'typebox';
 import { defineOperation } from '../../platform/operations/operation.ts';
 import { Closed } from '../../platform/contract/schema.ts';
-import { ApprovalAnswerBody } from '../../platform/approvals/schema.ts';
-import { getApproval, APPROVAL_HEADER } from '../../platform/approvals/approvals.ts';
-import { listRequestLogs } from '../../platform/request-log/queries.ts';
-import { REQUEST_LOG_RETENTION_DAYS } from '../../platform/request-log/log.ts';
+import { APPROVAL_HEADER, ApprovalAnswerBody } from '../../platform/operations/agents-hook.ts';
+import { getApproval } from './approvals/approvals.ts';
+import { listRequestLogs } from './request-log/queries.ts';
+import { REQUEST_LOG_RETENTION_DAYS } from './request-log/log.ts';
 import { RequestLogPage, RequestLogQuery } from './schema.ts';
 
 const TAGS = ['Agents'];

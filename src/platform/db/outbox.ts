@@ -2,7 +2,7 @@
 // transaction, so an event exists exactly when the change it describes does.
 import crypto from 'node:crypto';
 import type { Sql } from './db.ts';
-import { noteEvent } from '../request-log/log.ts';
+import { noteEvent } from '../operations/request-trace.ts';
 import type { EmittedEvent, EventName } from './event-reactions.ts';
 
 /** SPEC Versioning 1: webhook envelopes carry a date-style version because they have no path. */

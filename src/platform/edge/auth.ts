@@ -27,7 +27,7 @@ export interface Caller {
   keyId: string;
   keyPrefix: string;
   scopes: readonly Scope[];
-  /** EXTENSIONS 7: "approval" when this key's writes wait for a person (approvals.ts). */
+  /** EXTENSIONS 7: "approval" when this key's writes wait for a person (src/modules/agents/approvals/). */
   writes: 'direct' | 'approval';
   /**
    * Whom the changes are attributed to in events (SPEC Webhooks, `source`): "api" for a key (when unset), "merchant"

@@ -8,8 +8,7 @@ import type { Caller, Operation } from './operation.ts';
 import { isWrite } from './operation.ts';
 import type { Services } from '../services.ts';
 import { AppError } from '../contract/errors.ts';
-import { withTrace } from '../request-log/log.ts';
-import { askApproval, performApproved } from '../approvals/gate.ts';
+import { withTrace } from './request-trace.ts';
 import {
   boundTo,
   checkPrecondition,
@@ -27,9 +26,9 @@ export type { ExecuteOptions };
 export type Mode =
   /** A dry run: the handler in a READ ONLY transaction, where nothing registered to run after commit ever runs. */
   | 'preview'
-  /** EXTENSIONS 7: a write by a key whose writes wait for a person becomes an approval. */
+  /** EXTENSIONS 7: a write by a key whose writes wait for a person becomes an approval (the agents hook, agents-hook.ts). */
   | 'ask approval'
-  /** EXTENSIONS 7: a write that names an approval runs only as approved. */
+  /** EXTENSIONS 7: a write that names an approval runs only as approved (the agents hook). */
   | 'run approved'
   /** If-Match (EXTENSIONS 3), or an Idempotency-Key stored with the effect (EXTENSIONS 2, issue 27): one transaction. */
   | 'stored transaction'
@@ -52,14 +51,14 @@ type Run = (services: Services, op: Operation, caller: Caller, input: Record<str
 
 const RUNS: Record<Mode, Run> = {
   preview: preview,
-  'ask approval': askApproval,
-  'run approved': performApproved,
+  'ask approval': (services, ...call) => services.agents.askApproval(services, ...call),
+  'run approved': (services, ...call) => services.agents.runApproved(services, ...call),
   'stored transaction': runInTransaction,
   'own transactions': runOnOwnTransactions,
   'routed read': routedRead,
 };
 
-/** The answer of an operation: its result, or for a key whose writes wait for a person, an ApprovalAnswer (approvals.ts). */
+/** The answer of an operation: its result, or for a key whose writes wait for a person, an ApprovalAnswer (agents-hook.ts). */
 export async function execute(services: Services, op: Operation, caller: Caller, input: Record<string, unknown>, options: ExecuteOptions = {}) {
   return withTrace(options.trace, () => executeTraced(services, op, caller, input, options));
 }

@@ -19,8 +19,8 @@ import { claimIdempotencyKey, REPLAYED_RESPONSE_HEADERS, requestFingerprint, typ
 import { dataOf } from '../read-path/json-text.ts';
 import { itemSchemaOf, parseFields, projectAnswer, type Selection } from '../contract/fields.ts';
 import { answersWithEtag, isWrite, noExtras, type AnswerExtras, type Operation } from './operation.ts';
-import { ApprovalAnswer } from '../approvals/approvals.ts';
-import { namedResources, type RequestTrace } from '../request-log/log.ts';
+import { ApprovalAnswer } from './agents-hook.ts';
+import { namedResources, type RequestTrace } from './request-trace.ts';
 import type { Services } from '../services.ts';
 
 export type Transport = 'rest' | 'mcp';

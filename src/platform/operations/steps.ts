@@ -1,15 +1,16 @@
-// The steps of running an operation that execute() and the approval gate
-// (approval-gate.ts) both take: a Db bound to one transaction, the If-Match
-// check, the per-account limit, the handler's context, the options a
-// transport passes, and the two ways a write runs (in one transaction that
-// also stores its answer, or on its own transactions).
+// The steps of running an operation that execute() and the agents room's
+// approval gate (src/modules/agents/approvals/gate.ts) both take: a Db bound
+// to one transaction, the If-Match check, the per-account limit, the
+// handler's context, the options a transport passes, and the two ways a
+// write runs (in one transaction that also stores its answer, or on its own
+// transactions).
 import type { Db, Sql } from '../db/db.ts';
 import { noExtras, type AnswerExtras, type Caller, type Operation, type OperationContext } from './operation.ts';
 import type { Services } from '../services.ts';
 import { AppError } from '../contract/errors.ts';
 import { checkIfMatch } from '../contract/etag.ts';
 import type { IdempotentRun, StoredAnswer } from './idempotency.ts';
-import type { RequestTrace } from '../request-log/log.ts';
+import type { RequestTrace } from './request-trace.ts';
 
 /** A Db whose every query, and every nested transaction, runs in `tx`; `commits: false` for a dry run, which never commits. */
 export function boundTo(tx: Sql, db: Db, commits: boolean): Db {
@@ -86,7 +87,7 @@ export const contextOf =
     answer,
   });
 
-/** What an approved run adds to the transaction of its write (approval-gate.ts): the approval's lock and check first, its mark last. */
+/** What an approved run adds to the transaction of its write (the agents room's approval gate): the approval's lock and check first, its mark last. */
 export interface TransactionSteps {
   before?: (tx: Sql) => Promise<void>;
   after?: (tx: Sql) => Promise<void>;

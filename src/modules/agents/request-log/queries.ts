@@ -1,12 +1,12 @@
 // EXTENSIONS 7: reading the request log. A key reads its own entries (the
 // API and MCP); the operator reads every key's of an account. Newest first,
 // keyset pages on (at, id), cursors sealed to the key or the account.
-import type { Sql } from '../db/db.ts';
-import { AppError } from '../contract/errors.ts';
-import { isoTime } from '../read-path/json-view.ts';
-import type { CursorSeal } from '../contract/cursor-seal.ts';
-import { decodeCursor, pageOf, sqlParameters } from '../contract/paging.ts';
-import { writeOperationNames } from '../operations/write-operations.ts';
+import type { Sql } from '../../../platform/db/db.ts';
+import { AppError } from '../../../platform/contract/errors.ts';
+import { isoTime } from '../../../platform/read-path/index.ts';
+import type { CursorSeal } from '../../../platform/contract/cursor-seal.ts';
+import { decodeCursor, pageOf, sqlParameters } from '../../../platform/contract/paging.ts';
+import { writeOperationNames } from '../../../platform/operations/write-operations.ts';
 
 export interface RequestLogFilter {
   limit?: number;

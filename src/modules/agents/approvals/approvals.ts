@@ -11,50 +11,14 @@
 // operation that commits on its own (a courier call) marks the approval used
 // before it runs: at most once, never twice.
 import crypto from 'node:crypto';
-import type { Db, Sql } from '../db/db.ts';
-import { AppError, notFound } from '../contract/errors.ts';
-import { canonicalJson } from '../contract/canonical-json.ts';
-import { isoTime } from '../read-path/json-view.ts';
+import type { Db, Sql } from '../../../platform/db/db.ts';
+import { AppError, notFound } from '../../../platform/contract/errors.ts';
+import { canonicalJson } from '../../../platform/contract/canonical-json.ts';
+import { isoTime } from '../../../platform/read-path/index.ts';
+import { ApprovalAnswer, type ApprovalStatus, type ApprovalView } from '../../../platform/operations/agents-hook.ts';
 
-export const APPROVAL_HEADER = 'Merx-Approval';
 export const APPROVAL_TTL_HOURS = 24;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'executed';
-
-export interface ApprovalView {
-  id: string;
-  status: ApprovalStatus;
-  operation: string;
-  arguments: Record<string, unknown>;
-  preview: Record<string, unknown> | null;
-  effects: string[];
-  resource_etag: string | null;
-  requested_at: string;
-  expires_at: string;
-  decided_at: string | null;
-  decided_by: string | null;
-  reason: string | null;
-  executed_at: string | null;
-  result_status: number | null;
-}
-
-/** What execute() answers instead of performing a write: REST sends it as 202, MCP as a result with _meta.approval_id. */
-export class ApprovalAnswer {
-  readonly approval: ApprovalView;
-  /** The same Idempotency-Key asked before: this is that approval, not a new one. */
-  readonly replayed: boolean;
-  constructor(approval: ApprovalView, replayed: boolean) {
-    this.approval = approval;
-    this.replayed = replayed;
-  }
-  get body() {
-    return { data: this.approval };
-  }
-  get location() {
-    return `/api/v1/approvals/${this.approval.id}`;
-  }
-}
 
 /** The Approval as the API shows it; `expired` is read off the clock, never stored. */
 export const APPROVAL_VIEW = `id,

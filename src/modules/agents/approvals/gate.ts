@@ -1,14 +1,16 @@
-// EXTENSIONS 7 in the shared pipeline (called by execute.ts), for REST and MCP alike:
-// a write by a key whose writes wait for a person becomes an approval, and a
-// write that names an approval runs only as approved (approvals.ts).
-import type { Sql } from '../db/db.ts';
-import type { Caller, Operation } from '../operations/operation.ts';
-import type { Services } from '../services.ts';
-import { toAppError } from '../contract/errors.ts';
-import { preconditionFailed } from '../contract/etag.ts';
-import { jsonOf } from '../read-path/json-text.ts';
-import { isWrite } from '../operations/operation.ts';
-import { ApprovalAnswer, approvalOfIdempotencyKey, lockApprovalFor, markExecuted, recordOrReuseApproval, recordResultStatus } from './approvals.ts';
+// EXTENSIONS 7 in the shared pipeline, for REST and MCP alike: execute()
+// hands the agents hook (src/platform/operations/agents-hook.ts) a write by a
+// key whose writes wait for a person, which becomes an approval, and a write
+// that names an approval, which runs only as approved (approvals.ts).
+import type { Sql } from '../../../platform/db/db.ts';
+import type { Caller, Operation } from '../../../platform/operations/operation.ts';
+import type { Services } from '../../../platform/services.ts';
+import { toAppError } from '../../../platform/contract/errors.ts';
+import { preconditionFailed } from '../../../platform/contract/etag.ts';
+import { jsonOf } from '../../../platform/read-path/index.ts';
+import { isWrite } from '../../../platform/operations/operation.ts';
+import { ApprovalAnswer } from '../../../platform/operations/agents-hook.ts';
+import { approvalOfIdempotencyKey, lockApprovalFor, markExecuted, recordOrReuseApproval, recordResultStatus } from './approvals.ts';
 import {
   boundTo,
   checkPrecondition,
@@ -17,7 +19,7 @@ import {
   runInTransaction,
   runOnOwnTransactions,
   type ExecuteOptions,
-} from '../operations/steps.ts';
+} from '../../../platform/operations/steps.ts';
 
 /** The target's ETag an approval is bound to: for the update of a versioned resource (update_order, update_product, update_webhook). */
 const bindsEtag = (op: Operation) => op.etag !== undefined && isWrite(op) && op.method === 'PATCH';
