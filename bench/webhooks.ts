@@ -241,6 +241,9 @@ interface Receiver {
   badSignatures: number;
   verified: number;
   malformed: string[];
+  /** TLS connections accepted, and how many of them resumed a session. */
+  handshakes: number;
+  resumed: number;
   /** Stops accepting connections (a receiver that is down: attempts are refused) until listen() again on the same port. */
   refuse(): Promise<void>;
   listen(): Promise<void>;
@@ -268,6 +271,8 @@ async function startReceiver(): Promise<Receiver> {
     badSignatures: 0,
     verified: 0,
     malformed: [],
+    handshakes: 0,
+    resumed: 0,
     refuse: async () => {},
     listen: async () => {},
     close: async () => {},
@@ -308,6 +313,10 @@ async function startReceiver(): Promise<Receiver> {
       receiver.perPath.set(pathname, (receiver.perPath.get(pathname) ?? 0) + 1);
       receiver.arrivals.push({ at, latencyMs: at - Date.parse(envelope.created_at), orderId: envelope.data?.order?.id ?? '' });
     });
+  });
+  server.on('secureConnection', (socket) => {
+    receiver.handshakes++;
+    if (socket.isSessionReused()) receiver.resumed++;
   });
   // Node's default idle keep-alive (5 s), as a typical receiver: connections are reused across a burst.
   server.keepAliveTimeout = 5000;
@@ -883,6 +892,9 @@ interface DrainSide {
   /** Pass start to the pass's answer (every outcome recorded). */
   passSeconds: number;
   processed: number;
+  /** TLS connections the receiver accepted during the pass, and how many resumed a session. */
+  handshakes: number;
+  resumed: number;
   cpu: CpuReport | null;
   badSignatures: number;
   malformed: string[];
@@ -924,6 +936,8 @@ async function runDrainSide(label: string, root: string): Promise<DrainSide> {
     const quiet = await waitForQuiet(QUIET_WAIT_SECONDS);
     log(`  machine busy before the pass: ${quiet === null ? 'n/a' : quiet.toFixed(2)} cores`);
     const cpu = new CpuWindow({ bench: process.pid, service: service.pid }, await pgPids(), pgPids);
+    const handshakesBefore = receiver.handshakes;
+    const resumedBefore = receiver.resumed;
     const startedAt = wallNow();
     let passEnd = NaN;
     const pass = must(
@@ -947,6 +961,8 @@ async function runDrainSide(label: string, root: string): Promise<DrainSide> {
       seconds: (last - startedAt) / 1000,
       passSeconds: (passEnd - startedAt) / 1000,
       processed,
+      handshakes: receiver.handshakes - handshakesBefore,
+      resumed: receiver.resumed - resumedBefore,
       cpu: cpuReport,
       badSignatures: receiver.badSignatures,
       malformed: [...receiver.malformed],
@@ -1013,6 +1029,7 @@ function drainReport(sides: DrainSide[], started: number, pgVersion: string, qui
     `| Drain: seconds to the last receipt / to the pass's answer | ${col((s) => `${s.seconds.toFixed(2)} / ${s.passSeconds.toFixed(2)}`)} |`,
     `| **CPU ms per delivery, service / PostgreSQL / bench (receiver)** | ${col((s) => `**${drainCost(s)}**`)} |`,
     `| CPU cores, service / PostgreSQL / bench / other | ${col((s) => `${cores(s.cpu?.service)} / ${cores(s.cpu?.postgres)} / ${cores(s.cpu?.bench)} / ${cores(s.cpu?.other)}`)} |`,
+    `| TLS connections the receiver accepted in the pass (resumed sessions) | ${col((s) => `${fmt(s.handshakes)} (${fmt(s.resumed)})`)} |`,
     `| Expected / received / duplicated / processed by the pass | ${col((s) => `${fmt(s.expected)} / ${fmt(s.received)} / ${fmt(s.duplicates)} / ${fmt(s.processed)}`)} |`,
     `| Delivery rows by status, attempt | ${col((s) => s.recorded.map((r) => `${r.status} ${r.attempt}: ${fmt(r.n)}`).join('; '))} |`,
     `| Service log (warn and above, less the ENCRYPTION_KEYS notice) | ${col(
