@@ -780,9 +780,11 @@ function cpuCost(side: Side): { patch: string; delivery: string } {
   return { patch: list(perPatch), delivery: list(perDelivery) };
 }
 
-/** With BENCH_ROUNDS > 1: each headline measure's median over the rounds, per side (before / after / this tree). */
-function medians(sides: Side[]): string[] {
-  const groups = new Map<string, Side[]>();
+type MedianRow<S> = [title: string, measure: (s: S) => number, show: (v: number) => string];
+
+/** With BENCH_ROUNDS > 1: each measure's median over the rounds, per side (before / after / this tree), each round's figure in brackets. */
+function medianRows<S extends { label: string }>(sides: S[], rows: Array<MedianRow<S>>): string[] {
+  const groups = new Map<string, S[]>();
   for (const side of sides) {
     const name = side.label.replace(/ #\d+$/, '');
     groups.set(name, [...(groups.get(name) ?? []), side]);
@@ -790,7 +792,7 @@ function medians(sides: Side[]): string[] {
   if ([...groups.values()].every((g) => g.length < 2)) return [];
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const names = [...groups.keys()];
-  const row = (title: string, f: (s: Side) => number, show: (v: number) => string) =>
+  const row = ([title, f, show]: MedianRow<S>) =>
     `| ${title} | ${names
       .map(
         (n) =>
@@ -805,19 +807,17 @@ function medians(sides: Side[]): string[] {
     '',
     `| | ${names.join(' | ')} |`,
     `|---|${names.map(() => '---').join('|')}|`,
-    row(
-      'Burst: signed deliveries per second',
-      (s) => s.burst.rate,
-      (v) => fmt(v),
-    ),
-    row(
-      'Burst: PATCH/s with subscriptions / without',
-      (s) => (patchRate(s.burst.load) / patchRate(s.baseline)) * 100,
-      (v) => `${v.toFixed(0)} %`,
-    ),
-    row('Open loop: commit-to-receipt p99 ms', (s) => s.open.latency.p99, ms),
+    ...rows.map(row),
     '',
   ];
+}
+
+function medians(sides: Side[]): string[] {
+  return medianRows(sides, [
+    ['Burst: signed deliveries per second', (s) => s.burst.rate, (v) => fmt(v)],
+    ['Burst: PATCH/s with subscriptions / without', (s) => (patchRate(s.burst.load) / patchRate(s.baseline)) * 100, (v) => `${v.toFixed(0)} %`],
+    ['Open loop: commit-to-receipt p99 ms', (s) => s.open.latency.p99, ms],
+  ]);
 }
 
 function valid(side: Side): boolean {
@@ -995,23 +995,6 @@ const drainValid = (s: DrainSide) =>
 function drainReport(sides: DrainSide[], started: number, pgVersion: string, quiet: number | null): string {
   const cpus = os.cpus();
   const col = (f: (s: DrainSide) => string) => sides.map(f).join(' | ');
-  const groups = new Map<string, DrainSide[]>();
-  for (const side of sides) {
-    const name = side.label.replace(/ #\d+$/, '');
-    groups.set(name, [...(groups.get(name) ?? []), side]);
-  }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-  const names = [...groups.keys()];
-  const row = (title: string, f: (s: DrainSide) => number, show: (v: number) => string) =>
-    `| ${title} | ${names
-      .map(
-        (n) =>
-          `${show(median(groups.get(n)!.map(f)))} (${groups
-            .get(n)!
-            .map((s) => show(f(s)))
-            .join(', ')})`,
-      )
-      .join(' | ')} |`;
   return [
     '',
     `## Drain: the engine alone (BENCH_MODE=drain), ${new Date(started).toISOString()}`,
@@ -1040,31 +1023,12 @@ function drainReport(sides: DrainSide[], started: number, pgVersion: string, qui
           .replace(/\|/g, '/') || 'nothing',
     )} |`,
     '',
-    ...(sides.length > names.length
-      ? [
-          `Medians over ${groups.get(names[0])!.length} alternating rounds (each round's figure in brackets):`,
-          '',
-          `| | ${names.join(' | ')} |`,
-          `|---|${names.map(() => '---').join('|')}|`,
-          row('Drain: deliveries per second', drainRate, (v) => fmt(v)),
-          row(
-            'CPU ms per delivery, service',
-            (s) => drainCostOf(s, 'service'),
-            (v) => v.toFixed(3),
-          ),
-          row(
-            'CPU ms per delivery, PostgreSQL',
-            (s) => drainCostOf(s, 'postgres'),
-            (v) => v.toFixed(3),
-          ),
-          row(
-            'Other CPU, cores',
-            (s) => s.cpu?.other ?? NaN,
-            (v) => v.toFixed(2),
-          ),
-          '',
-        ]
-      : []),
+    ...medianRows(sides, [
+      ['Drain: deliveries per second', drainRate, (v) => fmt(v)],
+      ['CPU ms per delivery, service', (s) => drainCostOf(s, 'service'), (v) => v.toFixed(3)],
+      ['CPU ms per delivery, PostgreSQL', (s) => drainCostOf(s, 'postgres'), (v) => v.toFixed(3)],
+      ['Other CPU, cores', (s) => s.cpu?.other ?? NaN, (v) => v.toFixed(2)],
+    ]),
   ].join('\n');
 }
 
