@@ -3,7 +3,11 @@
 // verifies every signature and counts duplicates;
 // - a closed-loop burst: 2,000 PATCH /api/v1/orders/{id}, 20 in flight
 //   (10,000 deliveries), next to the same burst with no subscription;
-// - an open loop below capacity: 150 PATCH a second for 20 s.
+// - an open loop below capacity: 150 PATCH a second for 20 s;
+// - with BENCH_MODE=drain instead, the engine alone (runDrainSide): 10,000
+//   deliveries made while the receiver refuses connections and no worker
+//   runs, then sent by one worker pass with no PATCH beside it (its table is
+//   appended to the results file rather than replacing it).
 // Prints and writes deliveries per second, commit-to-receipt p50/p99, PATCH
 // throughput with subscriptions vs without, and who used the CPU, to
 // bench/RESULTS-webhooks.md. With BENCH_BEFORE_DIR=<another checkout> the same
@@ -38,6 +42,9 @@ const OPEN_SECONDS = setting('BENCH_OPEN_SECONDS', 20);
 const LOAD_BUDGET_SECONDS = setting('BENCH_LOAD_BUDGET_SECONDS', 180);
 /** After the last PATCH answered: how long to wait for the remaining deliveries. */
 const DRAIN_SECONDS = setting('BENCH_DRAIN_SECONDS', 300);
+/** `drain` measures the engine alone (runDrainSide) instead of the burst and the open loop. */
+const MODE = process.env.BENCH_MODE ?? 'fan-out';
+const DRAIN_EVENTS = setting('BENCH_DRAIN_EVENTS', 2_000);
 const QUIET_WAIT_SECONDS = setting('BENCH_QUIET_WAIT_SECONDS', 60);
 const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS-webhooks.md');
 const ROOT = path.join(import.meta.dirname, '..');
@@ -234,6 +241,12 @@ interface Receiver {
   badSignatures: number;
   verified: number;
   malformed: string[];
+  /** TLS connections accepted, and how many of them resumed a session. */
+  handshakes: number;
+  resumed: number;
+  /** Stops accepting connections (a receiver that is down: attempts are refused) until listen() again on the same port. */
+  refuse(): Promise<void>;
+  listen(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -258,6 +271,10 @@ async function startReceiver(): Promise<Receiver> {
     badSignatures: 0,
     verified: 0,
     malformed: [],
+    handshakes: 0,
+    resumed: 0,
+    refuse: async () => {},
+    listen: async () => {},
     close: async () => {},
   };
   const server = https.createServer({ key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) }, (req, res) => {
@@ -297,6 +314,10 @@ async function startReceiver(): Promise<Receiver> {
       receiver.arrivals.push({ at, latencyMs: at - Date.parse(envelope.created_at), orderId: envelope.data?.order?.id ?? '' });
     });
   });
+  server.on('secureConnection', (socket) => {
+    receiver.handshakes++;
+    if (socket.isSessionReused()) receiver.resumed++;
+  });
   // Node's default idle keep-alive (5 s), as a typical receiver: connections are reused across a burst.
   server.keepAliveTimeout = 5000;
   // A service may open many connections at once: a deep accept queue keeps SYN drops out of the numbers.
@@ -304,9 +325,13 @@ async function startReceiver(): Promise<Receiver> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   receiver.origin = `https://127.0.0.1:${port}`;
-  receiver.close = async () => {
+  receiver.refuse = async () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  receiver.listen = () => new Promise<void>((resolve) => server.listen({ port, host: '127.0.0.1', backlog: 4096 }, resolve));
+  receiver.close = async () => {
+    if (server.listening) await receiver.refuse();
   };
   cleanups.push({ name: 'close receiver', run: () => receiver.close() });
   return receiver;
@@ -595,17 +620,11 @@ async function runPhase(receiver: Receiver, service: Service, pgPids: () => Prom
   };
 }
 
-async function runSide(label: string, root: string): Promise<Side> {
-  const commit = gitCommit(root);
-  log(`== ${label}: ${root} (${commit})`);
-  serviceLog.counts.clear();
-  serviceLog.examples.length = 0;
-  const db = await createDatabase();
-  const receiver = await startReceiver();
-  const service = await startService(path.join(root, 'src', 'main.ts'), {
+function serviceEnv(databaseUrl: string, receiver: Receiver, extra: Record<string, string> = {}): Record<string, string> {
+  return {
     PORT: '0',
     HOST: '127.0.0.1',
-    DATABASE_URL: db.url,
+    DATABASE_URL: databaseUrl,
     ADMIN_TOKEN,
     LOG_LEVEL: 'warn',
     SEED_DEMO: '0',
@@ -614,33 +633,62 @@ async function runSide(label: string, root: string): Promise<Side> {
     RATE_LIMIT_REST_PER_MINUTE: '10000000',
     // e.g. BENCH_SERVICE_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service only.
     ...(process.env.BENCH_SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVICE_NODE_OPTIONS } : {}),
-  });
-  log(`service ${service.url} (pid ${service.pid})`);
+    ...extra,
+  };
+}
+
+/** The bench's own connections (left out of the CPU accounting) and the PIDs of the service's backends. */
+function benchPool(db: { name: string; url: string }) {
   const pool = new pg.Pool({ connectionString: db.url, max: 2, application_name: 'merx-bench' });
   const pgPids = async () =>
     (
       await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name <> 'merx-bench'", [db.name])
     ).rows.map((r) => r.pid);
+  return { pool, pgPids };
+}
+
+/** An account with a key and `wanted` seeded orders (their ids in a stable shuffled order). */
+async function prepareAccount(service: Service, pool: pg.Pool, wanted: number): Promise<{ accountId: string; key: string; ids: string[] }> {
+  const account = await must(
+    request(service.url, 'POST', '/admin/api/accounts', ADMIN_TOKEN, { name: 'Bench Webhooks', email: 'bench-webhooks@example.com', plan: 'pro' }),
+    'create account',
+  );
+  const accountId: string = account.data.id;
+  const issued = await must(
+    request(service.url, 'POST', `/admin/api/accounts/${accountId}/keys`, ADMIN_TOKEN, { name: 'bench-webhooks', scopes: SCOPES }),
+    'issue key',
+  );
+  await must(request(service.url, 'POST', `/admin/api/accounts/${accountId}/seed`, ADMIN_TOKEN, { orders: wanted, products: 20, seed: 11 }), 'seed');
+  const { rows } = await pool.query<{ id: string }>('SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text)', [accountId]);
+  if (rows.length < wanted) throw new Error(`the seed made ${rows.length} orders, expected ${wanted}`);
+  await pool.query('VACUUM (ANALYZE) orders');
+  return { accountId, key: issued.key, ids: rows.map((r) => r.id) };
+}
+
+async function subscribe(service: Service, key: string, receiver: Receiver): Promise<void> {
+  for (let i = 1; i <= SUBSCRIPTIONS; i++) {
+    const hookPath = `/hook-${i}/${crypto.randomUUID()}`;
+    const created = await must(
+      request(service.url, 'POST', '/api/v1/webhooks', key, { url: receiver.origin + hookPath, events: [EVENT_NAME], description: `bench ${i}` }),
+      `create webhook ${i}`,
+    );
+    receiver.secrets.set(hookPath, created.secret);
+  }
+}
+
+async function runSide(label: string, root: string): Promise<Side> {
+  const commit = gitCommit(root);
+  log(`== ${label}: ${root} (${commit})`);
+  serviceLog.counts.clear();
+  serviceLog.examples.length = 0;
+  const db = await createDatabase();
+  const receiver = await startReceiver();
+  const service = await startService(path.join(root, 'src', 'main.ts'), serviceEnv(db.url, receiver));
+  log(`service ${service.url} (pid ${service.pid})`);
+  const { pool, pgPids } = benchPool(db);
   try {
-    const account = await must(
-      request(service.url, 'POST', '/admin/api/accounts', ADMIN_TOKEN, { name: 'Bench Webhooks', email: 'bench-webhooks@example.com', plan: 'pro' }),
-      'create account',
-    );
-    const accountId: string = account.data.id;
-    const issued = await must(
-      request(service.url, 'POST', `/admin/api/accounts/${accountId}/keys`, ADMIN_TOKEN, { name: 'bench-webhooks', scopes: SCOPES }),
-      'issue key',
-    );
-    const key: string = issued.key;
     const wanted = BASELINE_EVENTS + WARMUP_EVENTS + EVENTS;
-    await must(
-      request(service.url, 'POST', `/admin/api/accounts/${accountId}/seed`, ADMIN_TOKEN, { orders: wanted, products: 20, seed: 11 }),
-      'seed',
-    );
-    const { rows } = await pool.query<{ id: string }>('SELECT id FROM orders WHERE account_id = $1 ORDER BY md5(id::text)', [accountId]);
-    if (rows.length < wanted) throw new Error(`the seed made ${rows.length} orders, expected ${wanted}`);
-    await pool.query('VACUUM (ANALYZE) orders');
-    const ids = rows.map((r) => r.id);
+    const { accountId, key, ids } = await prepareAccount(service, pool, wanted);
     const warmupOrders = ids.slice(0, WARMUP_EVENTS);
     const baselineOrders = ids.slice(WARMUP_EVENTS, WARMUP_EVENTS + BASELINE_EVENTS);
     const burstOrders = ids.slice(WARMUP_EVENTS + BASELINE_EVENTS);
@@ -653,14 +701,7 @@ async function runSide(label: string, root: string): Promise<Side> {
     const baselineCpu = await baselineWindow.end();
     log(`baseline (no subscriptions): ${baseline.samples.length} PATCH in ${baseline.seconds.toFixed(1)} s`);
 
-    for (let i = 1; i <= SUBSCRIPTIONS; i++) {
-      const hookPath = `/hook-${i}/${crypto.randomUUID()}`;
-      const created = await must(
-        request(service.url, 'POST', '/api/v1/webhooks', key, { url: receiver.origin + hookPath, events: [EVENT_NAME], description: `bench ${i}` }),
-        `create webhook ${i}`,
-      );
-      receiver.secrets.set(hookPath, created.secret);
-    }
+    await subscribe(service, key, receiver);
     // Warm the HTTPS path (TLS context, first handshakes) with a few events, not measured.
     await patchBurst(service.url, key, warmupOrders.slice(0, 40), 'warm-up 2');
     await drain(receiver, 40 * SUBSCRIPTIONS, service);
@@ -739,9 +780,11 @@ function cpuCost(side: Side): { patch: string; delivery: string } {
   return { patch: list(perPatch), delivery: list(perDelivery) };
 }
 
-/** With BENCH_ROUNDS > 1: each headline measure's median over the rounds, per side (before / after / this tree). */
-function medians(sides: Side[]): string[] {
-  const groups = new Map<string, Side[]>();
+type MedianRow<S> = [title: string, measure: (s: S) => number, show: (v: number) => string];
+
+/** With BENCH_ROUNDS > 1: each measure's median over the rounds, per side (before / after / this tree), each round's figure in brackets. */
+function medianRows<S extends { label: string }>(sides: S[], rows: Array<MedianRow<S>>): string[] {
+  const groups = new Map<string, S[]>();
   for (const side of sides) {
     const name = side.label.replace(/ #\d+$/, '');
     groups.set(name, [...(groups.get(name) ?? []), side]);
@@ -749,7 +792,7 @@ function medians(sides: Side[]): string[] {
   if ([...groups.values()].every((g) => g.length < 2)) return [];
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const names = [...groups.keys()];
-  const row = (title: string, f: (s: Side) => number, show: (v: number) => string) =>
+  const row = ([title, f, show]: MedianRow<S>) =>
     `| ${title} | ${names
       .map(
         (n) =>
@@ -764,19 +807,17 @@ function medians(sides: Side[]): string[] {
     '',
     `| | ${names.join(' | ')} |`,
     `|---|${names.map(() => '---').join('|')}|`,
-    row(
-      'Burst: signed deliveries per second',
-      (s) => s.burst.rate,
-      (v) => fmt(v),
-    ),
-    row(
-      'Burst: PATCH/s with subscriptions / without',
-      (s) => (patchRate(s.burst.load) / patchRate(s.baseline)) * 100,
-      (v) => `${v.toFixed(0)} %`,
-    ),
-    row('Open loop: commit-to-receipt p99 ms', (s) => s.open.latency.p99, ms),
+    ...rows.map(row),
     '',
   ];
+}
+
+function medians(sides: Side[]): string[] {
+  return medianRows(sides, [
+    ['Burst: signed deliveries per second', (s) => s.burst.rate, (v) => fmt(v)],
+    ['Burst: PATCH/s with subscriptions / without', (s) => (patchRate(s.burst.load) / patchRate(s.baseline)) * 100, (v) => `${v.toFixed(0)} %`],
+    ['Open loop: commit-to-receipt p99 ms', (s) => s.open.latency.p99, ms],
+  ]);
 }
 
 function valid(side: Side): boolean {
@@ -838,6 +879,173 @@ function report(sides: Side[], started: number, pgVersion: string, quiet: number
   return lines.join('\n');
 }
 
+// ---------------------------------------------------------------- drain (BENCH_MODE=drain)
+
+interface DrainSide {
+  label: string;
+  commit: string;
+  expected: number;
+  received: number;
+  duplicates: number;
+  /** Pass start to the last receipt. */
+  seconds: number;
+  /** Pass start to the pass's answer (every outcome recorded). */
+  passSeconds: number;
+  processed: number;
+  /** TLS connections the receiver accepted during the pass, and how many resumed a session. */
+  handshakes: number;
+  resumed: number;
+  cpu: CpuReport | null;
+  badSignatures: number;
+  malformed: string[];
+  recorded: Array<{ status: string; attempt: number; n: number }>;
+  log: string[];
+  death: string | null;
+  patchErrors: Map<string, number>;
+}
+
+/**
+ * The engine alone, no PATCH beside it: DRAIN_EVENTS events x SUBSCRIPTIONS
+ * deliveries made while the receiver refuses connections (each first attempt
+ * fails at once and waits for its retry), with WORKERS=0 so that no worker
+ * sends the retries; then the receiver listens again and one worker pass
+ * (the operator's POST /admin/api/jobs/webhook-deliveries/run, the clock set
+ * past the retries' due time) sends them all.
+ */
+async function runDrainSide(label: string, root: string): Promise<DrainSide> {
+  const commit = gitCommit(root);
+  log(`== ${label}: ${root} (${commit}), drain`);
+  serviceLog.counts.clear();
+  serviceLog.examples.length = 0;
+  const db = await createDatabase();
+  const receiver = await startReceiver();
+  await receiver.refuse();
+  const service = await startService(path.join(root, 'src', 'main.ts'), serviceEnv(db.url, receiver, { WORKERS: '0' }));
+  log(`service ${service.url} (pid ${service.pid})`);
+  const { pool, pgPids } = benchPool(db);
+  try {
+    const { accountId, key, ids } = await prepareAccount(service, pool, DRAIN_EVENTS);
+    await subscribe(service, key, receiver);
+    const load = await patchBurst(service.url, key, ids, 'drain');
+    const expected = load.events * SUBSCRIPTIONS;
+    const attempts = async () => (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_attempts')).rows[0].n;
+    const deadline = Date.now() + DRAIN_SECONDS * 1000;
+    while ((await attempts()) < expected && Date.now() < deadline && !service.death()) await sleep(500);
+    log(`  ${load.events} events in ${load.seconds.toFixed(1)} s; ${await attempts()} first attempts refused`);
+    await receiver.listen();
+    const quiet = await waitForQuiet(QUIET_WAIT_SECONDS);
+    log(`  machine busy before the pass: ${quiet === null ? 'n/a' : quiet.toFixed(2)} cores`);
+    const cpu = new CpuWindow({ bench: process.pid, service: service.pid }, await pgPids(), pgPids);
+    const handshakesBefore = receiver.handshakes;
+    const resumedBefore = receiver.resumed;
+    const startedAt = wallNow();
+    let passEnd = NaN;
+    const pass = must(
+      request(service.url, 'POST', '/admin/api/jobs/webhook-deliveries/run', ADMIN_TOKEN, { now: new Date(Date.now() + 10 * 60_000).toISOString() }),
+      'worker pass',
+    ).then((answer) => ((passEnd = wallNow()), answer));
+    await drain(receiver, expected, service);
+    const processed: number = (await pass).data.processed;
+    const cpuReport = await cpu.end();
+    const last = receiver.arrivals.reduce((m, a) => Math.max(m, a.at), -Infinity);
+    const { rows: recorded } = await pool.query<{ status: string; attempt: number; n: number }>(
+      `SELECT status, attempt, count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 GROUP BY 1, 2 ORDER BY 3 DESC`,
+      [accountId],
+    );
+    const side: DrainSide = {
+      label,
+      commit,
+      expected,
+      received: receiver.unique,
+      duplicates: receiver.duplicates,
+      seconds: (last - startedAt) / 1000,
+      passSeconds: (passEnd - startedAt) / 1000,
+      processed,
+      handshakes: receiver.handshakes - handshakesBefore,
+      resumed: receiver.resumed - resumedBefore,
+      cpu: cpuReport,
+      badSignatures: receiver.badSignatures,
+      malformed: [...receiver.malformed],
+      recorded,
+      log: [...serviceLog.counts.entries()].map(([k, n]) => `${k} × ${n}`),
+      death: service.death(),
+      patchErrors: load.errors,
+    };
+    log(
+      `${label}: drain ${fmt(drainRate(side))} deliveries/s to the last receipt, ${fmt(side.received / side.passSeconds)}/s to the pass's end; ` +
+        `CPU ms per delivery ${drainCost(side)}`,
+    );
+    return side;
+  } finally {
+    await pool.end();
+    await service.stop();
+    await receiver.close();
+  }
+}
+
+const drainRate = (s: DrainSide) => s.received / s.seconds;
+/** CPU milliseconds per delivery over the pass (start to last receipt and a 1 s grace), service / PostgreSQL / bench (receiver). */
+function drainCostOf(s: DrainSide, role: 'service' | 'postgres' | 'bench' | 'other'): number {
+  return s.cpu ? (s.cpu[role] * s.cpu.seconds * 1000) / Math.max(1, s.received) : NaN;
+}
+const drainCost = (s: DrainSide) => (['service', 'postgres', 'bench'] as const).map((r) => drainCostOf(s, r).toFixed(3)).join(' / ');
+const drainValid = (s: DrainSide) =>
+  s.received === s.expected && s.badSignatures === 0 && s.malformed.length === 0 && s.death === null && s.patchErrors.size === 0;
+
+function drainReport(sides: DrainSide[], started: number, pgVersion: string, quiet: number | null): string {
+  const cpus = os.cpus();
+  const col = (f: (s: DrainSide) => string) => sides.map(f).join(' | ');
+  return [
+    '',
+    `## Drain: the engine alone (BENCH_MODE=drain), ${new Date(started).toISOString()}`,
+    '',
+    'Generated by `BENCH_MODE=drain node bench/webhooks.ts` (appended; rerun rather than edit the table).',
+    '',
+    `- Run took ${((Date.now() - started) / 1000).toFixed(0)} s. Machine: ${os.type()} ${os.release()} ${os.arch()}, ${cpus.length} × ${cpus[0]?.model ?? 'unknown CPU'}; busy before the run (other work): ${quiet === null ? 'n/a' : `${quiet.toFixed(2)} cores`}; Node ${process.version}, PostgreSQL ${pgVersion}`,
+    `- Each side on a fresh database, service with \`WORKERS=0\`: ${fmt(DRAIN_EVENTS)} PATCHes x ${SUBSCRIPTIONS} subscriptions while the receiver refuses connections (every first attempt fails at once), then the receiver listens again and one worker pass (\`POST /admin/api/jobs/webhook-deliveries/run\`, clock 10 min ahead) sends every retry; nothing else runs in the service meanwhile`,
+    '- Rate: deliveries / (pass start → last receipt). CPU: the window from the pass start to the last receipt plus a 1 s grace, per delivery',
+    '',
+    `| | ${col((s) => `${s.label} (\`${s.commit}\`)`)} |`,
+    `|---|${sides.map(() => '---').join('|')}|`,
+    `| Run valid (nothing lost, no bad signature, no error) | ${col((s) => (drainValid(s) ? 'yes' : '**NO**'))} |`,
+    `| **Drain: deliveries per second** (pass start → last receipt) | ${col((s) => `**${fmt(drainRate(s))}**`)} |`,
+    `| Drain: seconds to the last receipt / to the pass's answer | ${col((s) => `${s.seconds.toFixed(2)} / ${s.passSeconds.toFixed(2)}`)} |`,
+    `| **CPU ms per delivery, service / PostgreSQL / bench (receiver)** | ${col((s) => `**${drainCost(s)}**`)} |`,
+    `| CPU cores, service / PostgreSQL / bench / other | ${col((s) => `${cores(s.cpu?.service)} / ${cores(s.cpu?.postgres)} / ${cores(s.cpu?.bench)} / ${cores(s.cpu?.other)}`)} |`,
+    `| TLS connections the receiver accepted in the pass (resumed sessions) | ${col((s) => `${fmt(s.handshakes)} (${fmt(s.resumed)})`)} |`,
+    `| Expected / received / duplicated / processed by the pass | ${col((s) => `${fmt(s.expected)} / ${fmt(s.received)} / ${fmt(s.duplicates)} / ${fmt(s.processed)}`)} |`,
+    `| Delivery rows by status, attempt | ${col((s) => s.recorded.map((r) => `${r.status} ${r.attempt}: ${fmt(r.n)}`).join('; '))} |`,
+    `| Service log (warn and above, less the ENCRYPTION_KEYS notice) | ${col(
+      (s) =>
+        s.log
+          .filter((l) => !l.includes('ENCRYPTION_KEYS'))
+          .join('; ')
+          .replace(/\|/g, '/') || 'nothing',
+    )} |`,
+    '',
+    ...medianRows(sides, [
+      ['Drain: deliveries per second', drainRate, (v) => fmt(v)],
+      ['CPU ms per delivery, service', (s) => drainCostOf(s, 'service'), (v) => v.toFixed(3)],
+      ['CPU ms per delivery, PostgreSQL', (s) => drainCostOf(s, 'postgres'), (v) => v.toFixed(3)],
+      ['Other CPU, cores', (s) => s.cpu?.other ?? NaN, (v) => v.toFixed(2)],
+    ]),
+  ].join('\n');
+}
+
+async function mainDrain(started: number, pgVersion: string, quiet: number | null): Promise<boolean> {
+  const sides: DrainSide[] = [];
+  const before = process.env.BENCH_BEFORE_DIR;
+  for (let round = 1; round <= ROUNDS && !interrupted; round++) {
+    const suffix = ROUNDS > 1 ? ` #${round}` : '';
+    if (before) sides.push(await runDrainSide(`before${suffix}`, path.resolve(before)));
+    sides.push(await runDrainSide(`${before ? 'after' : 'this tree'}${suffix}`, ROOT));
+  }
+  if (interrupted) throw new Error('interrupted');
+  fs.appendFileSync(RESULTS_FILE, drainReport(sides, started, pgVersion, quiet));
+  log(`appended the drain to ${path.relative(process.cwd(), RESULTS_FILE)}`);
+  return sides.every(drainValid);
+}
+
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<boolean> {
@@ -845,6 +1053,7 @@ async function main(): Promise<boolean> {
   const pgVersion = (await adminQuery<{ server_version: string }>('SHOW server_version'))[0].server_version;
   const quiet = await waitForQuiet(QUIET_WAIT_SECONDS);
   log(`machine busy before start: ${quiet === null ? 'n/a' : `${quiet.toFixed(2)} cores`}`);
+  if (MODE === 'drain') return mainDrain(started, pgVersion, quiet);
   const sides: Side[] = [];
   const before = process.env.BENCH_BEFORE_DIR;
   // Alternating rounds: on a shared machine one run of each side can land in a slow minute and the other in a fast one.

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import tls from 'node:tls';
 import type { LookupFunction } from 'node:net';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { CheckedTarget } from '../subscriptions/url-policy.ts';
 import { signatureHeaders } from '../signing/signature.ts';
 
@@ -174,52 +174,17 @@ export class Senders {
       ...lowerCased(signatureHeaders({ rawBody: delivery.rawBody, eventId: delivery.eventId, timestampSec: timestamp, secrets: delivery.secrets })),
     };
     const sent = { requestHeaders: headers };
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), ATTEMPT_TIMEOUT_MS);
-    try {
-      const res = await pool.request({
-        path: target.url.pathname + target.url.search,
-        method: 'POST',
-        headers,
-        body: delivery.rawBody,
-        signal: abort.signal,
-        headersTimeout: ATTEMPT_TIMEOUT_MS,
-        bodyTimeout: ATTEMPT_TIMEOUT_MS,
-        // Redirects are never followed: a 3xx is an answer like any other (a failed attempt).
-        maxRedirections: 0,
-      } as Parameters<Pool['request']>[0]);
-      const chunks: Buffer[] = [];
-      let size = 0;
-      try {
-        for await (const chunk of res.body) {
-          chunks.push(chunk as Buffer);
-          size += (chunk as Buffer).length;
-          if (size >= READ_LIMIT_BYTES) break;
-        }
-      } catch (err) {
-        if (abort.signal.aborted) return { ...timedOut(), ...sent };
-        return {
-          statusCode: res.statusCode,
-          error: `response: ${(err as Error).message}`,
-          responseBody: null,
-          ...sent,
-          responseHeaders: boundedHeaders(res.headers),
-        };
-      } finally {
-        if (size >= READ_LIMIT_BYTES) res.body.destroy();
-      }
-      const body = Buffer.concat(chunks).toString('utf8').slice(0, STORED_BODY_CHARS);
-      const code = res.statusCode;
-      return {
-        statusCode: code,
-        error: code >= 200 && code < 300 ? null : `HTTP ${code}`,
-        responseBody: body,
-        ...sent,
-        responseHeaders: boundedHeaders(res.headers),
-      };
-    } catch (err) {
-      if (abort.signal.aborted) return { ...timedOut(), ...sent };
-      const error = err as Error & { code?: string; cause?: Error & { code?: string } };
+    const answer = await exchange(pool, {
+      path: target.url.pathname + target.url.search,
+      method: 'POST',
+      headers,
+      body: delivery.rawBody,
+      headersTimeout: ATTEMPT_TIMEOUT_MS,
+      bodyTimeout: ATTEMPT_TIMEOUT_MS,
+    });
+    if (answer.timedOut) return { ...timedOut(), ...sent };
+    if (answer.statusCode === null) {
+      const error = answer.error as Error & { code?: string; cause?: Error & { code?: string } };
       if (error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT' || error.code === 'UND_ERR_CONNECT_TIMEOUT')
         return { ...timedOut(), ...sent };
       const code = error.code ?? error.cause?.code;
@@ -230,10 +195,82 @@ export class Senders {
         ...sent,
         ...(code ? { errorCode: code } : {}),
       };
-    } finally {
-      clearTimeout(timer);
     }
+    const responseHeaders = boundedHeaders(answer.headers);
+    if (answer.error)
+      return { statusCode: answer.statusCode, error: `response: ${answer.error.message}`, responseBody: null, ...sent, responseHeaders };
+    const code = answer.statusCode;
+    return {
+      statusCode: code,
+      error: code >= 200 && code < 300 ? null : `HTTP ${code}`,
+      responseBody: Buffer.concat(answer.chunks).toString('utf8').slice(0, STORED_BODY_CHARS),
+      ...sent,
+      responseHeaders,
+    };
   }
+}
+
+/** What came back: no status when it failed before an answer; `error` after a status when the body broke off. */
+interface Exchange {
+  statusCode: number | null;
+  headers: Record<string, string | string[] | undefined>;
+  chunks: Buffer[];
+  error: Error | null;
+  timedOut: boolean;
+}
+
+/**
+ * One request through the pool with undici's dispatch handler, not its
+ * request() API: the answer's body is collected as it arrives, with no
+ * response stream, async iterator or abort signal per attempt (that machinery
+ * was a large part of the sender thread's time in a drain, bench/RESULTS-webhooks.md).
+ * Gives up after ATTEMPT_TIMEOUT_MS in all; stops reading (and drops the
+ * connection) after READ_LIMIT_BYTES, keeping what it read.
+ */
+function exchange(pool: Pool, options: Dispatcher.DispatchOptions): Promise<Exchange> {
+  return new Promise((resolve) => {
+    const answer: Exchange = { statusCode: null, headers: {}, chunks: [], error: null, timedOut: false };
+    let controller: Dispatcher.DispatchController | null = null;
+    let size = 0;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(answer);
+    };
+    const timer = setTimeout(() => {
+      answer.timedOut = true;
+      finish();
+      controller?.abort(new Error('attempt timed out'));
+    }, ATTEMPT_TIMEOUT_MS);
+    pool.dispatch(options, {
+      onRequestStart(c) {
+        controller = c;
+        if (done) c.abort(new Error('attempt timed out'));
+      },
+      onResponseStart(_c, statusCode, headers) {
+        // 1xx answers are interim: the final one follows.
+        if (statusCode < 200) return;
+        answer.statusCode = statusCode;
+        answer.headers = headers;
+      },
+      onResponseData(c, chunk) {
+        if (done) return;
+        answer.chunks.push(chunk);
+        size += chunk.length;
+        if (size < READ_LIMIT_BYTES) return;
+        finish();
+        c.abort(new Error('read limit reached'));
+      },
+      onResponseEnd: finish,
+      onResponseError(_c, err) {
+        if (done) return;
+        answer.error = err;
+        finish();
+      },
+    });
+  });
 }
 
 function timedOut(): AttemptOutcome {
