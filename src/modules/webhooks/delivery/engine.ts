@@ -44,7 +44,8 @@ import crypto from 'node:crypto';
 import { attemptRow, insertAttempts, type AttemptRow, type AttemptTrigger } from '../attempts/log.ts';
 import { RecoveryRunner } from '../recovery/runner.ts';
 import { FlowOutcomes } from './flow-outcomes.ts';
-import { claimMetered, startWhenFree } from './flow-rate.ts';
+import { claimMetered, giveBack, startWhenFree } from './flow-rate.ts';
+import type { Faults } from '../../../platform/edge/auth.ts';
 
 import {
   CLAIM_BATCH,
@@ -86,6 +87,8 @@ export class DeliveryEngine {
   private readonly routine: Batcher<RoutineOutcome, boolean>;
   /** EXTENSIONS 9: what answers do to their subscription's flow (Retry-After, the circuit breaker). */
   private readonly flow: FlowOutcomes;
+  /** The operator's forced failures (outside production): a metered claim's late start. */
+  private readonly faults: Faults | undefined;
   /** Not before start() nor after stop(): deliveries written then are the worker's, after their grace. */
   private taking = false;
   /** The fan-out's deliveries, once committed: their first attempts are sent now, by this instance (app.ts wires it). */
@@ -102,8 +105,17 @@ export class DeliveryEngine {
     this.announcer.announce(Date.now() + FIRST_ATTEMPT_GRACE_SEC * 1000);
   };
 
-  constructor(deps: { db: Db; notifier: Notifier; log: FastifyBaseLogger; policy: UrlPolicy; metrics?: Registry; senderNice?: number }) {
+  constructor(deps: {
+    db: Db;
+    notifier: Notifier;
+    log: FastifyBaseLogger;
+    policy: UrlPolicy;
+    metrics?: Registry;
+    senderNice?: number;
+    faults?: Faults;
+  }) {
     this.db = deps.db;
+    this.faults = deps.faults;
     this.senders = new ThreadedSenders({ nice: deps.senderNice });
     this.bookkeeping = deps.db.background();
     this.notifier = deps.notifier;
@@ -236,7 +248,10 @@ export class DeliveryEngine {
       // EXTENSIONS 9: metered subscriptions (a rate, the circuit's probe) are claimed apart, their starts counted.
       const batch = this.stopping
         ? []
-        : [...(await claimDue(this.bookkeeping, now.toISOString(), WORKER_BATCH)), ...(await claimMetered(this.db, now.toISOString(), WORKER_BATCH))];
+        : [
+            ...(await claimDue(this.bookkeeping, now.toISOString(), WORKER_BATCH)),
+            ...(await claimMetered(this.db, now.toISOString(), WORKER_BATCH, this.faults)),
+          ];
       if (batch.length === 0) break;
       processed += batch.length;
       // RETURNING keeps no order: a flowed subscription's rows are put back in the order of their events.
@@ -306,6 +321,8 @@ export class DeliveryEngine {
     const sent = await this.sendOnce(delivery, deliveryAttemptId(delivery.id, delivery.attempt));
     if ('refused' in sent) return fail(sent.refused);
     const { outcome } = sent;
+    // EXTENSIONS 9: its turn in the rate passed before it could begin; nothing was sent, so nothing is spent or recorded.
+    if (outcome.notStarted) return (await giveBack(this.db, delivery), null);
     // Before the next attempt of a flowed subscription may start: a Retry-After in this answer holds it, the circuit counts it.
     await this.flow.note(delivery, outcome);
     answered?.();
@@ -345,6 +362,7 @@ export class DeliveryEngine {
           eventId: delivery.event_id,
           attemptId,
           resourceVersion: delivery.resource_version,
+          startBy: delivery.startBy,
         },
         this.self,
       );

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import tls from 'node:tls';
 import type { LookupFunction } from 'node:net';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { CheckedTarget } from '../subscriptions/url-policy.ts';
 import { signatureHeaders } from '../signing/signature.ts';
 
@@ -41,6 +41,8 @@ export interface AttemptOutcome {
   responseHeaders?: Record<string, string> | null;
   /** The system error code of a failed connection (ECONNREFUSED, ENOTFOUND, a TLS code), to say why in one sentence. */
   errorCode?: string;
+  /** EXTENSIONS 9: its startBy had passed when the request was to be written; nothing was sent. */
+  notStarted?: boolean;
 }
 
 export interface OutgoingDelivery {
@@ -53,7 +55,35 @@ export interface OutgoingDelivery {
   attemptId: string;
   /** X-Merx-Resource-Version (EXTENSIONS 6): the version of the order or shipment when the event committed. */
   resourceVersion?: number | null;
+  /** EXTENSIONS 9: the request is written only until then (startClock()); later, nothing is sent (notStarted). */
+  startBy?: number;
 }
+
+/** A clock that moves forward only and reads the same on every thread of the process (ms). */
+export const startClock = () => performance.timeOrigin + performance.now();
+
+class LateStart extends Error {}
+
+/**
+ * Checked where undici writes the request onto a connected socket, right
+ * before it does (the connection's handshake is behind it, the request's
+ * headers not yet sent): past `startBy`, the request is aborted unwritten.
+ */
+const startingBy =
+  (startBy: number): Dispatcher.DispatcherComposeInterceptor =>
+  (dispatch) =>
+  (opts, handler) =>
+    dispatch(opts, {
+      onRequestStart: (controller, context) =>
+        startClock() > startBy
+          ? controller.abort(new LateStart('not started: its turn in the rate had passed'))
+          : handler.onRequestStart?.(controller, context),
+      onRequestUpgrade: (...args) => handler.onRequestUpgrade?.(...args),
+      onResponseStart: (...args) => handler.onResponseStart?.(...args),
+      onResponseData: (...args) => handler.onResponseData?.(...args),
+      onResponseEnd: (...args) => handler.onResponseEnd?.(...args),
+      onResponseError: (...args) => handler.onResponseError?.(...args),
+    });
 
 /**
  * NODE_EXTRA_CA_CERTS is read by Node only at start; reading it here lets a
@@ -177,7 +207,7 @@ export class Senders {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), ATTEMPT_TIMEOUT_MS);
     try {
-      const res = await pool.request({
+      const res = await (delivery.startBy === undefined ? pool : pool.compose(startingBy(delivery.startBy))).request({
         path: target.url.pathname + target.url.search,
         method: 'POST',
         headers,
@@ -219,6 +249,7 @@ export class Senders {
       };
     } catch (err) {
       if (abort.signal.aborted) return { ...timedOut(), ...sent };
+      if (err instanceof LateStart) return { statusCode: null, error: err.message, responseBody: null, notStarted: true };
       const error = err as Error & { code?: string; cause?: Error & { code?: string } };
       if (error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT' || error.code === 'UND_ERR_CONNECT_TIMEOUT')
         return { ...timedOut(), ...sent };
