@@ -17,7 +17,7 @@ import { envelopeText } from '../../../platform/db/outbox.ts';
 import { Batcher } from '../../../platform/db/batcher.ts';
 import type { Notifier } from '../../../notify/notifier.ts';
 import type { UrlPolicy } from '../subscriptions/url-policy.ts';
-import type { AttemptOutcome, SelfOrigin } from './https-sender.ts';
+import { Senders, type AttemptOutcome, type SelfOrigin } from './https-sender.ts';
 import { ThreadedSenders } from './sender-thread.ts';
 import { deliveryAttemptId, OpenedSecrets } from '../signing/signature.ts';
 import {
@@ -73,6 +73,8 @@ export class DeliveryEngine {
   private log: FastifyBaseLogger;
   private urls: UrlChecks;
   private senders: ThreadedSenders;
+  /** EXTENSIONS 9: metered attempts must begin within their grant's budget, which the sender thread's low priority misses on busy cores. */
+  private readonly metered = new Senders();
   private readonly secrets = new OpenedSecrets(openSecret);
   private self: SelfOrigin | null = null;
   private due: DueTimer | null = null;
@@ -186,7 +188,7 @@ export class DeliveryEngine {
     await Promise.race([Promise.allSettled([...this.inFlight]), bounded]);
     clearTimeout(timer);
     this.announcer.stop();
-    await this.senders.close();
+    await Promise.all([this.senders.close(), this.metered.close()]);
   }
 
   private track<T>(work: Promise<T>): Promise<T | undefined> {
@@ -352,7 +354,7 @@ export class DeliveryEngine {
     this.metrics.inFlight(origin, 1);
     try {
       const started = performance.now();
-      const outcome = await this.senders.send(
+      const outcome = await (delivery.startBy === undefined ? this.senders : this.metered).send(
         target,
         {
           rawBody: delivery.body ?? envelopeText(delivery.envelope),
