@@ -199,8 +199,9 @@ test(
       busiestSecond(endpoint.requests).count <= RATE,
       `the receiver saw ${busiestSecond(endpoint.requests).count}; gaps ${gaps(endpoint.requests)}`,
     );
-    // Not slower than the rate needs (a window of 1.2 s), give or take a wake-up per window.
-    assert.ok(took < (N / RATE) * 1_200 + 3_000, `drained in ${Math.round(took)} ms`);
+    // Waiting for the rate is not waiting for a worker's pass (minutes): a window of 1.2 s, one more for each start
+    // that came too late after its turn on a busy machine.
+    assert.ok(took < (N / RATE) * 1_200 * 2 + 5_000, `drained in ${Math.round(took)} ms`);
     // A burst of new events on both instances: their first attempts take their turn too.
     for (let i = 0; i < 12; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `burst ${i}`);
     await endpoint.waitFor(N + 12, 30_000);

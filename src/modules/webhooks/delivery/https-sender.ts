@@ -67,17 +67,20 @@ class LateStart extends Error {}
 /**
  * Checked where undici writes the request onto a connected socket, right
  * before it does (the connection's handshake is behind it, the request's
- * headers not yet sent): past `startBy`, the request is aborted unwritten.
+ * headers not yet sent): past `startBy`, the request fails unwritten. Thrown,
+ * not aborted: undici then drops the request and keeps the connection for the
+ * next one (an abort would close it, and the next turn would wait for a new
+ * handshake again).
  */
 const startingBy =
   (startBy: number): Dispatcher.DispatcherComposeInterceptor =>
   (dispatch) =>
   (opts, handler) =>
     dispatch(opts, {
-      onRequestStart: (controller, context) =>
-        startClock() > startBy
-          ? controller.abort(new LateStart('not started: its turn in the rate had passed'))
-          : handler.onRequestStart?.(controller, context),
+      onRequestStart: (controller, context) => {
+        if (startClock() > startBy) throw new LateStart('not started: its turn in the rate had passed');
+        handler.onRequestStart?.(controller, context);
+      },
       onRequestUpgrade: (...args) => handler.onRequestUpgrade?.(...args),
       onResponseStart: (...args) => handler.onResponseStart?.(...args),
       onResponseData: (...args) => handler.onResponseData?.(...args),
