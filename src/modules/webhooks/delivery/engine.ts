@@ -324,7 +324,7 @@ export class DeliveryEngine {
     if ('refused' in sent) return fail(sent.refused);
     const { outcome } = sent;
     // EXTENSIONS 9: its turn in the rate passed before it could begin; nothing was sent, so nothing is spent or recorded.
-    if (outcome.notStarted) return (await giveBack(this.db, delivery), null);
+    if (outcome.notStarted) return (await giveBack(this.db, delivery), this.announcer.announce(Date.now()), null);
     // Before the next attempt of a flowed subscription may start: a Retry-After in this answer holds it, the circuit counts it.
     await this.flow.note(delivery, outcome);
     answered?.();

@@ -37,6 +37,13 @@ export const RATE_WINDOW_MS = 1_200;
  * the request's travel to the receiver and the receiver's reading of it.
  */
 export const START_BUDGET_MS = RATE_WINDOW_MS - 1_000 - 50;
+/**
+ * A claim grants a subscription at most this many starts, the rest of its
+ * room going to the next claims of the same pass: each claim's requests are
+ * then written soon after their grant, within START_BUDGET_MS, instead of the
+ * tail of a large batch always missing it.
+ */
+const STARTS_PER_CLAIM = 20;
 /** The operator's late_next fault: that claim's attempts begin this long after their grant. */
 const LATE_FAULT_MS = 500;
 /** The circuit's probes: the first this long after opening, then doubling after each failed probe, up to LONGEST_PROBE_SEC. */
@@ -88,7 +95,14 @@ export async function claimMetered(db: Db, now: string, limit: number, faults?: 
     // The grant is made after this instant, whatever the two clocks say: counted from here, the budget is never too long.
     startBy = startClock() + START_BUDGET_MS;
     return (
-      await tx.query<ClaimedDelivery>(CLAIM_METERED, [now, locked.rows.map((r) => r.webhook_id), LEASE_SEC, FIRST_PROBE_SEC, LONGEST_PROBE_SEC])
+      await tx.query<ClaimedDelivery>(CLAIM_METERED, [
+        now,
+        locked.rows.map((r) => r.webhook_id),
+        LEASE_SEC,
+        FIRST_PROBE_SEC,
+        LONGEST_PROBE_SEC,
+        STARTS_PER_CLAIM,
+      ])
     ).rows;
   });
   for (const d of rows) {
@@ -127,12 +141,12 @@ export async function giveBack(db: Db, delivery: ClaimedDelivery): Promise<void>
 
 /**
  * $1 the job's clock, $2 the locked subscriptions, $3 the lease, $4 and $5
- * the probe intervals. `clock.at`, the database's clock read once under the
+ * the probe intervals, $6 the starts a claim grants. `clock.at`, the database's clock read once under the
  * locks, is both the instant the room is counted at and the recorded start.
  */
 const CLAIM_METERED = contextOf(
   `UPDATE webhook_deliveries w SET attempt = w.attempt + 1, next_attempt_at = $1::timestamptz + make_interval(secs => $3), updated_at = now()
-     FROM due WHERE w.id = due.id AND due.n <= due.slots AND w.status = 'pending' AND w.next_attempt_at <= $1::timestamptz
+     FROM due WHERE w.id = due.id AND due.n <= least(due.slots, $6) AND w.status = 'pending' AND w.next_attempt_at <= $1::timestamptz
    RETURNING ${CLAIMED_COLUMNS.split(', ')
      .map((c) => `w.${c}`)
      .join(', ')}`,
