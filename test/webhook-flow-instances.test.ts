@@ -63,8 +63,16 @@ const eventIdOf = (r: { body: string }) => JSON.parse(r.body).id as string;
  * dead; oldest first when one worker sends them (two workers each keep the
  * order of what they claimed, not of each other's).
  */
-async function assertDrained(via: ServiceChild, key: string, webhookId: string, endpoint: ReceiverEndpoint, count: number, ordered = true) {
-  const received = await endpoint.waitFor(count);
+async function assertDrained(
+  via: ServiceChild,
+  key: string,
+  webhookId: string,
+  endpoint: ReceiverEndpoint,
+  count: number,
+  ordered = true,
+  timeoutMs?: number,
+) {
+  const received = await endpoint.waitFor(count, timeoutMs);
   const deliveries = await eventually(async () => {
     const all = await deliveriesOf(via.url, key, webhookId, 100);
     return all.length === count && all.every((d: any) => d.status === 'delivered') ? all : null;
@@ -188,7 +196,8 @@ test(
     const resumed = performance.now();
     // Resumed on b: both workers wake and drain, each claim counting the other's starts.
     await patchFlow(b, { paused: false });
-    await assertDrained(a, key, sub.id, endpoint, N, false);
+    // On a busy machine a start that came too late after its turn waits for another: longer than waitFor's default.
+    await assertDrained(a, key, sub.id, endpoint, N, false, 60_000);
     const took = performance.now() - resumed;
     // "Begin" on the receiver's clock (when each request arrived), and in each instance's attempt log.
     const starts = await attemptStarts(sub.id);
