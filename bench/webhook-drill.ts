@@ -308,7 +308,7 @@ async function main(): Promise<void> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
-  const version = (await admin.query<{ v: string }>('SHOW server_version')).rows[0].v;
+  const version = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0].server_version;
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   const receiver = await startReceiver();
