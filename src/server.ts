@@ -61,8 +61,10 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
     await rateLimits.settled();
     const notifier = createNotifier(config.smtpUrl, log);
     const metrics = createMetricsRegistry();
+    const faults = config.production ? undefined : { lookupFails: false, failNextShipmentCommit: false, lateNextMeteredStart: false };
     const deliveries = new DeliveryEngine({
       db,
+      faults,
       notifier,
       log,
       policy: { publicBaseUrl: config.publicBaseUrl, allowHosts: config.webhookAllowHosts },
@@ -85,7 +87,7 @@ export async function startService(config: Config, options: { pgliteTemplate?: B
       db,
       rateLimits,
       keys,
-      ...(config.production ? {} : { faults: { lookupFails: false, failNextShipmentCommit: false } }),
+      ...(faults ? { faults } : {}),
       notifier,
       deliveries,
       batches: new BatchRunner(),

@@ -1,7 +1,8 @@
 // EXTENSIONS 9 across processes: a pause holds on every instance (the rule is
 // in the database, asked by each instance's claims), a resume on one instance
 // wakes the other's worker, held deliveries outlive a restart, a rate counts
-// the starts of both instances, and the circuit counts the failures of both
+// the starts of both instances (and an attempt that begins too late after its
+// turn waits for another), and the circuit counts the failures of both
 // (one email per opening). The service
 // runs as child processes (node src/main.ts) with their workers (WORKERS=1).
 // Two instances need PostgreSQL; the restart runs on both databases (PGlite
@@ -62,8 +63,16 @@ const eventIdOf = (r: { body: string }) => JSON.parse(r.body).id as string;
  * dead; oldest first when one worker sends them (two workers each keep the
  * order of what they claimed, not of each other's).
  */
-async function assertDrained(via: ServiceChild, key: string, webhookId: string, endpoint: ReceiverEndpoint, count: number, ordered = true) {
-  const received = await endpoint.waitFor(count);
+async function assertDrained(
+  via: ServiceChild,
+  key: string,
+  webhookId: string,
+  endpoint: ReceiverEndpoint,
+  count: number,
+  ordered = true,
+  timeoutMs?: number,
+) {
+  const received = await endpoint.waitFor(count, timeoutMs);
   const deliveries = await eventually(async () => {
     const all = await deliveriesOf(via.url, key, webhookId, 100);
     return all.length === count && all.every((d: any) => d.status === 'delivered') ? all : null;
@@ -123,6 +132,55 @@ test(
 
 const twoInstances = { skip: POSTGRES ? false : 'two service processes need PostgreSQL' };
 
+/** Arrival gaps in ms (to read when a window assertion fails). */
+const gaps = (times: Array<{ receivedAt: number }>) => times.map((r, i) => (i ? Math.round(r.receivedAt - times[i - 1].receivedAt) : 0)).join(' ');
+
+test('a rate of N: a granted attempt that cannot begin soon enough after its turn is not sent on it, and waits, unspent, for another (no second of the receiver sees more than N)', async () => {
+  // One instance, the only one (PGlite's data directory takes one process).
+  await Promise.all(children.splice(0).map(stopGracefully));
+  const svc = await start();
+  const endpoint = receiver.endpoint('late');
+  const { key, sub, order, patchFlow, held, op } = await subscribed(svc, endpoint);
+  const RATE = 4;
+  await patchFlow(svc, { paused: true, rate_per_second: RATE });
+  const N = 16;
+  for (let i = 0; i < N; i++) await touchOrder(svc.url, key, order.id, `late ${i}`);
+  assert.equal(await held(svc), N);
+  const oldestFirst = (await deliveriesOf(svc.url, key, sub.id, 100)).map((d: any) => d.event_id).reverse();
+
+  // Every other claim of the drain stalls half a second after its grant (the operator's fault, as a busy event loop
+  // would): sent on that grant, its requests would arrive in the next window's second beside that window's own.
+  const faults = async (body: unknown) => (await op.call('PUT', '/faults', body)).data.webhook_metered_start as string;
+  let stalled = 0;
+  let draining = true;
+  const staller = (async () => {
+    while (draining) {
+      await faults({ webhook_metered_start: 'late_next' });
+      while (draining && (await faults({})) === 'late_next') await new Promise((r) => setTimeout(r, 20));
+      if (!draining) break;
+      stalled++;
+      await new Promise((r) => setTimeout(r, 1_500));
+    }
+    await faults({ webhook_metered_start: 'ok' });
+  })();
+  await patchFlow(svc, { paused: false });
+  const received = await endpoint.waitFor(N, 60_000);
+  draining = false;
+  await staller;
+
+  assert.ok(stalled >= 2, `the fault stalled ${stalled} claims`);
+  const busiest = busiestSecond(received);
+  assert.ok(busiest.count <= RATE, `the receiver saw ${busiest.count} begin within a second; gaps ${gaps(received)}`);
+  // Each event once, on attempt 1 (the stalled grants spent nothing), none dead; the starts of one window go together.
+  await assertDrained(svc, key, sub.id, endpoint, N, false);
+  const ids = received.map(eventIdOf);
+  for (let w = 0; w * RATE < N; w++) {
+    assert.deepEqual(new Set(ids.slice(w * RATE, (w + 1) * RATE)), new Set(oldestFirst.slice(w * RATE, (w + 1) * RATE)), `window ${w}`);
+  }
+  assert.equal(await held(svc), 0);
+  console.log(`rate ${RATE}/s, ${stalled} claims stalled: ${N} drained, busiest second at the receiver ${busiest.count}; gaps ${gaps(received)}`);
+});
+
 test(
   'two instances: a rate of N counts the starts of both (no second sees more than N begin), in due order, none spent while waiting',
   twoInstances,
@@ -138,25 +196,23 @@ test(
     const resumed = performance.now();
     // Resumed on b: both workers wake and drain, each claim counting the other's starts.
     await patchFlow(b, { paused: false });
-    await assertDrained(a, key, sub.id, endpoint, N, false);
+    // Waiting for the rate is not waiting for a worker's pass (minutes); on a busy machine a start that came too late
+    // after its turn waits for another, so the bound is generous (how long it took is printed, not asserted).
+    await assertDrained(a, key, sub.id, endpoint, N, false, 60_000);
     const took = performance.now() - resumed;
-    // "Begin" is when an instance began the attempt (its attempt log); the receiver's clock adds each request's travel,
-    // which on a loaded machine varies by more than the window's margin: there, within twice the rate.
+    // "Begin" on the receiver's clock (when each request arrived), and in each instance's attempt log.
     const starts = await attemptStarts(sub.id);
     const busiest = busiestSecond(starts);
-    const gaps = (times: Array<{ receivedAt: number }>) =>
-      times.map((r, i) => (i ? Math.round(r.receivedAt - times[i - 1].receivedAt) : 0)).join(' ');
     assert.equal(starts.length, N);
     assert.ok(busiest.count <= RATE, `at most ${RATE} begin within any second, saw ${busiest.count}; gaps ${gaps(starts)}`);
     assert.ok(
-      busiestSecond(endpoint.requests).count <= 2 * RATE,
+      busiestSecond(endpoint.requests).count <= RATE,
       `the receiver saw ${busiestSecond(endpoint.requests).count}; gaps ${gaps(endpoint.requests)}`,
     );
-    // Not slower than the rate needs (a window of 1.2 s), give or take a wake-up per window.
-    assert.ok(took < (N / RATE) * 1_200 + 3_000, `drained in ${Math.round(took)} ms`);
     // A burst of new events on both instances: their first attempts take their turn too.
     for (let i = 0; i < 12; i++) await touchOrder((i % 2 ? a : b).url, key, order.id, `burst ${i}`);
     await endpoint.waitFor(N + 12, 30_000);
+    assert.ok(busiestSecond(endpoint.requests).count <= RATE, `burst: the receiver saw ${busiestSecond(endpoint.requests).count}`);
     assert.ok(
       busiestSecond(await attemptStarts(sub.id)).count <= RATE,
       `burst: saw ${busiestSecond(await attemptStarts(sub.id)).count} within a second`,

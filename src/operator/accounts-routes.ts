@@ -160,18 +160,28 @@ export const accountRoutes = [
     summary: 'Force failures of outside dependencies',
     description:
       'plan_lookup: fail makes every plan check answer 403 plan_lookup_failed. shipment_commit: fail_next makes the next shipment ' +
-      'creation fail after the courier accepted the waybill (an addition, to test the undo). Not available in production (404).',
+      'creation fail after the courier accepted the waybill (an addition, to test the undo). webhook_metered_start: late_next makes the ' +
+      'attempts of the next claim under a webhook rate begin half a second after their turn (an addition, to test that they wait for another). ' +
+      'Not available in production (404).',
     body: Closed({
       plan_lookup: Type.Optional(Type.Unsafe<'ok' | 'fail'>({ type: 'string', enum: ['ok', 'fail'] })),
       shipment_commit: Type.Optional(Type.Unsafe<'ok' | 'fail_next'>({ type: 'string', enum: ['ok', 'fail_next'] })),
+      webhook_metered_start: Type.Optional(Type.Unsafe<'ok' | 'late_next'>({ type: 'string', enum: ['ok', 'late_next'] })),
     }),
-    output: Closed({ data: Closed({ plan_lookup: Type.String(), shipment_commit: Type.String() }) }),
+    output: Closed({ data: Closed({ plan_lookup: Type.String(), shipment_commit: Type.String(), webhook_metered_start: Type.String() }) }),
     handler: async (s, input) => {
       if (s.config.production || !s.faults) throw new AppError('not_found', 'route not found');
       const faults = s.faults;
       if (input.plan_lookup) faults.lookupFails = input.plan_lookup === 'fail';
       if (input.shipment_commit) faults.failNextShipmentCommit = input.shipment_commit === 'fail_next';
-      return { data: { plan_lookup: faults.lookupFails ? 'fail' : 'ok', shipment_commit: faults.failNextShipmentCommit ? 'fail_next' : 'ok' } };
+      if (input.webhook_metered_start) faults.lateNextMeteredStart = input.webhook_metered_start === 'late_next';
+      return {
+        data: {
+          plan_lookup: faults.lookupFails ? 'fail' : 'ok',
+          shipment_commit: faults.failNextShipmentCommit ? 'fail_next' : 'ok',
+          webhook_metered_start: faults.lateNextMeteredStart ? 'late_next' : 'ok',
+        },
+      };
     },
   }),
 ];

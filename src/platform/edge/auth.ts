@@ -197,6 +197,8 @@ export interface Faults {
   lookupFails: boolean;
   /** The next shipment creation fails after the courier accepted its waybill (tests the undo). */
   failNextShipmentCommit: boolean;
+  /** The next metered webhook claim's attempts begin late, as on a stalled event loop (tests the rate's give-back). */
+  lateNextMeteredStart?: boolean;
 }
 
 /** SPEC Authentication 7: Pro and above; fail closed when the plan cannot be verified. */

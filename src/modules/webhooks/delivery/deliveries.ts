@@ -163,6 +163,12 @@ export interface ClaimedDelivery {
   circuit_breaker?: boolean;
   /** EXTENSIONS 9: claimed by claimMetered (flow-rate.ts), its start already counted: it goes at once. */
   metered?: boolean;
+  /**
+   * EXTENSIONS 9: a metered attempt's request may begin until then (ms on
+   * performance.timeOrigin + performance.now()); later, it is not sent on that
+   * grant (flow-rate.ts giveBack).
+   */
+  startBy?: number;
 }
 
 export const CLAIMED_COLUMNS = 'id, account_id, webhook_id, event_id, event, status, attempt, resource_version';

@@ -17,7 +17,7 @@ import { envelopeText } from '../../../platform/db/outbox.ts';
 import { Batcher } from '../../../platform/db/batcher.ts';
 import type { Notifier } from '../../../notify/notifier.ts';
 import type { UrlPolicy } from '../subscriptions/url-policy.ts';
-import type { AttemptOutcome, SelfOrigin } from './https-sender.ts';
+import { Senders, type AttemptOutcome, type SelfOrigin } from './https-sender.ts';
 import { ThreadedSenders } from './sender-thread.ts';
 import { deliveryAttemptId, OpenedSecrets } from '../signing/signature.ts';
 import {
@@ -43,7 +43,8 @@ import crypto from 'node:crypto';
 import { attemptRow, insertAttempts, type AttemptRow, type AttemptTrigger } from '../attempts/log.ts';
 import { RecoveryRunner } from '../recovery/runner.ts';
 import { FlowOutcomes } from './flow-outcomes.ts';
-import { claimMetered, startWhenFree } from './flow-rate.ts';
+import { claimMetered, giveBack, startWhenFree } from './flow-rate.ts';
+import type { Faults } from '../../../platform/edge/auth.ts';
 
 import {
   CLAIM_BATCH,
@@ -71,6 +72,8 @@ export class DeliveryEngine {
   private log: FastifyBaseLogger;
   private urls: UrlChecks;
   private senders: ThreadedSenders;
+  /** EXTENSIONS 9: metered attempts must begin within their grant's budget, which the sender thread's low priority misses on busy cores. */
+  private readonly metered = new Senders();
   /** Opened with this service's keyring (its Db's), cached per sealed text. */
   private readonly secrets: OpenedSecrets;
   private self: SelfOrigin | null = null;
@@ -86,6 +89,8 @@ export class DeliveryEngine {
   private readonly routine: Batcher<RoutineOutcome, boolean>;
   /** EXTENSIONS 9: what answers do to their subscription's flow (Retry-After, the circuit breaker). */
   private readonly flow: FlowOutcomes;
+  /** The operator's forced failures (outside production): a metered claim's late start. */
+  private readonly faults: Faults | undefined;
   /** Not before start() nor after stop(): deliveries written then are the worker's, after their grace. */
   private taking = false;
   /** The fan-out's deliveries, once committed: their first attempts are sent now, by this instance (app.ts wires it). */
@@ -102,9 +107,18 @@ export class DeliveryEngine {
     this.announcer.announce(Date.now() + FIRST_ATTEMPT_GRACE_SEC * 1000);
   };
 
-  constructor(deps: { db: Db; notifier: Notifier; log: FastifyBaseLogger; policy: UrlPolicy; metrics?: Registry; senderNice?: number }) {
+  constructor(deps: {
+    db: Db;
+    notifier: Notifier;
+    log: FastifyBaseLogger;
+    policy: UrlPolicy;
+    metrics?: Registry;
+    senderNice?: number;
+    faults?: Faults;
+  }) {
     this.db = deps.db;
     this.secrets = new OpenedSecrets((sealed) => deps.db.keyring.open(sealed));
+    this.faults = deps.faults;
     this.senders = new ThreadedSenders({ nice: deps.senderNice });
     this.bookkeeping = deps.db.background();
     this.notifier = deps.notifier;
@@ -175,7 +189,7 @@ export class DeliveryEngine {
     await Promise.race([Promise.allSettled([...this.inFlight]), bounded]);
     clearTimeout(timer);
     this.announcer.stop();
-    await this.senders.close();
+    await Promise.all([this.senders.close(), this.metered.close()]);
   }
 
   private track<T>(work: Promise<T>): Promise<T | undefined> {
@@ -237,7 +251,10 @@ export class DeliveryEngine {
       // EXTENSIONS 9: metered subscriptions (a rate, the circuit's probe) are claimed apart, their starts counted.
       const batch = this.stopping
         ? []
-        : [...(await claimDue(this.bookkeeping, now.toISOString(), WORKER_BATCH)), ...(await claimMetered(this.db, now.toISOString(), WORKER_BATCH))];
+        : [
+            ...(await claimDue(this.bookkeeping, now.toISOString(), WORKER_BATCH)),
+            ...(await claimMetered(this.db, now.toISOString(), WORKER_BATCH, this.faults)),
+          ];
       if (batch.length === 0) break;
       processed += batch.length;
       // RETURNING keeps no order: a flowed subscription's rows are put back in the order of their events.
@@ -307,6 +324,8 @@ export class DeliveryEngine {
     const sent = await this.sendOnce(delivery, deliveryAttemptId(delivery.id, delivery.attempt));
     if ('refused' in sent) return fail(sent.refused);
     const { outcome } = sent;
+    // EXTENSIONS 9: its turn in the rate passed before it could begin; nothing was sent, so nothing is spent or recorded.
+    if (outcome.notStarted) return (await giveBack(this.db, delivery), this.announcer.announce(Date.now()), null);
     // Before the next attempt of a flowed subscription may start: a Retry-After in this answer holds it, the circuit counts it.
     await this.flow.note(delivery, outcome);
     answered?.();
@@ -336,7 +355,7 @@ export class DeliveryEngine {
     this.metrics.inFlight(origin, 1);
     try {
       const started = performance.now();
-      const outcome = await this.senders.send(
+      const outcome = await (delivery.startBy === undefined ? this.senders : this.metered).send(
         target,
         {
           rawBody: delivery.body ?? envelopeText(delivery.envelope),
@@ -346,6 +365,7 @@ export class DeliveryEngine {
           eventId: delivery.event_id,
           attemptId,
           resourceVersion: delivery.resource_version,
+          startBy: delivery.startBy,
         },
         this.self,
       );

@@ -8,19 +8,44 @@
 // instances and the database's clock is the one they share, so the recorded
 // starts never number more than rate_per_second within any window, whoever
 // made them; each claimed attempt is then sent at once.
+//
+// What the receiver sees is when each request arrives, not when its start
+// was recorded. The window is longer than a second by a margin, and a granted
+// attempt whose request cannot begin within START_BUDGET_MS of its grant (a
+// busy event loop, the sender thread behind, a slow commit) is not sent on
+// that grant: the request is not written (https-sender.ts), and the row goes
+// back, due, on the attempt it was (giveBack), to wait for a fresh turn. So
+// arrivals stay within the margin of their recorded starts, and no second of
+// the receiver's clock sees more than the rate, however late an instance runs.
 import type { Db, Sql } from '../../../platform/db/db.ts';
+import type { Faults } from '../../../platform/edge/auth.ts';
 import { CLAIMED_COLUMNS, contextOf, LEASE_SEC, type ClaimedDelivery } from './deliveries.ts';
+import { startClock } from './https-sender.ts';
 
 /**
- * The window the rate counts starts in. Over a second: an attempt reaches
- * the receiver some time after its start is recorded (the commit, the
- * hand-over to the sender thread, a new TLS connection, a busy machine), and
- * not always the same time, so that the receiver's own clock must see no more
- * than the rate within any second either. Measured on two busy cores, that
- * time varied by up to ~120 ms (a 1.1 s window let a receiver see 3 starts
- * in one second at a rate of 2); the price is a drain at ~83% of the rate.
+ * The window the rate counts starts in. Over a second by a margin: an attempt
+ * reaches the receiver some time after its start is recorded, and not always
+ * the same time, so that the receiver's own clock must see no more than the
+ * rate within any second either. A start that would come later than the
+ * margin allows is not made on its grant (START_BUDGET_MS); the price of the
+ * margin is a drain a little under the rate (rate / 1.2 s).
  */
 export const RATE_WINDOW_MS = 1_200;
+/**
+ * How long after its grant a metered request may still begin (be written to
+ * its connection). The rest of the window's margin over a second is left for
+ * the request's travel to the receiver and the receiver's reading of it.
+ */
+export const START_BUDGET_MS = RATE_WINDOW_MS - 1_000 - 50;
+/**
+ * A claim grants a subscription at most this many starts, the rest of its
+ * room going to the next claims of the same pass: each claim's requests are
+ * then written soon after their grant, within START_BUDGET_MS, instead of the
+ * tail of a large batch always missing it.
+ */
+const STARTS_PER_CLAIM = 20;
+/** The operator's late_next fault: that claim's attempts begin this long after their grant. */
+const LATE_FAULT_MS = 500;
 /** The circuit's probes: the first this long after opening, then doubling after each failed probe, up to LONGEST_PROBE_SEC. */
 export const FIRST_PROBE_SEC = 60;
 export const LONGEST_PROBE_SEC = 900;
@@ -57,31 +82,71 @@ const METERED_NOW = `(CASE WHEN f.circuit_opened_at IS NOT NULL THEN f.next_prob
  * subscription is metered; a subscription another instance is claiming now is
  * left to it (SKIP LOCKED).
  */
-export async function claimMetered(db: Db, now: string, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimMetered(db: Db, now: string, limit: number, faults?: Faults): Promise<ClaimedDelivery[]> {
   const candidates = await db.query<{ webhook_id: string }>(`SELECT f.webhook_id FROM webhook_flows f WHERE ${METERED_NOW} LIMIT $2`, [now, limit]);
   if (!candidates.rows.length) return [];
+  let startBy = 0;
   const rows = await db.tx(async (tx) => {
     const locked = await tx.query<{ webhook_id: string }>(
       `SELECT f.webhook_id FROM webhook_flows f WHERE f.webhook_id = ANY($2::uuid[]) AND ${METERED_NOW} ORDER BY f.webhook_id FOR UPDATE SKIP LOCKED`,
       [now, candidates.rows.map((r) => r.webhook_id)],
     );
     if (!locked.rows.length) return [];
+    // The grant is made after this instant, whatever the two clocks say: counted from here, the budget is never too long.
+    startBy = startClock() + START_BUDGET_MS;
     return (
-      await tx.query<ClaimedDelivery>(CLAIM_METERED, [now, locked.rows.map((r) => r.webhook_id), LEASE_SEC, FIRST_PROBE_SEC, LONGEST_PROBE_SEC])
+      await tx.query<ClaimedDelivery>(CLAIM_METERED, [
+        now,
+        locked.rows.map((r) => r.webhook_id),
+        LEASE_SEC,
+        FIRST_PROBE_SEC,
+        LONGEST_PROBE_SEC,
+        STARTS_PER_CLAIM,
+      ])
     ).rows;
   });
-  for (const d of rows) d.metered = true;
+  for (const d of rows) {
+    d.metered = true;
+    d.startBy = startBy;
+  }
+  if (rows.length && faults?.lateNextMeteredStart) {
+    faults.lateNextMeteredStart = false;
+    await new Promise((resolve) => setTimeout(resolve, LATE_FAULT_MS));
+  }
   return rows;
 }
 
 /**
+ * A metered attempt that did not begin within its budget (nothing was sent)
+ * goes back as it was before its claim: on the attempt it was due for, due
+ * since its event (so the next claim takes it first, as releaseHeld orders
+ * them), its turn in the window spent. The circuit's probe among them falls
+ * due again at once: it never reached the receiver.
+ */
+export async function giveBack(db: Db, delivery: ClaimedDelivery): Promise<void> {
+  await db.tx(async (tx) => {
+    const { rowCount } = await tx.query(
+      `UPDATE webhook_deliveries SET attempt = attempt - 1, next_attempt_at = created_at, updated_at = now()
+        WHERE id = $1 AND attempt = $2 AND status = 'pending'`,
+      [delivery.id, delivery.attempt],
+    );
+    if (rowCount) {
+      await tx.query(
+        `UPDATE webhook_flows SET next_probe_at = least(next_probe_at, now()), updated_at = now() WHERE webhook_id = $1 AND circuit_opened_at IS NOT NULL`,
+        [delivery.webhook_id],
+      );
+    }
+  });
+}
+
+/**
  * $1 the job's clock, $2 the locked subscriptions, $3 the lease, $4 and $5
- * the probe intervals. `clock.at`, the database's clock read once under the
+ * the probe intervals, $6 the starts a claim grants. `clock.at`, the database's clock read once under the
  * locks, is both the instant the room is counted at and the recorded start.
  */
 const CLAIM_METERED = contextOf(
   `UPDATE webhook_deliveries w SET attempt = w.attempt + 1, next_attempt_at = $1::timestamptz + make_interval(secs => $3), updated_at = now()
-     FROM due WHERE w.id = due.id AND due.n <= due.slots AND w.status = 'pending' AND w.next_attempt_at <= $1::timestamptz
+     FROM due WHERE w.id = due.id AND due.n <= least(due.slots, $6) AND w.status = 'pending' AND w.next_attempt_at <= $1::timestamptz
    RETURNING ${CLAIMED_COLUMNS.split(', ')
      .map((c) => `w.${c}`)
      .join(', ')}`,

@@ -41,6 +41,8 @@ export interface AttemptOutcome {
   responseHeaders?: Record<string, string> | null;
   /** The system error code of a failed connection (ECONNREFUSED, ENOTFOUND, a TLS code), to say why in one sentence. */
   errorCode?: string;
+  /** EXTENSIONS 9: its startBy had passed when the request was to be written; nothing was sent. */
+  notStarted?: boolean;
 }
 
 export interface OutgoingDelivery {
@@ -53,7 +55,38 @@ export interface OutgoingDelivery {
   attemptId: string;
   /** X-Merx-Resource-Version (EXTENSIONS 6): the version of the order or shipment when the event committed. */
   resourceVersion?: number | null;
+  /** EXTENSIONS 9: the request is written only until then (startClock()); later, nothing is sent (notStarted). */
+  startBy?: number;
 }
+
+/** A clock that moves forward only and reads the same on every thread of the process (ms). */
+export const startClock = () => performance.timeOrigin + performance.now();
+
+class LateStart extends Error {}
+
+/**
+ * Checked where undici writes the request onto a connected socket, right
+ * before it does (the connection's handshake is behind it, the request's
+ * headers not yet sent): past `startBy`, the request fails unwritten. Thrown,
+ * not aborted: undici then drops the request and keeps the connection for the
+ * next one (an abort would close it, and the next turn would wait for a new
+ * handshake again).
+ */
+const startingBy =
+  (startBy: number): Dispatcher.DispatcherComposeInterceptor =>
+  (dispatch) =>
+  (opts, handler) =>
+    dispatch(opts, {
+      onRequestStart: (controller, context) => {
+        if (startClock() > startBy) throw new LateStart('not started: its turn in the rate had passed');
+        handler.onRequestStart?.(controller, context);
+      },
+      onRequestUpgrade: (...args) => handler.onRequestUpgrade?.(...args),
+      onResponseStart: (...args) => handler.onResponseStart?.(...args),
+      onResponseData: (...args) => handler.onResponseData?.(...args),
+      onResponseEnd: (...args) => handler.onResponseEnd?.(...args),
+      onResponseError: (...args) => handler.onResponseError?.(...args),
+    });
 
 /**
  * NODE_EXTRA_CA_CERTS is read by Node only at start; reading it here lets a
@@ -174,7 +207,9 @@ export class Senders {
       ...lowerCased(signatureHeaders({ rawBody: delivery.rawBody, eventId: delivery.eventId, timestampSec: timestamp, secrets: delivery.secrets })),
     };
     const sent = { requestHeaders: headers };
-    const answer = await exchange(pool, {
+    // EXTENSIONS 9: a metered attempt is checked against its turn where its request is about to be written (startingBy).
+    const dispatcher = delivery.startBy === undefined ? pool : pool.compose(startingBy(delivery.startBy));
+    const answer = await exchange(dispatcher, {
       path: target.url.pathname + target.url.search,
       method: 'POST',
       headers,
@@ -184,6 +219,7 @@ export class Senders {
     });
     if (answer.timedOut) return { ...timedOut(), ...sent };
     if (answer.statusCode === null) {
+      if (answer.error instanceof LateStart) return { statusCode: null, error: answer.error.message, responseBody: null, notStarted: true };
       const error = answer.error as Error & { code?: string; cause?: Error & { code?: string } };
       if (error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT' || error.code === 'UND_ERR_CONNECT_TIMEOUT')
         return { ...timedOut(), ...sent };
@@ -227,7 +263,7 @@ interface Exchange {
  * Gives up after ATTEMPT_TIMEOUT_MS in all; stops reading (and drops the
  * connection) after READ_LIMIT_BYTES, keeping what it read.
  */
-function exchange(pool: Pool, options: Dispatcher.DispatchOptions): Promise<Exchange> {
+function exchange(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): Promise<Exchange> {
   return new Promise((resolve) => {
     const answer: Exchange = { statusCode: null, headers: {}, chunks: [], error: null, timedOut: false };
     let controller: Dispatcher.DispatchController | null = null;
@@ -244,7 +280,7 @@ function exchange(pool: Pool, options: Dispatcher.DispatchOptions): Promise<Exch
       finish();
       controller?.abort(new Error('attempt timed out'));
     }, ATTEMPT_TIMEOUT_MS);
-    pool.dispatch(options, {
+    dispatcher.dispatch(options, {
       onRequestStart(c) {
         controller = c;
         if (done) c.abort(new Error('attempt timed out'));
