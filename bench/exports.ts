@@ -59,16 +59,17 @@ interface Measure {
 
 const PROBE_FIELDS = ['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers'];
 
-/** The probe's samples of the service (its pid's) from `since` (ms since the epoch): each field's highest minus its last level before. */
-function probedGrowth(since: number): Record<string, number> | undefined {
-  if (!PROBE || !fs.existsSync(PROBE)) return undefined;
+/** The probe's samples of the service `pid` from `since` to `until` (ms since the epoch): each field's highest minus its last level before. */
+function probedGrowth(pid: number, since: number, until: number): Record<string, number> | undefined {
+  const file = `${PROBE}.${pid}`;
+  if (!PROBE || !fs.existsSync(file)) return undefined;
   const samples = fs
-    .readFileSync(PROBE, 'utf8')
+    .readFileSync(file, 'utf8')
     .trim()
     .split('\n')
     .map((line) => line.split(' ').map(Number));
   const before = samples.findLast((s) => s[0] < since);
-  const during = samples.filter((s) => s[0] >= since);
+  const during = samples.filter((s) => s[0] >= since && s[0] <= until);
   if (!before || !during.length) return undefined;
   return Object.fromEntries(PROBE_FIELDS.map((name, i) => [name, Math.max(...during.map((s) => s[i + 1])) - before[i + 1]]));
 }
@@ -99,7 +100,7 @@ function exportOnce(url: string, key: string, format: 'jsonl' | 'csv', gzip: boo
         res.on('end', () => {
           clearInterval(sampler);
           const seconds = (performance.now() - started) / 1000;
-          resolve({ seconds, bytes, rows, growthMb: peak - before, fields: probedGrowth(since) });
+          resolve({ seconds, bytes, rows, growthMb: peak - before, fields: probedGrowth(pid, since, Date.now()) });
         });
         res.on('error', reject);
       })
@@ -140,7 +141,10 @@ async function main(): Promise<void> {
   if (KEEP_DB && !kept) cleanups.splice(0, cleanups.length);
   if (PROBE) {
     Object.assign(SERVICE_ENV, { NODE_OPTIONS: `--import=${path.join(import.meta.dirname, 'memory-probe.ts')}`, MERX_MEMORY_PROBE: PROBE });
-    cleanups.push({ name: 'remove the probe file', run: async () => fs.rmSync(PROBE, { force: true }) });
+    cleanups.push({
+      name: 'remove the probe file',
+      run: async () => [service.pid, beforeService?.pid].forEach((pid) => fs.rmSync(`${PROBE}.${pid}`, { force: true })),
+    });
   }
   const service = await startServiceProcess(databaseUrl, adminToken, { env: SERVICE_ENV });
   cleanups.push({ name: 'stop service', run: () => service.stop() });

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 
 const file = process.env.MERX_MEMORY_PROBE;
 if (file) {
-  const fd = fs.openSync(file, 'a');
+  // One file a process: two services may run under one bench.
+  const fd = fs.openSync(`${file}.${process.pid}`, 'a');
   const mb = (n: number) => (n / 1048576).toFixed(1);
   setInterval(() => {
     const m = process.memoryUsage();
