@@ -6,6 +6,13 @@
 // sampled every 100 ms, highest minus the level before the export).
 // With BENCH_BEFORE_DIR, that checkout's service exports the same orders in
 // the same rounds (jsonl before, csv before). Appends to bench/RESULTS-exports.md.
+// BENCH_KEEP_DB=1 keeps the seeded database and writes what finds it again to
+// BENCH_STATE (default: a file in the temporary directory); BENCH_REUSE_DB=1
+// exports from that database instead of seeding one (seeding 1M takes
+// minutes); drop it with psql when done. BENCH_SIDES (comma-separated names
+// of the table's sides, psql always) runs only those. BENCH_MEMORY=1 loads
+// bench/memory-probe.ts into the service and reports, beside RSS, the growth
+// of V8's heap and of the memory outside it (external, arrayBuffers).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,9 +28,22 @@ const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:543
 const ORDERS = setting('BENCH_ORDERS', 1_000_000);
 const ROUNDS = setting('BENCH_ROUNDS', 3);
 const RESULTS = path.join(import.meta.dirname, 'RESULTS-exports.md');
-const SERVICE_ENV = { RATE_LIMIT_REST_PER_MINUTE: '100000000', WORKERS: '0' };
+const SERVICE_ENV: Record<string, string> = { RATE_LIMIT_REST_PER_MINUTE: '100000000', WORKERS: '0' };
 /** Another checkout whose service reads the same database in the same rounds (its migrations must be this one's). */
 const BEFORE_DIR = process.env.BENCH_BEFORE_DIR;
+const KEEP_DB = process.env.BENCH_KEEP_DB === '1';
+const REUSE_DB = process.env.BENCH_REUSE_DB === '1';
+const STATE = process.env.BENCH_STATE || path.join(os.tmpdir(), 'merx-exports-bench.json');
+const PROBE = process.env.BENCH_MEMORY === '1' ? path.join(os.tmpdir(), `merx-exports-probe-${process.pid}.log`) : null;
+const SIDES = process.env.BENCH_SIDES ? new Set(['psql', ...process.env.BENCH_SIDES.split(',').map((s) => s.trim())]) : null;
+
+/** What finds a kept database again. */
+interface Kept {
+  databaseUrl: string;
+  accountId: string;
+  key: string;
+  orders: number;
+}
 
 const { log, cleanups, createDatabase, run } = benchTools('exports', ADMIN_URL, 'merx_exports_bench');
 
@@ -33,6 +53,25 @@ interface Measure {
   rows: number;
   /** Highest RSS of the service during the run minus its RSS before, MB. */
   growthMb?: number;
+  /** With BENCH_MEMORY: the highest of each process.memoryUsage() field minus its level before, MB. */
+  fields?: Record<string, number>;
+}
+
+const PROBE_FIELDS = ['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers'];
+
+/** The probe's samples of the service `pid` from `since` to `until` (ms since the epoch): each field's highest minus its last level before. */
+function probedGrowth(pid: number, since: number, until: number): Record<string, number> | undefined {
+  const file = `${PROBE}.${pid}`;
+  if (!PROBE || !fs.existsSync(file)) return undefined;
+  const samples = fs
+    .readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => line.split(' ').map(Number));
+  const before = samples.findLast((s) => s[0] < since);
+  const during = samples.filter((s) => s[0] >= since && s[0] <= until);
+  if (!before || !during.length) return undefined;
+  return Object.fromEntries(PROBE_FIELDS.map((name, i) => [name, Math.max(...during.map((s) => s[i + 1])) - before[i + 1]]));
 }
 
 function rssMb(pid: number): number {
@@ -46,6 +85,7 @@ function exportOnce(url: string, key: string, format: 'jsonl' | 'csv', gzip: boo
     const before = rssMb(pid);
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(pid))), 100);
+    const since = Date.now();
     const started = performance.now();
     const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'accept-encoding': gzip ? 'gzip' : 'identity' };
     http
@@ -59,7 +99,8 @@ function exportOnce(url: string, key: string, format: 'jsonl' | 'csv', gzip: boo
         });
         res.on('end', () => {
           clearInterval(sampler);
-          resolve({ seconds: (performance.now() - started) / 1000, bytes, rows, growthMb: peak - before });
+          const seconds = (performance.now() - started) / 1000;
+          resolve({ seconds, bytes, rows, growthMb: peak - before, fields: probedGrowth(pid, since, Date.now()) });
         });
         res.on('error', reject);
       })
@@ -78,26 +119,45 @@ function psqlCopy(databaseUrl: string, accountId: string, bytes: number, rows: n
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
+async function seed(serviceUrl: string, adminToken: string, db: Awaited<ReturnType<typeof openDb>>) {
+  const seeded = Math.min(ORDERS, SEED_ENDPOINT_MAX_ORDERS);
+  log(`seeding ${ORDERS.toLocaleString('en-US')} orders…`);
+  const tenant = await provisionAndSeed(serviceUrl, adminToken, { orders: seeded, products: 200, customers: Math.max(100, seeded / 4) });
+  const factor = Math.ceil(ORDERS / seeded);
+  if (factor > 1) {
+    await withoutOrderIndexes(db, log, () =>
+      withDocumentsWrittenOnce(db, tenant.accountId, log, (tx) => multiplyOrders(tx, tenant.accountId, factor, log)),
+    );
+  }
+  return tenant;
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   const adminToken = `bench-${crypto.randomBytes(16).toString('hex')}`;
-  const databaseUrl = await createDatabase();
+  const kept: Kept | null = REUSE_DB ? JSON.parse(fs.readFileSync(STATE, 'utf8')) : null;
+  if (kept && kept.orders !== ORDERS) throw new Error(`${STATE} holds ${kept.orders} orders, BENCH_ORDERS is ${ORDERS}`);
+  const databaseUrl = kept?.databaseUrl ?? (await createDatabase());
+  if (KEEP_DB && !kept) cleanups.splice(0, cleanups.length);
+  if (PROBE) {
+    Object.assign(SERVICE_ENV, { NODE_OPTIONS: `--import=${path.join(import.meta.dirname, 'memory-probe.ts')}`, MERX_MEMORY_PROBE: PROBE });
+    cleanups.push({
+      name: 'remove the probe file',
+      run: async () => [service.pid, beforeService?.pid].forEach((pid) => fs.rmSync(`${PROBE}.${pid}`, { force: true })),
+    });
+  }
   const service = await startServiceProcess(databaseUrl, adminToken, { env: SERVICE_ENV });
   cleanups.push({ name: 'stop service', run: () => service.stop() });
   const beforeService = BEFORE_DIR
     ? await startServiceProcess(databaseUrl, adminToken, { env: SERVICE_ENV, main: path.join(BEFORE_DIR, 'src', 'main.ts') })
     : null;
   if (beforeService) cleanups.push({ name: 'stop the before service', run: () => beforeService.stop() });
-  const seeded = Math.min(ORDERS, SEED_ENDPOINT_MAX_ORDERS);
-  log(`seeding ${ORDERS.toLocaleString('en-US')} orders…`);
-  const tenant = await provisionAndSeed(service.url, adminToken, { orders: seeded, products: 200, customers: Math.max(100, seeded / 4) });
   const db = await openDb({ databaseUrl, dataDir: '', poolMax: 2 });
   cleanups.push({ name: 'close pool', run: () => db.close() });
-  const factor = Math.ceil(ORDERS / seeded);
-  if (factor > 1) {
-    await withoutOrderIndexes(db, log, () =>
-      withDocumentsWrittenOnce(db, tenant.accountId, log, (tx) => multiplyOrders(tx, tenant.accountId, factor, log)),
-    );
+  const tenant = kept ?? (await seed(service.url, adminToken, db));
+  if (KEEP_DB && !kept) {
+    fs.writeFileSync(STATE, JSON.stringify({ databaseUrl, accountId: tenant.accountId, key: tenant.key, orders: ORDERS } satisfies Kept));
+    log(`kept: ${STATE}`);
   }
   await settle(db);
   const {
@@ -108,23 +168,21 @@ async function main(): Promise<void> {
   );
   log(`${size.n.toLocaleString('en-US')} orders to export, ${(size.bytes / 1e6).toFixed(0)} MB of documents`);
 
-  const sides = {
-    psql: [] as Measure[],
-    jsonl: [] as Measure[],
-    csv: [] as Measure[],
-    'jsonl gzip': [] as Measure[],
-    'csv gzip': [] as Measure[],
-    ...(beforeService ? { 'jsonl before': [] as Measure[], 'csv before': [] as Measure[] } : {}),
-  } as Record<string, Measure[]>;
+  const sides = Object.fromEntries(
+    ['psql', 'jsonl', 'csv', 'jsonl gzip', 'csv gzip', ...(beforeService ? ['jsonl before', 'csv before'] : [])]
+      .filter((name) => !SIDES || SIDES.has(name))
+      .map((name) => [name, [] as Measure[]]),
+  );
+  const measure = async (name: string, once: () => Promise<Measure>) => sides[name]?.push(await once());
   for (let round = 1; round <= ROUNDS; round++) {
     sides.psql.push(psqlCopy(databaseUrl, tenant.accountId, size.bytes, size.n));
-    sides.jsonl.push(await exportOnce(service.url, tenant.key, 'jsonl', false, service.pid));
-    sides.csv.push(await exportOnce(service.url, tenant.key, 'csv', false, service.pid));
-    sides['jsonl gzip'].push({ ...(await exportOnce(service.url, tenant.key, 'jsonl', true, service.pid)), rows: size.n });
-    sides['csv gzip'].push({ ...(await exportOnce(service.url, tenant.key, 'csv', true, service.pid)), rows: size.n + 1 });
+    await measure('jsonl', () => exportOnce(service.url, tenant.key, 'jsonl', false, service.pid));
+    await measure('csv', () => exportOnce(service.url, tenant.key, 'csv', false, service.pid));
+    await measure('jsonl gzip', async () => ({ ...(await exportOnce(service.url, tenant.key, 'jsonl', true, service.pid)), rows: size.n }));
+    await measure('csv gzip', async () => ({ ...(await exportOnce(service.url, tenant.key, 'csv', true, service.pid)), rows: size.n + 1 }));
     if (beforeService) {
-      sides['jsonl before'].push(await exportOnce(beforeService.url, tenant.key, 'jsonl', false, beforeService.pid));
-      sides['csv before'].push(await exportOnce(beforeService.url, tenant.key, 'csv', false, beforeService.pid));
+      await measure('jsonl before', () => exportOnce(beforeService.url, tenant.key, 'jsonl', false, beforeService.pid));
+      await measure('csv before', () => exportOnce(beforeService.url, tenant.key, 'csv', false, beforeService.pid));
     }
     log(
       `round ${round}: ${Object.entries(sides)
@@ -143,6 +201,12 @@ async function main(): Promise<void> {
     const growth = measures.some((m) => m.growthMb !== undefined) ? `${Math.max(...measures.map((m) => m.growthMb ?? 0)).toFixed(0)} MB` : '—';
     return `| ${name} | ${seconds.toFixed(2)} | ${Math.round(rows / seconds).toLocaleString('en-US')} | ${(median(measures.map((m) => m.bytes)) / 1e6 / seconds).toFixed(1)} | ${Math.round((rows / seconds / psqlRate) * 100)}% | ${growth} |`;
   });
+  const probed = Object.entries(sides)
+    .filter(([, measures]) => measures.some((m) => m.fields))
+    .map(([name, measures]) => {
+      const highest = (field: string) => Math.max(...measures.map((m) => m.fields?.[field] ?? 0)).toFixed(0);
+      return `  - ${name}: ${PROBE_FIELDS.map((field) => `${field} +${highest(field)}`).join(', ')} MB`;
+    });
   const section = [
     `## ${started.toISOString().slice(0, 16)}Z: ${size.n.toLocaleString('en-US')} orders (${(size.bytes / 1e6).toFixed(0)} MB of documents)`,
     '',
@@ -150,6 +214,10 @@ async function main(): Promise<void> {
     `- ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)} at the end; PostgreSQL and the service on this machine; ${ROUNDS} rounds alternating, medians; the client only counts bytes (and lines).`,
     "- psql: `\\copy (SELECT view_json FROM orders WHERE account_id = … AND status <> 'archived' ORDER BY created_at DESC, id DESC) TO '/dev/null'`, the same documents in the list's order. MB/s of gzip rows: compressed bytes on the wire.",
     "- Memory: the service's RSS sampled every 100 ms, the highest during an export minus its level just before (the highest over the rounds).",
+    ...(probed.length
+      ? ["- process.memoryUsage() in the service (bench/memory-probe.ts), each field's highest growth over the rounds:", ...probed]
+      : []),
+    ...(REUSE_DB ? [`- On the database kept by an earlier run (BENCH_REUSE_DB).`] : []),
     '',
     '| side | seconds | rows/s | MB/s | rows/s vs psql | service memory growth |',
     '| --- | --- | --- | --- | --- | --- |',

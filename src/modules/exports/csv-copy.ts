@@ -11,11 +11,10 @@
 import { Transform } from 'node:stream';
 import type { Column } from './csv.ts';
 
-/** The alias of the document's fields, as json_to_record reads them. */
+/** The alias of the document's fields, as json_to_record reads them; a flattened object's fields are read by its own, numbered. */
 const RECORD = 'csv_row';
 
 const identifier = (name: string) => `"${name.replaceAll('"', '""')}"`;
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /**
  * A number as csv.ts prints it (String of the parsed number): the document's
@@ -26,29 +25,44 @@ function numberCell(text: string): string {
   return `CASE WHEN strpos(${text}, 'e') > 0 THEN merx_js_number((${text})::numeric) ELSE ${text} END`;
 }
 
-function cellOf(column: Column): string {
-  const [top, ...rest] = column.path;
-  let text = `${RECORD}.${identifier(top)}`;
-  rest.forEach((key, i) => (text += `${i === rest.length - 1 ? '->>' : '->'}${literal(key)}`));
-  return column.number ? numberCell(text) : `NULLIF(${text}, '')`;
-}
+/** An object's fields as json_to_record reads them: a flattened object (nested Fields) as json, any other field as text. */
+type Fields = Map<string, Fields | null>;
 
 /**
- * The select list of a CSV row and the LATERAL that reads `document` (a
- * record's JSON text) into its top-level fields: a flattened object as json,
- * any other field as text. The row's last cell is a lone CR, which COPY
- * writes as `,"\r"` before its LF: crlfRows makes that the row's CRLF.
+ * The select list of a CSV row and the LATERALs that read `document` (a
+ * record's JSON text) into its fields: json_to_record parses the document
+ * once, and each flattened object once more (its cells taken with `->>`
+ * parsed the object again per cell). A null object reads as a row of nulls.
+ * The row's last cell is a lone CR, which COPY writes as `,"\r"` before its
+ * LF: crlfRows makes that the row's CRLF.
  */
 export function csvCopySelect(columns: Column[], document: string): { cells: string; lateral: string } {
-  const fields = new Map<string, string>();
+  const root: Fields = new Map();
   for (const { path } of columns) {
-    if (path.length > 1 || !fields.has(path[0])) fields.set(path[0], path.length > 1 ? 'json' : 'text');
+    let record = root;
+    for (const key of path.slice(0, -1)) {
+      if (!record.get(key)) record.set(key, new Map());
+      record = record.get(key)!;
+    }
+    if (!record.has(path.at(-1)!)) record.set(path.at(-1)!, null);
   }
-  const definitions = [...fields].map(([name, type]) => `${identifier(name)} ${type}`).join(', ');
-  return {
-    cells: `${columns.map(cellOf).join(', ')}, E'\\r'`,
-    lateral: `CROSS JOIN LATERAL json_to_record((${document})::json) AS ${RECORD}(${definitions})`,
+  const laterals: string[] = [];
+  const aliases = new Map<Fields, string>();
+  const read = (record: Fields, json: string) => {
+    const alias = laterals.length ? `${RECORD}_${laterals.length}` : RECORD;
+    aliases.set(record, alias);
+    const definitions = [...record].map(([name, nested]) => `${identifier(name)} ${nested ? 'json' : 'text'}`).join(', ');
+    laterals.push(`CROSS JOIN LATERAL json_to_record(${json}) AS ${alias}(${definitions})`);
+    for (const [name, nested] of record) if (nested) read(nested, `${alias}.${identifier(name)}`);
   };
+  read(root, `(${document})::json`);
+  const cellOf = (column: Column) => {
+    let record = root;
+    for (const key of column.path.slice(0, -1)) record = record.get(key)!;
+    const text = `${aliases.get(record)}.${identifier(column.path.at(-1)!)}`;
+    return column.number ? numberCell(text) : `NULLIF(${text}, '')`;
+  };
+  return { cells: `${columns.map(cellOf).join(', ')}, E'\\r'`, lateral: laterals.join(' ') };
 }
 
 const ROW_END = Buffer.from(',"\r"\n');
