@@ -3,10 +3,8 @@
 // value parsers both databases share, and transactions with their
 // after-commit tasks. db.ts holds the interface and openDb.
 import crypto from 'node:crypto';
-import type { Socket } from 'node:net';
-import { pipeline, Transform, type Readable } from 'node:stream';
 import pg from 'pg';
-import { to as copyTo } from 'pg-copy-streams';
+import { copyOutOf } from './copy-out.ts';
 import { DatabaseHealth, isUnavailableError, notPrimaryError } from './health.ts';
 import { EventReactions } from './event-reactions.ts';
 import type { Db, ListenState, QueryOptions, QueryResult, ServiceState, Sql, TxOptions } from './db.ts';
@@ -14,45 +12,6 @@ import { DocumentCache } from '../read-path/document-cache.ts';
 import { Keyring } from '../edge/secret-box.ts';
 
 const BACKGROUND_POOL_MAX = 3;
-
-/** What a COPY stream buffers before it pauses the connection: the default 16 kB paused it for every socket read. */
-const COPY_CHUNK_BYTES = 1 << 20;
-
-/**
- * COPY ... TO STDOUT on a transaction's client, as a stream that ends only
- * once PostgreSQL said the COPY completed: pg-copy-streams ends its stream at
- * the first message that is not COPY data, an error's too, so that a cut
- * COPY would otherwise end like a whole one. A stream given up before the
- * end (the reader went away) leaves the server still sending: the only way
- * out of COPY is to drop the connection, which `abandon` marks broken so it
- * is not pooled again.
- */
-function copyOutOf(client: pg.PoolClient, text: string, abandon: (err: Error) => void): Readable {
-  // handleCommandComplete is pg's hook on a query (its typings leave it out).
-  const copy = copyTo(text, { highWaterMark: COPY_CHUNK_BYTES }) as ReturnType<typeof copyTo> & { handleCommandComplete(message: unknown): void };
-  const completed = new Promise<void>((resolve, reject) => {
-    const handleCommandComplete = copy.handleCommandComplete.bind(copy);
-    copy.handleCommandComplete = (message: unknown) => {
-      handleCommandComplete(message);
-      resolve();
-    };
-    copy.once('error', reject);
-  });
-  completed.catch(() => {});
-  let done = false;
-  const out = new Transform({
-    highWaterMark: COPY_CHUNK_BYTES,
-    transform: (chunk, _encoding, next) => next(null, chunk),
-    flush: (next) => void completed.then(() => ((done = true), next()), next),
-  });
-  pipeline(client.query(copy), out, () => {});
-  out.once('close', () => {
-    if (done) return;
-    abandon(new Error('COPY abandoned before its end'));
-    (client as unknown as { connection: { stream: Socket } }).connection.stream.destroy();
-  });
-  return out;
-}
 
 const OID = { int8: 20, numeric: 1700, timestamptz: 1184, timestamp: 1114, date: 1082 };
 
