@@ -65,6 +65,13 @@ export interface AttemptRow {
   outcome: string;
 }
 
+/** When an attempt began: its started_at, and where its duration is counted from. */
+export interface AttemptStart {
+  at: Date;
+  ms: number;
+}
+export const attemptStart = (): AttemptStart => ({ at: new Date(), ms: performance.now() });
+
 export function attemptRow(
   delivery: { account_id: string; webhook_id: string; id: string; url: string },
   outcome: AttemptOutcome,

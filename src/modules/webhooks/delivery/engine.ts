@@ -40,12 +40,11 @@ import { UrlChecks } from './url-checks.ts';
 import { DueAnnouncer, DueTimer } from './due-timer.ts';
 import { deliveryMetrics, type DeliveryMetrics } from './metrics.ts';
 import crypto from 'node:crypto';
-import { attemptRow, insertAttempts, type AttemptRow, type AttemptTrigger } from '../attempts/log.ts';
+import { attemptRow, attemptStart, insertAttempts, type AttemptRow, type AttemptStart, type AttemptTrigger } from '../attempts/log.ts';
 import { RecoveryRunner } from '../recovery/runner.ts';
 import { FlowOutcomes } from './flow-outcomes.ts';
-import { claimMetered, giveBack, startWhenFree } from './flow-rate.ts';
+import { claimMetered, giveBack, sendInTurn } from './flow-rate.ts';
 import type { Faults } from '../../../platform/edge/auth.ts';
-
 import {
   CLAIM_BATCH,
   FRESH_EVENT_AGE_MS,
@@ -63,6 +62,14 @@ export interface AttemptResult {
   outcome: AttemptOutcome;
   settlement: Settlement;
 }
+
+function keepUntilSettled(set: Set<Promise<unknown>>, promise: Promise<unknown>): void {
+  set.add(promise);
+  void promise.finally(() => set.delete(promise));
+}
+
+/** One attempt sent (its outcome), or why none could be (GAPS Webhooks `failed`); when it began, after any wait for its turn in a rate. */
+type Sent = ({ outcome: AttemptOutcome } | { refused: string }) & { began: AttemptStart };
 
 export class DeliveryEngine {
   private db: Db;
@@ -197,8 +204,7 @@ export class DeliveryEngine {
       this.log.error({ err }, 'webhook delivery failed unexpectedly');
       return undefined;
     });
-    this.inFlight.add(guarded);
-    void guarded.finally(() => this.inFlight.delete(guarded));
+    keepUntilSettled(this.inFlight, guarded);
     return guarded;
   }
 
@@ -270,8 +276,7 @@ export class DeliveryEngine {
         } else {
           work = this.track(this.attempt(d, 'automatic', now));
         }
-        running.add(work);
-        void work.finally(() => running.delete(work));
+        keepUntilSettled(running, work);
       }
     }
     await Promise.all(running);
@@ -305,11 +310,9 @@ export class DeliveryEngine {
   /** `answered`: called once the attempt has its outcome, before it is recorded. */
   private async attempt(delivery: ClaimedDelivery, trigger: AttemptTrigger, now: Date, answered?: () => void): Promise<AttemptResult | null> {
     const manual = trigger === 'retry';
-    const startedAt = new Date();
-    const started = performance.now();
-    const fail = async (error: string): Promise<AttemptResult> => {
+    const fail = async (error: string, began = attemptStart()): Promise<AttemptResult> => {
       const outcome = { statusCode: null, error, responseBody: null };
-      const log = attemptRow(delivery, outcome, trigger, startedAt, performance.now() - started);
+      const log = attemptRow(delivery, outcome, trigger, began.at, performance.now() - began.ms);
       await this.db.tx(async (tx) => {
         await markFailed(tx, delivery.id, error);
         await insertAttempts(tx, [log]);
@@ -320,16 +323,15 @@ export class DeliveryEngine {
     // GAPS Webhooks `failed`: deactivated while it waited, or the URL no longer passes the policy.
     if (!delivery.subscription_active && !manual) return fail('subscription is inactive');
     // EXTENSIONS 9: never held, but a retry or test takes its turn in the subscription's rate.
-    if (delivery.flowed && trigger !== 'automatic') await startWhenFree(this.db, delivery.webhook_id);
-    const sent = await this.sendOnce(delivery, deliveryAttemptId(delivery.id, delivery.attempt));
-    if ('refused' in sent) return fail(sent.refused);
-    const { outcome } = sent;
+    const sent = await this.sendFlowed(delivery, deliveryAttemptId(delivery.id, delivery.attempt), trigger !== 'automatic');
+    if ('refused' in sent) return fail(sent.refused, sent.began);
+    const { outcome, began } = sent;
     // EXTENSIONS 9: its turn in the rate passed before it could begin; nothing was sent, so nothing is spent or recorded.
     if (outcome.notStarted) return (await giveBack(this.db, delivery), this.announcer.announce(Date.now()), null);
     // Before the next attempt of a flowed subscription may start: a Retry-After in this answer holds it, the circuit counts it.
     await this.flow.note(delivery, outcome);
     answered?.();
-    const log = attemptRow(delivery, outcome, trigger, startedAt, performance.now() - started);
+    const log = attemptRow(delivery, outcome, trigger, began.at, performance.now() - began.ms);
     const settlement = settle(delivery, outcome, manual);
     this.metrics.outcome(settlement);
     if (!manual && (settlement === 'delivered' || settlement === 'retry_later')) {
@@ -342,14 +344,22 @@ export class DeliveryEngine {
     return { outcome, settlement };
   }
 
+  /** One attempt; `inTurn`: one the worker did not claim (a retry, test or recovery), which takes a turn in a flowed subscription's rate. */
+  private sendFlowed(delivery: ClaimedDelivery, attemptId: string, inTurn: boolean): Promise<Sent> {
+    if (!inTurn || !delivery.flowed) return this.sendOnce(delivery, attemptId);
+    const send = (startBy?: number) => this.sendOnce({ ...delivery, startBy }, attemptId);
+    return sendInTurn(this.db, delivery.webhook_id, send, (sent) => 'outcome' in sent && sent.outcome.notStarted === true);
+  }
+
   /**
    * Re-checks the URL and sends one attempt, recording nothing; `refused`
    * says why one could not be sent (GAPS Webhooks `failed`).
    */
-  private async sendOnce(delivery: ClaimedDelivery, attemptId: string): Promise<{ outcome: AttemptOutcome } | { refused: string }> {
+  private async sendOnce(delivery: ClaimedDelivery, attemptId: string): Promise<Sent> {
+    const began = attemptStart();
     const verdict = await this.urls.check(delivery.url);
-    if (!verdict.ok) return { refused: `url refused by policy: ${verdict.reason}` };
-    if (!delivery.envelope) return { refused: 'event no longer exists' };
+    if (!verdict.ok) return { refused: `url refused by policy: ${verdict.reason}`, began };
+    if (!delivery.envelope) return { refused: 'event no longer exists', began };
     const target = verdict.target;
     const origin = target.kind === 'sink' ? 'sink' : target.url.origin;
     this.metrics.inFlight(origin, 1);
@@ -370,7 +380,7 @@ export class DeliveryEngine {
         this.self,
       );
       this.metrics.attemptSeconds((performance.now() - started) / 1000);
-      return { outcome };
+      return { outcome, began };
     } finally {
       this.metrics.inFlight(origin, -1);
     }
@@ -382,12 +392,11 @@ export class DeliveryEngine {
    * never touches the automatic schedule).
    */
   async resend(delivery: ClaimedDelivery): Promise<{ outcome: AttemptOutcome; log: AttemptRow }> {
-    const startedAt = new Date();
-    const started = performance.now();
-    if (delivery.flowed && !this.stopping) await startWhenFree(this.db, delivery.webhook_id);
-    const sent = this.stopping ? { refused: 'the service is stopping' } : await this.sendOnce(delivery, crypto.randomUUID());
+    const sent: Sent = this.stopping
+      ? { refused: 'the service is stopping', began: attemptStart() }
+      : await this.sendFlowed(delivery, crypto.randomUUID(), true);
     const outcome = 'refused' in sent ? { statusCode: null, error: sent.refused, responseBody: null } : sent.outcome;
     if (!('refused' in sent)) await this.flow.note(delivery, outcome);
-    return { outcome, log: attemptRow(delivery, outcome, 'recovery', startedAt, performance.now() - started) };
+    return { outcome, log: attemptRow(delivery, outcome, 'recovery', sent.began.at, performance.now() - sent.began.ms) };
   }
 }

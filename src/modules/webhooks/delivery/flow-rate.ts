@@ -49,7 +49,7 @@ const LATE_FAULT_MS = 500;
 /** The circuit's probes: the first this long after opening, then doubling after each failed probe, up to LONGEST_PROBE_SEC. */
 export const FIRST_PROBE_SEC = 60;
 export const LONGEST_PROBE_SEC = 900;
-/** A retry, test or recovery waits at most this long for the rate to let it start; then it goes (a person, or a recovery, asked). */
+/** A retry, test or recovery waits at most this long for a turn in the rate; then it goes (a person, or a recovery, asked). */
 const MANUAL_WAIT_MS = 10_000;
 
 const WINDOW = `make_interval(secs => ${RATE_WINDOW_MS / 1000})`;
@@ -180,13 +180,16 @@ const CLAIM_METERED = contextOf(
 
 /**
  * A start outside the worker's claim (a retry, a test, a recovery's attempt)
- * takes its turn in the rate: recorded now if the window has room (null),
- * or how long until it has (ms). Null too when the subscription has no rate.
+ * takes its turn in the rate: recorded now if the window has room (`startBy`:
+ * the request must begin by then, as a claimed one must), or how long until
+ * it has (`waitMs`). No rate: neither.
  */
-export async function takeStart(db: Db, webhookId: string): Promise<number | null> {
+export async function takeStart(db: Db, webhookId: string): Promise<{ startBy?: number; waitMs?: number }> {
   return db.tx(async (tx: Sql) => {
     const locked = await tx.query('SELECT 1 FROM webhook_flows WHERE webhook_id = $1 AND rate_per_second IS NOT NULL FOR UPDATE', [webhookId]);
-    if (!locked.rows.length) return null;
+    if (!locked.rows.length) return {};
+    // As in claimMetered: the turn is taken after this instant, so the budget counted from here is never too long.
+    const startBy = startClock() + START_BUDGET_MS;
     const { rows } = await tx.query<{ wait_ms: number | null }>(
       `WITH c AS MATERIALIZED (SELECT clock_timestamp() AS at),
        room AS (SELECT f.webhook_id, f.rate_per_second AS rate, ${recentStarts('c.at')} AS recent FROM webhook_flows f, c WHERE f.webhook_id = $1),
@@ -200,16 +203,27 @@ export async function takeStart(db: Db, webhookId: string): Promise<number | nul
          FROM room, c`,
       [webhookId],
     );
-    return rows[0]?.wait_ms == null ? null : Math.max(1, Math.ceil(Number(rows[0].wait_ms)));
+    return rows[0]?.wait_ms == null ? { startBy } : { waitMs: Math.max(1, Math.ceil(Number(rows[0].wait_ms))) };
   });
 }
 
-/** Waits for the rate to let a retry, test or recovery attempt start (takeStart), at most MANUAL_WAIT_MS. */
-export async function startWhenFree(db: Db, webhookId: string): Promise<void> {
+/**
+ * A retry, test or recovery's attempt on a flowed subscription: it waits for
+ * its turn in the rate (takeStart), and `send` must begin within that turn's
+ * budget, or nothing is sent and it takes the next turn, so that its request
+ * reaches the receiver within the window its start was counted in, as a
+ * claimed attempt's does. Without a turn after MANUAL_WAIT_MS it goes anyway
+ * (a person, or a recovery, asked). `late`: nothing was sent, the budget had passed.
+ */
+export async function sendInTurn<T>(db: Db, webhookId: string, send: (startBy?: number) => Promise<T>, late: (sent: T) => boolean): Promise<T> {
   const deadline = Date.now() + MANUAL_WAIT_MS;
   for (;;) {
-    const wait = await takeStart(db, webhookId);
-    if (wait === null || Date.now() + wait > deadline) return;
-    await new Promise((resolve) => setTimeout(resolve, wait));
+    const turn = await takeStart(db, webhookId);
+    if (turn.waitMs !== undefined && Date.now() + turn.waitMs <= deadline) {
+      await new Promise((resolve) => setTimeout(resolve, turn.waitMs));
+      continue;
+    }
+    const sent = await send(turn.startBy);
+    if (turn.startBy === undefined || !late(sent)) return sent;
   }
 }
