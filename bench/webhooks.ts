@@ -7,7 +7,12 @@
 // - with BENCH_MODE=drain instead, the engine alone (runDrainSide): 10,000
 //   deliveries made while the receiver refuses connections and no worker
 //   runs, then sent by one worker pass with no PATCH beside it (its table is
-//   appended to the results file rather than replacing it).
+//   appended to the results file rather than replacing it);
+// - with BENCH_MODE=floor, or BENCH_FLOOR=1 beside a drain, a "floor" side:
+//   the same preparation, then the service stopped and the retries sent by
+//   the least a durable sender must do (bench/webhook-floor.ts, its own child
+//   process), measured as a drain side is; the report gives each side's rate
+//   as a share of the floor's in the same round.
 // Prints and writes deliveries per second, commit-to-receipt p50/p99, PATCH
 // throughput with subscriptions vs without, and who used the CPU, to
 // bench/RESULTS-webhooks.md. With BENCH_BEFORE_DIR=<another checkout> the same
@@ -26,6 +31,7 @@ import pg from 'pg';
 import { testCertificates } from '../test/helpers/https-receiver.ts';
 import { verifyMerxSignature } from '../src/modules/webhooks/signing/signature.ts';
 import { setting } from './bench-tools.ts';
+import { checkBodies, startFloor, type FloorProcess } from './webhook-floor.ts';
 
 const ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const EVENTS = setting('BENCH_EVENTS', 2_000);
@@ -42,8 +48,10 @@ const OPEN_SECONDS = setting('BENCH_OPEN_SECONDS', 20);
 const LOAD_BUDGET_SECONDS = setting('BENCH_LOAD_BUDGET_SECONDS', 180);
 /** After the last PATCH answered: how long to wait for the remaining deliveries. */
 const DRAIN_SECONDS = setting('BENCH_DRAIN_SECONDS', 300);
-/** `drain` measures the engine alone (runDrainSide) instead of the burst and the open loop. */
+/** `drain` measures the engine alone (runDrainSide) instead of the burst and the open loop; `floor` the floor alone. */
 const MODE = process.env.BENCH_MODE ?? 'fan-out';
+/** A floor side (bench/webhook-floor.ts) in every drain round, after the others. */
+const FLOOR = MODE === 'floor' || process.env.BENCH_FLOOR === '1';
 const DRAIN_EVENTS = setting('BENCH_DRAIN_EVENTS', 2_000);
 const QUIET_WAIT_SECONDS = setting('BENCH_QUIET_WAIT_SECONDS', 60);
 const RESULTS_FILE = path.join(import.meta.dirname, 'RESULTS-webhooks.md');
@@ -557,8 +565,8 @@ async function patchOpenLoop(base: string, key: string, orders: string[], rate: 
   return load;
 }
 
-/** Waits until the receiver has `expected` unique deliveries (or the drain budget ends, or the service died). */
-async function drain(receiver: Receiver, expected: number, service: Service): Promise<void> {
+/** Waits until the receiver has `expected` unique deliveries (or the drain budget ends, or the sender died). */
+async function drain(receiver: Receiver, expected: number, service: Pick<Service, 'death'>): Promise<void> {
   const deadline = Date.now() + DRAIN_SECONDS * 1000;
   const progress = setInterval(() => log(`  received ${receiver.unique}/${expected}`), 10_000);
   while (receiver.unique < expected && Date.now() < deadline && !service.death() && !interrupted) await sleep(100);
@@ -884,6 +892,9 @@ function report(sides: Side[], started: number, pgVersion: string, quiet: number
 interface DrainSide {
   label: string;
   commit: string;
+  /** Sent by the floor (bench/webhook-floor.ts) rather than the service's worker. */
+  floor: boolean;
+  round: number;
   expected: number;
   received: number;
   duplicates: number;
@@ -902,6 +913,8 @@ interface DrainSide {
   log: string[];
   death: string | null;
   patchErrors: Map<string, number>;
+  /** The pass's failure, or the floor's outcomes other than delivered (examples). */
+  failures: string[];
 }
 
 /**
@@ -912,9 +925,9 @@ interface DrainSide {
  * (the operator's POST /admin/api/jobs/webhook-deliveries/run, the clock set
  * past the retries' due time) sends them all.
  */
-async function runDrainSide(label: string, root: string): Promise<DrainSide> {
+async function runDrainSide(label: string, root: string, round: number, floor = false): Promise<DrainSide> {
   const commit = gitCommit(root);
-  log(`== ${label}: ${root} (${commit}), drain`);
+  log(`== ${label}: ${root} (${commit}), ${floor ? 'floor' : 'drain'}`);
   serviceLog.counts.clear();
   serviceLog.examples.length = 0;
   const db = await createDatabase();
@@ -933,20 +946,44 @@ async function runDrainSide(label: string, root: string): Promise<DrainSide> {
     while ((await attempts()) < expected && Date.now() < deadline && !service.death()) await sleep(500);
     log(`  ${load.events} events in ${load.seconds.toFixed(1)} s; ${await attempts()} first attempts refused`);
     await receiver.listen();
+    const now = new Date(Date.now() + 10 * 60_000).toISOString();
+    // The floor: the service's part ends with the preparation; its death would be the preparation's.
+    const serviceDeath = service.death();
+    let floorProcess: FloorProcess | null = null;
+    const bodyCheck = floor ? await checkBodies(pool, accountId) : null;
+    if (floor) {
+      await service.stop();
+      const secrets = Object.fromEntries([...receiver.secrets].map(([hookPath, secret]) => [receiver.origin + hookPath, secret]));
+      floorProcess = await startFloor({ databaseUrl: db.url, caFile: receiver.caFile, secrets, now });
+      cleanups.push({ name: 'stop floor', run: floorProcess.stop });
+      log(`floor pid ${floorProcess.pid}`);
+    }
+    const sender = floorProcess ?? service;
     const quiet = await waitForQuiet(QUIET_WAIT_SECONDS);
     log(`  machine busy before the pass: ${quiet === null ? 'n/a' : quiet.toFixed(2)} cores`);
-    const cpu = new CpuWindow({ bench: process.pid, service: service.pid }, await pgPids(), pgPids);
+    const cpu = new CpuWindow({ bench: process.pid, service: sender.pid }, await pgPids(), pgPids);
     const handshakesBefore = receiver.handshakes;
     const resumedBefore = receiver.resumed;
     const startedAt = wallNow();
     let passEnd = NaN;
-    const pass = must(
-      request(service.url, 'POST', '/admin/api/jobs/webhook-deliveries/run', ADMIN_TOKEN, { now: new Date(Date.now() + 10 * 60_000).toISOString() }),
-      'worker pass',
+    const pass = (
+      floorProcess
+        ? floorProcess.run()
+        : must(request(service.url, 'POST', '/admin/api/jobs/webhook-deliveries/run', ADMIN_TOKEN, { now }), 'worker pass').then((answer) => ({
+            claimed: answer.data.processed as number,
+            failures: [] as string[],
+          }))
     ).then((answer) => ((passEnd = wallNow()), answer));
-    await drain(receiver, expected, service);
-    const processed: number = (await pass).data.processed;
+    // A failed pass ends the wait at once (not after the drain budget), and only its side is invalid.
+    let passError: string | null = null;
+    const settled = pass.catch((err) => {
+      passError = `pass failed: ${err instanceof Error ? err.message : String(err)}`;
+      return { claimed: NaN, failures: [passError] };
+    });
+    await drain(receiver, expected, { death: () => sender.death() ?? passError });
+    const { claimed: processed, failures } = await settled;
     const cpuReport = await cpu.end();
+    await floorProcess?.stop();
     const last = receiver.arrivals.reduce((m, a) => Math.max(m, a.at), -Infinity);
     const { rows: recorded } = await pool.query<{ status: string; attempt: number; n: number }>(
       `SELECT status, attempt, count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 GROUP BY 1, 2 ORDER BY 3 DESC`,
@@ -955,6 +992,8 @@ async function runDrainSide(label: string, root: string): Promise<DrainSide> {
     const side: DrainSide = {
       label,
       commit,
+      floor,
+      round,
       expected,
       received: receiver.unique,
       duplicates: receiver.duplicates,
@@ -968,8 +1007,9 @@ async function runDrainSide(label: string, root: string): Promise<DrainSide> {
       malformed: [...receiver.malformed],
       recorded,
       log: [...serviceLog.counts.entries()].map(([k, n]) => `${k} × ${n}`),
-      death: service.death(),
+      death: floorProcess ? (serviceDeath ?? floorProcess.death()) : service.death(),
       patchErrors: load.errors,
+      failures: bodyCheck ? [bodyCheck, ...failures] : failures,
     };
     log(
       `${label}: drain ${fmt(drainRate(side))} deliveries/s to the last receipt, ${fmt(side.received / side.passSeconds)}/s to the pass's end; ` +
@@ -990,27 +1030,45 @@ function drainCostOf(s: DrainSide, role: 'service' | 'postgres' | 'bench' | 'oth
 }
 const drainCost = (s: DrainSide) => (['service', 'postgres', 'bench'] as const).map((r) => drainCostOf(s, r).toFixed(3)).join(' / ');
 const drainValid = (s: DrainSide) =>
-  s.received === s.expected && s.badSignatures === 0 && s.malformed.length === 0 && s.death === null && s.patchErrors.size === 0;
+  s.received === s.expected &&
+  s.badSignatures === 0 &&
+  s.malformed.length === 0 &&
+  s.death === null &&
+  s.patchErrors.size === 0 &&
+  s.failures.length === 0 &&
+  // The floor counts only if every delivery arrived once and was recorded delivered.
+  (!s.floor || (s.duplicates === 0 && s.recorded.every((r) => r.status === 'delivered')));
+/** A side's rate as a share of the floor's in the same round (NaN without a floor side). */
+function ofFloor(s: DrainSide, sides: DrainSide[]): number {
+  const floor = sides.find((f) => f.floor && f.round === s.round);
+  return floor ? (drainRate(s) / drainRate(floor)) * 100 : NaN;
+}
 
 function drainReport(sides: DrainSide[], started: number, pgVersion: string, quiet: number | null): string {
   const cpus = os.cpus();
   const col = (f: (s: DrainSide) => string) => sides.map(f).join(' | ');
   return [
     '',
-    `## Drain: the engine alone (BENCH_MODE=drain), ${new Date(started).toISOString()}`,
+    `## Drain: the engine alone${FLOOR ? ', beside the floor' : ''} (BENCH_MODE=${MODE}${FLOOR && MODE !== 'floor' ? ', BENCH_FLOOR=1' : ''}), ${new Date(started).toISOString()}`,
     '',
-    'Generated by `BENCH_MODE=drain node bench/webhooks.ts` (appended; rerun rather than edit the table).',
+    `Generated by \`BENCH_MODE=${MODE}${FLOOR && MODE !== 'floor' ? ' BENCH_FLOOR=1' : ''} node bench/webhooks.ts\` (appended; rerun rather than edit the table).`,
     '',
     `- Run took ${((Date.now() - started) / 1000).toFixed(0)} s. Machine: ${os.type()} ${os.release()} ${os.arch()}, ${cpus.length} × ${cpus[0]?.model ?? 'unknown CPU'}; busy before the run (other work): ${quiet === null ? 'n/a' : `${quiet.toFixed(2)} cores`}; Node ${process.version}, PostgreSQL ${pgVersion}`,
     `- Each side on a fresh database, service with \`WORKERS=0\`: ${fmt(DRAIN_EVENTS)} PATCHes x ${SUBSCRIPTIONS} subscriptions while the receiver refuses connections (every first attempt fails at once), then the receiver listens again and one worker pass (\`POST /admin/api/jobs/webhook-deliveries/run\`, clock 10 min ahead) sends every retry; nothing else runs in the service meanwhile`,
     '- Rate: deliveries / (pass start → last receipt). CPU: the window from the pass start to the last receipt plus a 1 s grace, per delivery',
+    ...(sides.some((s) => s.floor)
+      ? [
+          `- floor: the same preparation on this tree, then the service stopped and the retries sent by \`bench/webhook-floor.ts\` in its own process (its CPU in the "service" column): claims of 200 by one UPDATE ... RETURNING with the body built by PostgreSQL, X-Merx-Signature and webhook-signature (one HMAC each), HTTPS keep-alive with at most 32 attempts in flight per subscription (undici, a pool each), outcomes recorded in batches (one UPDATE of the deliveries and one INSERT of attempt rows in one statement, asynchronous commit): the least a durable sender must do for the same data`,
+        ]
+      : []),
     '',
     `| | ${col((s) => `${s.label} (\`${s.commit}\`)`)} |`,
     `|---|${sides.map(() => '---').join('|')}|`,
     `| Run valid (nothing lost, no bad signature, no error) | ${col((s) => (drainValid(s) ? 'yes' : '**NO**'))} |`,
     `| **Drain: deliveries per second** (pass start → last receipt) | ${col((s) => `**${fmt(drainRate(s))}**`)} |`,
+    ...(sides.some((s) => s.floor) ? [`| **Rate, % of the floor's in the same round** | ${col((s) => `**${fmt(ofFloor(s, sides))} %**`)} |`] : []),
     `| Drain: seconds to the last receipt / to the pass's answer | ${col((s) => `${s.seconds.toFixed(2)} / ${s.passSeconds.toFixed(2)}`)} |`,
-    `| **CPU ms per delivery, service / PostgreSQL / bench (receiver)** | ${col((s) => `**${drainCost(s)}**`)} |`,
+    `| **CPU ms per delivery, service (floor: its process) / PostgreSQL / bench (receiver)** | ${col((s) => `**${drainCost(s)}**`)} |`,
     `| CPU cores, service / PostgreSQL / bench / other | ${col((s) => `${cores(s.cpu?.service)} / ${cores(s.cpu?.postgres)} / ${cores(s.cpu?.bench)} / ${cores(s.cpu?.other)}`)} |`,
     `| TLS connections the receiver accepted in the pass (resumed sessions) | ${col((s) => `${fmt(s.handshakes)} (${fmt(s.resumed)})`)} |`,
     `| Expected / received / duplicated / processed by the pass | ${col((s) => `${fmt(s.expected)} / ${fmt(s.received)} / ${fmt(s.duplicates)} / ${fmt(s.processed)}`)} |`,
@@ -1022,11 +1080,16 @@ function drainReport(sides: DrainSide[], started: number, pgVersion: string, qui
           .join('; ')
           .replace(/\|/g, '/') || 'nothing',
     )} |`,
+    `| The pass's failure, or the floor's outcomes other than delivered | ${col((s) => s.failures.join('; ').replace(/\|/g, '/') || 'none')} |`,
     '',
     ...medianRows(sides, [
       ['Drain: deliveries per second', drainRate, (v) => fmt(v)],
+      ...(sides.some((s) => s.floor)
+        ? [["Rate, % of the floor's in the same round", (s: DrainSide) => ofFloor(s, sides), (v: number) => `${fmt(v)} %`] as MedianRow<DrainSide>]
+        : []),
       ['CPU ms per delivery, service', (s) => drainCostOf(s, 'service'), (v) => v.toFixed(3)],
       ['CPU ms per delivery, PostgreSQL', (s) => drainCostOf(s, 'postgres'), (v) => v.toFixed(3)],
+      ['CPU ms per delivery, bench (receiver)', (s) => drainCostOf(s, 'bench'), (v) => v.toFixed(3)],
       ['Other CPU, cores', (s) => s.cpu?.other ?? NaN, (v) => v.toFixed(2)],
     ]),
   ].join('\n');
@@ -1037,8 +1100,11 @@ async function mainDrain(started: number, pgVersion: string, quiet: number | nul
   const before = process.env.BENCH_BEFORE_DIR;
   for (let round = 1; round <= ROUNDS && !interrupted; round++) {
     const suffix = ROUNDS > 1 ? ` #${round}` : '';
-    if (before) sides.push(await runDrainSide(`before${suffix}`, path.resolve(before)));
-    sides.push(await runDrainSide(`${before ? 'after' : 'this tree'}${suffix}`, ROOT));
+    if (MODE !== 'floor') {
+      if (before) sides.push(await runDrainSide(`before${suffix}`, path.resolve(before), round));
+      sides.push(await runDrainSide(`${before ? 'after' : 'this tree'}${suffix}`, ROOT, round));
+    }
+    if (FLOOR) sides.push(await runDrainSide(`floor${suffix}`, ROOT, round, true));
   }
   if (interrupted) throw new Error('interrupted');
   fs.appendFileSync(RESULTS_FILE, drainReport(sides, started, pgVersion, quiet));
@@ -1053,7 +1119,7 @@ async function main(): Promise<boolean> {
   const pgVersion = (await adminQuery<{ server_version: string }>('SHOW server_version'))[0].server_version;
   const quiet = await waitForQuiet(QUIET_WAIT_SECONDS);
   log(`machine busy before start: ${quiet === null ? 'n/a' : `${quiet.toFixed(2)} cores`}`);
-  if (MODE === 'drain') return mainDrain(started, pgVersion, quiet);
+  if (MODE === 'drain' || MODE === 'floor') return mainDrain(started, pgVersion, quiet);
   const sides: Side[] = [];
   const before = process.env.BENCH_BEFORE_DIR;
   // Alternating rounds: on a shared machine one run of each side can land in a slow minute and the other in a fast one.
