@@ -5,7 +5,7 @@
 // object whose fields SPEC lists flattened with a dot (customer.name,
 // shipment.status), any other object or array as one cell of JSON text, null
 // as an empty cell. This lays out the rows PGlite reads; on PostgreSQL the
-// database writes the same bytes (csv-copy.ts).
+// database writes the same bytes (csv-cells.ts, csv-copy.ts).
 import type { TSchema } from 'typebox';
 
 /** A column: its header and where its value is in a record. */
