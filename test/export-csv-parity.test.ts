@@ -85,9 +85,18 @@ test('CSV export: the same bytes as csv.ts over the JSONL records, for every res
   await db.query(
     `UPDATE orders SET invoice_number = '1e21'::jsonb, courier_office_id = '12345678901234567'::jsonb, total = 0.1, customer_vat = '',
         line_items = $2::jsonb WHERE id = $1`,
-    [orders[4].id, JSON.stringify([{ kind: 'main', qty: 1e21, x: 0.000001, y: 1.5, z: 'é,"\n', n: null, e: '', deep: { a: [{}, []] } }])],
+    // Keys of the order's own fields inside line_items: the CSV cuts line_items and shipment out of the stored document.
+    [
+      orders[4].id,
+      JSON.stringify([
+        { kind: 'main', qty: 1e21, x: 0.000001, y: 1.5, z: 'é,"\n', n: null, e: '', deep: { a: [{}, []] } },
+        { line_items: [], product_name: ',"product_name":', shipment: { id: 'x' }, created_at: null, updated_at: '}' },
+      ]),
+    ],
   );
-  await db.query(`UPDATE orders SET invoice_number = '1.50'::jsonb, courier_office_id = 'null'::jsonb, line_items = '[]' WHERE id = $1`, [orders[5].id]);
+  await db.query(`UPDATE orders SET invoice_number = '1.50'::jsonb, courier_office_id = 'null'::jsonb, line_items = '[]' WHERE id = $1`, [
+    orders[5].id,
+  ]);
   await db.query(`UPDATE orders SET invoice_number = '""'::jsonb, courier_office_id = '-0.000000120'::jsonb, status = 'confirmed' WHERE id = $1`, [
     orders[6].id,
   ]);
@@ -96,7 +105,15 @@ test('CSV export: the same bytes as csv.ts over the JSONL records, for every res
         shipment_terms = '""'::jsonb, cod_amount = 0.1, shipping_cost = 1234567890.12, tracking_number = '', last_status_label = $3,
         status_events = $4::jsonb
       WHERE account_id = $1`,
-    [t.accountId, JSON.stringify(TRICKY[0]), TRICKY[1], JSON.stringify([{ at: 'x', code: 1e-7, label: TRICKY[9] }, { at: '', code: null, label: null }])],
+    [
+      t.accountId,
+      JSON.stringify(TRICKY[0]),
+      TRICKY[1],
+      JSON.stringify([
+        { at: 'x', code: 1e-7, label: TRICKY[9] },
+        { at: '', code: null, label: null },
+      ]),
+    ],
   );
   const product = crypto.randomUUID();
   await db.query(
@@ -104,10 +121,10 @@ test('CSV export: the same bytes as csv.ts over the JSONL records, for every res
      VALUES ($1, $2, $3, '', NULL, 0.1, $4::text[], '{"l":1e-7,"w":0.1,"h":1e21}', $5, 0)`,
     [product, t.accountId, TRICKY[0], ['a,"b"', 'é\n', '', 'x\u0001y'], TRICKY[4]],
   );
-  await db.query(
-    `INSERT INTO products (id, account_id, name, price, images, dim_cm) VALUES ($1, $2, '', 1234567890.1, '{}', 'null'::jsonb)`,
-    [crypto.randomUUID(), t.accountId],
-  );
+  await db.query(`INSERT INTO products (id, account_id, name, price, images, dim_cm) VALUES ($1, $2, '', 1234567890.1, '{}', 'null'::jsonb)`, [
+    crypto.randomUUID(),
+    t.accountId,
+  ]);
   const variant = crypto.randomUUID();
   await db.query(
     `INSERT INTO product_variants (id, account_id, product_id, type, name, value, price_delta, position) VALUES ($1, $2, $3, 'size', $4, '', -0.1, NULL)`,

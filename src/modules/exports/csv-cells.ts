@@ -10,6 +10,7 @@
 import type { Sql } from '../../platform/db/db.ts';
 import type { View, ViewField, ViewFields } from '../../platform/read-path/index.ts';
 import type { Column } from './csv.ts';
+import { SLICES, slicedFields } from './csv-slices.ts';
 
 /** A column's field, and the conditions under which an object on its path is null (an order without a shipment). */
 interface Located {
@@ -107,17 +108,71 @@ async function typesOf(tx: Sql, view: View, sqls: string[]): Promise<Map<string,
   return known;
 }
 
+/** The expressions of the value fields under `fields`, whose SQL types decide their cells. */
+function valueSqls(fields: ViewFields): string[] {
+  return Object.values(fields).flatMap((field) => {
+    const parts = field.built;
+    if (parts.kind === 'value') return [field.sql];
+    if (parts.kind === 'object') return valueSqls(parts.fields);
+    if (parts.kind === 'nullable') return valueSqls({ inner: parts.inner });
+    return [];
+  });
+}
+
+/** Whether SQL reads only columns of `alias` (string literals aside): then the view's joins are not needed for it. */
+function readsOnly(sql: string, alias: string): boolean {
+  const qualifiers = sql.replace(/'(?:[^']|'')*'/g, "''").matchAll(/\b([A-Za-z_][A-Za-z0-9_]*)\s*\.\s*["A-Za-z_]/g);
+  return [...qualifiers].every(([, name]) => name === alias);
+}
+
+/** A cell of a field's JSON text cut out of the document (csv-slices.ts): a string unescaped, null empty, anything else as it is. */
+function slicedCell(text: string): string {
+  return `CASE WHEN ${text} = 'null' THEN NULL WHEN left(${text}, 1) = '"' THEN NULLIF((${text})::json #>> '{}', '') ELSE ${text} END`;
+}
+
+/** A cell of a located field read from the row: its SQL, null where an object on its path is. */
+function rowCell({ field, nullWhen }: Located, types: Map<string, string>): string {
+  const cell = cellOf(field, types.get(field.sql));
+  return nullWhen.length ? `CASE WHEN ${nullWhen.join(' OR ')} THEN NULL ELSE ${cell} END` : cell;
+}
+
 /**
  * The select list of a CSV row of `view` and what it reads from: the view's
- * table and its joins. The row's last cell is a lone CR, as csvCopySelect's.
+ * table, its joins where a cell read from the row needs them, and the
+ * LATERALs that cut fields out of the stored document (csv-slices.ts), a
+ * flattened object's fields each read once. The row's last cell is a
+ * lone CR (crlfRows).
  */
 export async function csvCellsSelect(tx: Sql, view: View, columns: Column[]): Promise<{ cells: string; from: string }> {
-  const located = columns.map((column) => locate(view.fields, column.path));
-  const values = located.filter(({ field }) => field.built.kind === 'value').map(({ field }) => field.sql);
-  const types = values.length ? await typesOf(tx, view, values) : new Map<string, string>();
-  const cells = located.map(({ field, nullWhen }) => {
-    const cell = cellOf(field, types.get(field.sql));
-    return nullWhen.length ? `CASE WHEN ${nullWhen.join(' OR ')} THEN NULL ELSE ${cell} END` : cell;
+  const sqls = valueSqls(view.fields);
+  const types = sqls.length ? await typesOf(tx, view, sqls) : new Map<string, string>();
+  const sliced = slicedFields(view, types);
+  const slices = new Set(sliced.keys);
+  const laterals = [sliced.lateral];
+  const records = new Map<string, string>();
+  const fromRow: string[] = [];
+  const cells = columns.map(({ path }) => {
+    const [top, first, ...rest] = path;
+    if (!slices.has(top)) {
+      const located = locate(view.fields, path);
+      fromRow.push(located.field.sql, ...located.nullWhen);
+      return rowCell(located, types);
+    }
+    const text = `${SLICES}."${top}"`;
+    if (first === undefined) return slicedCell(text);
+    let alias = records.get(top);
+    if (!alias) {
+      alias = `csv_object_${records.size}`;
+      records.set(top, alias);
+      const object = locate(view.fields, [top]).field.built;
+      const keys = object.kind === 'object' ? Object.keys(object.fields) : [];
+      // A plain subquery, not json_to_record: a set-returning function in FROM costs a tuplestore a row.
+      const values = keys.map((k) => `json -> '${k}' AS "${k}"`).join(', ');
+      laterals.push(`CROSS JOIN LATERAL (SELECT ${values} FROM (SELECT NULLIF(${text}, 'null')::json AS json OFFSET 0) csv_json OFFSET 0) ${alias}`);
+    }
+    const json = rest.length ? `(${alias}."${first}" #> '{${rest.join(',')}}')` : `${alias}."${first}"`;
+    return jsonCell(json, 'json_typeof', `(${json})::text`);
   });
-  return { cells: `${cells.join(', ')}, E'\\r'`, from: `${view.built.from} ${view.built.joins ?? ''}` };
+  const joins = fromRow.every((sql) => readsOnly(sql, view.built.alias)) ? '' : (view.built.joins ?? '');
+  return { cells: `${cells.join(', ')}, E'\\r'`, from: `${view.built.from} ${joins} ${laterals.join(' ')}` };
 }
