@@ -1,7 +1,7 @@
-// The CSV export on PostgreSQL is written by COPY, each cell its field's SQL over the row (src/modules/exports/
-// csv-cells.ts); on PGlite by csv.ts from each document. Both must give the same bytes: every resource's CSV export is compared with csv.ts laid over the same
-// records' JSONL, over tricky data (commas, quotes, CR and LF, non-ASCII, empty strings, nulls, a null flattened
-// object, numbers, booleans, nested JSON holding all of these).
+// The CSV export on PostgreSQL is written by COPY, each cell read from the stored document (src/modules/exports/
+// csv-copy.ts); on PGlite by csv.ts from each document. Both must give the same bytes: every resource's CSV export is
+// compared with csv.ts laid over the same records' JSONL, over tricky data (commas, quotes, CR and LF, non-ASCII, empty
+// strings, nulls, a null flattened object, numbers, booleans, nested JSON holding all of these).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -79,13 +79,13 @@ test('CSV export: the same bytes as csv.ts over the JSONL records, for every res
     orders[3].id,
   ]);
 
-  // On PostgreSQL the cells are read from the row's columns (csv-cells.ts): each kind of field with the values whose
-  // text differs between PostgreSQL and JavaScript (1e21, past 2^53, a trailing zero, 0.1), JSON null and "", and
-  // an order without a shipment (all but orders[0]), a product, a variant and a movement written here.
+  // Values whose text differs between PostgreSQL and JavaScript (1e21, past 2^53, a trailing zero, 0.1), also in jsonb
+  // fields that may hold a string or a number, JSON null and "", an order without a shipment (all but orders[0]), a
+  // product, a variant and a movement written here.
   await db.query(
     `UPDATE orders SET invoice_number = '1e21'::jsonb, courier_office_id = '12345678901234567'::jsonb, total = 0.1, customer_vat = '',
         line_items = $2::jsonb WHERE id = $1`,
-    // Keys of the order's own fields inside line_items: the CSV cuts line_items and shipment out of the stored document.
+    // Keys of the order's own fields inside line_items: nothing may find a field by its key in the document's text.
     [
       orders[4].id,
       JSON.stringify([

@@ -1,33 +1,26 @@
 // Listing customers: an index scan over customer_aggregates, newest last
 // order first; the unfiltered total is a kept count. PostgreSQL writes the Customer view (issue 12).
 import type { Sql } from '../../platform/db/db.ts';
-import { defineView, field, type JsonView, readOffsetPage, type Filter, JsonText } from '../../platform/read-path/index.ts';
-import { Customer } from './schema.ts';
+import { isoTime, jsonNumber, jsonObject, type JsonView, readOffsetPage, type Filter, JsonText } from '../../platform/read-path/index.ts';
 import { sqlParameters } from '../../platform/contract/paging.ts';
 import { substringSearch } from '../../platform/contract/search.ts';
 
 export const CUSTOMER_SEARCH = `lower(coalesce(c.name, '') || chr(1) || coalesce(c.email, '') || chr(1) || coalesce(c.phone, ''))`;
 
-const { value, number, time } = field;
-const of = Customer.properties;
-
-/** The Customer view, built when read; declared field by field so that an export reads its fields from the row (exports/csv-cells.ts). */
-export const customerView = defineView({
-  name: 'customer',
-  table: 'customer_aggregates',
+export const CUSTOMER_VIEW: JsonView = {
+  from: 'customer_aggregates c',
   alias: 'c',
-  fields: {
-    key: value('c.key', of.key),
-    name: value('c.name', of.name),
-    email: value('c.email', of.email),
-    phone: value('c.phone', of.phone),
-    orders_count: value('c.orders_count', of.orders_count),
-    total_spent: number('c.total_spent', of.total_spent),
-    first_order_at: time('c.first_order_at', of.first_order_at),
-    last_order_at: time('c.last_order_at', of.last_order_at),
-  },
-});
-export const CUSTOMER_VIEW: JsonView = customerView.read;
+  json: jsonObject({
+    key: 'c.key',
+    name: 'c.name',
+    email: 'c.email',
+    phone: 'c.phone',
+    orders_count: 'c.orders_count',
+    total_spent: jsonNumber('c.total_spent'),
+    first_order_at: isoTime('c.first_order_at'),
+    last_order_at: isoTime('c.last_order_at'),
+  }),
+};
 
 /** The customer list's order: the most recent order first, then the key. */
 export const CUSTOMER_ORDER = 'c.last_order_at DESC, c.key';

@@ -4,7 +4,7 @@
 // CSV columns come from, and how `starting_after` finds its record.
 import { Type, type TObject, type TSchema } from 'typebox';
 import type { Sql } from '../../platform/db/db.ts';
-import type { Filter, View } from '../../platform/read-path/index.ts';
+import type { Filter, JsonView } from '../../platform/read-path/index.ts';
 import type { Scope } from '../../platform/contract/scopes.ts';
 import type { FeatureGate } from '../../platform/operations/operation.ts';
 import { Closed, StrictDate } from '../../platform/contract/schema.ts';
@@ -17,10 +17,10 @@ import { CourierSlugSchema, SHIPMENT_STATUSES } from '../shipments/schema.ts';
 import { productView } from '../products/view.ts';
 import { productListFilter } from '../products/queries.ts';
 import { listProductsOp } from '../products/operations.ts';
-import { CUSTOMER_ORDER, customerListFilter, customerView } from '../customers/queries.ts';
+import { CUSTOMER_ORDER, CUSTOMER_VIEW, customerListFilter } from '../customers/queries.ts';
 import { Customer } from '../customers/schema.ts';
 import { listCustomersOp } from '../customers/operations.ts';
-import { movementListFilter, movementView } from '../inventory/movements.ts';
+import { MOVEMENT_VIEW, movementListFilter } from '../inventory/movements.ts';
 import { Movement } from '../inventory/schema.ts';
 import { listMovementsOp } from '../inventory/operations.ts';
 
@@ -32,8 +32,7 @@ export interface ExportSource {
   filters: TObject;
   /** The record's schema: the CSV columns, in SPEC's field order. */
   record: TSchema;
-  /** The view, declared field by field: JSONL reads its documents, CSV its fields from the row (csv-cells.ts). */
-  view: View;
+  view: JsonView;
   filter(sql: Sql, accountId: string, input: Record<string, any>): Promise<Filter> | Filter;
   /** ORDER BY, the list's. */
   order: string;
@@ -66,7 +65,7 @@ export const EXPORT_SOURCES: ExportSource[] = [
     scope: 'orders:read',
     filters: Closed(filtersOf(listOrdersOp.query)),
     record: orderView.schema,
-    view: orderView,
+    view: orderView.read,
     filter: (sql, accountId, input) => orderListFilter(sql, accountId, input),
     order: NEWEST('o'),
     key: ID,
@@ -81,7 +80,7 @@ export const EXPORT_SOURCES: ExportSource[] = [
       since: Type.Optional(StrictDate('created_at >= since (inclusive; a date means 00:00:00Z).')),
     }),
     record: shipmentView.schema,
-    view: shipmentView,
+    view: shipmentView.read,
     filter: (_sql, accountId, input) => shipmentExportFilter(accountId, input),
     order: NEWEST('s'),
     key: ID,
@@ -92,7 +91,7 @@ export const EXPORT_SOURCES: ExportSource[] = [
     scope: 'products:read',
     filters: Closed(filtersOf(listProductsOp.query)),
     record: productView.schema,
-    view: productView,
+    view: productView.read,
     filter: (_sql, accountId, input) => productListFilter(accountId, input),
     order: NEWEST('p'),
     key: ID,
@@ -103,7 +102,7 @@ export const EXPORT_SOURCES: ExportSource[] = [
     scope: 'customers:read',
     filters: Closed(filtersOf(listCustomersOp.query)),
     record: Customer,
-    view: customerView,
+    view: CUSTOMER_VIEW,
     filter: (_sql, accountId, input) => customerListFilter(accountId, input),
     order: CUSTOMER_ORDER,
     key: { column: 'key', schema: Type.String({ minLength: 1, maxLength: 320 }), described: 'a customer key' },
@@ -122,7 +121,7 @@ export const EXPORT_SOURCES: ExportSource[] = [
     feature: listMovementsOp.feature,
     filters: Closed(filtersOf(listMovementsOp.query)),
     record: Movement,
-    view: movementView,
+    view: MOVEMENT_VIEW,
     filter: (_sql, accountId, input) => movementListFilter(accountId, input),
     order: NEWEST('m'),
     key: ID,

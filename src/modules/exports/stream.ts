@@ -2,11 +2,10 @@
 // transaction takes the snapshot (and the events-feed cursor at it) with its
 // first statement, then the rows are read only as fast as the response takes
 // them: nothing is gathered in memory. On PostgreSQL a COPY ... TO STDOUT
-// writes the rows (JSONL: one document and a newline; CSV: the cells, each
-// its field's SQL over the row, csv-cells.ts) and its bytes go to the
-// response as they come, never decoded; PGlite reads a server-side cursor
-// (DECLARE ... FETCH) a chunk at a time and lays CSV out in JavaScript from
-// each document (csv.ts).
+// writes the rows (JSONL: one document and a newline; CSV: the cells, read
+// from the document by the database) and its bytes go to the response as
+// they come, never decoded; PGlite reads a server-side cursor (DECLARE ...
+// FETCH) a chunk at a time and lays CSV out in JavaScript (csv.ts).
 // Both work inside the transaction, so through a transaction pooler too. The
 // transaction ends with the stream; a stream that fails or is cut off errors
 // the body, and the transport then ends the response without its final chunk.
@@ -18,8 +17,7 @@ import { sqlWithLiterals } from '../../platform/db/sql-literals.ts';
 import { snapshotFeedCursor } from '../events/feed.ts';
 import type { ExportSource } from './sources.ts';
 import { csvColumns, csvHeader, csvRow } from './csv.ts';
-import { crlfRows } from './csv-copy.ts';
-import { csvCellsSelect } from './csv-cells.ts';
+import { crlfRows, csvCopySelect } from './csv-copy.ts';
 
 export type ExportFormat = 'jsonl' | 'csv';
 
@@ -67,7 +65,7 @@ export function openExport(db: Db, request: ExportRequest): Promise<OpenExport> 
         const eventsCursor = await snapshotFeedCursor(tx, request.seal);
         await request.claim?.(tx);
         const rows = await exportRows(tx, request);
-        const body = tx.copyOut ? await copiedBody(tx, tx.copyOut, request, rows) : await fetchedBody(tx, request, rows);
+        const body = tx.copyOut ? copiedBody(tx.copyOut, request, rows) : await fetchedBody(tx, request, rows);
         opened = true;
         resolve({ eventsCursor, body, format: request.format });
         // Rejects on an error or a premature close: the transaction rolls back (it only read).
@@ -98,29 +96,28 @@ async function exportRows(tx: Sql, { source, accountId, filters, startingAfter }
     }
     where.push(source.after.condition(filter.bind, rows[0]));
   }
-  const view = source.view.read;
+  const view = source.view;
   return { from: `${view.from} ${view.joins ?? ''}`, where: where.join(' AND '), order: source.order, values: filter.values };
 }
 
 /** Each record's document as text (v), in the list's order. */
 function documentsQuery(source: ExportSource, rows: ExportRows): string {
-  return `SELECT ${source.view.read.json}::text AS v FROM ${rows.from} WHERE ${rows.where} ORDER BY ${rows.order}`;
+  return `SELECT ${source.view.json}::text AS v FROM ${rows.from} WHERE ${rows.where} ORDER BY ${rows.order}`;
 }
 
 /**
  * The body as COPY writes it. JSONL: in CSV format with a delimiter and a
  * quote that JSON text never holds raw (control characters are escaped in
  * JSON strings), each document comes out as it is, then a newline. CSV: the
- * cells in CSV format, each its field's SQL over the row and the view's
- * joins (csv-cells.ts), in the same WHERE and ORDER BY.
+ * cells, each read from the document, in CSV format (csv-copy.ts).
  */
-async function copiedBody(tx: Sql, copyOut: NonNullable<Sql['copyOut']>, request: ExportRequest, rows: ExportRows): Promise<Readable> {
+function copiedBody(copyOut: NonNullable<Sql['copyOut']>, request: ExportRequest, rows: ExportRows): Readable {
   // Named like the cursor of the other path, so that an operator finds either in pg_stat_activity.
   const name = '/* merx_export */';
   if (request.format === 'csv') {
     const columns = csvColumns(request.source.record);
-    const { cells, from } = await csvCellsSelect(tx, request.source.view, columns);
-    const select = sqlWithLiterals(`SELECT ${cells} FROM ${from} WHERE ${rows.where} ORDER BY ${rows.order}`, rows.values);
+    const { cells, lateral } = csvCopySelect(columns, request.source.view.json);
+    const select = sqlWithLiterals(`SELECT ${cells} FROM ${rows.from} ${lateral} WHERE ${rows.where} ORDER BY ${rows.order}`, rows.values);
     return pipeline(copyOut(`COPY (${select}) TO STDOUT WITH (FORMAT csv) ${name}`), crlfRows(csvHeader(columns)), () => {});
   }
   const select = sqlWithLiterals(documentsQuery(request.source, rows), rows.values);

@@ -7,8 +7,7 @@ import { AppError, notFound } from '../../platform/contract/errors.ts';
 import { parseStrictDate } from '../../platform/contract/dates.ts';
 import { sqlParameters } from '../../platform/contract/paging.ts';
 import { writeProductStock, writeVariantStock } from '../products/stock-levels.ts';
-import { defineView, field, type JsonView, readPage, type Filter, type JsonText } from '../../platform/read-path/index.ts';
-import { Movement } from './schema.ts';
+import { isoTime, jsonObject, type JsonView, readPage, type Filter, type JsonText } from '../../platform/read-path/index.ts';
 import type { CursorSeal } from '../../platform/contract/cursor-seal.ts';
 
 export type MovementType = 'sale' | 'release' | 'return' | 'delivery' | 'correction';
@@ -123,26 +122,21 @@ export interface ListMovementsInput {
   to?: string;
 }
 
-const { value, time } = field;
-const of = Movement.properties;
-
-/** SPEC Stock movement view, written by PostgreSQL (issue 12) when read; declared field by field so that an export reads its fields from the row (exports/csv-cells.ts). */
-export const movementView = defineView({
-  name: 'movement',
-  table: 'stock_movements',
+/** SPEC Stock movement view, written by PostgreSQL (issue 12). */
+export const MOVEMENT_VIEW: JsonView = {
+  from: 'stock_movements m',
   alias: 'm',
-  fields: {
-    id: value('m.id', of.id),
-    product_id: value('m.product_id', of.product_id),
-    variant_id: value('m.variant_id', of.variant_id),
-    order_id: value('m.order_id', of.order_id),
-    type: value('m.type', of.type),
-    qty: value('m.qty', of.qty),
-    note: value('m.note', of.note),
-    created_at: time('m.created_at', of.created_at),
-  },
-});
-export const MOVEMENT_VIEW: JsonView = movementView.read;
+  json: jsonObject({
+    id: 'm.id',
+    product_id: 'm.product_id',
+    variant_id: 'm.variant_id',
+    order_id: 'm.order_id',
+    type: 'm.type',
+    qty: 'm.qty',
+    note: 'm.note',
+    created_at: isoTime('m.created_at'),
+  }),
+};
 
 export function listMovements(sql: Sql, accountId: string, input: ListMovementsInput, cursors: CursorSeal): Promise<JsonText> {
   return readPage(sql, MOVEMENT_VIEW, movementListFilter(accountId, input), {

@@ -5,7 +5,7 @@
 // operations) import its files directly: the read path is built on them.
 
 // Declare a view, and read it.
-export { defineView, field, type FieldParts, type View, type ViewField, type ViewFields, type ViewSource } from './stored-view.ts';
+export { defineView, field, type View, type ViewSource } from './stored-view.ts';
 export { isoTime, jsonArray, jsonNumber, jsonObject, type JsonView } from './json-view.ts';
 export { readArray, readOffsetPage, readOne, readPage, storedEtag, type Filter } from './read-sql.ts';
 

@@ -18,20 +18,7 @@ import { isoTime, jsonArray, jsonNumber, jsonObject, type JsonView } from './jso
 export interface ViewField<S extends TSchema = TSchema> {
   readonly sql: string;
   readonly schema: S;
-  /**
-   * What the field is built from, for a reader that takes its value from the
-   * row's columns rather than from its JSON (the CSV export, which so parses
-   * no document): the kind of field, a document's jsonb, an object's fields,
-   * a nullable field's condition and the field it wraps.
-   */
-  readonly built: FieldParts;
 }
-
-export type FieldParts =
-  | { readonly kind: 'value' | 'number' | 'time' | 'array' }
-  | { readonly kind: 'document'; readonly jsonb: string }
-  | { readonly kind: 'object'; readonly fields: ViewFields }
-  | { readonly kind: 'nullable'; readonly nullWhen: string; readonly inner: ViewField };
 
 export type ViewFields = Record<string, ViewField>;
 type SchemaOf<F extends ViewFields> = { [K in keyof F]: F[K]['schema'] };
@@ -42,28 +29,24 @@ type SchemaOf<F extends ViewFields> = { [K in keyof F]: F[K]['schema'] };
  */
 export const field = {
   /** A column whose JSON PostgreSQL already spells as JavaScript does: text, integer, boolean, uuid, json. */
-  value: <S extends TSchema>(sql: string, schema: S): ViewField<S> => ({ sql, schema, built: { kind: 'value' } }),
+  value: <S extends TSchema>(sql: string, schema: S): ViewField<S> => ({ sql, schema }),
   /** A numeric amount, as JavaScript prints the number (12.5, not 12.50). */
-  number: <S extends TSchema>(sql: string, schema: S): ViewField<S> => ({ sql: jsonNumber(sql), schema, built: { kind: 'number' } }),
+  number: <S extends TSchema>(sql: string, schema: S): ViewField<S> => ({ sql: jsonNumber(sql), schema }),
   /** A timestamp as Date#toISOString prints it. */
-  time: <S extends TSchema>(sql: string, schema: S): ViewField<S> => ({ sql: isoTime(sql), schema, built: { kind: 'time' } }),
+  time: <S extends TSchema>(sql: string, schema: S): ViewField<S> => ({ sql: isoTime(sql), schema }),
   /** A jsonb document, compact (jsonb prints spaces; JSON.stringify does not) and with JavaScript's numbers. */
-  document: <S extends TSchema>(sql: string, schema: S): ViewField<S> => ({
-    sql: `merx_compact_json(${sql})`,
-    schema,
-    built: { kind: 'document', jsonb: sql },
-  }),
+  document: <S extends TSchema>(sql: string, schema: S): ViewField<S> => ({ sql: `merx_compact_json(${sql})`, schema }),
   /** A closed object of fields, in their declared order. */
   object<F extends ViewFields>(fields: F, options: Record<string, unknown> = {}): ViewField<TObject<SchemaOf<F>>> {
-    return { sql: jsonObject(sqlOf(fields)), schema: Closed(schemaOf(fields), options), built: { kind: 'object', fields } };
+    return { sql: jsonObject(sqlOf(fields)), schema: Closed(schemaOf(fields), options) };
   },
   /** `inner`, or null when `nullWhen` holds (a join that found no row). */
   nullable<S extends TSchema>(nullWhen: string, inner: ViewField<S>, schema: TUnsafe<Static<S> | null>): ViewField<TUnsafe<Static<S> | null>> {
-    return { sql: `CASE WHEN ${nullWhen} THEN NULL ELSE ${inner.sql} END`, schema, built: { kind: 'nullable', nullWhen, inner } };
+    return { sql: `CASE WHEN ${nullWhen} THEN NULL ELSE ${inner.sql} END`, schema };
   },
   /** An array of `item`, one per row of `from` (a table and its condition), in `orderBy` order; [] when none. */
   array<S extends TSchema, A extends TSchema>(item: ViewField<S>, from: string, orderBy: string, schema: A): ViewField<A> {
-    return { sql: jsonArray(item.sql, from, orderBy), schema, built: { kind: 'array' } };
+    return { sql: jsonArray(item.sql, from, orderBy), schema };
   },
 };
 
@@ -117,8 +100,6 @@ export interface View<F extends ViewFields = ViewFields> {
   readonly read: JsonView;
   /** The JSON built from the row as it is now: what the stored document must always equal. */
   readonly built: JsonView;
-  /** The declaration's fields: `built` writes them as JSON, and a reader may take them from the row instead (FieldParts). */
-  readonly fields: F;
   readonly stored: boolean;
   /** Which declaration wrote a stored document: a hash of the SQL that builds it, stored in the row beside it. */
   readonly version: string;
@@ -153,7 +134,6 @@ export function defineView<F extends ViewFields>(declaration: ViewDeclaration<F>
     table: declaration.table,
     schema: Closed(schemaOf(declaration.fields), declaration.schema ?? {}),
     built,
-    fields: declaration.fields,
     stored,
     version,
     read: stored ? storedRead(built, declaration.name, version) : built,
