@@ -4,10 +4,11 @@
 // the document's text as csv.ts reads it (test/export-csv-parity.test.ts
 // compares the two byte for byte): json_to_record parses a document once,
 // strings come unescaped and an empty one becomes an empty cell (COPY would
-// quote it), numbers keep JavaScript's spelling, and an object or array that
-// is not flattened is its JSON text as the document holds it. COPY quotes
-// exactly where csv.ts does (a comma, a quote, CR or LF) and doubles quotes;
-// only its line end differs: see crlfRows.
+// quote it), numbers keep JavaScript's spelling (a field that may hold a
+// string or a number, a jsonb value, is read as JSON to tell which), and an
+// object or array that is not flattened is its JSON text as the document
+// holds it. COPY quotes exactly where csv.ts does (a comma, a quote, CR or
+// LF) and doubles quotes; only its line end differs: see crlfRows.
 import { Transform } from 'node:stream';
 import type { Column } from './csv.ts';
 
@@ -25,8 +26,22 @@ function numberCell(text: string): string {
   return `CASE WHEN strpos(${text}, 'e') > 0 THEN merx_js_number((${text})::numeric) ELSE ${text} END`;
 }
 
-/** An object's fields as json_to_record reads them: a flattened object (nested Fields) as json, any other field as text. */
-type Fields = Map<string, Fields | null>;
+/**
+ * A number's JSON text as csv.ts prints it: as it is when it is an integer of
+ * 15 digits at most, else as merx_js_number spells the number JavaScript
+ * parses (jsonb prints 1e21 with all its digits, 1.50 with its zero).
+ */
+function jsNumberCell(text: string): string {
+  return `CASE WHEN ${text} ~ '^(-?[1-9][0-9]{0,14}|0)$' THEN ${text} ELSE merx_js_number((${text})::numeric) END`;
+}
+
+/** A field read as json (a mixed column): a string unescaped, a number in JavaScript's spelling, null empty. */
+function mixedCell(json: string): string {
+  return `CASE json_typeof(${json}) WHEN 'string' THEN NULLIF(${json} #>> '{}', '') WHEN 'number' THEN ${jsNumberCell(`(${json})::text`)} WHEN 'null' THEN NULL ELSE (${json})::text END`;
+}
+
+/** An object's fields as json_to_record reads them: a flattened object (nested Fields) or a mixed field as json, any other as text. */
+type Fields = Map<string, Fields | 'text' | 'json'>;
 
 /**
  * The select list of a CSV row and the LATERALs that read `document` (a
@@ -38,28 +53,29 @@ type Fields = Map<string, Fields | null>;
  */
 export function csvCopySelect(columns: Column[], document: string): { cells: string; lateral: string } {
   const root: Fields = new Map();
-  for (const { path } of columns) {
+  for (const { path, mixed } of columns) {
     let record = root;
     for (const key of path.slice(0, -1)) {
-      if (!record.get(key)) record.set(key, new Map());
-      record = record.get(key)!;
+      if (!(record.get(key) instanceof Map)) record.set(key, new Map());
+      record = record.get(key) as Fields;
     }
-    if (!record.has(path.at(-1)!)) record.set(path.at(-1)!, null);
+    if (!record.has(path.at(-1)!)) record.set(path.at(-1)!, mixed ? 'json' : 'text');
   }
   const laterals: string[] = [];
   const aliases = new Map<Fields, string>();
   const read = (record: Fields, json: string) => {
     const alias = laterals.length ? `${RECORD}_${laterals.length}` : RECORD;
     aliases.set(record, alias);
-    const definitions = [...record].map(([name, nested]) => `${identifier(name)} ${nested ? 'json' : 'text'}`).join(', ');
+    const definitions = [...record].map(([name, nested]) => `${identifier(name)} ${nested instanceof Map ? 'json' : nested}`).join(', ');
     laterals.push(`CROSS JOIN LATERAL json_to_record(${json}) AS ${alias}(${definitions})`);
-    for (const [name, nested] of record) if (nested) read(nested, `${alias}.${identifier(name)}`);
+    for (const [name, nested] of record) if (nested instanceof Map) read(nested, `${alias}.${identifier(name)}`);
   };
   read(root, `(${document})::json`);
   const cellOf = (column: Column) => {
     let record = root;
-    for (const key of column.path.slice(0, -1)) record = record.get(key)!;
+    for (const key of column.path.slice(0, -1)) record = record.get(key) as Fields;
     const text = `${aliases.get(record)}.${identifier(column.path.at(-1)!)}`;
+    if (column.mixed) return mixedCell(text);
     return column.number ? numberCell(text) : `NULLIF(${text}, '')`;
   };
   return { cells: `${columns.map(cellOf).join(', ')}, E'\\r'`, lateral: laterals.join(' ') };

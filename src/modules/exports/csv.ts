@@ -14,6 +14,8 @@ export interface Column {
   path: string[];
   /** Its schema allows a number and no string: its JSON text is a number's. */
   number: boolean;
+  /** Its schema allows a string and a number (a jsonb value, e.g. an office id): only its JSON says which it holds. */
+  mixed: boolean;
 }
 
 /** An object schema with listed fields (possibly nullable: anyOf [object, null]), or null. */
@@ -23,9 +25,18 @@ function listedFields(schema: any): Record<string, TSchema> | null {
   return object.properties;
 }
 
+function typesOf(schema: any): string[] {
+  return [schema?.type, ...(schema?.anyOf ?? []).map((s: any) => s.type)].flat();
+}
+
 function isNumber(schema: any): boolean {
-  const types = [schema?.type, ...(schema?.anyOf ?? []).map((s: any) => s.type)].flat();
+  const types = typesOf(schema);
   return types.includes('number') && !types.includes('string');
+}
+
+function isMixed(schema: any): boolean {
+  const types = typesOf(schema);
+  return types.includes('string') && (types.includes('number') || types.includes('integer'));
 }
 
 export function csvColumns(record: TSchema): Column[] {
@@ -34,7 +45,7 @@ export function csvColumns(record: TSchema): Column[] {
     for (const [name, schema] of Object.entries(fields)) {
       const nested = listedFields(schema);
       if (nested) walk(nested, [...path, name]);
-      else columns.push({ name: [...path, name].join('.'), path: [...path, name], number: isNumber(schema) });
+      else columns.push({ name: [...path, name].join('.'), path: [...path, name], number: isNumber(schema), mixed: isMixed(schema) });
     }
   };
   walk(listedFields(record) ?? {}, []);
