@@ -133,7 +133,18 @@ test(
     assert.deepEqual(badAnswers, [], 'every answer was 2xx, 4xx or 503 unavailable with Retry-After');
     const unavailable = writes.filter((w) => w.status === 503).length;
     assert.ok(unavailable > 0, 'some writes met the outage');
-    assert.ok(writes.filter((w) => w.status === 200).length > 50, 'the load went on around the faults');
+    // Writes succeeded before the outage and again after it: how many depends on how busy the machine is, not on the service.
+    const counts = Object.entries(Object.groupBy(writes, (w) => String(w.status))).map(([status, list]) => `${status}: ${list!.length}`);
+    console.log(`# writes by status: ${counts.join(', ')}`);
+    const [first, last] = [writes.findIndex((w) => w.status === 503), writes.findLastIndex((w) => w.status === 503)];
+    assert.ok(
+      writes.slice(0, first).some((w) => w.status === 200),
+      `writes went through before the outage (${counts.join(', ')})`,
+    );
+    assert.ok(
+      writes.slice(last + 1).some((w) => w.status === 200),
+      `and again after it (${counts.join(', ')})`,
+    );
     // One line when the database went away and one when it came back, not a stack trace per request.
     const log = svc.stdout();
     assert.doesNotMatch(log, /"stack"/, 'no stack traces in the log');
