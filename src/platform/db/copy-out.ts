@@ -27,7 +27,7 @@ const INTERSPERSED = new Set([
 /** A message's header: its code and its length (which counts itself). */
 const HEADER_BYTES = 5;
 
-/** The parts of pg-copy-streams' CopyStreamQuery (7.x) that its `_parse` uses: they stay its own. */
+/** The parts of pg-copy-streams' CopyStreamQuery that its `_parse` uses: they stay its own (package.json pins the version they were read from). */
 interface CopyStreamInternals {
   push(chunk: Buffer | null): boolean;
   _buffer: { push(chunk: Buffer): void };
