@@ -38,6 +38,17 @@ export function notPrimaryError(): Error {
   return Object.assign(new Error('the server at DATABASE_URL is a standby (in recovery), not the primary'), { code: NOT_PRIMARY });
 }
 
+/** A probe's failure after its connection was made: the server answered, then the connection was cut. */
+export function probeCut(err: unknown): unknown {
+  return err && typeof err === 'object' && isConnectionError(err) ? Object.assign(err, { probeCut: true }) : err;
+}
+
+/** Cut after it got in, or told by the server it was ended (57P01 admin_shutdown, in any phase, connecting too). */
+function isProbeCut(err: unknown): boolean {
+  const { probeCut, code } = (err ?? {}) as { probeCut?: unknown; code?: unknown };
+  return probeCut === true || code === '57P01';
+}
+
 /** Seconds a client is told to wait (Retry-After) while the database is away. */
 export const UNAVAILABLE_RETRY_AFTER_SEC = 2;
 const PROBE_EVERY_MS = 500;
@@ -98,7 +109,12 @@ export class DatabaseHealth {
     this.probes++;
     const started = ++this.probesStarted;
     try {
-      await this.probe();
+      await this.probe().catch((err) => {
+        // A connection cut after it got in (an administrator's pg_terminate_backend, a pooler's restart) shows the
+        // server was there a moment ago: ask once more on a fresh one. A server going down refuses that one at once.
+        if (isProbeCut(err)) return this.probe();
+        throw err;
+      });
       this.lastGoodProbe = Math.max(this.lastGoodProbe, started);
       if (this.down && !this.closed) this.markUp();
     } catch (err) {

@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { copyOutOf } from './copy-out.ts';
-import { DatabaseHealth, isUnavailableError, notPrimaryError } from './health.ts';
+import { DatabaseHealth, isUnavailableError, notPrimaryError, probeCut } from './health.ts';
 import { EventReactions } from './event-reactions.ts';
 import type { Db, ListenState, QueryOptions, QueryResult, ServiceState, Sql, TxOptions } from './db.ts';
 import { DocumentCache } from '../read-path/document-cache.ts';
@@ -171,7 +171,9 @@ export class PostgresDb implements Db {
     try {
       await client.connect();
       // Issue 38: after a failover the old address may reach a standby for a while; writes there fail 25006.
-      const { rows } = await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
+      const { rows } = await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby').catch((err) => {
+        throw probeCut(err);
+      });
       if (this.role === 'primary' && rows[0]?.standby) throw notPrimaryError();
     } finally {
       await client.end().catch(() => {});
