@@ -398,6 +398,54 @@ test("rate: held deliveries drain at no more than rate_per_second starts in any 
   assert.ok(busiestSecond(withTest).count <= RATE, `at most ${RATE} within a second, saw ${busiestSecond(withTest).count}; gaps ${gaps(withTest)}`);
 });
 
+test('rate: a test and a retry sent while a backlog drains at the full rate reserve the next turn, ahead of the backlog; no second sees more than the rate', async (t) => {
+  const endpoint = receiver.endpoint();
+  const { key, sub, order, patchFlow } = await setup(t, endpoint);
+  const RATE = 2;
+  assert.equal((await patchFlow({ paused: true, rate_per_second: RATE })).status, 200);
+  const N = 12;
+  for (let i = 0; i < N; i++) await touchOrder(svc.url, key, order.id, `backlog ${i}`);
+  assert.equal((await patchFlow({ paused: false })).status, 200);
+  await endpoint.waitFor(RATE);
+
+  // The worker takes every turn it can; the test, and a retry of the newest held delivery, each reserve the next one.
+  const newest = (await deliveriesOf(svc.url, key, sub.id, 50)).find((d: any) => d.status === 'pending' && d.attempt === 0);
+  assert.ok(newest, 'a held delivery to retry');
+  const [tested, retried] = await Promise.all([
+    http(svc.url, 'POST', `/api/v1/webhooks/${sub.id}/test`, { token: key }),
+    http(svc.url, 'POST', `/api/v1/webhook-deliveries/${newest.id}/retry`, { token: key }),
+  ]);
+  assert.equal(tested.status, 200, tested.text);
+  assert.equal(retried.status, 200, retried.text);
+  // Each event once: the retried delivery is not sent again by the worker.
+  const received = await endpoint.waitFor(N + 1, 30_000);
+  const arrived = received.map((r) => JSON.parse(r.body) as { id: string; event: string });
+  assert.equal(new Set(arrived.map((e) => e.id)).size, N + 1);
+  for (const [what, at] of [
+    ['the test', arrived.findIndex((e) => e.event === 'test')],
+    ['the retry', arrived.findIndex((e) => e.id === newest.event_id)],
+  ] as const) {
+    assert.ok(at >= 0 && at < N + 1 - RATE, `${what} went ahead of the backlog's end (arrived ${at + 1} of ${N + 1})`);
+  }
+  // The attempt log is written in batches: the last answers' rows follow them.
+  const started = await eventually(async () => {
+    const rows = await attemptStarts(sub.id);
+    return rows.length === N + 1 ? rows : null;
+  }, 'every attempt logged');
+  assert.ok(
+    busiestSecond(started).count <= RATE,
+    `at most ${RATE} attempts began within a second, saw ${busiestSecond(started).count}; gaps ${gaps(started)}`,
+  );
+  assert.ok(busiestSecond(received).count <= RATE, `the receiver saw ${busiestSecond(received).count} within a second; gaps ${gaps(received)}`);
+
+  // More waiting than ten seconds of turns (10 tests at once at a rate of 1): each waits for its own, none goes without.
+  assert.equal((await patchFlow({ rate_per_second: 1 })).status, 200);
+  const many = await Promise.all(Array.from({ length: 10 }, () => http(svc.url, 'POST', `/api/v1/webhooks/${sub.id}/test`, { token: key })));
+  for (const res of many) assert.equal(res.status, 200, res.text);
+  const tests = (await endpoint.waitFor(N + 11, 30_000)).slice(N + 1);
+  assert.ok(busiestSecond(tests).count <= 1, `the receiver saw ${busiestSecond(tests).count} tests within a second; gaps ${gaps(tests)}`);
+});
+
 test('circuit breaker: 10 failures in a row open it (one email), held deliveries spend nothing, a probe at next_probe_at (backing off), a success closes it and the held drain; retry and test still send', async (t) => {
   const endpoint = receiver.endpoint();
   const { key, sub, order, flow, patchFlow, op, accountId } = await setup(t, endpoint);

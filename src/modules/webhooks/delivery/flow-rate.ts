@@ -49,8 +49,6 @@ const LATE_FAULT_MS = 500;
 /** The circuit's probes: the first this long after opening, then doubling after each failed probe, up to LONGEST_PROBE_SEC. */
 export const FIRST_PROBE_SEC = 60;
 export const LONGEST_PROBE_SEC = 900;
-/** A retry, test or recovery waits at most this long for a turn in the rate; then it goes (a person, or a recovery, asked). */
-const MANUAL_WAIT_MS = 10_000;
 
 const WINDOW = `make_interval(secs => ${RATE_WINDOW_MS / 1000})`;
 
@@ -180,30 +178,36 @@ const CLAIM_METERED = contextOf(
 
 /**
  * A start outside the worker's claim (a retry, a test, a recovery's attempt)
- * takes its turn in the rate: recorded now if the window has room (`startBy`:
- * the request must begin by then, as a claimed one must), or how long until
- * it has (`waitMs`). No rate: neither.
+ * takes its turn in the rate: the next start the window allows, now or
+ * later, recorded at once. A turn later than now is a reservation: it is
+ * counted by every claim made before it (a claim counts every start after its
+ * window's beginning, future ones too), so the worker cannot take it back,
+ * and it is never earlier than a start already recorded, so the window after
+ * it counts right. `waitMs`: how long until the turn; `startBy`: the request
+ * must begin by then, as a claimed one must. No rate: neither.
  */
 export async function takeStart(db: Db, webhookId: string): Promise<{ startBy?: number; waitMs?: number }> {
   return db.tx(async (tx: Sql) => {
     const locked = await tx.query('SELECT 1 FROM webhook_flows WHERE webhook_id = $1 AND rate_per_second IS NOT NULL FOR UPDATE', [webhookId]);
     if (!locked.rows.length) return {};
     // As in claimMetered: the turn is taken after this instant, so the budget counted from here is never too long.
-    const startBy = startClock() + START_BUDGET_MS;
-    const { rows } = await tx.query<{ wait_ms: number | null }>(
+    const before = startClock();
+    const { rows } = await tx.query<{ wait_ms: number }>(
       `WITH c AS MATERIALIZED (SELECT clock_timestamp() AS at),
        room AS (SELECT f.webhook_id, f.rate_per_second AS rate, ${recentStarts('c.at')} AS recent FROM webhook_flows f, c WHERE f.webhook_id = $1),
+       turn AS (
+         SELECT room.*, greatest(c.at, room.recent[cardinality(room.recent)], ${freeAt('room.recent', 'room.rate')}) AS at FROM room, c
+       ),
        taken AS (
-         UPDATE webhook_flows f SET rate_starts = room.recent || c.at, rate_free_at = ${freeAt('(room.recent || c.at)', 'room.rate')}
-           FROM room, c WHERE f.webhook_id = room.webhook_id AND cardinality(room.recent) < room.rate
+         UPDATE webhook_flows f SET rate_starts = turn.recent || turn.at, rate_free_at = ${freeAt('(turn.recent || turn.at)', 'turn.rate')}
+           FROM turn WHERE f.webhook_id = turn.webhook_id
          RETURNING f.webhook_id
        )
-       SELECT CASE WHEN EXISTS (SELECT 1 FROM taken) THEN NULL
-                   ELSE extract(epoch FROM (${freeAt('room.recent', 'room.rate')}) - c.at) * 1000 END::float8 AS wait_ms
-         FROM room, c`,
+       SELECT extract(epoch FROM turn.at - c.at)::float8 * 1000 AS wait_ms FROM turn, c, taken`,
       [webhookId],
     );
-    return rows[0]?.wait_ms == null ? { startBy } : { waitMs: Math.max(1, Math.ceil(Number(rows[0].wait_ms))) };
+    const waitMs = Math.max(0, Math.ceil(Number(rows[0]!.wait_ms)));
+    return { startBy: before + waitMs + START_BUDGET_MS, waitMs };
   });
 }
 
@@ -212,17 +216,13 @@ export async function takeStart(db: Db, webhookId: string): Promise<{ startBy?: 
  * its turn in the rate (takeStart), and `send` must begin within that turn's
  * budget, or nothing is sent and it takes the next turn, so that its request
  * reaches the receiver within the window its start was counted in, as a
- * claimed attempt's does. Without a turn after MANUAL_WAIT_MS it goes anyway
- * (a person, or a recovery, asked). `late`: nothing was sent, the budget had passed.
+ * claimed attempt's does. `late`: nothing was sent, the budget had passed.
  */
 export async function sendInTurn<T>(db: Db, webhookId: string, send: (startBy?: number) => Promise<T>, late: (sent: T) => boolean): Promise<T> {
-  const deadline = Date.now() + MANUAL_WAIT_MS;
   for (;;) {
     const turn = await takeStart(db, webhookId);
-    if (turn.waitMs !== undefined && Date.now() + turn.waitMs <= deadline) {
-      await new Promise((resolve) => setTimeout(resolve, turn.waitMs));
-      continue;
-    }
+    // Counted from after the turn was recorded: the wait cannot end before the turn's instant on the database's clock.
+    if (turn.waitMs) await new Promise((resolve) => setTimeout(resolve, turn.waitMs));
     const sent = await send(turn.startBy);
     if (turn.startBy === undefined || !late(sent)) return sent;
   }
