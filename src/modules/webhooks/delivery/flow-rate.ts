@@ -206,7 +206,7 @@ export async function takeStart(db: Db, webhookId: string): Promise<{ startBy?: 
        SELECT extract(epoch FROM turn.at - c.at)::float8 * 1000 AS wait_ms FROM turn, c, taken`,
       [webhookId],
     );
-    const waitMs = Math.max(0, Math.ceil(Number(rows[0]!.wait_ms)));
+    const waitMs = Math.max(0, Math.ceil(Number(rows[0].wait_ms)));
     return { startBy: before + waitMs + START_BUDGET_MS, waitMs };
   });
 }
