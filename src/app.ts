@@ -189,6 +189,14 @@ export async function buildApp(services: OperatorServices, options: { reactions?
     frameworkErrors: frameworkErrorHandler(services.deploySha),
   });
 
+  // Node closes the idle keep-alive connections once, when closing begins; a request in flight then leaves its
+  // connection open behind it until the client or the keep-alive timeout (72 s) ends it. Those are closed as they fall idle.
+  app.addHook('preClose', (done) => {
+    const closeIdle = setInterval(() => app.server.closeIdleConnections(), 100).unref();
+    app.server.once('close', () => clearInterval(closeIdle));
+    done();
+  });
+
   // Our JSON parser: an empty body is "no body"; malformed JSON is a 400 in the contract's shape.
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
