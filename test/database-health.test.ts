@@ -19,48 +19,45 @@ function monitor(outcomes: Array<Error | null>) {
   return { health, lines, probes: () => probes };
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 20));
-
-test('a probe whose connection is cut after it got in asks again at once: the database is up when the second answers', async () => {
-  const { health, lines, probes } = monitor([probeCut(terminated()) as Error, null]);
+/** The monitor's verdict a moment after a failed query, with its probes answering from `outcomes`. */
+async function verdict(outcomes: Array<Error | null>) {
+  const { health, lines, probes } = monitor(outcomes);
   health.noticeFailure(terminated());
-  await settle();
-  assert.equal(probes(), 2);
-  assert.equal(health.isDown, false);
-  assert.deepEqual(lines, []);
+  await new Promise((r) => setTimeout(r, 20));
   health.close();
-});
+  return { probes: probes(), down: health.isDown, lines };
+}
 
-test('a probe ended by the server while it connected (57P01) asks again too', async () => {
-  const { health, lines, probes } = monitor([terminated(), null]);
-  health.noticeFailure(terminated());
-  await settle();
-  assert.equal(probes(), 2);
-  assert.equal(health.isDown, false);
-  assert.deepEqual(lines, []);
-  health.close();
-});
+const DOWN_LINE = 'the database is unreachable: answering 503 until it is back';
 
-test('a cut probe whose second try is refused: the database is down, said once', async () => {
-  const { health, lines, probes } = monitor([probeCut(terminated()) as Error, refused()]);
-  health.noticeFailure(terminated());
-  await settle();
-  assert.equal(probes(), 2);
-  assert.equal(health.isDown, true);
-  assert.deepEqual(lines, ['the database is unreachable: answering 503 until it is back']);
-  health.close();
-});
+for (const [name, outcomes, expected] of [
+  [
+    'a probe whose connection is cut after it got in asks again at once: the database is up when the second answers',
+    [probeCut(terminated()) as Error, null],
+    { probes: 2, down: false, lines: [] },
+  ],
+  ['a probe ended by the server while it connected (57P01) asks again too', [terminated(), null], { probes: 2, down: false, lines: [] }],
+  [
+    'a cut probe whose second try is refused: the database is down, said once',
+    [probeCut(terminated()) as Error, refused()],
+    { probes: 2, down: true, lines: [DOWN_LINE] },
+  ],
+] as const) {
+  test(name, async () => {
+    assert.deepEqual(await verdict([...outcomes]), expected);
+  });
+}
 
 test('a refused probe is not asked again: down at once; a later probe that gets through ends it, said once', async () => {
   const { health, lines, probes } = monitor([refused(), null]);
   health.noticeFailure(refused());
-  await settle();
+  await new Promise((r) => setTimeout(r, 20));
   assert.equal(probes(), 1);
   assert.equal(health.isDown, true);
   assert.equal(health.state().database, 'unavailable');
   await new Promise((r) => setTimeout(r, 700));
   assert.equal(health.isDown, false);
-  assert.deepEqual(lines, ['the database is unreachable: answering 503 until it is back', 'the database is reachable again']);
+  assert.deepEqual(lines, [DOWN_LINE, 'the database is reachable again']);
   health.close();
 });
 
