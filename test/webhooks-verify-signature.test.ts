@@ -8,7 +8,7 @@
 import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { http, type TestService } from './helpers/harness.ts';
+import { changeBehindTheService, http, type TestService } from './helpers/harness.ts';
 import type { HttpsReceiver, ReceivedRequest } from './helpers/https-receiver.ts';
 import { startReceiverWorld, subscribedTenant, type ReceiverWorld } from './helpers/webhooks.ts';
 import { assertError } from './helpers/contract.ts';
@@ -165,7 +165,7 @@ test('missing and malformed headers, and a timestamp out of tolerance, are named
 const pick = (v: { scheme: string | null; diagnosis: string }) => [v.scheme, v.diagnosis];
 
 test('unknown delivery, a re-serialised or changed body, the wrong secret, an expired secret', async (t) => {
-  const { check, deliver, secret, key, sub } = await setup(t);
+  const { check, deliver, secret, key, sub, accountId } = await setup(t);
   const r = await deliver();
   const headers = headersOf(r);
 
@@ -212,7 +212,12 @@ test('unknown delivery, a re-serialised or changed body, the wrong secret, an ex
   assert.equal((await check({ headers, body: r.body })).diagnosis, 'ok', 'the old secret is live during the overlap');
   const during = await deliver();
   assert.equal((await check({ headers: headersOf(during), body: during.body })).diagnosis, 'ok', 'a delivery signed with both');
-  await svc.service.db.query(`UPDATE webhook_subscriptions SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`, [sub.id]);
+  await changeBehindTheService(
+    svc,
+    accountId,
+    `UPDATE webhook_subscriptions SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`,
+    [sub.id],
+  );
   assert.deepEqual(pick(await check({ headers, body: r.body })), ['merx', 'signed_with_expired_secret']);
   assert.deepEqual(pick(await check({ headers: without(headers, 'x-merx-'), body: r.body })), ['standard', 'signed_with_expired_secret']);
   // Rotated again: the secret replaced first is still recognised as expired, not as a stranger.

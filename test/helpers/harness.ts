@@ -49,6 +49,16 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/**
+ * A change made in SQL behind the service's back (a test's stand-in for time passing), noted as a write of the
+ * account as the service notes its own: the account's next reads, where a read replica serves them (CI's pooled
+ * stage), wait until the replica has replayed it, or go to the primary.
+ */
+export async function changeBehindTheService(svc: TestService, accountId: string, sql: string, params: unknown[]): Promise<void> {
+  await svc.service.db.query(sql, params);
+  await svc.service.services.reads?.noteWrite(accountId);
+}
+
 export async function startTestService(env: Record<string, string> = {}, options: { reactions?: boolean } = {}): Promise<TestService> {
   const config = loadConfig({
     PORT: '0',
