@@ -1,6 +1,6 @@
 // The delivery engine: the first attempt right after commit, the worker for
 // due retries (and first attempts past their grace), and manual retries and
-// tests. Each attempt: lease the row, re-check the URL, send (on the sender's
+// tests. Each attempt: lease the row, send it (attempt-sender.ts: the URL re-checked, on the sender's
 // own thread, sender-thread.ts), record the outcome with its side effects
 // in one transaction.
 //
@@ -13,13 +13,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Db, Sql } from '../../../platform/db/db.ts';
 import { AppError } from '../../../platform/contract/errors.ts';
-import { envelopeText } from '../../../platform/db/outbox.ts';
 import { Batcher } from '../../../platform/db/batcher.ts';
 import type { Notifier } from '../../../notify/notifier.ts';
 import type { UrlPolicy } from '../subscriptions/url-policy.ts';
-import { Senders, type AttemptOutcome, type SelfOrigin } from './https-sender.ts';
-import { ThreadedSenders } from './sender-thread.ts';
-import { deliveryAttemptId, OpenedSecrets } from '../signing/signature.ts';
+import type { AttemptOutcome, SelfOrigin } from './https-sender.ts';
+import { AttemptSender, type Sent } from './attempt-sender.ts';
+import { deliveryAttemptId } from '../signing/signature.ts';
 import {
   BACKOFF_SEC,
   FIRST_ATTEMPT_GRACE_SEC,
@@ -36,14 +35,13 @@ import {
 import { markFailed, recordRoutineOutcomes, recordWithSideEffects, settle, type RoutineOutcome, type Settlement } from './outcomes.ts';
 import { Lanes } from './lanes.ts';
 import { retryOnConflict } from '../../../platform/db/conflict-retry.ts';
-import { UrlChecks } from './url-checks.ts';
 import { DueAnnouncer, DueTimer } from './due-timer.ts';
 import { deliveryMetrics, type DeliveryMetrics } from './metrics.ts';
 import crypto from 'node:crypto';
-import { attemptRow, attemptStart, insertAttempts, type AttemptRow, type AttemptStart, type AttemptTrigger } from '../attempts/log.ts';
+import { attemptRow, attemptStart, insertAttempts, type AttemptRow, type AttemptTrigger } from '../attempts/log.ts';
 import { RecoveryRunner } from '../recovery/runner.ts';
 import { FlowOutcomes } from './flow-outcomes.ts';
-import { claimMetered, giveBack, sendInTurn } from './flow-rate.ts';
+import { claimMetered, giveBack } from './flow-rate.ts';
 import type { Faults } from '../../../platform/edge/auth.ts';
 import {
   CLAIM_BATCH,
@@ -69,7 +67,6 @@ function keepUntilSettled(set: Set<Promise<unknown>>, promise: Promise<unknown>)
 }
 
 /** One attempt sent (its outcome), or why none could be (GAPS Webhooks `failed`); when it began, after any wait for its turn in a rate. */
-type Sent = ({ outcome: AttemptOutcome } | { refused: string }) & { began: AttemptStart };
 
 export class DeliveryEngine {
   private db: Db;
@@ -77,13 +74,7 @@ export class DeliveryEngine {
   private bookkeeping: Sql;
   private notifier: Notifier;
   private log: FastifyBaseLogger;
-  private urls: UrlChecks;
-  private senders: ThreadedSenders;
-  /** EXTENSIONS 9: metered attempts must begin within their grant's budget, which the sender thread's low priority misses on busy cores. */
-  private readonly metered = new Senders();
-  /** Opened with this service's keyring (its Db's), cached per sealed text. */
-  private readonly secrets: OpenedSecrets;
-  private self: SelfOrigin | null = null;
+  private readonly sender: AttemptSender;
   private due: DueTimer | null = null;
   /** EXTENSIONS 6: recoveries run where the worker runs. */
   private recoveries: RecoveryRunner | null = null;
@@ -124,13 +115,10 @@ export class DeliveryEngine {
     faults?: Faults;
   }) {
     this.db = deps.db;
-    this.secrets = new OpenedSecrets((sealed) => deps.db.keyring.open(sealed));
     this.faults = deps.faults;
-    this.senders = new ThreadedSenders({ nice: deps.senderNice });
     this.bookkeeping = deps.db.background();
     this.notifier = deps.notifier;
     this.log = deps.log;
-    this.urls = new UrlChecks(deps.policy);
     this.announcer = new DueAnnouncer(this.db, (err) => this.log.warn({ err }, 'webhook due-time notification failed'));
     // A lane's slot bounds attempts on the network: it is free again once the attempt has its answer, not once its outcome is recorded.
     this.firstAttempts = new Lanes((d) => new Promise<void>((answered) => void this.track(this.attemptFirstQueued(d, answered)).finally(answered)));
@@ -147,13 +135,13 @@ export class DeliveryEngine {
       spacingMs: RECORD_SPACING_MS,
     });
     this.metrics = deliveryMetrics(deps.metrics, this.db, () => this.firstAttempts.backlog);
+    this.sender = new AttemptSender({ db: deps.db, policy: deps.policy, metrics: this.metrics, senderNice: deps.senderNice });
     this.flow = new FlowOutcomes(this.db, this.notifier, (at) => this.announcer.announce(at));
   }
 
   async start(options: { self: SelfOrigin; worker: boolean }): Promise<void> {
-    this.self = options.self;
     this.taking = true;
-    this.senders.warm();
+    this.sender.start(options.self);
     if (options.worker) {
       this.due = new DueTimer(
         this.db,
@@ -196,7 +184,7 @@ export class DeliveryEngine {
     await Promise.race([Promise.allSettled([...this.inFlight]), bounded]);
     clearTimeout(timer);
     this.announcer.stop();
-    await Promise.all([this.senders.close(), this.metered.close()]);
+    await this.sender.close();
   }
 
   private track<T>(work: Promise<T>): Promise<T | undefined> {
@@ -323,7 +311,7 @@ export class DeliveryEngine {
     // GAPS Webhooks `failed`: deactivated while it waited, or the URL no longer passes the policy.
     if (!delivery.subscription_active && !manual) return fail('subscription is inactive');
     // EXTENSIONS 9: never held, but a retry or test takes its turn in the subscription's rate.
-    const sent = await this.sendFlowed(delivery, deliveryAttemptId(delivery.id, delivery.attempt), trigger !== 'automatic');
+    const sent = await this.sender.send(delivery, deliveryAttemptId(delivery.id, delivery.attempt), trigger !== 'automatic');
     if ('refused' in sent) return fail(sent.refused, sent.began);
     const { outcome, began } = sent;
     // EXTENSIONS 9: its turn in the rate passed before it could begin; nothing was sent, so nothing is spent or recorded.
@@ -344,48 +332,6 @@ export class DeliveryEngine {
     return { outcome, settlement };
   }
 
-  /** One attempt; `inTurn`: one the worker did not claim (a retry, test or recovery), which takes a turn in a flowed subscription's rate. */
-  private sendFlowed(delivery: ClaimedDelivery, attemptId: string, inTurn: boolean): Promise<Sent> {
-    if (!inTurn || !delivery.flowed) return this.sendOnce(delivery, attemptId);
-    const send = (startBy?: number) => this.sendOnce({ ...delivery, startBy }, attemptId);
-    return sendInTurn(this.db, delivery.webhook_id, send, (sent) => 'outcome' in sent && sent.outcome.notStarted === true);
-  }
-
-  /**
-   * Re-checks the URL and sends one attempt, recording nothing; `refused`
-   * says why one could not be sent (GAPS Webhooks `failed`).
-   */
-  private async sendOnce(delivery: ClaimedDelivery, attemptId: string): Promise<Sent> {
-    const began = attemptStart();
-    const verdict = await this.urls.check(delivery.url);
-    if (!verdict.ok) return { refused: `url refused by policy: ${verdict.reason}`, began };
-    if (!delivery.envelope) return { refused: 'event no longer exists', began };
-    const target = verdict.target;
-    const origin = target.kind === 'sink' ? 'sink' : target.url.origin;
-    this.metrics.inFlight(origin, 1);
-    try {
-      const started = performance.now();
-      const outcome = await (delivery.startBy === undefined ? this.senders : this.metered).send(
-        target,
-        {
-          rawBody: delivery.body ?? envelopeText(delivery.envelope),
-          // Opened here, on the main thread: the sender thread gets the secrets it signs with, never the keyring.
-          secrets: this.secrets.live(delivery.secret, delivery.previous_secret, delivery.previous_secret_expires_at),
-          event: delivery.event,
-          eventId: delivery.event_id,
-          attemptId,
-          resourceVersion: delivery.resource_version,
-          startBy: delivery.startBy,
-        },
-        this.self,
-      );
-      this.metrics.attemptSeconds((performance.now() - started) / 1000);
-      return { outcome, began };
-    } finally {
-      this.metrics.inFlight(origin, -1);
-    }
-  }
-
   /**
    * A recovery's attempt (EXTENSIONS 6): the same event id, a fresh signature
    * and its own X-Merx-Delivery; it records nothing (recovery/recoveries.ts does, and
@@ -394,7 +340,7 @@ export class DeliveryEngine {
   async resend(delivery: ClaimedDelivery): Promise<{ outcome: AttemptOutcome; log: AttemptRow }> {
     const sent: Sent = this.stopping
       ? { refused: 'the service is stopping', began: attemptStart() }
-      : await this.sendFlowed(delivery, crypto.randomUUID(), true);
+      : await this.sender.send(delivery, crypto.randomUUID(), true);
     const outcome = 'refused' in sent ? { statusCode: null, error: sent.refused, responseBody: null } : sent.outcome;
     if (!('refused' in sent)) await this.flow.note(delivery, outcome);
     return { outcome, log: attemptRow(delivery, outcome, 'recovery', sent.began.at, performance.now() - sent.began.ms) };
