@@ -57,7 +57,7 @@ export async function runApprovalFlow(options: ApprovalFlowOptions) {
     // The inbox: the count in the sidebar; the row says the change in words, with the order's number and customer.
     const label = `Order ${order.number} · ${order.customer.name}`;
     await page.goto(`/admin/accounts/${account.id}/orders`);
-    await page.getByTestId('pending-approvals').filter({ hasText: '1' }).waitFor(WAIT);
+    await page.getByTestId('pending-approvals').filter({ hasText: /^1$/ }).waitFor(WAIT);
     await page.getByRole('link', { name: /Approvals, 1 pending/ }).click();
     const inbox = page.getByRole('table', { name: 'Approvals' });
     await inbox.getByText(`${label}:`).waitFor(WAIT);
@@ -81,7 +81,7 @@ export async function runApprovalFlow(options: ApprovalFlowOptions) {
     await screen.locator('pre.json', { hasText: 'TRK-AGENT-1' }).first().waitFor(WAIT);
     await page.getByLabel('Reason').fill('tracking number checked');
     await page.getByRole('button', { name: 'Approve' }).click();
-    await page.getByTestId('pending-approvals').filter({ hasText: '0' }).waitFor(WAIT);
+    await page.getByTestId('pending-approvals').filter({ hasText: /^0$/ }).waitFor(WAIT);
 
     // The agent repeats its request with the approval: it runs once.
     const ran = await http(options.baseUrl, 'PATCH', `/api/v1/orders/${order.id}`, {
@@ -113,7 +113,7 @@ export async function runApprovalFlow(options: ApprovalFlowOptions) {
     assert.match(await diff.getByRole('row', { name: /^admin notes/ }).innerText(), /→ agent: customer asked for evening delivery/);
     await shot('approval-stale');
     await screen.getByRole('button', { name: 'Reject' }).click();
-    await page.getByTestId('pending-approvals').filter({ hasText: '0' }).waitFor(WAIT);
+    await page.getByTestId('pending-approvals').filter({ hasText: /^0$/ }).waitFor(WAIT);
     const stale = await http(options.baseUrl, 'GET', `/api/v1/approvals/${again.body.data.id}`, { token: agentKey });
     assert.equal(stale.body.data.status, 'rejected');
 

@@ -121,7 +121,8 @@ export async function walkRoughEdges(options: RoughEdgesOptions) {
       const expected = was ? `goes from ${was[1]} to ${Number(was[1]) + 5} in stock` : 'starts being tracked with 5 in stock';
       assert.ok(said.includes(`a delivery of 5; Enamel mug ${expected}. Nothing was recorded.`), said);
       await form.getByRole('button', { name: 'Record' }).click();
-      const recorded = form.getByRole('status').filter({ hasText: 'Recorded' });
+      // hasText is a case-blind substring: 'Recorded' would match the preview's "Nothing was recorded."
+      const recorded = form.getByRole('status').filter({ hasText: /^Recorded / });
       await recorded.waitFor(WAIT);
       assert.match(await recorded.innerText(), /^Recorded a delivery of \+5\. Enamel mug(: \d+ → \d+| is tracked now, 5) in stock\.$/);
       assert.equal(await form.locator('pre').count(), 0, 'no JSON');
