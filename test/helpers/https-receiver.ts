@@ -236,3 +236,22 @@ export function busiestSecond(requests: Array<{ receivedAt: number }>): { count:
   }
   return best;
 }
+
+/**
+ * Requests in the order the rate let them go: cut into bursts where the
+ * receiver heard nothing for `quietMs` (a rated drain's starts go out together,
+ * a window apart), each burst sorted by `rankOf`. A start given back for being
+ * too late to go on its grant goes first in a later burst, so held events sent
+ * oldest first come out in their order here, though a burst may hold fewer
+ * than the rate and a later event may arrive a moment before an earlier one
+ * of its own burst.
+ */
+export function inBurstOrder<T extends { receivedAt: number }>(requests: T[], rankOf: (request: T) => number, quietMs = 600): T[] {
+  const arrived = [...requests].sort((a, b) => a.receivedAt - b.receivedAt);
+  const bursts: T[][] = [];
+  arrived.forEach((request, i) => {
+    if (!i || request.receivedAt - arrived[i - 1].receivedAt > quietMs) bursts.push([]);
+    bursts.at(-1)!.push(request);
+  });
+  return bursts.flatMap((burst) => burst.sort((a, b) => rankOf(a) - rankOf(b)));
+}
