@@ -1129,7 +1129,10 @@ async function main(): Promise<boolean> {
     sides.push(await runSide(`${before ? 'after' : 'this tree'}${suffix}`, ROOT));
   }
   if (interrupted) throw new Error('interrupted');
-  fs.writeFileSync(RESULTS_FILE, report(sides, started, pgVersion, quiet));
+  // The fan-out report replaces only itself: the drains and notes appended below it (each a "## " section) stay.
+  const previous = fs.existsSync(RESULTS_FILE) ? fs.readFileSync(RESULTS_FILE, 'utf8') : '';
+  const appended = previous.search(/^## /m);
+  fs.writeFileSync(RESULTS_FILE, report(sides, started, pgVersion, quiet) + (appended >= 0 ? `\n${previous.slice(appended)}` : ''));
   log(`wrote ${path.relative(process.cwd(), RESULTS_FILE)}`);
   return sides.every(valid);
 }
