@@ -12,7 +12,7 @@ import { views } from '../src/views.ts';
 import { orderView } from '../src/modules/orders/view.ts';
 import { productView } from '../src/modules/products/view.ts';
 import { backfillViews } from '../src/platform/read-path/view-upkeep.ts';
-import { freshTenant, http, startTestService, type TestService } from './helpers/harness.ts';
+import { changeBehindTheService, freshTenant, http, startTestService, type TestService } from './helpers/harness.ts';
 import { checkoutWith, courierReports, ship, shipTenant, cancel } from './helpers/shipments.ts';
 import { callTool } from './helpers/mcp.ts';
 import { staleDocuments } from './helpers/stored-views.ts';
@@ -111,7 +111,8 @@ test('every writer leaves every stored document fresh, and reads serve the store
   await db.query(`UPDATE shipments SET last_status_label = 'Fixed by hand' WHERE id = $1`, [shipment.id]);
   await db.query(`DELETE FROM shipments WHERE id = $1`, [pushedShipment.id]);
   await db.query(`UPDATE product_variants SET name = 'Renamed' WHERE account_id = $1`, [t.accountId]);
-  await db.query(`UPDATE products SET price = price + 1 WHERE account_id = $1`, [t.accountId]);
+  // The last of them noted as the account's write: the GETs below wait for a read replica to replay them all.
+  await changeBehindTheService(svc, t.accountId, `UPDATE products SET price = price + 1 WHERE account_id = $1`, [t.accountId]);
   await assertFresh(t.accountId, 'raw SQL');
   const byHand = await http(svc.url, 'GET', `/api/v1/orders/${order.id}`, { token: t.key });
   assert.equal(byHand.body.data.customer.name, 'Changed in a console');

@@ -173,7 +173,11 @@ test('a rate of N: a granted attempt that cannot begin soon enough after its tur
   assert.ok(busiest.count <= RATE, `the receiver saw ${busiest.count} begin within a second; gaps ${gaps(received)}`);
   // Each event once, on attempt 1 (the stalled grants spent nothing), none dead, oldest first window by window.
   await assertDrained(svc, key, sub.id, endpoint, N, false);
-  assert.deepEqual(inBurstOrder(received, (r) => oldestFirst.indexOf(eventIdOf(r))).map(eventIdOf), oldestFirst, `in order of events; gaps ${gaps(received)}`);
+  assert.deepEqual(
+    inBurstOrder(received, (r) => oldestFirst.indexOf(eventIdOf(r))).map(eventIdOf),
+    oldestFirst,
+    `in order of events; gaps ${gaps(received)}`,
+  );
   assert.equal(await held(svc), 0);
   console.log(`rate ${RATE}/s, ${stalled} claims stalled: ${N} drained, busiest second at the receiver ${busiest.count}; gaps ${gaps(received)}`);
 });

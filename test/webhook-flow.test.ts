@@ -373,7 +373,11 @@ test("rate: held deliveries drain at no more than rate_per_second starts in any 
   // Waiting for the rate is not waiting for a pass: ~1.2 s a window of RATE, not minutes.
   assert.ok(took < (Math.ceil(N / RATE) + 2) * 1_500, `drained in ${took} ms`);
   // Each event once, oldest first: the starts of one window go together, a start given back goes first in a later one.
-  assert.deepEqual(inBurstOrder(received, (r) => inOrder.indexOf(eventIdOf(r))).map(eventIdOf), inOrder, `in order of events; gaps ${gaps(received)}`);
+  assert.deepEqual(
+    inBurstOrder(received, (r) => inOrder.indexOf(eventIdOf(r))).map(eventIdOf),
+    inOrder,
+    `in order of events; gaps ${gaps(received)}`,
+  );
   const settled = await eventually(async () => {
     const all = await deliveriesOf(svc.url, key, sub.id, 50);
     return all.every((d: any) => d.status === 'delivered') ? all : null;
