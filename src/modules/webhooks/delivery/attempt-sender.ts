@@ -13,7 +13,7 @@ import type { DeliveryMetrics } from './metrics.ts';
 import { attemptStart, type AttemptStart } from '../attempts/log.ts';
 import { sendInTurn } from './flow-rate.ts';
 
-/** What one attempt came to: an answer (or a failure to get one), or why it could not be sent (GAPS Webhooks `failed`). */
+/** What one attempt came to: an answer (or a failure to get one), or why it could not be sent (GAPS Webhooks `failed`); `began`: after any wait for its turn in a rate. */
 export type Sent = ({ outcome: AttemptOutcome } | { refused: string }) & { began: AttemptStart };
 
 export class AttemptSender {

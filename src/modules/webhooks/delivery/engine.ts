@@ -1,8 +1,8 @@
 // The delivery engine: the first attempt right after commit, the worker for
 // due retries (and first attempts past their grace), and manual retries and
-// tests. Each attempt: lease the row, send it (attempt-sender.ts: the URL re-checked, on the sender's
-// own thread, sender-thread.ts), record the outcome with its side effects
-// in one transaction.
+// tests. Each attempt: lease the row, send it (attempt-sender.ts: the URL
+// re-checked, on the sender's own thread, sender-thread.ts), record the
+// outcome with its side effects in one transaction.
 //
 // At volume: first attempts queue per subscription (lanes.ts) and go out as
 // lane slots free up, with no statement of their own (the fan-out wrote them
@@ -65,8 +65,6 @@ function keepUntilSettled(set: Set<Promise<unknown>>, promise: Promise<unknown>)
   set.add(promise);
   void promise.finally(() => set.delete(promise));
 }
-
-/** One attempt sent (its outcome), or why none could be (GAPS Webhooks `failed`); when it began, after any wait for its turn in a rate. */
 
 export class DeliveryEngine {
   private db: Db;
